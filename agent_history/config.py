@@ -1,0 +1,130 @@
+"""Settings: defaults < TOML config file < environment < command-line flags (DESIGN §4).
+
+The one documented place to change behaviour. The config file is
+``$AGENT_HISTORY_CONFIG`` or ``$XDG_CONFIG_HOME/agent-history/config.toml``
+(default ``~/.config/agent-history/config.toml``). Example::
+
+    [database]
+    dsn = "postgresql://ah@db.example/agent_history"   # omit for the embedded server
+    reader_dsn = "postgresql://ah_reader@db.example/agent_history"
+    reader_password = "..."            # or AGENT_HISTORY_READER_PASSWORD
+    writer_password = "..."            # or AGENT_HISTORY_WRITER_PASSWORD
+
+    [sources]                          # namespace = agent home (adds to / overrides defaults)
+    claude-work = "~/work-claude"
+
+    [cold_sources]                     # namespace = archive copy of that home
+    claude-local = "/mnt/archive/claude"
+
+    [contexts]                         # named search scopes (lists of namespaces)
+    work = ["claude-work", "codex-work"]
+
+Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
+server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(Exception):
+    """The config file is unreadable or invalid (message is one line, for the user)."""
+
+
+def _xdg(var: str, default: str) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value else Path.home() / default
+
+
+def config_path() -> Path:
+    """Where the config file is looked for."""
+    explicit = os.environ.get("AGENT_HISTORY_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return _xdg("XDG_CONFIG_HOME", ".config") / "agent-history" / "config.toml"
+
+
+def data_dir() -> Path:
+    """Directory for the embedded server and local state (`AGENT_HISTORY_DATA_DIR` overrides)."""
+    explicit = os.environ.get("AGENT_HISTORY_DATA_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    return _xdg("XDG_DATA_HOME", ".local/share") / "agent-history"
+
+
+def default_sources() -> dict[str, Path]:
+    """Default namespaces → agent homes (DESIGN §4)."""
+    claude = os.environ.get("CLAUDE_CONFIG_DIR")
+    codex = os.environ.get("CODEX_HOME")
+    return {
+        "claude-local": Path(claude).expanduser() if claude else Path.home() / ".claude",
+        "codex-local": Path(codex).expanduser() if codex else Path.home() / ".codex",
+        "pi-local": Path.home() / ".pi" / "agent",
+    }
+
+
+@dataclass
+class Settings:
+    """Resolved settings. Build with `load_settings()`."""
+
+    dsn: str | None = None
+    reader_dsn: str | None = None
+    reader_password: str | None = None
+    writer_password: str | None = None
+    statement_timeout_ms: int = 30_000
+    sources: dict[str, Path] = field(default_factory=default_sources)
+    cold_sources: dict[str, Path] = field(default_factory=dict)
+    contexts: dict[str, list[str]] = field(default_factory=dict)
+    data_dir: Path = field(default_factory=data_dir)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def embedded_pgdata(self) -> Path:
+        """PGDATA of the embedded server."""
+        return self.data_dir / "pg"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from None
+
+
+def load_settings(dsn: str | None = None) -> Settings:
+    """Resolve settings: defaults < config file < environment < the `dsn` flag.
+
+    Raises ConfigError for an unreadable or invalid config file.
+    """
+    raw = _read_toml(config_path())
+    db = raw.get("database", {}) or {}
+    s = Settings(raw=raw)
+    s.dsn = db.get("dsn") or None
+    s.reader_dsn = db.get("reader_dsn") or None
+    s.reader_password = db.get("reader_password") or None
+    s.writer_password = db.get("writer_password") or None
+    if "statement_timeout_ms" in db:
+        s.statement_timeout_ms = int(db["statement_timeout_ms"])
+    for name, path in (raw.get("sources") or {}).items():
+        s.sources[str(name)] = Path(str(path)).expanduser()
+    for name, path in (raw.get("cold_sources") or {}).items():
+        s.cold_sources[str(name)] = Path(str(path)).expanduser()
+    for name, namespaces in (raw.get("contexts") or {}).items():
+        if not isinstance(namespaces, list):
+            raise ConfigError(f"config contexts.{name} must be a list of namespaces")
+        s.contexts[str(name)] = [str(n) for n in namespaces]
+    s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
+    s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
+    s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password
+    s.writer_password = os.environ.get("AGENT_HISTORY_WRITER_PASSWORD") or s.writer_password
+    if dsn:
+        s.dsn = dsn
+    return s

@@ -1,0 +1,98 @@
+"""Connections: DSN resolution (DESIGN §4) and first-use setup.
+
+Resolution order: ``--dsn`` flag → ``AGENT_HISTORY_DSN`` → config ``database.dsn`` → the
+embedded server (started on demand). `Database` wraps the result: `connect()` for one-shot
+commands, `pool()` (psycopg-pool) for long-running processes. Connection failures become
+`ServerUnreachable` / `AuthFailed` with one-line messages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from agent_history.config import Settings
+from agent_history.db import embedded
+from agent_history.db.errors import AuthFailed, ServerUnreachable
+from agent_history.db.migrate import ensure_schema
+from agent_history.db.roles import READER, ensure_roles
+
+_AUTH_PATTERNS = ("password authentication failed", "no password supplied", "role", "authentication")
+
+
+def mask_dsn(dsn: str) -> str:
+    """The DSN with any password replaced by ``***``."""
+    dsn = re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", dsn)
+    return re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", dsn)
+
+
+def translate(exc: psycopg.OperationalError, where: str) -> Exception:
+    """Map a connection failure to ServerUnreachable or AuthFailed (one line)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    low = str(exc).lower()
+    if "password authentication failed" in low or "no password supplied" in low or ("role" in low and "does not exist" in low):
+        return AuthFailed(f"authentication failed for {where}: {text}")
+    return ServerUnreachable(f"cannot reach the database at {where}: {text}")
+
+
+@dataclass
+class Database:
+    """A resolved database: where it is, and how to connect as owner or reader."""
+
+    settings: Settings
+
+    @property
+    def is_embedded(self) -> bool:
+        """True when no DSN is configured and the embedded server is used."""
+        return not self.settings.dsn
+
+    @cached_property
+    def dsn(self) -> str:
+        """The owner/writer DSN; starts the embedded server and migrates on first use."""
+        if self.settings.dsn:
+            dsn = self.settings.dsn
+        else:
+            dsn = embedded.ensure_running(self.settings.embedded_pgdata)
+        try:
+            ensure_schema(dsn)
+        except psycopg.OperationalError as exc:
+            raise translate(exc, self.where(dsn)) from None
+        if self.is_embedded:
+            ensure_roles(dsn, statement_timeout_ms=self.settings.statement_timeout_ms)
+        return dsn
+
+    def where(self, dsn: str | None = None) -> str:
+        """Human description of the server: embedded path or the masked DSN."""
+        if self.is_embedded:
+            return f"embedded server {self.settings.embedded_pgdata}"
+        return mask_dsn(dsn or self.settings.dsn or "")
+
+    @property
+    def reader_dsn(self) -> str:
+        """DSN for the read-only role (config/env, or `ah_reader` on the embedded server)."""
+        if self.settings.reader_dsn:
+            return self.settings.reader_dsn
+        if self.is_embedded:
+            self.dsn  # noqa: B018 - make sure the server, schema and roles exist
+            return embedded.server_dsn(self.settings.embedded_pgdata, user=READER)
+        conninfo = psycopg.conninfo.conninfo_to_dict(self.settings.dsn or "")
+        conninfo["user"] = READER
+        if self.settings.reader_password:
+            conninfo["password"] = self.settings.reader_password
+        return psycopg.conninfo.make_conninfo(**conninfo)
+
+    def connect(self, *, autocommit: bool = False) -> psycopg.Connection:
+        """A new owner connection. Raises ServerUnreachable / AuthFailed."""
+        dsn = self.dsn
+        try:
+            return psycopg.connect(dsn, autocommit=autocommit)
+        except psycopg.OperationalError as exc:
+            raise translate(exc, self.where(dsn)) from None
+
+    def pool(self, *, min_size: int = 1, max_size: int = 4) -> ConnectionPool:
+        """A psycopg-pool for long-running processes (open; close it when done)."""
+        return ConnectionPool(self.dsn, min_size=min_size, max_size=max_size, open=True)

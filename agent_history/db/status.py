@@ -1,0 +1,61 @@
+"""`db status`: what server, which versions, which keyword backend, which revision, how many rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from agent_history.db.connection import Database
+from agent_history.db.migrate import current_revision, head_revision
+
+CORE_TABLES: tuple[str, ...] = (
+    "source_file",
+    "session",
+    "turn",
+    "message",
+    "model_call",
+    "tool_call",
+    "subagent_spawn",
+    "compaction",
+    "file_touch",
+    "git_event",
+    "parse_issue",
+    "record_type_seen",
+    "dirty_session",
+    "repo",
+    "model_pricing",
+    "meta",
+)
+
+
+def db_status(db: Database) -> dict[str, Any]:
+    """Server, versions, backend, revision and row counts, as a JSON-ready dict.
+
+    Keys: server (embedded pgdata path or masked DSN), embedded (bool), postgres_version,
+    pgvector_version, keyword_backend (bm25 | fts), schema_revision, schema_head, schema_at_head,
+    row_counts {table: rows}. Raises DatabaseError subclasses on connection problems.
+    """
+    with db.connect() as conn:
+        pg_version = conn.execute("SHOW server_version").fetchone()[0]
+        vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        backend = conn.execute("SELECT value FROM ah.meta WHERE key = 'keyword_backend'").fetchone()
+        rev = current_revision(conn)
+        counts = {}
+        for table in CORE_TABLES:
+            counts[table] = conn.execute(f"SELECT count(*) FROM ah.{table}").fetchone()[0]
+    head = head_revision()
+    return {
+        "server": db.where(),
+        "embedded": db.is_embedded,
+        "postgres_version": pg_version.split()[0],
+        "pgvector_version": vec[0] if vec else None,
+        "keyword_backend": backend[0] if backend else None,
+        "schema_revision": rev,
+        "schema_head": head,
+        "schema_at_head": rev == head,
+        "row_counts": counts,
+    }
+
+
+__all__ = ["CORE_TABLES", "db_status", "psycopg"]

@@ -1,0 +1,333 @@
+"""Typed rows the parsers emit and the loader writes: one frozen dataclass per `ah` table.
+
+Every row is keyed by **content identity**: the natural key is derived from the transcript
+(a response id, a tool-use id, a record uuid), never from a surrogate id, so reading the same
+record again — from a resumed session's copy, an archive, or a re-parse — merges into the same
+row. Each column declares its merge policy (`model.policy.Merge`) in its field metadata; the
+pure fold (`model.merge`) and the SQL merge (`ingest.sql_merge`) both read it from here.
+
+Conventions:
+- ``agent`` is the harness (`claude`, `codex`, `pi`); keys are unique per agent.
+- Sessions are ``(agent, session_uid, agent_id)``; ``agent_id`` is '' for a main thread and the
+  sub-agent id (e.g. Claude's ``agent-<id>.jsonl`` id) for a sub-agent transcript.
+- Event rows name their session by ``session_uid`` + ``agent_id``; the loader resolves it to
+  ``session.id`` on merge.
+- ``byte_offset`` / ``line_number`` (0-based bytes, 1-based lines) locate the record the row came
+  from in its source file; the loader adds ``source_id``.
+- NULL means unknown, never zero: token counts, costs, durations and exit codes stay ``None``
+  when the transcript does not say.
+- Timestamps are timezone-aware ``datetime`` in UTC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+from agent_history.model.policy import Merge
+
+
+def col(policy: Merge, default: Any = None) -> Any:
+    """A dataclass field carrying its merge policy."""
+    return field(default=default, metadata={"merge": policy})
+
+
+def key() -> Any:
+    """A natural-key column (required, never updated)."""
+    return field(metadata={"merge": Merge.KEY})
+
+
+class Row:
+    """Base of all row types: table name, natural key and per-column policies."""
+
+    TABLE: ClassVar[str]
+    PER_SOURCE: ClassVar[bool] = False
+    """True for rows whose key is only unique within one source file (the loader adds source_id)."""
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        """Column names in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def policies(cls) -> dict[str, Merge]:
+        """Column name → merge policy."""
+        return {f.name: f.metadata["merge"] for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+
+    @classmethod
+    def key_columns(cls) -> tuple[str, ...]:
+        """The natural key's columns."""
+        return tuple(n for n, p in cls.policies().items() if p is Merge.KEY)
+
+    def natural_key(self) -> tuple:
+        """This row's natural key values."""
+        return tuple(getattr(self, c) for c in self.key_columns())
+
+    def values(self) -> tuple:
+        """All column values in `columns()` order."""
+        return tuple(getattr(self, c) for c in self.columns())
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow(Row):
+    """One conversation thread: a main session or a sub-agent transcript."""
+
+    TABLE: ClassVar[str] = "session"
+    agent: str = key()
+    session_uid: str = key()
+    agent_id: str = key()
+    is_subagent: bool | None = col(Merge.OR)
+    parent_session_uid: str | None = col(Merge.LATEST)
+    """The session that spawned this one (sub-agent, fork)."""
+    parent_agent_id: str | None = col(Merge.LATEST)
+    spawn_uid: str | None = col(Merge.LATEST)
+    """The `subagent_spawn.spawn_uid` (usually the tool-call id) that started this session."""
+    forked_from_uid: str | None = col(Merge.LATEST)
+    subagent_type: str | None = col(Merge.LATEST)
+    cwd: str | None = col(Merge.KEEP_FIRST)
+    git_branch: str | None = col(Merge.LATEST)
+    cli_version: str | None = col(Merge.LATEST)
+    model: str | None = col(Merge.LATEST)
+    custom_title: str | None = col(Merge.LATEST)
+    ai_title: str | None = col(Merge.LATEST)
+    first_prompt: str | None = col(Merge.KEEP_FIRST)
+    started_at: datetime | None = col(Merge.MIN)
+    ended_at: datetime | None = col(Merge.MAX)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow(Row):
+    """One turn: from a prompt (or turn-start event) until the agent is idle again."""
+
+    TABLE: ClassVar[str] = "turn"
+    agent: str = key()
+    turn_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    model: str | None = col(Merge.LATEST)
+    started_at: datetime | None = col(Merge.MIN)
+    ended_at: datetime | None = col(Merge.MAX)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow(Row):
+    """One piece of text in the conversation, classified (see `model.classes`)."""
+
+    TABLE: ClassVar[str] = "message"
+    agent: str = key()
+    message_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    turn_uid: str | None = col(Merge.KEEP_FIRST)
+    parent_uid: str | None = col(Merge.KEEP_FIRST)
+    role: str | None = col(Merge.KEEP_FIRST)
+    """user | assistant | system | tool | developer."""
+    message_class: str | None = col(Merge.KEEP_FIRST)
+    text: str | None = col(Merge.LATEST)
+    ts: datetime | None = col(Merge.MIN)
+    model: str | None = col(Merge.LATEST)
+    on_active_branch: bool | None = col(Merge.LATEST)
+    """False for a pi entry on an abandoned branch; None where the format has no tree."""
+    attachments: list[dict] | None = col(Merge.LATEST)
+    """Metadata of non-text parts (e.g. images: media type and size in bytes), never their data."""
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallRow(Row):
+    """One billable (or failed) model call, keyed by response id; token buckets are disjoint.
+
+    ``input_uncached + cache_read + cache_write_5m + cache_write_1h + output`` is the call's
+    total; ``reasoning`` is a subset of ``output`` noted separately. All counts are tokens.
+    """
+
+    TABLE: ClassVar[str] = "model_call"
+    agent: str = key()
+    call_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    turn_uid: str | None = col(Merge.KEEP_FIRST)
+    request_id: str | None = col(Merge.LATEST)
+    model: str | None = col(Merge.LATEST)
+    stop_reason: str | None = col(Merge.LATEST)
+    input_uncached: int | None = col(Merge.MAX)
+    cache_read: int | None = col(Merge.MAX)
+    cache_write_5m: int | None = col(Merge.MAX)
+    cache_write_1h: int | None = col(Merge.MAX)
+    output: int | None = col(Merge.MAX)
+    reasoning: int | None = col(Merge.MAX)
+    is_api_error: bool | None = col(Merge.OR)
+    """A `<synthetic>` / API error notice: not billable."""
+    is_complete: bool | None = col(Merge.OR)
+    """A final stop reason (or equivalent) was seen."""
+    ts: datetime | None = col(Merge.MIN)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRow(Row):
+    """One tool call paired with its result (either may arrive first, the result may be missing).
+
+    ``outcome``: ok | error | rejected | interrupted | no_result; NULL while no result was seen.
+    ``error_class`` follows DESIGN §6 (first match wins); ``duration_ms`` in milliseconds.
+    """
+
+    TABLE: ClassVar[str] = "tool_call"
+    agent: str = key()
+    tool_call_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    turn_uid: str | None = col(Merge.KEEP_FIRST)
+    message_uid: str | None = col(Merge.KEEP_FIRST)
+    call_uid: str | None = col(Merge.KEEP_FIRST)
+    name: str | None = col(Merge.LATEST)
+    input: str | None = col(Merge.LATEST)
+    """The call's input as JSON text (or raw text)."""
+    output: str | None = col(Merge.LATEST)
+    is_error: bool | None = col(Merge.OR)
+    exit_code: int | None = col(Merge.LATEST)
+    outcome: str | None = col(Merge.LATEST)
+    error_class: str | None = col(Merge.LATEST)
+    error_excerpt: str | None = col(Merge.LATEST)
+    duration_ms: int | None = col(Merge.LATEST)
+    started_at: datetime | None = col(Merge.MIN)
+    ended_at: datetime | None = col(Merge.MAX)
+    byte_offset: int | None = col(Merge.MIN)
+    line_number: int | None = col(Merge.MIN)
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentSpawnRow(Row):
+    """A sub-agent started by a session; linked to the child session by a post-pass."""
+
+    TABLE: ClassVar[str] = "subagent_spawn"
+    agent: str = key()
+    spawn_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    tool_call_uid: str | None = col(Merge.KEEP_FIRST)
+    child_session_uid: str | None = col(Merge.LATEST)
+    child_agent_id: str | None = col(Merge.LATEST)
+    subagent_type: str | None = col(Merge.LATEST)
+    description: str | None = col(Merge.LATEST)
+    brief: str | None = col(Merge.LATEST)
+    """The prompt the parent agent wrote for the sub-agent."""
+    ts: datetime | None = col(Merge.MIN)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRow(Row):
+    """A context compaction (automatic or manual), with token counts before/after when known."""
+
+    TABLE: ClassVar[str] = "compaction"
+    agent: str = key()
+    compaction_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    trigger: str | None = col(Merge.LATEST)
+    """auto | manual | None."""
+    tokens_before: int | None = col(Merge.MAX)
+    tokens_after: int | None = col(Merge.MAX)
+    summary_message_uid: str | None = col(Merge.LATEST)
+    ts: datetime | None = col(Merge.MIN)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class FileTouchRow(Row):
+    """A file read/created/edited/deleted/moved by a tool call. Key: tool call + op + path."""
+
+    TABLE: ClassVar[str] = "file_touch"
+    agent: str = key()
+    touch_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    tool_call_uid: str | None = col(Merge.KEEP_FIRST)
+    path: str = col(Merge.KEEP_FIRST, "")
+    op: str = col(Merge.KEEP_FIRST, "")
+    """read | create | edit | delete | move."""
+    ts: datetime | None = col(Merge.MIN)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class GitEventRow(Row):
+    """A commit or push seen in tool output. Key: (tool call, op, sha/branch) so sightings merge."""
+
+    TABLE: ClassVar[str] = "git_event"
+    agent: str = key()
+    git_event_uid: str = key()
+    session_uid: str = col(Merge.KEEP_FIRST, "")
+    agent_id: str = col(Merge.KEEP_FIRST, "")
+    tool_call_uid: str | None = col(Merge.KEEP_FIRST)
+    op: str = col(Merge.KEEP_FIRST, "")
+    """commit | push."""
+    sha: str | None = col(Merge.LATEST)
+    """Commit sha (abbreviated as printed, 7–40 hex) — for a push, the new tip."""
+    old_sha: str | None = col(Merge.LATEST)
+    branch: str | None = col(Merge.LATEST)
+    remote_ref: str | None = col(Merge.LATEST)
+    subject: str | None = col(Merge.LATEST)
+    ts: datetime | None = col(Merge.MIN)
+    byte_offset: int | None = col(Merge.KEEP_FIRST)
+    line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseIssueRow(Row):
+    """Something in a source file that could not be read as expected; the rest is still read.
+
+    Kinds from the parsers: blank_line, invalid_json, invalid_utf8, non_object, line_too_long,
+    record_before_header, unknown_record_type, recovered_object, bad_record. The loader adds
+    source_rewritten, parser_upgraded, load_error.
+    """
+
+    TABLE: ClassVar[str] = "parse_issue"
+    PER_SOURCE: ClassVar[bool] = True
+    kind: str = key()
+    byte_offset: int = key()
+    line_number: int | None = col(Merge.KEEP_FIRST)
+    detail: str | None = col(Merge.LATEST)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTypeRow(Row):
+    """One observation of a (record type, subtype) with its sorted top-level key set."""
+
+    TABLE: ClassVar[str] = "record_type_seen"
+    PER_SOURCE: ClassVar[bool] = True
+    agent: str = key()
+    record_type: str = key()
+    subtype: str = key()
+    key_set: str = key()
+    """Comma-joined sorted top-level keys."""
+    known: bool = col(Merge.OR, True)
+    count: int = col(Merge.SUM, 1)
+
+
+ROW_TYPES: tuple[type[Row], ...] = (
+    SessionRow,
+    TurnRow,
+    MessageRow,
+    ModelCallRow,
+    ToolCallRow,
+    SubagentSpawnRow,
+    CompactionRow,
+    FileTouchRow,
+    GitEventRow,
+    ParseIssueRow,
+    RecordTypeRow,
+)
+"""All row types, in the order the loader merges them (sessions first)."""

@@ -1,0 +1,53 @@
+"""Pure transcript parsers: one module per harness + shared helpers. No file or database I/O.
+
+`PARSERS` maps a harness name to its parser class; `detect_agent` guesses the harness of a
+file from its path and first bytes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from agent_history.parsers.base import ParseContext, Parser, Pos
+
+_MODULES = {"claude": "claude_code", "codex": "codex", "pi": "pi"}
+AGENTS: tuple[str, ...] = tuple(_MODULES)
+
+
+def parser_class(agent: str) -> type[Parser]:
+    """The parser class for harness `agent` (claude | codex | pi). Raises KeyError if unknown."""
+    module = importlib.import_module(f"agent_history.parsers.{_MODULES[agent]}")
+    return module.PARSER
+
+
+_PATH_HINTS = (
+    (re.compile(r"(^|/)\.claude/|(^|/)projects/[^/]+/"), "claude"),
+    (re.compile(r"(^|/)\.codex/|(^|/)rollout-[^/]*\.jsonl$"), "codex"),
+    (re.compile(r"(^|/)\.pi/|(^|/)agent/sessions/"), "pi"),
+)
+
+
+def detect_agent(path: str, head: bytes) -> str | None:
+    """Guess the harness of a transcript from its path, then from its first lines' shapes.
+
+    Returns claude | codex | pi, or None when nothing matches. Content wins over the path when
+    the content is unambiguous (field case E09: Claude files may start with bookkeeping lines).
+    """
+    text = head.decode("utf-8", "replace")
+    if re.search(r'"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"', text) or re.search(
+        r'"record_type"\s*:\s*"state"', text
+    ):
+        return "codex"
+    if re.search(r'"type"\s*:\s*"session"', text) and re.search(r'"type"\s*:\s*"(message|model_change|thinking_level_change)"', text + '"type":"message"'):
+        if not re.search(r'"sessionId"\s*:', text):
+            return "pi"
+    if re.search(r'"(sessionId|parentUuid|leafUuid)"\s*:', text) or re.search(r'"type"\s*:\s*"(file-history-snapshot|summary|queue-operation)"', text):
+        return "claude"
+    for pattern, agent in _PATH_HINTS:
+        if pattern.search(path):
+            return agent
+    return None
+
+
+__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "parser_class"]

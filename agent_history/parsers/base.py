@@ -1,0 +1,79 @@
+"""The parser contract (DESIGN §6) shared by every harness module.
+
+A parser is constructed per source file as ``Parser(ctx, state)``; the loader (or `parse` CLI)
+feeds it decoded JSON records in file order with ``feed(record, pos)``, calls ``flush()`` at the
+end of every pass over the file, and saves ``state()`` beside the file's offset. A parser never
+opens a file or a connection.
+
+Batch independence: feeding a file whole, in batches of any size, or resuming from a saved
+``state()`` at any record boundary must yield rows that fold (`model.merge.fold`) to the same
+result. So ``flush()`` may only emit rows that are safe to emit again later (a re-observation
+merges by policy), and ``state()`` must carry everything later records need (bounded size: keep
+ids and small scalars, never message text or whole records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from agent_history.model.rows import RecordTypeRow, Row
+
+
+@dataclass(frozen=True, slots=True)
+class Pos:
+    """Where a record sits in its file: byte offset (0-based), length in bytes, line (1-based)."""
+
+    byte_offset: int
+    length: int
+    line_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParseContext:
+    """What a parser knows about its file besides the records.
+
+    ``path`` is the file's path as discovered (absolute, or as given to `parse`); ``namespace``
+    e.g. `claude-local`; ``home`` the agent home the file was found under (None for `parse`).
+    """
+
+    path: str
+    namespace: str = ""
+    home: str | None = None
+
+
+class Parser:
+    """Base class for one harness's parser. Subclasses set AGENT and VERSION."""
+
+    AGENT: ClassVar[str]
+    """Harness name: claude | codex | pi."""
+    VERSION: ClassVar[int]
+    """Bump when output for the same input changes; the loader records `parser_upgraded`."""
+
+    def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
+        self.ctx = ctx
+
+    def feed(self, record: Any, pos: Pos) -> Iterable[Row]:
+        """Turn one decoded JSON value into rows (any value: non-objects become parse issues)."""
+        raise NotImplementedError
+
+    def flush(self) -> Iterable[Row]:
+        """Emit rows held back for pairing; called at the end of each pass over the file."""
+        return ()
+
+    def state(self) -> dict:
+        """JSON-serialisable, bounded state to resume after the last fed record."""
+        return {}
+
+
+def record_type_row(agent: str, record: dict, record_type: str, subtype: str | None, known: bool) -> RecordTypeRow:
+    """The `record_type_seen` observation for one record (count 1, key set = sorted top keys)."""
+    return RecordTypeRow(
+        agent=agent,
+        record_type=record_type,
+        subtype=subtype or "",
+        key_set=",".join(sorted(str(k) for k in record)),
+        known=known,
+        count=1,
+    )

@@ -1,0 +1,171 @@
+"""Bytes of complete JSONL lines → decoded JSON objects + parse issues. Pure, shared by all harnesses.
+
+Facts this relies on (DESIGN §6–7, field cases E13/E14):
+- Only ``\\n``-terminated lines are complete; a torn last line is left for the next pass and is
+  neither decoded nor reported (E13 line 6).
+- A whitespace-only line carries nothing: it is counted as a `blank_line` issue, never reported
+  as malformed (E13 line 2).
+- Invalid UTF-8 bytes and lone UTF-16 surrogates (``"\\ud800"``) keep the record, with U+FFFD in
+  place of the bad characters, plus an `invalid_utf8` / `lone_surrogate` issue. NUL characters
+  are replaced too: PostgreSQL text cannot hold them.
+- Two objects fused on one line (an unterminated append, pi) are both recovered (`fused_line`);
+  a torn object followed by a complete one keeps the complete tail (`invalid_json` with the line
+  number, then the recovered object) — E13 line 4.
+- Large lines are fine (E14 is 1.2 MB); lines over `MAX_LINE_BYTES` are skipped with a
+  `line_too_long` issue so one runaway line cannot exhaust memory.
+- JSON that is not an object (a number, a list) is a `non_object` issue.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from agent_history.model.rows import ParseIssueRow
+from agent_history.parsers.base import Pos
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Lines longer than this (bytes) are skipped with a `line_too_long` issue."""
+
+_SURROGATE = re.compile("[\ud800-\udfff\x00]")
+_DECODER = json.JSONDecoder()
+
+
+def _issue(kind: str, pos: Pos, detail: str) -> ParseIssueRow:
+    return ParseIssueRow(kind=kind, byte_offset=pos.byte_offset, line_number=pos.line_number, detail=detail[:500])
+
+
+def clean_text(s: str) -> str:
+    """Replace lone surrogates and NUL with U+FFFD so the text encodes as UTF-8 and fits PG text."""
+    return _SURROGATE.sub("\ufffd", s) if _SURROGATE.search(s) else s
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k) if isinstance(k, str) else k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _has_bad_chars(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_bad_chars(k) or _has_bad_chars(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_bad_chars(v) for v in value)
+    return False
+
+
+def _raw_decode_all(text: str) -> list[Any] | None:
+    """Decode one or more JSON values written back to back; None if any part is invalid."""
+    values, i, n = [], 0, len(text)
+    while i < n:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        try:
+            value, i = _DECODER.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
+    return values
+
+
+def _recover_tail(text: str) -> list[Any]:
+    """After a torn object, find the first ``{`` from which the rest of the line decodes fully."""
+    start = 1
+    while True:
+        j = text.find("{", start)
+        if j < 0:
+            return []
+        values = _raw_decode_all(text[j:])
+        if values:
+            return values
+        start = j + 1
+
+
+def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
+    """Decode one complete line (without its ``\\n``) → (JSON values, issues). Never raises."""
+    issues: list[ParseIssueRow] = []
+    if len(raw) > MAX_LINE_BYTES:
+        return [], [_issue("line_too_long", pos, f"{len(raw)} bytes > {MAX_LINE_BYTES}")]
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if _has_bad_chars(value):
+            issues.append(_issue("lone_surrogate", pos, "NUL or lone surrogate replaced by U+FFFD"))
+            value = _clean(value)
+        return [value], issues
+    if not raw.strip():
+        return [], [_issue("blank_line", pos, "whitespace-only line")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        issues.append(_issue("invalid_utf8", pos, f"invalid UTF-8 at byte {exc.start}; replaced by U+FFFD"))
+        text = raw.decode("utf-8", "replace")
+    values = _raw_decode_all(text)
+    if values is None:
+        tail = _recover_tail(text)
+        try:
+            _DECODER.raw_decode(text.lstrip())
+        except json.JSONDecodeError as exc:
+            detail = f"invalid JSON: {exc.msg} at char {exc.pos}: {text[:120]!r}"
+        else:  # first value fine, garbage after it
+            detail = f"invalid JSON after first value: {text[:120]!r}"
+        issues.append(_issue("invalid_json", pos, detail))
+        if tail:
+            issues.append(_issue("recovered_object", pos, f"recovered {len(tail)} value(s) after a torn object"))
+        values = tail
+    elif len(values) > 1:
+        issues.append(_issue("fused_line", pos, f"{len(values)} JSON values on one line"))
+    if any(_has_bad_chars(v) for v in values):
+        issues.append(_issue("lone_surrogate", pos, "NUL or lone surrogate replaced by U+FFFD"))
+        values = [_clean(v) for v in values]
+    return values, issues
+
+
+def iter_lines(buf: bytes, base_offset: int = 0, base_line: int = 1) -> Iterator[tuple[bytes, Pos]]:
+    """Yield each complete (``\\n``-terminated) line of `buf` with its position.
+
+    `base_offset` is the file offset of ``buf[0]``; `base_line` the line number of its first
+    line. A trailing part without ``\\n`` is not yielded; see `complete_prefix`.
+    """
+    start, line = 0, base_line
+    while True:
+        end = buf.find(b"\n", start)
+        if end < 0:
+            return
+        raw = buf[start:end]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        yield raw, Pos(base_offset + start, end + 1 - start, line)
+        start, line = end + 1, line + 1
+
+
+def complete_prefix(buf: bytes) -> int:
+    """Length of the part of `buf` made of complete lines (0 if there is no ``\\n``)."""
+    return buf.rfind(b"\n") + 1
+
+
+def iter_records(buf: bytes, base_offset: int = 0, base_line: int = 1) -> Iterator[tuple[Pos, list[dict], list[ParseIssueRow]]]:
+    """Decode every complete line of `buf` → (pos, JSON objects, issues). Non-objects are issues."""
+    for raw, pos in iter_lines(buf, base_offset, base_line):
+        values, issues = decode_line(raw, pos)
+        objs = []
+        for v in values:
+            if isinstance(v, dict):
+                objs.append(v)
+            else:
+                issues.append(_issue("non_object", pos, f"JSON {type(v).__name__} is not an object"))
+        yield pos, objs, issues
