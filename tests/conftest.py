@@ -32,3 +32,91 @@ def corpus_home() -> Path:
 def field_dir() -> Path:
     """`../shared/field`: field cases Exx.jsonl with EXPECTED.md."""
     return _need(SHARED / "field")
+
+
+# --- real database: one embedded server per test session, a fresh database per test ---------
+
+import os  # noqa: E402
+import uuid  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+import psycopg  # noqa: E402
+
+TEMPLATE = "ah_template"
+
+
+@dataclass
+class TestServer:
+    """The session's embedded server: its PGDATA and an admin DSN factory."""
+
+    pgdata: Path
+
+    def dsn(self, database: str = "postgres", user: str = "postgres") -> str:
+        from agent_history.db.embedded import server_dsn
+
+        return server_dsn(self.pgdata, user=user, database=database)
+
+
+@dataclass
+class TestDatabase:
+    """A fresh database cloned from the migrated template."""
+
+    __test__ = False
+    name: str
+    dsn: str
+    reader_dsn: str
+    server: TestServer
+
+    def connect(self, **kw) -> psycopg.Connection:
+        return psycopg.connect(self.dsn, **kw)
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory) -> TestServer:
+    """Start one embedded PostgreSQL for the whole test session, with a migrated template DB."""
+    from agent_history.db import embedded
+    from agent_history.db.migrate import upgrade
+    from agent_history.db.roles import ensure_roles
+
+    base = tmp_path_factory.mktemp("ahpg")
+    pgdata = base / "pg"
+    embedded.ensure_running(pgdata)
+    server = TestServer(pgdata)
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
+        conn.execute(f"CREATE DATABASE {TEMPLATE}")
+    tdsn = server.dsn(TEMPLATE)
+    upgrade(tdsn)
+    ensure_roles(tdsn)
+    yield server
+    embedded.stop(pgdata)
+
+
+@pytest.fixture
+def db(pg_server: TestServer) -> TestDatabase:
+    """A fresh, migrated database for one test (dropped afterwards)."""
+    from agent_history.db.roles import READER
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    yield TestDatabase(name, pg_server.dsn(name), pg_server.dsn(name, user=READER), pg_server)
+    with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def cli_env(db: TestDatabase, tmp_path, monkeypatch) -> dict[str, str]:
+    """Environment for running the CLI against the test database (no real home touched)."""
+    env = dict(os.environ)
+    env.update(
+        AGENT_HISTORY_DSN=db.dsn,
+        AGENT_HISTORY_READER_DSN=db.reader_dsn,
+        AGENT_HISTORY_CONFIG=str(tmp_path / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(tmp_path / "data"),
+        HOME=str(tmp_path / "home"),
+    )
+    for k, v in env.items():
+        if k.startswith("AGENT_HISTORY_") or k == "HOME":
+            monkeypatch.setenv(k, v)
+    return env

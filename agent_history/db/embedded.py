@@ -92,7 +92,7 @@ def ensure_running(pgdata: Path) -> str:
         if not exists:
             try:
                 conn.execute(f'CREATE DATABASE "{DATABASE}"')
-            except psycopg.errors.DuplicateDatabase:
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                 pass  # a concurrent process created it first
     return server_dsn(pgdata)
 

@@ -43,8 +43,8 @@ tool_error           ``is_error`` truthy, no exit code, nothing above matched.
 other                anything else that is still an error (e.g. ``is_error`` with exit code 0).
 ===================  ==========================================================================
 
-Exception names count only as raised (``PermissionError:``, ``TimeoutError:``), not when a
-compiler or linter quotes source code (``except PermissionError``).
+Exception names count only as raised, at a line start (``PermissionError: [Errno 13] …``), not
+when a compiler or linter quotes source code (``427 |  except PermissionError:``).
 
 Where text patterns look (after ANSI escapes are stripped): "head" rules search the first
 `HEAD_CHARS` characters, where a harness writes its own message; "edges" rules search the first
@@ -141,12 +141,11 @@ ERROR_RULES: tuple[ErrorRule, ...] = (
         exit_codes=frozenset({124}),
         edges=_rx(
             r"\btimed out\b",
-            r"\bTimeoutError:",
-            r"\bTimeoutExpired:",
+            r"^(?:[\w.]+\.)?Timeout(?:Error|Expired):",
             r"\bETIMEDOUT\b",
             r"\bdeadline exceeded\b",
             r"\btimeout exceeded\b",
-            flags=re.IGNORECASE,
+            flags=re.IGNORECASE | re.MULTILINE,
         ),
     ),
     ErrorRule(
@@ -191,10 +190,10 @@ ERROR_RULES: tuple[ErrorRule, ...] = (
             r"No such file or directory",
             r"\bENOENT\b",
             r"\bcommand not found\b",
-            r"\bFileNotFoundError:",
-            r"\bModuleNotFoundError:",
+            r"^(?:[\w.]+\.)?(?:FileNotFound|ModuleNotFound)Error:",
             r"\bCannot find module\b",
             r"\bpathspec .{1,200}? did not match",
+            flags=re.MULTILINE,
         ),
     ),
     ErrorRule(
@@ -204,8 +203,9 @@ ERROR_RULES: tuple[ErrorRule, ...] = (
             r"\bEACCES\b",
             r"\bEPERM\b",
             r"Operation not permitted",
-            r"\bPermissionError:",
+            r"^(?:[\w.]+\.)?PermissionError:",
             r"Read-only file system",
+            flags=re.MULTILINE,
         ),
     ),
     ErrorRule(
@@ -296,7 +296,10 @@ def _traceback_excerpt(lines: list[str]) -> str | None:
     stop = end + 1
     while stop < len(lines) and stop <= end + 2 and lines[stop][:1].isspace():
         stop += 1
-    return _take_tail(lines[start:stop], EXCERPT_CHARS)
+    tail = _take_tail(lines[start:stop], EXCERPT_CHARS).split("\n")
+    while len(tail) > 2 and tail[0].strip() != _TRACEBACK and not tail[0].lstrip().startswith("File "):
+        tail.pop(0)  # start at a frame header, not in the middle of a frame
+    return "\n".join(tail)
 
 
 def _informative_excerpt(lines: list[str]) -> str | None:

@@ -1,0 +1,99 @@
+"""Discovery: namespaces → agent homes → transcript files (DESIGN §4, issue #4).
+
+Layout per harness (relative to the agent home):
+- claude: ``projects/<project>/<session>.jsonl`` (main), ``projects/<project>/agent-<id>.jsonl``
+  (older sub-agents) and ``projects/<project>/<session>/subagents/**/agent-*.jsonl`` (newer).
+- codex: ``sessions/YYYY/MM/DD/rollout-*.jsonl`` and ``archived_sessions/**/*.jsonl``.
+- pi: ``sessions/<cwd-slug>/*.jsonl``.
+
+Main files are yielded before sub-agent files so parents exist first. Symlinks and dot-dirs
+below the home are skipped (a home may itself be a dot-dir such as ``~/.claude``). A namespace
+is ``<agent>-<profile>``; its agent is the part before the first ``-``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_AGENT_PREFIX = {"claude": "claude", "codex": "codex", "pi": "pi"}
+_ROOTS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"), "pi": ("sessions",)}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One agent home to index: namespace, harness, path, tier (hot | cold)."""
+
+    namespace: str
+    agent: str
+    home: Path
+    tier: str = "hot"
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A discovered transcript file."""
+
+    path: str
+    rel_path: str
+    role: str  # main | subagent
+    source: Source
+
+
+def agent_of_namespace(namespace: str) -> str:
+    """The harness of a namespace (`claude-work` → `claude`). Raises ValueError if unknown."""
+    prefix = namespace.split("-", 1)[0]
+    if prefix not in _AGENT_PREFIX:
+        raise ValueError(f"namespace {namespace!r} must start with claude-, codex- or pi-")
+    return _AGENT_PREFIX[prefix]
+
+
+def home_layout(home: Path) -> dict[str, Path]:
+    """Namespaces for a directory laid out like ``~`` (``--home DIR``)."""
+    return {
+        "claude-local": home / ".claude",
+        "codex-local": home / ".codex",
+        "pi-local": home / ".pi" / "agent",
+    }
+
+
+def _walk(root: Path) -> Iterator[os.DirEntry]:
+    """Yield regular ``*.jsonl`` files under `root`, skipping symlinks and dot-dirs; sorted."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    dirs = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            dirs.append(entry)
+        elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+            yield entry
+    for d in dirs:
+        yield from _walk(Path(d.path))
+
+
+def _role(agent: str, rel: str) -> str:
+    if agent == "claude":
+        name = rel.rsplit("/", 1)[-1]
+        if "/subagents/" in f"/{rel}" or name.startswith("agent-"):
+            return "subagent"
+    return "main"
+
+
+def iter_files(source: Source) -> Iterator[FileRef]:
+    """Every transcript file of `source`, main files first, then sub-agent files."""
+    later: list[FileRef] = []
+    for top in _ROOTS[source.agent]:
+        for entry in _walk(source.home / top):
+            rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
+            ref = FileRef(entry.path, rel, _role(source.agent, rel), source)
+            if ref.role == "subagent":
+                later.append(ref)
+            else:
+                yield ref
+    yield from later

@@ -1,0 +1,361 @@
+"""The loader: the only writer of transcript rows (DESIGN §7).
+
+Per file, by what `stat` and two prefix hashes say:
+- new → parse from byte 0;
+- unchanged (same size and mtime as at the end of the last complete read) → skipped unread;
+- grown → ``sha256(first 64 KiB)`` and ``sha256(64 KiB before the offset)`` must match the
+  saved ones, then parsing resumes at the saved offset with the saved parser state;
+- shrunk or hash mismatch → rewritten: every row the file contributed is purged (its sessions
+  marked dirty), it is re-parsed from 0 and a `source_rewritten` issue is recorded;
+- parser version changed with offset > 0 → `parser_upgraded` issue, left for `rebuild`.
+
+Only complete ``\\n``-terminated lines are read. Each batch (bounded by lines and bytes) is one
+transaction: rows, dirty-session marks and the file's new offset/hashes/state commit together,
+so a crash can neither lose nor double-count a batch. A batch that fails is rolled back and
+recorded as `load_error` (with the SQLSTATE); that file is skipped and the pass goes on. Losing
+the database connection aborts the pass (`psycopg.OperationalError` propagates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import orjson
+import psycopg
+from psycopg.types.json import Jsonb
+
+from agent_history.ingest.discovery import FileRef, Source, iter_files
+from agent_history.ingest.postpass import run_postpasses
+from agent_history.ingest.writer import purge_source, write_rows
+from agent_history.model.rows import ParseIssueRow, Row
+from agent_history.parsers import parser_class
+from agent_history.parsers.base import ParseContext, Parser
+from agent_history.parsers.driver import feed_bytes
+from agent_history.parsers.lines import MAX_LINE_BYTES, complete_prefix
+
+HASH_WINDOW = 64 * 1024
+"""Bytes hashed at the head of a file and before its offset (DESIGN §7)."""
+BATCH_BYTES = 8 * 1024 * 1024
+"""Upper bound of one batch's bytes (a single longer line is read whole, up to MAX_LINE_BYTES)."""
+BATCH_LINES = 20_000
+INDEX_LOCK = 0x61685F696478  # 'ah_idx'
+
+
+class AnotherPassRunning(Exception):
+    """Another index pass holds the advisory lock."""
+
+
+@dataclass
+class PassSummary:
+    """What one pass did. Units: bytes, seconds."""
+
+    files_scanned: int = 0
+    files_changed: int = 0
+    files_failed: int = 0
+    bytes_read: int = 0
+    rows: Counter = field(default_factory=Counter)
+    issues: Counter = field(default_factory=Counter)
+    sessions_rolled_up: int = 0
+    skipped_homes: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        return {
+            "files_scanned": self.files_scanned,
+            "files_changed": self.files_changed,
+            "files_failed": self.files_failed,
+            "bytes_read": self.bytes_read,
+            "rows": dict(self.rows),
+            "issues": dict(self.issues),
+            "sessions_rolled_up": self.sessions_rolled_up,
+            "skipped_homes": self.skipped_homes,
+            "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class _Known:
+    id: int
+    size: int | None
+    mtime_ns: int | None
+    offset: int
+    line_count: int
+    head: str | None
+    checkpoint: str | None
+    parser_version: int | None
+    status: str
+
+
+def _hashes(fh, offset: int) -> tuple[str, str]:
+    fh.seek(0)
+    head = hashlib.sha256(fh.read(min(HASH_WINDOW, offset))).hexdigest()
+    start = max(0, offset - HASH_WINDOW)
+    fh.seek(start)
+    ckpt = hashlib.sha256(fh.read(offset - start)).hexdigest()
+    return head, ckpt
+
+
+def _read_batch(fh, offset: int, size: int) -> bytes:
+    """Read complete lines from `offset`: up to BATCH_BYTES, more if one line is longer."""
+    fh.seek(offset)
+    want = min(BATCH_BYTES, size - offset)
+    buf = fh.read(want)
+    cut = complete_prefix(buf)
+    while cut == 0 and len(buf) < size - offset:
+        more = fh.read(min(BATCH_BYTES, size - offset - len(buf)))
+        if not more:
+            break
+        buf += more
+        cut = complete_prefix(buf)
+        if cut == 0 and len(buf) > MAX_LINE_BYTES:
+            return buf  # caller handles an over-long line
+    return buf[:cut]
+
+
+class Loader:
+    """Runs index passes over sources on one owner connection (autocommit; explicit transactions)."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+        batch_lines: int = BATCH_LINES,
+    ) -> None:
+        self.conn = conn
+        self.stop = stop or threading.Event()
+        self.progress = progress
+        self.batch_lines = batch_lines
+
+    # -- pass ---------------------------------------------------------------------------------
+    def run(self, sources: Iterable[Source], *, plan: Callable[[int, int], None] | None = None) -> PassSummary:
+        """One pass over `sources` under the index advisory lock. Raises AnotherPassRunning."""
+        conn = self.conn
+        got = conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0]
+        if not got:
+            raise AnotherPassRunning("another index pass is running")
+        started = time.monotonic()
+        summary = PassSummary()
+        run_id = conn.execute("INSERT INTO ah.index_run DEFAULT VALUES RETURNING id").fetchone()[0]
+        status = "failed"
+        try:
+            files: list[tuple[FileRef, os.stat_result]] = []
+            for source in sources:
+                if not source.home.is_dir():
+                    summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
+                    continue
+                for ref in iter_files(source):
+                    try:
+                        files.append((ref, os.stat(ref.path)))
+                    except OSError:
+                        continue
+            if plan:
+                plan(len(files), sum(st.st_size for _, st in files))
+            known = self._known()
+            for ref, st in files:
+                if self.stop.is_set():
+                    summary.interrupted = True
+                    break
+                summary.files_scanned += 1
+                self._index_file(ref, st, known.get(ref.path), summary)
+            summary.sessions_rolled_up = run_postpasses(conn)
+            status = "interrupted" if summary.interrupted else "ok"
+            return summary
+        finally:
+            summary.seconds = time.monotonic() - started
+            try:
+                conn.execute(
+                    "UPDATE ah.index_run SET finished_at = now(), status = %s, files_scanned = %s, "
+                    "files_changed = %s, bytes_read = %s, summary = %s WHERE id = %s",
+                    (status, summary.files_scanned, summary.files_changed, summary.bytes_read,
+                     Jsonb(summary.as_dict()), run_id),
+                )
+                conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
+            except psycopg.Error:
+                pass  # connection lost: the lock dies with the session
+
+    def _known(self) -> dict[str, _Known]:
+        rows = self.conn.execute(
+            "SELECT path, id, size, mtime_ns, indexed_offset, line_count, head_sha256, checkpoint_sha256, "
+            "parser_version, status FROM ah.source_file"
+        ).fetchall()
+        return {r[0]: _Known(*r[1:]) for r in rows}
+
+    # -- one file -------------------------------------------------------------------------------
+    def _index_file(self, ref: FileRef, st: os.stat_result, k: _Known | None, summary: PassSummary) -> None:
+        if k is not None and k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
+            return  # unchanged: skipped without reading
+        conn = self.conn
+        try:
+            parser_cls = parser_class(ref.source.agent)
+            with open(ref.path, "rb") as fh:
+                if k is None:
+                    source_id = conn.execute(
+                        "INSERT INTO ah.source_file (path, namespace, agent, role, tier, rel_path, parser_version) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET namespace = EXCLUDED.namespace "
+                        "RETURNING id",
+                        (ref.path, ref.source.namespace, ref.source.agent, ref.role, ref.source.tier, ref.rel_path,
+                         parser_cls.VERSION),
+                    ).fetchone()[0]
+                    k = _Known(source_id, None, None, 0, 0, None, None, parser_cls.VERSION, "new")
+                offset, line_count, state = k.offset, k.line_count, None
+                if k.offset > 0 and k.parser_version != parser_cls.VERSION:
+                    self._parser_upgraded(k, parser_cls, st, summary)
+                    return
+                if k.offset > 0:
+                    rewritten = st.st_size < k.offset
+                    if not rewritten:
+                        head, ckpt = _hashes(fh, k.offset)
+                        rewritten = head != k.head or ckpt != k.checkpoint
+                    if rewritten:
+                        self._rewrite(k, st, summary)
+                        offset, line_count = 0, 0
+                    else:
+                        state = conn.execute(
+                            "SELECT parser_state FROM ah.source_file WHERE id = %s", (k.id,)
+                        ).fetchone()[0]
+                summary.files_changed += 1
+                self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, summary)
+        except psycopg.OperationalError:
+            raise
+        except (psycopg.Error, Exception) as exc:  # noqa: BLE001 - recorded, the pass goes on
+            self._load_error(ref, k, exc, summary)
+
+    def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, summary) -> None:
+        ctx = ParseContext(path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home))
+        parser: Parser = parser_cls(ctx, state)
+        size = st.st_size
+        while True:
+            buf = _read_batch(fh, offset, size) if offset < size else b""
+            rows: list[Row] = []
+            consumed = len(buf)
+            if buf and complete_prefix(buf) == 0:  # one line longer than MAX_LINE_BYTES
+                nl = self._skip_long_line(fh, offset, size)
+                if nl is None:
+                    buf, consumed = b"", 0
+                else:
+                    rows.append(ParseIssueRow("line_too_long", offset, line_count + 1, f"{nl - offset} bytes"))
+                    consumed, buf = nl - offset, b""
+                    line_count += 1
+            if buf:
+                buf, consumed = self._limit_lines(buf)
+                rows.extend(feed_bytes(parser, buf, offset, line_count + 1))
+                line_count += buf.count(b"\n")
+            new_offset = offset + consumed
+            at_eof = consumed == 0 or new_offset >= size
+            final = at_eof or self.stop.is_set()
+            if final:
+                rows.extend(parser.flush())
+            head, ckpt = _hashes(fh, new_offset)
+            with self.conn.transaction():
+                counts = write_rows(self.conn, source_id, ref.source.namespace, rows)
+                # size/mtime are recorded only once every complete line is read, so a pass that
+                # stops mid-file (crash, SIGTERM) is resumed by the next one.
+                self.conn.execute(
+                    "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "
+                    "checkpoint_sha256 = %s, parser_version = %s, parser_state = %s, status = 'ok', last_error = NULL, "
+                    "last_indexed_at = now(), size = %s, mtime_ns = %s WHERE id = %s",
+                    (new_offset, line_count, head, ckpt, parser_cls.VERSION,
+                     Jsonb(orjson.loads(orjson.dumps(parser.state()))),
+                     size if at_eof else None, st.st_mtime_ns if at_eof else None, source_id),
+                )
+            summary.bytes_read += consumed
+            summary.rows.update(counts)
+            for row in rows:
+                if isinstance(row, ParseIssueRow):
+                    summary.issues[row.kind] += 1
+            if self.progress:
+                self.progress(ref.path, consumed, 0)
+            offset = new_offset
+            if final:
+                if self.progress:
+                    self.progress(ref.path, 0, 1)
+                return
+
+    def _limit_lines(self, buf: bytes) -> tuple[bytes, int]:
+        """Cut `buf` after `batch_lines` lines (it holds complete lines only)."""
+        idx, n = -1, 0
+        while n < self.batch_lines:
+            idx = buf.find(b"\n", idx + 1)
+            if idx < 0:
+                return buf, len(buf)
+            n += 1
+        return buf[: idx + 1], idx + 1
+
+    @staticmethod
+    def _skip_long_line(fh, offset: int, size: int) -> int | None:
+        """Offset just past the newline ending an over-long line, or None if it is still torn."""
+        pos = offset
+        fh.seek(pos)
+        while pos < size:
+            chunk = fh.read(BATCH_BYTES)
+            if not chunk:
+                return None
+            i = chunk.find(b"\n")
+            if i >= 0:
+                return pos + i + 1
+            pos += len(chunk)
+        return None
+
+    # -- special cases --------------------------------------------------------------------------
+    def _rewrite(self, k: _Known, st, summary: PassSummary) -> None:
+        with self.conn.transaction():
+            purge_source(self.conn, k.id)
+            self.conn.execute(
+                "UPDATE ah.source_file SET indexed_offset = 0, line_count = 0, parser_state = NULL, "
+                "rewrite_count = rewrite_count + 1, size = NULL, mtime_ns = NULL WHERE id = %s",
+                (k.id,),
+            )
+            self.conn.execute(
+                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
+                "VALUES (%s, 'source_rewritten', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) "
+                "DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
+                (k.id, k.offset, k.line_count, f"file changed before byte {k.offset} (now {st.st_size} bytes); re-parsed"),
+            )
+        summary.issues["source_rewritten"] += 1
+
+    def _parser_upgraded(self, k: _Known, parser_cls, st, summary: PassSummary) -> None:
+        if k.status == "parser_upgraded":
+            return
+        with self.conn.transaction():
+            self.conn.execute(
+                "UPDATE ah.source_file SET status = 'parser_upgraded' WHERE id = %s", (k.id,)
+            )
+            self.conn.execute(
+                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
+                "VALUES (%s, 'parser_upgraded', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) DO NOTHING",
+                (k.id, k.offset, k.line_count,
+                 f"parsed by parser v{k.parser_version}, now v{parser_cls.VERSION}: run `agent-history rebuild`"),
+            )
+        summary.issues["parser_upgraded"] += 1
+
+    def _load_error(self, ref: FileRef, k: _Known | None, exc: BaseException, summary: PassSummary) -> None:
+        summary.files_failed += 1
+        summary.issues["load_error"] += 1
+        sqlstate = getattr(exc, "sqlstate", None)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
+        if k is None:
+            return
+        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            self.conn.rollback()
+        with self.conn.transaction():
+            self.conn.execute(
+                "UPDATE ah.source_file SET status = 'error', last_error = %s WHERE id = %s", (detail, k.id)
+            )
+            offset = self.conn.execute("SELECT indexed_offset FROM ah.source_file WHERE id = %s", (k.id,)).fetchone()[0]
+            self.conn.execute(
+                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, detail) VALUES (%s, 'load_error', %s, %s) "
+                "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
+                (k.id, offset, detail),
+            )

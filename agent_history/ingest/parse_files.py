@@ -1,0 +1,63 @@
+"""Parse files without a database (`agent-history parse`): read, detect the harness, summarise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_history.model.merge import fold
+from agent_history.parsers import detect_agent, parser_class
+from agent_history.parsers.base import ParseContext
+from agent_history.parsers.driver import parse_bytes
+from agent_history.parsers.report import add_summaries, summarize
+
+
+@dataclass
+class FileReport:
+    """One file's result: harness, summary (see `parsers.report.summarize`) or an error line."""
+
+    path: str
+    agent: str | None
+    summary: dict[str, Any] | None
+    error: str | None = None
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Files named, plus every ``*.jsonl`` under directories named (sorted, no symlinks)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*.jsonl") if f.is_file() and not f.is_symlink()))
+        else:
+            out.append(p)
+    return out
+
+
+def parse_file(path: Path, agent: str | None = None) -> FileReport:
+    """Parse one file completely (torn last line left out, as the loader would)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileReport(str(path), agent, None, f"cannot read: {exc.strerror}")
+    agent = agent or detect_agent(str(path), data[:65536])
+    if agent is None:
+        return FileReport(str(path), None, None, "cannot tell the harness; pass --agent claude|codex|pi")
+    rows = parse_bytes(parser_class(agent), ParseContext(path=str(path.resolve())), data)
+    return FileReport(str(path), agent, summarize(fold(rows)))
+
+
+def parse_paths(paths: list[Path], agent: str | None = None) -> tuple[list[FileReport], dict[str, dict[str, Any]]]:
+    """Parse every file; returns the per-file reports and totals per harness (plus ``all``)."""
+    reports = [parse_file(p, agent) for p in expand(paths)]
+    totals: dict[str, dict[str, Any]] = {}
+    for r in reports:
+        if r.summary is None:
+            continue
+        per = totals.setdefault(r.agent or "?", {"files": 0})
+        per["files"] += 1
+        add_summaries(per, r.summary)
+        allt = totals.setdefault("all", {"files": 0})
+        allt["files"] += 1
+        add_summaries(allt, r.summary)
+    return reports, totals

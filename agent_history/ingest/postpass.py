@@ -1,0 +1,21 @@
+"""Post-passes over dirty sessions only (set-based SQL in `sql/30_postpass.sql`).
+
+Lineage (parent/root), spawn → child session, repository from cwd, per-session rollups.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+
+def run_postpasses(conn: psycopg.Connection) -> int:
+    """Roll up every dirty session and clear the marks, in one transaction; returns the count."""
+    with conn.transaction():
+        exists = conn.execute("SELECT to_regprocedure('ah.refresh_sessions(bigint[])')").fetchone()[0]
+        if exists is None:
+            return 0
+        row = conn.execute(
+            "WITH d AS (DELETE FROM ah.dirty_session RETURNING session_id) "
+            "SELECT ah.refresh_sessions(coalesce(array_agg(session_id), '{}')) FROM d"
+        ).fetchone()
+        return int(row[0] or 0)

@@ -1,0 +1,148 @@
+"""SQL generated from the row model: staging tables and per-table merges (DESIGN §5, §7).
+
+For each row type the loader ``COPY``s pre-folded rows into a temp staging table, then runs one
+``INSERT … SELECT … ON CONFLICT (natural key) DO UPDATE`` whose SET list applies each column's
+merge policy (the SQL twin of `model.policy.merge_value`). The update is guarded by
+``IS DISTINCT FROM`` so re-reading a copy (fork, archive) rewrites nothing and marks nothing
+dirty. Event rows name their session by ``(agent, session_uid, agent_id)``; the merge joins
+``ah.session`` to store ``session_id``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+from agent_history.model.policy import Merge
+from agent_history.model.rows import MessageRow, Row, SessionRow
+
+_SESSION_REF = ("session_uid", "agent_id")
+
+
+def pg_type(annotation: str) -> str:
+    """PostgreSQL type for a row field annotation (string form, from ``__future__`` annotations)."""
+    a = annotation.replace(" ", "")
+    if a.startswith("list") or a.startswith("dict"):
+        return "jsonb"
+    if "datetime" in a:
+        return "timestamptz"
+    if a.startswith("bool"):
+        return "boolean"
+    if a.startswith("int"):
+        return "bigint"
+    return "text"
+
+
+def merge_expression(policy: Merge, column: str) -> str | None:
+    """SQL for the merged value of `column` (``t`` = existing row, ``EXCLUDED`` = new)."""
+    t, e = f"t.{column}", f"EXCLUDED.{column}"
+    return {
+        Merge.KEEP_FIRST: f"COALESCE({t}, {e})",
+        Merge.LATEST: f"COALESCE({e}, {t})",
+        Merge.MAX: f"GREATEST({t}, {e})",
+        Merge.MIN: f"LEAST({t}, {e})",
+        Merge.OR: f"COALESCE({t} OR {e}, {t}, {e})",
+        Merge.SUM: f"COALESCE({t}, 0) + COALESCE({e}, 0)",
+    }.get(policy)
+
+
+def staging_name(row_type: type[Row]) -> str:
+    """Temp staging table name for a row type."""
+    return f"stg_{row_type.TABLE}"
+
+
+@cache
+def staging_columns(row_type: type[Row]) -> tuple[str, ...]:
+    """Columns copied into staging: the row's fields plus ``source_id`` and ``namespace``."""
+    return (*row_type.columns(), "source_id", "namespace")
+
+
+@cache
+def staging_ddl(row_type: type[Row]) -> str:
+    """``CREATE TEMP TABLE`` for a row type's staging table (emptied at commit)."""
+    cols = [f"{f.name} {pg_type(str(f.type))}" for f in dataclasses.fields(row_type)]  # type: ignore[arg-type]
+    cols += ["source_id bigint", "namespace text"]
+    return f"CREATE TEMP TABLE IF NOT EXISTS {staging_name(row_type)} ({', '.join(cols)}) ON COMMIT DELETE ROWS"
+
+
+def _is_event(row_type: type[Row]) -> bool:
+    return row_type is not SessionRow and not row_type.PER_SOURCE
+
+
+@cache
+def stub_sessions_sql(row_type: type[Row]) -> str:
+    """Insert sessions referenced by staged event rows that do not exist yet (no-op if they do)."""
+    stg = staging_name(row_type)
+    return (
+        "INSERT INTO ah.session AS t (agent, session_uid, agent_id, namespace, source_id) "
+        f"SELECT DISTINCT ON (s.agent, s.session_uid, s.agent_id) s.agent, s.session_uid, s.agent_id, s.namespace, s.source_id "
+        f"FROM {stg} s WHERE NOT EXISTS (SELECT 1 FROM ah.session x WHERE x.agent = s.agent "
+        "AND x.session_uid = s.session_uid AND x.agent_id = s.agent_id) "
+        "ON CONFLICT (agent, session_uid, agent_id) DO NOTHING"
+    )
+
+
+@cache
+def merge_sql(row_type: type[Row]) -> str:
+    """The ``INSERT … ON CONFLICT DO UPDATE`` merging staged rows of `row_type` into ``ah.<table>``.
+
+    Sessions and event rows return the affected ``session_id`` (for dirty marks); per-source
+    rows (parse issues, record-type counters) are keyed with ``source_id``.
+    """
+    table, stg = row_type.TABLE, staging_name(row_type)
+    policies = row_type.policies()
+    key = list(row_type.key_columns())
+    if row_type is SessionRow:
+        target = [*row_type.columns(), "namespace", "source_id"]
+        select = [f"s.{c}" for c in target]
+        source = f"{stg} s"
+        conflict = key
+        extra = {"namespace": Merge.KEEP_FIRST, "source_id": Merge.KEEP_FIRST}
+        returning = " RETURNING t.id AS session_id"
+    elif row_type.PER_SOURCE:
+        target = ["source_id", *row_type.columns()]
+        select = [f"s.{c}" for c in target]
+        source = f"{stg} s"
+        conflict = ["source_id", *key]
+        extra = {}
+        returning = ""
+    else:
+        own = [c for c in row_type.columns() if c not in _SESSION_REF]
+        target = [*own, "session_id", "source_id"]
+        select = [f"s.{c}" for c in own] + ["ses.id", "s.source_id"]
+        if row_type is MessageRow:
+            target.append("namespace")
+            select.append("s.namespace")
+        source = (
+            f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
+            "AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id"
+        )
+        conflict = key
+        extra = {"source_id": Merge.KEEP_FIRST}
+        returning = " RETURNING t.session_id"
+    sets, olds, news = [], [], []
+    for col, policy in {**{c: policies[c] for c in target if c in policies}, **extra}.items():
+        if col in _SESSION_REF and _is_event(row_type):
+            continue
+        expr = merge_expression(policy, col)
+        if expr is None:
+            continue
+        sets.append(f"{col} = {expr}")
+        olds.append(f"t.{col}")
+        news.append(expr)
+    where = f" WHERE ({', '.join(olds)}) IS DISTINCT FROM ({', '.join(news)})" if len(sets) > 1 else (
+        f" WHERE {olds[0]} IS DISTINCT FROM {news[0]}" if sets else ""
+    )
+    action = f"DO UPDATE SET {', '.join(sets)}{where}" if sets else "DO NOTHING"
+    return (
+        f"INSERT INTO ah.{table} AS t ({', '.join(target)}) SELECT {', '.join(select)} FROM {source} "
+        f"ON CONFLICT ({', '.join(conflict)}) {action}{returning}"
+    )
+
+
+def dirty_sql(merge: str) -> str:
+    """Wrap a merge that returns ``session_id`` so the affected sessions are marked dirty."""
+    return (
+        f"WITH up AS ({merge}) INSERT INTO ah.dirty_session (session_id) "
+        "SELECT DISTINCT session_id FROM up ON CONFLICT (session_id) DO NOTHING"
+    )

@@ -1,0 +1,66 @@
+"""Catalogue status per namespace and the parse-issue listing (read-only queries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+
+def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
+    """Per namespace: files by status, sessions, messages, model calls, tokens, open issues by kind;
+    plus the last pass (time, duration in seconds, status)."""
+    namespaces: dict[str, dict[str, Any]] = {}
+
+    def ns(name: str) -> dict[str, Any]:
+        return namespaces.setdefault(
+            name,
+            {"files": {}, "sessions": 0, "messages": 0, "model_calls": 0, "tokens": None, "issues": {}},
+        )
+
+    for name, status, n in conn.execute(
+        "SELECT namespace, status, count(*) FROM ah.source_file GROUP BY 1, 2 ORDER BY 1, 2"
+    ):
+        ns(name)["files"][status] = n
+    for name, n in conn.execute("SELECT namespace, count(*) FROM ah.session GROUP BY 1"):
+        ns(name or "?")["sessions"] = n
+    for name, n in conn.execute("SELECT namespace, count(*) FROM ah.message GROUP BY 1"):
+        ns(name)["messages"] = n
+    for name, n, tokens in conn.execute(
+        "SELECT f.namespace, count(*) FILTER (WHERE NOT coalesce(c.is_api_error, false)), "
+        "sum(coalesce(c.input_uncached,0) + coalesce(c.cache_read,0) + coalesce(c.cache_write_5m,0) "
+        "+ coalesce(c.cache_write_1h,0) + coalesce(c.output,0)) "
+        "FROM ah.model_call c JOIN ah.source_file f ON f.id = c.source_id GROUP BY 1"
+    ):
+        ns(name)["model_calls"] = n
+        ns(name)["tokens"] = int(tokens) if tokens is not None else None
+    for name, kind, n in conn.execute(
+        "SELECT f.namespace, i.kind, count(*) FROM ah.parse_issue i JOIN ah.source_file f ON f.id = i.source_id "
+        "GROUP BY 1, 2 ORDER BY 1, 2"
+    ):
+        ns(name)["issues"][kind] = n
+    last = conn.execute(
+        "SELECT started_at, finished_at, status, extract(epoch FROM finished_at - started_at) "
+        "FROM ah.index_run WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return {
+        "namespaces": namespaces,
+        "last_pass": None
+        if last is None
+        else {"started_at": last[0], "finished_at": last[1], "status": last[2], "seconds": float(last[3])},
+    }
+
+
+def list_issues(
+    conn: psycopg.Connection, *, kind: str | None = None, namespace: str | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Parse issues with file path and byte offset, newest files first."""
+    rows = conn.execute(
+        "SELECT f.namespace, f.path, i.kind, i.byte_offset, i.line_number, i.detail, i.created_at "
+        "FROM ah.parse_issue i JOIN ah.source_file f ON f.id = i.source_id "
+        "WHERE (%(kind)s::text IS NULL OR i.kind = %(kind)s) AND (%(ns)s::text IS NULL OR f.namespace = %(ns)s) "
+        "ORDER BY f.path, i.byte_offset, i.kind LIMIT %(limit)s",
+        {"kind": kind, "ns": namespace, "limit": limit},
+    ).fetchall()
+    keys = ("namespace", "path", "kind", "byte_offset", "line_number", "detail", "created_at")
+    return [dict(zip(keys, r, strict=True)) for r in rows]

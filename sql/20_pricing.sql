@@ -1,0 +1,140 @@
+-- List prices and per-call cost (DESIGN §1 job 3 "Account", §5 "NULL means unknown").
+--
+-- ah.model_pricing is a price table declared as data: one row per (LIKE pattern on
+-- model_call.model, effective_from), USD per million tokens for each disjoint token bucket of
+-- ah.model_call. Two functions apply it:
+--
+--   ah.price_for(model, at)       the row that prices `model` on day `at`
+--   ah.call_cost_usd(model, at, input_uncached, cache_read, cache_write_5m, cache_write_1h, output)
+--                                 one call's list-price cost in USD, NULL when unknown
+--
+-- Rules for rows:
+-- - Only prices read on the provider's own public price page are seeded; `source` names that
+--   page and the day it was read. A model whose price could not be confirmed there has no row
+--   (its calls cost NULL, never 0).
+-- - Patterns are matched against lower(model). The most specific (longest) matching pattern
+--   wins, so a dated snapshot pattern may override its family. Patterns must not match a
+--   sibling with a different price: 'claude-opus-4%' would also match claude-opus-4-5, hence
+--   the exact 'claude-opus-4' / 'claude-opus-4-0%' / 'claude-opus-4-20250514%' rows.
+-- - effective_from of a model's first row is the earliest day the price is confirmed for: the
+--   snapshot date in the model id, else the release date stated by the provider, else the day
+--   the price page was read. A price change is a new row with a later effective_from.
+--   Calls dated before a pattern's first row (test fixtures, clock skew) use that first row.
+-- - Anthropic: cache write 5m = 1.25 x input, 1h = 2 x input, cache read = 0.1 x input (as the
+--   page lists them). OpenAI: cache_read = "cached input"; OpenAI has no cache-write price, so
+--   those columns are NULL. Not modelled: long-context surcharges (Sonnet 4/4.5 above 200K input
+--   tokens), batch/priority tiers, regional cloud endpoints.
+--
+-- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes.
+
+INSERT INTO ah.model_pricing AS p (
+    model_pattern, effective_from,
+    input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
+    source
+)
+VALUES
+    -- Anthropic ---------------------------------------------------------------------------------
+    ('claude-opus-4-8%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4-7%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4-6%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4-5%',          '2025-11-01',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4-1%',          '2025-08-05', 15.00, 75.00, 1.50, 18.75, 30.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4',             '2025-05-14', 15.00, 75.00, 1.50, 18.75, 30.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4-0%',          '2025-05-14', 15.00, 75.00, 1.50, 18.75, 30.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-opus-4-20250514%',   '2025-05-14', 15.00, 75.00, 1.50, 18.75, 30.00,
+     'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-sonnet-4-6%',        '2026-02-17',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-sonnet-4-5%',        '2025-09-29',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-sonnet-4',           '2025-05-14',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-sonnet-4-0%',        '2025-05-14',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-sonnet-4-20250514%', '2025-05-14',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-haiku-4-5%',         '2025-10-01',  1.00,  5.00, 0.10,  1.25,  2.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-3-7-sonnet%',        '2025-02-19',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://docs.anthropic.com/en/docs/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-3-5-sonnet%',        '2024-06-20',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://docs.anthropic.com/en/docs/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-3-5-haiku%',         '2024-10-22',  0.80,  4.00, 0.08,  1.00,  1.60,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-3-opus%',            '2024-02-29', 15.00, 75.00, 1.50, 18.75, 30.00,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    ('claude-3-haiku%',           '2024-03-07',  0.25,  1.25, 0.03,  0.30,  0.50,
+     'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    -- OpenAI: exact ids only — 'gpt-5%' would also match gpt-5.1-codex, gpt-5-codex-mini, … -----
+    ('gpt-5-codex',               '2026-11-29',  1.25, 10.00, 0.125, NULL, NULL,
+     'https://developers.openai.com/api/docs/models/gpt-5-codex (retrieved 2026-11-29)'),
+    ('gpt-5-mini',                '2025-08-07',  0.25,  2.00, 0.025, NULL, NULL,
+     'https://developers.openai.com/ko-KR/api/docs/models/gpt-5-mini (retrieved 2026-11-29)'),
+    ('gpt-5-mini-2025-08-07',     '2025-08-07',  0.25,  2.00, 0.025, NULL, NULL,
+     'https://developers.openai.com/ko-KR/api/docs/models/gpt-5-mini (retrieved 2026-11-29)')
+ON CONFLICT (model_pattern, effective_from) DO UPDATE SET
+    input_per_mtok          = EXCLUDED.input_per_mtok,
+    output_per_mtok         = EXCLUDED.output_per_mtok,
+    cache_read_per_mtok     = EXCLUDED.cache_read_per_mtok,
+    cache_write_5m_per_mtok = EXCLUDED.cache_write_5m_per_mtok,
+    cache_write_1h_per_mtok = EXCLUDED.cache_write_1h_per_mtok,
+    source                  = EXCLUDED.source
+-- re-applying an unchanged row must not rewrite it
+WHERE (p.input_per_mtok, p.output_per_mtok, p.cache_read_per_mtok,
+       p.cache_write_5m_per_mtok, p.cache_write_1h_per_mtok, p.source)
+      IS DISTINCT FROM
+      (EXCLUDED.input_per_mtok, EXCLUDED.output_per_mtok, EXCLUDED.cache_read_per_mtok,
+       EXCLUDED.cache_write_5m_per_mtok, EXCLUDED.cache_write_1h_per_mtok, EXCLUDED.source);
+
+
+-- The price row for `model` on day `at` (NULL `at` = today); no row when nothing matches.
+-- Order: longest matching pattern (most specific), then the latest row in effect on `at`;
+-- when `at` precedes every row of that pattern, its earliest row.
+CREATE OR REPLACE FUNCTION ah.price_for(model text, at date)
+RETURNS ah.model_pricing
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT p.*
+    FROM ah.model_pricing AS p
+    WHERE lower(price_for.model) LIKE p.model_pattern
+    ORDER BY length(p.model_pattern) DESC,
+             p.model_pattern,
+             (p.effective_from <= coalesce(price_for.at, current_date)) DESC,
+             CASE WHEN p.effective_from <= coalesce(price_for.at, current_date) THEN p.effective_from END DESC NULLS LAST,
+             p.effective_from
+    LIMIT 1
+$$;
+
+
+-- One model call's list-price cost in USD (exact numeric, not rounded).
+-- NULL when the model has no price, when every token count is NULL (usage unknown), or when a
+-- bucket holds tokens but the price row has no price for it (e.g. a cache write on a model
+-- without a cache-write price). Otherwise NULL counts are 0. `at` is converted to a UTC day.
+-- Example (field case E11, Sonnet 4.5): in 5, cw5m 1000, cw1h 2000, cr 20000, out 400 → 0.027765.
+CREATE OR REPLACE FUNCTION ah.call_cost_usd(
+    model text, at timestamptz,
+    input_uncached bigint, cache_read bigint, cache_write_5m bigint, cache_write_1h bigint, output bigint
+)
+RETURNS numeric
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN num_nonnulls(input_uncached, cache_read, cache_write_5m, cache_write_1h, output) = 0 THEN NULL
+        ELSE (  coalesce(input_uncached, 0) * p.input_per_mtok
+              + coalesce(output, 0)         * p.output_per_mtok
+              -- a bucket with no tokens costs 0 even where its price is NULL
+              + CASE WHEN coalesce(cache_read, 0)     = 0 THEN 0 ELSE cache_read     * p.cache_read_per_mtok END
+              + CASE WHEN coalesce(cache_write_5m, 0) = 0 THEN 0 ELSE cache_write_5m * p.cache_write_5m_per_mtok END
+              + CASE WHEN coalesce(cache_write_1h, 0) = 0 THEN 0 ELSE cache_write_1h * p.cache_write_1h_per_mtok END
+             ) / 1000000
+    END
+    -- price_for yields an all-NULL row when nothing matches, so the sum is NULL
+    FROM ah.price_for(call_cost_usd.model, (call_cost_usd.at AT TIME ZONE 'UTC')::date) AS p
+$$;
