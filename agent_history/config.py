@@ -20,7 +20,8 @@ The one documented place to change behaviour. The config file is
     work = ["claude-work", "codex-work"]
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
-server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME.
+server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
+AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000).
 """
 
 from __future__ import annotations

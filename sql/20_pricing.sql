@@ -113,10 +113,31 @@ AS $$
 $$;
 
 
--- One model call's list-price cost in USD (exact numeric, not rounded).
--- NULL when the model has no price, when every token count is NULL (usage unknown), or when a
--- bucket holds tokens but the price row has no price for it (e.g. a cache write on a model
--- without a cache-write price). Otherwise NULL counts are 0. `at` is converted to a UTC day.
+-- A call's list-price cost in USD at price row `price` (exact numeric, not rounded).
+-- NULL when `price` is NULL (no price known), when every token count is NULL (usage unknown), or
+-- when a bucket holds tokens but the row has no price for it (e.g. a cache write on a model
+-- without a cache-write price). Otherwise NULL counts are 0. The one place the cost formula
+-- lives: ah.call_cost_usd and the rollup (which looks up each (model, day) price once) use it.
+CREATE OR REPLACE FUNCTION ah.priced_cost_usd(
+    price ah.model_pricing,
+    input_uncached bigint, cache_read bigint, cache_write_5m bigint, cache_write_1h bigint, output bigint
+)
+RETURNS numeric
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE
+    WHEN num_nonnulls(input_uncached, cache_read, cache_write_5m, cache_write_1h, output) = 0 THEN NULL
+    ELSE (  coalesce(input_uncached, 0) * (price).input_per_mtok
+          + coalesce(output, 0)         * (price).output_per_mtok
+          -- a bucket with no tokens costs 0 even where its price is NULL
+          + CASE WHEN coalesce(cache_read, 0)     = 0 THEN 0 ELSE cache_read     * (price).cache_read_per_mtok END
+          + CASE WHEN coalesce(cache_write_5m, 0) = 0 THEN 0 ELSE cache_write_5m * (price).cache_write_5m_per_mtok END
+          + CASE WHEN coalesce(cache_write_1h, 0) = 0 THEN 0 ELSE cache_write_1h * (price).cache_write_1h_per_mtok END
+         ) / 1000000
+END;
+
+
+-- One model call's list-price cost in USD: ah.priced_cost_usd at ah.price_for(model, UTC day of
+-- `at`); NULL when the model has no price or the usage is unknown (see above).
 -- Example (field case E11, Sonnet 4.5): in 5, cw5m 1000, cw1h 2000, cr 20000, out 400 → 0.027765.
 CREATE OR REPLACE FUNCTION ah.call_cost_usd(
     model text, at timestamptz,
@@ -124,17 +145,5 @@ CREATE OR REPLACE FUNCTION ah.call_cost_usd(
 )
 RETURNS numeric
 LANGUAGE sql STABLE PARALLEL SAFE
-AS $$
-    SELECT CASE
-        WHEN num_nonnulls(input_uncached, cache_read, cache_write_5m, cache_write_1h, output) = 0 THEN NULL
-        ELSE (  coalesce(input_uncached, 0) * p.input_per_mtok
-              + coalesce(output, 0)         * p.output_per_mtok
-              -- a bucket with no tokens costs 0 even where its price is NULL
-              + CASE WHEN coalesce(cache_read, 0)     = 0 THEN 0 ELSE cache_read     * p.cache_read_per_mtok END
-              + CASE WHEN coalesce(cache_write_5m, 0) = 0 THEN 0 ELSE cache_write_5m * p.cache_write_5m_per_mtok END
-              + CASE WHEN coalesce(cache_write_1h, 0) = 0 THEN 0 ELSE cache_write_1h * p.cache_write_1h_per_mtok END
-             ) / 1000000
-    END
-    -- price_for yields an all-NULL row when nothing matches, so the sum is NULL
-    FROM ah.price_for(call_cost_usd.model, (call_cost_usd.at AT TIME ZONE 'UTC')::date) AS p
-$$;
+RETURN ah.priced_cost_usd(ah.price_for(model, (at AT TIME ZONE 'UTC')::date),
+                          input_uncached, cache_read, cache_write_5m, cache_write_1h, output);

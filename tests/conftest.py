@@ -37,6 +37,8 @@ def field_dir() -> Path:
 # --- real database: one embedded server per test session, a fresh database per test ---------
 
 import os  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
@@ -78,7 +80,9 @@ def pg_server(tmp_path_factory) -> TestServer:
     from agent_history.db.migrate import upgrade
     from agent_history.db.roles import ensure_roles
 
-    base = tmp_path_factory.mktemp("ahpg")
+    # Not under pytest's basetemp: concurrent pytest runs prune each other's old basetemps,
+    # which would delete a running server's data directory.
+    base = Path(tempfile.mkdtemp(prefix="ah-test-pg-"))
     pgdata = base / "pg"
     embedded.ensure_running(pgdata)
     server = TestServer(pgdata)
@@ -90,6 +94,7 @@ def pg_server(tmp_path_factory) -> TestServer:
     ensure_roles(tdsn)
     yield server
     embedded.stop(pgdata)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

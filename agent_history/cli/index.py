@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -14,7 +15,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, err_console, fail, print_json
-from agent_history.ingest.loader import AnotherPassRunning, Loader, PassSummary
+from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
 from agent_history.ingest.status import catalogue_status, list_issues
 
@@ -76,10 +77,16 @@ def index_cmd(
         raise typer.Exit(1)
 
 
+def _batch_lines() -> int:
+    """Lines per transaction: AGENT_HISTORY_BATCH_LINES (tuning and tests), default BATCH_LINES."""
+    value = os.environ.get("AGENT_HISTORY_BATCH_LINES")
+    return int(value) if value and value.isdigit() and int(value) > 0 else BATCH_LINES
+
+
 def _one_pass(conn, sources, stop, *, show_progress: bool) -> PassSummary | None:
     if not show_progress:
         try:
-            return Loader(conn, stop=stop).run(sources)
+            return Loader(conn, stop=stop, batch_lines=_batch_lines()).run(sources)
         except AnotherPassRunning:
             return None
     columns = (
@@ -102,7 +109,7 @@ def _one_pass(conn, sources, stop, *, show_progress: bool) -> PassSummary | None
             progress.update(files, advance=done)
 
         try:
-            return Loader(conn, stop=stop, progress=tick).run(sources, plan=plan)
+            return Loader(conn, stop=stop, progress=tick, batch_lines=_batch_lines()).run(sources, plan=plan)
         except AnotherPassRunning:
             return None
 
@@ -110,12 +117,24 @@ def _one_pass(conn, sources, stop, *, show_progress: bool) -> PassSummary | None
 @app.command("status")
 def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per namespace: files by status, sessions, messages, model calls, tokens, issues; last pass."""
+    from agent_history.db.status import db_status
+
     db = database()
     with db.connect() as conn:
         data = catalogue_status(conn)
+    dbs = db_status(db)
+    data["database"] = {k: dbs[k] for k in ("server", "postgres_version", "pgvector_version", "keyword_backend",
+                                             "schema_revision", "schema_at_head")}
     if json:
         print_json(data)
         return
+    d = data["database"]
+    console.print(
+        f"{d['server']} · PostgreSQL {d['postgres_version']} · pgvector {d['pgvector_version']} · "
+        f"keyword backend {d['keyword_backend']} · schema {d['schema_revision']}"
+        + ("" if d["schema_at_head"] else " (not at head)"),
+        highlight=False,
+    )
     table = Table("namespace", "files", "sessions", "messages", "model calls", "tokens", "issues")
     for name, d in sorted(data["namespaces"].items()):
         files = ", ".join(f"{k} {v}" for k, v in sorted(d["files"].items()))
@@ -151,3 +170,48 @@ def issues_cmd(
     for r in rows:
         table.add_row(r["kind"], r["path"], str(r["byte_offset"]), str(r["line_number"] or ""), r["detail"] or "")
     console.print(table)
+
+
+@app.command("rebuild-check")
+def rebuild_check_cmd() -> None:
+    """Per namespace: catalogued files found hot, cold, cold only, missing (JSON); exit 1 if rebuild would refuse."""
+    from agent_history.ingest.rebuild import rebuild_check
+    from agent_history.ingest.sources import cold_sources
+
+    db = database()
+    with db.connect() as conn:
+        result = rebuild_check(conn, cold_sources(db.settings))
+    print_json(result.as_dict())
+    if result.would_refuse:
+        raise typer.Exit(1)
+
+
+@app.command("rebuild")
+def rebuild_cmd(
+    home: Path = typer.Option(None, "--home", help="Also read these hot homes, laid out like ~."),
+    source: list[str] = typer.Option(None, "--source", help="Also read a hot source: NAMESPACE=PATH."),
+    json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Empty the derived tables and re-read every transcript (hot, then cold copies); keeps caches."""
+    from agent_history.ingest.rebuild import RebuildRefused, rebuild
+    from agent_history.ingest.sources import cold_sources
+
+    db = database()
+    try:
+        hot = resolve_sources(db.settings, home=home, extra=source) if home or source else []
+    except ValueError as exc:
+        fail(str(exc), 2)
+    conn = db.connect(autocommit=True)
+    try:
+        summary = rebuild(conn, hot, cold_sources(db.settings))
+    except RebuildRefused as exc:
+        fail(f"rebuild refused: {exc}", 1)
+    except AnotherPassRunning:
+        console.print("another index pass is running")
+        return
+    finally:
+        conn.close()
+    if json:
+        print_json(summary.as_dict())
+    else:
+        console.print("rebuilt: " + _summary_line(summary).removeprefix("indexed: "), highlight=False, soft_wrap=True)

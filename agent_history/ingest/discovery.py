@@ -30,6 +30,9 @@ class Source:
     agent: str
     home: Path
     tier: str = "hot"
+    shadowed_by: tuple[Path, ...] = ()
+    """Homes whose copy wins: a file is skipped when its relative path exists in one of them
+    (a cold archive shadowed by the hot home during `rebuild`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ def iter_files(source: Source) -> Iterator[FileRef]:
     for top in _ROOTS[source.agent]:
         for entry in _walk(source.home / top):
             rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
+            if any((h / rel).is_file() for h in source.shadowed_by):
+                continue
             ref = FileRef(entry.path, rel, _role(source.agent, rel), source)
             if ref.role == "subagent":
                 later.append(ref)

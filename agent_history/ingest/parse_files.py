@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_history.ingest.sidecar import read_sidecar
 from agent_history.model.merge import fold
 from agent_history.parsers import detect_agent, parser_class
 from agent_history.parsers.base import ParseContext
@@ -43,7 +44,7 @@ def parse_file(path: Path, agent: str | None = None) -> FileReport:
     agent = agent or detect_agent(str(path), data[:65536])
     if agent is None:
         return FileReport(str(path), None, None, "cannot tell the harness; pass --agent claude|codex|pi")
-    rows = parse_bytes(parser_class(agent), ParseContext(path=str(path.resolve())), data)
+    rows = parse_bytes(parser_class(agent), ParseContext(path=str(path.resolve()), sidecar=read_sidecar(path)), data)
     return FileReport(str(path), agent, summarize(fold(rows)))
 
 

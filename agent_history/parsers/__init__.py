@@ -35,6 +35,14 @@ def detect_agent(path: str, head: bytes) -> str | None:
     the content is unambiguous (field case E09: Claude files may start with bookkeeping lines).
     """
     text = head.decode("utf-8", "replace")
+    first = text.split("\n", 1)[0]
+    if (
+        re.match(r'\{"id"\s*:', first)
+        and '"timestamp"' in first
+        and '"type"' not in first
+        and re.search(r'^\{"(type|record_type)"\s*:\s*"(message|reasoning|function_call|state)"', text, re.M | re.I)
+    ):
+        return "codex"  # legacy Codex rollout: bare header, then unwrapped items (0.3x–0.4x)
     if re.search(r'"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"', text) or re.search(
         r'"record_type"\s*:\s*"state"', text
     ):
@@ -44,6 +52,8 @@ def detect_agent(path: str, head: bytes) -> str | None:
             return "pi"
     if re.search(r'"(sessionId|parentUuid|leafUuid)"\s*:', text) or re.search(r'"type"\s*:\s*"(file-history-snapshot|summary|queue-operation)"', text):
         return "claude"
+    if re.search(r'^\{"type"\s*:\s*"(user|assistant)"\s*,.*"message"\s*:\s*\{', text, re.M):
+        return "claude"  # minimal Claude Code records (no sessionId), e.g. hand-trimmed files
     for pattern, agent in _PATH_HINTS:
         if pattern.search(path):
             return agent

@@ -35,12 +35,15 @@ class ParseContext:
     """What a parser knows about its file besides the records.
 
     ``path`` is the file's path as discovered (absolute, or as given to `parse`); ``namespace``
-    e.g. `claude-local`; ``home`` the agent home the file was found under (None for `parse`).
+    e.g. `claude-local`; ``home`` the agent home the file was found under (None for `parse`);
+    ``sidecar`` the decoded metadata file the harness writes beside a transcript, read by the
+    caller (Claude Code's ``agent-<id>.meta.json``: ``{"agentType": …}``), or None.
     """
 
     path: str
     namespace: str = ""
     home: str | None = None
+    sidecar: dict | None = None
 
 
 class Parser:

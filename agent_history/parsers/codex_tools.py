@@ -12,27 +12,31 @@ The format facts `agent_history.parsers.codex` relies on for tool calls (Codex C
   An argv whose program is a shell with ``-c``/``-lc`` stands for its script; any other argv
   is joined with shell quoting.
 - ``apply_patch`` arrives as a ``function_call`` (``arguments.input``), a ``custom_tool_call``
-  (``input``), or a shell script that pipes an envelope into ``apply_patch`` (``*** Begin Patch``
-  … ``*** End Patch``); its touches come from the envelope, never from the shell words.
+  (``input``), or a shell script that feeds an envelope (``*** Begin Patch`` … ``*** End
+  Patch``) to ``apply_patch`` by a heredoc (`shell.touches_from_shell` reads the envelope).
+- Working directory of a call: ``workdir`` (shell, shell_command, exec_command arguments),
+  ``action.working_directory`` (local_shell_call), ``exec_command_begin.cwd``.
 - ``function_call_output.output`` is one of: a JSON string ``{"output": "...", "metadata":
   {"exit_code": 0, "duration_seconds": 1.2}}`` (0.3x–0.5x shell), plain text with a harness
   header (``Exit code: 0`` / ``Process exited with code 0`` / ``Wall time: 1.2 seconds`` lines
   before an ``Output:`` line — shell_command and unified exec), a JSON list of content items
   (MCP results), a list of ``{type: output_text|input_text, text}`` items, or an object
-  ``{content, success}``. Exit codes are read from the metadata or the header only: text
-  further down the output never sets one (field case E26).
+  ``{content, success}``. Exit codes are read from the metadata, the header, or Codex's own
+  sandbox message (``failed in sandbox … exit code: 2, stdout: …``) only: text further down
+  the output never sets one (field case E26).
 - Harness messages at the head of an output mark an error the output itself states:
   ``exec command rejected by user`` (denied), ``aborted`` (interrupted), ``command timed out``,
   ``failed to parse function arguments``, ``unsupported call``.
 - Durations: ``{"secs": 1, "nanos": 200000000}`` (Rust ``Duration``), seconds as a number, or
   strings like ``"1.2s"`` / ``"350ms"``.
 - ``patch_apply_begin.changes`` maps a path to a change tagged ``add`` / ``update`` (with an
-  optional ``move_path``) / ``delete``, either externally tagged (``{"update": {...}}``) or with
-  a ``type`` field.
+  optional ``move_path``: a move, reported like ``mv``) / ``delete``, either externally tagged
+  (``{"update": {...}}``) or with a ``type`` field.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -47,14 +51,20 @@ __all__ = [
     "call_input",
     "changes_touches",
     "command_script",
+    "dumps",
     "duration_ms",
+    "exec_text",
     "harness_flags",
+    "mcp_result",
     "parse_arguments",
     "parse_output",
-    "patch_from_script",
+    "patch_touches",
+    "resolve_path",
     "script_touches",
     "shell_script_for",
+    "spawned_thread",
     "text_of",
+    "workdir_of",
 ]
 
 SHELL_TOOLS: frozenset[str] = frozenset({"shell", "container.exec", "local_shell", "shell_command", "exec_command"})
@@ -65,12 +75,12 @@ SPAWN_TOOLS: frozenset[str] = frozenset({"spawn_agent"})
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
 _SHELL_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic", "-cl"})
-_PATCH = re.compile(r"\*\*\* Begin Patch\n.*?(?:\*\*\* End Patch|\Z)", re.DOTALL)
 _HEADER_LINE = re.compile(
     r"^(?:(?P<exit>Exit code:?|Process exited with code)\s+(?P<code>-?\d+)"
     r"|Wall time:\s*(?P<wall>[\d.]+)\s*(?:seconds|s)"
     r"|Chunk ID:.*|Original token count:.*|Process running with session ID.*|Total output lines:.*)\s*$"
 )
+_SANDBOX_EXIT = re.compile(r"\Afailed in sandbox\b[^\n]{0,200}?\bexit code:? (-?\d+)")
 _DURATION_TEXT = re.compile(r"^\s*([\d.]+)\s*(ms|s|sec|secs|seconds)?\s*$")
 
 HARNESS_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -144,23 +154,12 @@ def shell_script_for(name: str | None, args: dict | None) -> str | None:
     return None
 
 
-def patch_from_script(script: str) -> str | None:
-    """The ``*** Begin Patch`` envelope inside a shell script (``apply_patch <<'EOF' …``), if any."""
-    if "*** Begin Patch" not in script:
-        return None
-    m = _PATCH.search(script.replace("\r\n", "\n"))
-    return m.group(0) if m else None
-
-
 def script_touches(script: str | None) -> list[tuple[str, str]]:
-    """Files a shell script touches: from an embedded apply_patch envelope when there is one
-    (the patch lines are not shell words), otherwise from the shell words. Never raises."""
+    """Files a shell script touches (`shell.touches_from_shell`, which also reads an apply_patch
+    envelope fed to ``apply_patch`` by a heredoc). Never raises."""
     if not isinstance(script, str) or not script.strip():
         return []
     try:
-        patch = patch_from_script(script)
-        if patch is not None:
-            return list(touches_from_patch(patch))
         return list(touches_from_shell(script))
     except Exception:  # noqa: BLE001 — a helper bug must not stop the parse
         return []
@@ -176,11 +175,18 @@ def patch_touches(patch: Any) -> list[tuple[str, str]]:
         return []
 
 
-_CHANGE_OPS = {"add": "create", "create": "create", "update": "edit", "modify": "edit", "delete": "delete", "remove": "delete"}
+_CHANGE_OPS = {
+    "add": "create",
+    "create": "create",
+    "update": "edit",
+    "modify": "edit",
+    "delete": "delete",
+    "remove": "delete",
+}
 
 
 def changes_touches(changes: Any) -> list[tuple[str, str]]:
-    """``patch_apply_begin.changes`` → [(op, path)]; a move yields ``move`` for the new path too."""
+    """``patch_apply_begin.changes`` → [(op, path)]; a move is ``("move", old)``, ``("create", new)``."""
     if not isinstance(changes, dict):
         return []
     out: list[tuple[str, str]] = []
@@ -194,11 +200,31 @@ def changes_touches(changes: Any) -> list[tuple[str, str]]:
             elif len(change) == 1:
                 kind, body = next(iter(change.items()))
         op = _CHANGE_OPS.get(str(kind).lower()) if kind is not None else None
-        out.append((op or "edit", path))
         move = body.get("move_path") if isinstance(body, dict) else None
         if isinstance(move, str) and move:
-            out.append(("move", move))
+            out += [("move", path), ("create", move)]  # the `mv` convention of `shell`
+        else:
+            out.append((op or "edit", path))
     return out
+
+
+def workdir_of(args: Any) -> str | None:
+    """The working directory named in a call's arguments (``workdir`` / ``working_directory`` / ``cwd``)."""
+    if not isinstance(args, dict):
+        return None
+    for key in ("workdir", "working_directory", "cwd"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def resolve_path(path: str, base: str | None) -> str:
+    """`path` joined to the absolute POSIX directory `base` (normalised); unchanged when it is
+    absolute, starts with ``~`` or ``$``, or `base` is not an absolute POSIX path."""
+    if not base or not base.startswith("/") or path.startswith(("/", "~", "$")):
+        return path
+    return posixpath.normpath(posixpath.join(base, path))
 
 
 def duration_ms(value: Any) -> int | None:
@@ -302,13 +328,18 @@ def parse_output(output: Any) -> OutputInfo:
             )
         if isinstance(value, dict) and isinstance(value.get("isError", value.get("is_error")), bool):
             text = text_of(value.get("content"))
-            return OutputInfo(text if text is not None else output, is_error=value.get("isError", value.get("is_error")))
+            return OutputInfo(
+                text if text is not None else output, is_error=value.get("isError", value.get("is_error"))
+            )
         if isinstance(value, list):
             text = text_of(value)
             if text is not None:
                 return OutputInfo(text)
         return OutputInfo(output)
     code, wall = _header(output)
+    if code is None:
+        m = _SANDBOX_EXIT.match(output)
+        code = int(m.group(1)) if m else None
     return OutputInfo(output, exit_code=code, duration_ms=wall)
 
 
@@ -322,3 +353,43 @@ def harness_flags(text: str | None) -> dict[str, bool]:
         if pattern.search(head):
             return {flag: True}
     return {}
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def exec_text(p: dict) -> str | None:
+    """``exec_command_end`` output: aggregated output, else stdout + stderr, else formatted."""
+    agg = p.get("aggregated_output")
+    if isinstance(agg, str):
+        return agg
+    parts = [x for x in (p.get("stdout"), p.get("stderr")) if isinstance(x, str) and x]
+    if parts:
+        return "\n".join(parts)
+    fmt = p.get("formatted_output")
+    return fmt if isinstance(fmt, str) else None
+
+
+def mcp_result(result: Any) -> tuple[str | None, bool | None]:
+    """``mcp_tool_call_end.result`` (``{"Ok": {content, isError}}`` / ``{"Err": msg}``) → (text, is_error)."""
+    if isinstance(result, dict):
+        if "Err" in result:
+            err = result["Err"]
+            return (err if isinstance(err, str) else dumps(err)), True
+        ok = result.get("Ok", result)
+        if isinstance(ok, dict):
+            flag = ok.get("isError", ok.get("is_error"))
+            return text_of(ok.get("content")), flag if isinstance(flag, bool) else False
+    return None, None
+
+
+def spawned_thread(text: str) -> str | None:
+    """The child thread id in a ``spawn_agent`` output (``{"agent_id": …}``)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(value, dict):
+        return _str(value.get("agent_id")) or _str(value.get("thread_id"))
+    return None

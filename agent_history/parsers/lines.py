@@ -10,7 +10,8 @@ Facts this relies on (DESIGN §6–7, field cases E13/E14):
   are replaced too: PostgreSQL text cannot hold them.
 - Two objects fused on one line (an unterminated append, pi) are both recovered (`fused_line`);
   a torn object followed by a complete one keeps the complete tail (`invalid_json` with the line
-  number, then the recovered object) — E13 line 4.
+  number, then the recovered object) — E13 line 4. Complete objects before the torn one are
+  kept too.
 - Large lines are fine (E14 is 1.2 MB); lines over `MAX_LINE_BYTES` are skipped with a
   `line_too_long` issue so one runaway line cannot exhaust memory.
 - JSON that is not an object (a number, a list) is a `non_object` issue.
@@ -33,6 +34,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _SURROGATE = re.compile("[\ud800-\udfff\x00]")
 _DECODER = json.JSONDecoder()
+_OBJECT_START = re.compile(r'\{\s*["}]')
+_VALUE_START = frozenset('{["-0123456789tfnNI')
 
 
 def _issue(kind: str, pos: Pos, detail: str) -> ParseIssueRow:
@@ -64,33 +67,39 @@ def _has_bad_chars(value: Any) -> bool:
     return False
 
 
-def _raw_decode_all(text: str) -> list[Any] | None:
-    """Decode one or more JSON values written back to back; None if any part is invalid."""
-    values, i, n = [], 0, len(text)
+def _decode_prefix(text: str, start: int = 0) -> tuple[list[Any], int | None]:
+    """Decode JSON values written back to back from `start` → (values, index of the first invalid
+    part or None when the rest of the line decoded fully). Decodes in place: no slicing, so a
+    retry from each ``{`` of a long torn line stays linear in copies."""
+    values, i, n = [], start, len(text)
     while i < n:
         while i < n and text[i].isspace():
             i += 1
         if i >= n:
             break
+        if values and text[i] not in _VALUE_START:  # `,` `]` `}` after a nested value: fail fast
+            return values, i
         try:
             value, i = _DECODER.raw_decode(text, i)
-        except json.JSONDecodeError:
-            return None
+        except json.JSONDecodeError:  # costs O(i): the error computes its line/column
+            return values, i
         values.append(value)
-    return values
+    return values, None
 
 
-def _recover_tail(text: str) -> list[Any]:
+def _raw_decode_all(text: str) -> list[Any] | None:
+    """Decode one or more JSON values written back to back; None if any part is invalid."""
+    values, bad = _decode_prefix(text)
+    return None if bad is not None else values
+
+
+def _recover_tail(text: str, start: int = 1) -> list[Any]:
     """After a torn object, find the first ``{`` from which the rest of the line decodes fully."""
-    start = 1
-    while True:
-        j = text.find("{", start)
-        if j < 0:
-            return []
-        values = _raw_decode_all(text[j:])
-        if values:
+    for m in _OBJECT_START.finditer(text, start):  # `{"` or `{}`: skips braces inside code strings
+        values, bad = _decode_prefix(text, m.start())
+        if values and bad is None:
             return values
-        start = j + 1
+    return []
 
 
 def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
@@ -116,7 +125,8 @@ def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
         text = raw.decode("utf-8", "replace")
     values = _raw_decode_all(text)
     if values is None:
-        tail = _recover_tail(text)
+        lead, bad = _decode_prefix(text)  # complete values before the torn part are kept
+        tail = lead + _recover_tail(text, (bad or 0) + 1)
         try:
             _DECODER.raw_decode(text.lstrip())
         except json.JSONDecodeError as exc:
@@ -125,7 +135,7 @@ def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
             detail = f"invalid JSON after first value: {text[:120]!r}"
         issues.append(_issue("invalid_json", pos, detail))
         if tail:
-            issues.append(_issue("recovered_object", pos, f"recovered {len(tail)} value(s) after a torn object"))
+            issues.append(_issue("recovered_object", pos, f"recovered {len(tail)} value(s) around a torn object"))
         values = tail
     elif len(values) > 1:
         issues.append(_issue("fused_line", pos, f"{len(values)} JSON values on one line"))

@@ -43,8 +43,8 @@ Format contract (read from the corpus and pi's ``session-manager.ts``):
   call uid = pi's tool-call id (``toolu_…`` / ``call_…``); compaction uid = entry key.
 - **Messages.** user → ``human_prompt`` (pi writes typed text as role user, prompt-template
   expansions included), except a message that is only a slash command (``/mode``, ``/``: old
-  pi sent unknown commands as text) → ``command_expansion``; assistant text → ``assistant_text``; thinking → ``reasoning``;
-  ``bashExecution`` → ``local_command_output``; ``custom``/``hookMessage``/``custom_message``
+  pi sent unknown commands as text) → ``command_expansion``; assistant text →
+  ``assistant_text``; thinking → ``reasoning``; ``bashExecution`` → ``local_command_output``; ``custom``/``hookMessage``/``custom_message``
   → ``hook_output``; ``compaction`` summary and ``branch_summary`` → ``compaction_summary``.
   Tool results are not messages (they are ToolCallRow.output), except the report of a
   sub-agent tool (``subagent_report``). Images become ``attachments`` metadata, never text.
@@ -73,7 +73,12 @@ Format contract (read from the corpus and pi's ``session-manager.ts``):
 - **Session.** uid = header ``id`` (v1 headers have one too), else the file name's id part;
   cwd from the header; model = latest assistant model (header ``modelId`` / ``model_change``
   only until an assistant has answered); ``custom_title`` = latest ``session_info.name``;
-  ``first_prompt`` = first human prompt; started/ended = min/max entry timestamps.
+  ``first_prompt`` = first human prompt; started/ended = min/max entry timestamps (the header's
+  included: v1 files can hold messages older than their header). One SessionRow at the header
+  and one per pass from ``flush()`` with that pass's min/max/latest values (they merge).
+- **State** (JSON, bounded): session id, cwd, leaf, tree nodes (id → parent id), message-key
+  parts per id, the open turn and busy flag, unanswered tool-call ids (with the command of a
+  git-mentioning bash call, ≤ 1000 chars, for `gitout`), whether an assistant has answered.
 """
 
 from __future__ import annotations
@@ -184,8 +189,8 @@ class PiParser(Parser):
         super().__init__(ctx, state)
         s = state if isinstance(state, dict) else {}
         self.session_uid: str | None = as_str(s.get("sid"))
+        self.cwd: str | None = as_str(s.get("cwd"))
         self.header_seen: bool = bool(s.get("hdr"))
-        self.version: int | None = as_int(s.get("ver"))
         self.leaf: str | None = as_str(s.get("leaf"))
         nodes = s.get("nodes")
         self.nodes: dict[str, str | None] = dict(nodes) if isinstance(nodes, dict) else {}
@@ -207,14 +212,14 @@ class PiParser(Parser):
         """Bounded resume state: ids, the leaf, the open turn, pending tool-call ids, flags."""
         return {
             "sid": self.session_uid,
+            "cwd": self.cwd,
             "hdr": self.header_seen,
-            "ver": self.version,
             "leaf": self.leaf,
-            "nodes": self.nodes,
-            "msgs": self.msgs,
+            "nodes": dict(self.nodes),
+            "msgs": {k: [v[0], list(v[1])] for k, v in self.msgs.items()},
             "turn": self.turn,
             "busy": self.busy,
-            "pending": self.pending,
+            "pending": dict(self.pending),
             "asst": self.seen_assistant,
         }
 
@@ -244,11 +249,15 @@ class PiParser(Parser):
             else:
                 if not self.header_seen:
                     rows.append(
-                        ParseIssueRow("record_before_header", pos.byte_offset, pos.line_number, f"{rtype!r} before header")
+                        ParseIssueRow(
+                            "record_before_header", pos.byte_offset, pos.line_number, f"{rtype!r} before header"
+                        )
                     )
                 rows.extend(self._entry(record, rtype, message, known, pos))
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
-            rows.append(ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, f"{type(exc).__name__}: {exc}"[:500]))
+            rows.append(
+                ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, f"{type(exc).__name__}: {exc}"[:500])
+            )
         return rows
 
     def flush(self) -> Iterable[Row]:
@@ -293,7 +302,7 @@ class PiParser(Parser):
             rows.append(ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "session header without id"))
         self.header_seen = True
         self.session_uid = sid or self.session_uid
-        self.version = as_int(record.get("version")) or 1
+        self.cwd = as_str(record.get("cwd")) or self.cwd
         ts = parse_ts(record.get("timestamp"))
         self._seen_ts(ts)
         model = as_str(record.get("modelId"))
@@ -307,7 +316,7 @@ class PiParser(Parser):
                 agent_id="",
                 is_subagent=False,
                 forked_from_uid=session_uid_from_path(parent_path) if parent_path else None,
-                cwd=as_str(record.get("cwd")),
+                cwd=self.cwd,
                 started_at=ts,
                 byte_offset=pos.byte_offset,
                 line_number=pos.line_number,
@@ -336,7 +345,9 @@ class PiParser(Parser):
         ctx = _EntryCtx(key=key, eid=eid, ts=ts, pos=pos, raw_ts=as_str(record.get("timestamp")) or "")
         if rtype == "message":
             if msg is None:
-                rows.append(ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "message entry without message"))
+                rows.append(
+                    ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "message entry without message")
+                )
             elif known:
                 rows.extend(self._message(msg, ctx))
         elif rtype == "compaction":
@@ -413,7 +424,9 @@ class PiParser(Parser):
             message_uid = ctx.key
             rows.append(self._message_row(ctx, "", "assistant", classes.ASSISTANT_TEXT, text, model=model))
         if reasoning:
-            rows.append(self._message_row(ctx, REASONING_SUFFIX, "assistant", classes.REASONING, reasoning, model=model))
+            rows.append(
+                self._message_row(ctx, REASONING_SUFFIX, "assistant", classes.REASONING, reasoning, model=model)
+            )
         call_uid = None
         usage = msg.get("usage")
         if isinstance(usage, dict):
@@ -526,7 +539,12 @@ class PiParser(Parser):
 
     def _turn_row(self, *, ended_at: datetime | None, model: str | None = None) -> TurnRow:
         return TurnRow(
-            agent=AGENT, turn_uid=self.entry_turn or "", session_uid=self._sid(), agent_id="", model=model, ended_at=ended_at
+            agent=AGENT,
+            turn_uid=self.entry_turn or "",
+            session_uid=self._sid(),
+            agent_id="",
+            model=model,
+            ended_at=ended_at,
         )
 
     # ------------------------------------------------------------------ tree
@@ -545,7 +563,9 @@ class PiParser(Parser):
         raw_ts, suffixes = entry
         key = f"{eid}@{raw_ts}"
         return [
-            MessageRow(agent=AGENT, message_uid=key + s, session_uid=self._sid(), agent_id="", on_active_branch=on_branch)
+            MessageRow(
+                agent=AGENT, message_uid=key + s, session_uid=self._sid(), agent_id="", on_active_branch=on_branch
+            )
             for s in suffixes
         ]
 

@@ -17,7 +17,9 @@ The tool half of the pi parser (`agent_history.parsers.pi` holds the format cont
   get ``no_result``. The ids of unanswered calls live in the parser state (bounded).
 - File touches at the call: ``read`` → read, ``write`` → create (pi's write creates or
   overwrites; the transcript does not say which), ``edit`` → edit, path from ``path`` (or
-  ``file_path``) exactly as the model wrote it; ``bash`` → `shell.touches_from_shell`.
+  ``file_path``); ``bash`` → `shell.touches_from_shell`. pi runs tools in the session cwd
+  (``path-utils.ts``), so relative paths are joined to the header's ``cwd`` (normalised);
+  absolute, ``~`` and ``$`` paths are kept as written.
 - Git events: `gitout.git_sightings` over a ``bash`` result (the command is kept in state
   while the call is pending, only when it mentions git, at most `GIT_HINT_CHARS`).
 - A user ``!command`` (``bashExecution`` message: command, output, exitCode, cancelled) →
@@ -31,6 +33,7 @@ The tool half of the pi parser (`agent_history.parsers.pi` holds the format cont
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -99,7 +102,7 @@ def _image_meta(block: dict) -> dict:
     if isinstance(data, str):
         pad = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
         size = len(data) * 3 // 4 - pad
-    return {"type": "image", "media_type": as_str(block.get("mimeType")), "size_bytes": size}
+    return {"type": "image", "media_type": as_str(block.get("mimeType")), "bytes": size}
 
 
 def content_parts(content: Any) -> tuple[str | None, list[dict] | None]:
@@ -141,7 +144,16 @@ def _path_arg(args: Any) -> str | None:
     return as_str(args.get("path")) or as_str(args.get("file_path"))
 
 
+def resolve_path(path: str, cwd: str | None) -> str:
+    """`path` joined to the absolute POSIX directory `cwd` (normalised); unchanged when it is
+    absolute, starts with ``~`` or ``$``, or `cwd` is not an absolute POSIX path."""
+    if not cwd or not cwd.startswith("/") or path.startswith(("/", "~", "$")):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
 def _touches(p: PiParser, ctx: _EntryCtx, tool_call_uid: str, pairs: list[tuple[str, str]]) -> list[Row]:
+    pairs = [(op, resolve_path(path, p.cwd)) for op, path in pairs]
     return [
         FileTouchRow(
             agent=AGENT,
@@ -297,7 +309,9 @@ def tool_result_rows(p: PiParser, msg: dict, ctx: _EntryCtx) -> tuple[list[Row],
     """Rows for one ``toolResult`` message → (rows, sub-agent report text or None)."""
     call_id = as_str(msg.get("toolCallId"))
     if not call_id:
-        return [ParseIssueRow("bad_record", ctx.pos.byte_offset, ctx.pos.line_number, "toolResult without toolCallId")], None
+        return [
+            ParseIssueRow("bad_record", ctx.pos.byte_offset, ctx.pos.line_number, "toolResult without toolCallId")
+        ], None
     name = as_str(msg.get("toolName"))
     output, _ = content_parts(msg.get("content"))
     raw_error = msg.get("isError")

@@ -1,0 +1,76 @@
+"""SQL conditions for a `SearchRequest`'s filters, shared by the FTS and BM25 backends.
+
+Messages are filtered on their own columns (``agent``, ``namespace``, ``message_class``, ``ts``);
+tool calls carry no namespace or class, so namespace goes through their session, and time is
+``started_at``. Project (cwd prefix) and session uid always go through ``ah.session`` as an
+``= ANY(ARRAY(SELECT …))`` so PostgreSQL evaluates the session list once (an InitPlan) and the
+text-search scan filters on ``session_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from agent_history.model import classes
+from agent_history.search.request import SearchRequest
+
+CORPUS_TABLE = {"message": "message", "tool_call": "tool_call"}
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """A conjunction of SQL conditions on table alias `alias` and its parameters."""
+
+    sql: sql.Composable
+    params: dict
+
+
+def like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching strings that start with `prefix` (metacharacters escaped)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
+    """Conditions (``TRUE`` when none) for documents of `corpus` ('message' | 'tool_call')."""
+    a = sql.Identifier(alias)
+    conds: list[sql.Composable] = []
+    params: dict = {}
+    session_conds: list[sql.Composable] = []
+    if req.agents:
+        conds.append(sql.SQL("{}.agent = ANY(%(f_agents)s)").format(a))
+        params["f_agents"] = list(req.agents)
+    if req.namespaces:
+        params["f_namespaces"] = list(req.namespaces)
+        if corpus == "message":
+            conds.append(sql.SQL("{}.namespace = ANY(%(f_namespaces)s)").format(a))
+        else:
+            session_conds.append(sql.SQL("s.namespace = ANY(%(f_namespaces)s)"))
+    if corpus == "message" and req.classes and set(req.classes) != set(classes.ALL):
+        conds.append(sql.SQL("{}.message_class = ANY(%(f_classes)s)").format(a))
+        params["f_classes"] = list(req.classes)
+    ts = sql.Identifier("ts" if corpus == "message" else "started_at")
+    if req.since is not None:
+        conds.append(sql.SQL("{}.{} >= %(f_since)s").format(a, ts))
+        params["f_since"] = req.since
+    if req.until is not None:
+        conds.append(sql.SQL("{}.{} < %(f_until)s").format(a, ts))
+        params["f_until"] = req.until
+    if req.project:
+        session_conds.append(sql.SQL("(s.cwd = %(f_project)s OR s.cwd LIKE %(f_project_like)s)"))
+        params["f_project"] = req.project.rstrip("/") or "/"
+        params["f_project_like"] = like_prefix(req.project.rstrip("/") + "/")
+    if req.session:
+        session_conds.append(
+            sql.SQL("(s.session_uid = %(f_session)s OR (length(%(f_session)s) >= 8 AND s.session_uid LIKE %(f_session_like)s))")
+        )
+        params["f_session"] = req.session
+        params["f_session_like"] = like_prefix(req.session)
+    if session_conds:
+        conds.append(
+            sql.SQL("{}.session_id = ANY(ARRAY(SELECT s.id FROM ah.session AS s WHERE {}))").format(
+                a, sql.SQL(" AND ").join(session_conds)
+            )
+        )
+    return Filter(sql.SQL(" AND ").join(conds) if conds else sql.SQL("TRUE"), params)

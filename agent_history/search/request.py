@@ -1,0 +1,134 @@
+"""What a keyword search asks for and what it returns (pure dataclasses, no I/O).
+
+`SearchRequest` is shared by the CLI, the MCP server and the evaluation; `SearchHit` carries the
+provenance DESIGN §8 requires (session, agent, namespace, timestamp, class, source file and byte
+offset, snippet). Snippets mark matched words with `HL_START` / `HL_END` (U+0002 / U+0003):
+`SearchHit.plain_snippet()` strips them, `highlights()` gives their character spans.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from enum import StrEnum
+
+from agent_history.model import classes
+
+HL_START = "\x02"
+HL_END = "\x03"
+DEFAULT_LIMIT = 20
+
+
+class Scope(StrEnum):
+    """Which documents to search: message text, tool input/output, or both."""
+
+    MESSAGES = "messages"
+    TOOLS = "tools"
+    ALL = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """A keyword search. Empty filter tuples mean "no restriction".
+
+    ``classes`` defaults to the conversational subset (`model.classes.CONVERSATIONAL`); pass
+    ``classes.ALL`` (``--all-classes``) or ``classes.PROMPTS`` (``--prompts``). ``namespaces``
+    is what a context resolves to. ``project`` is a cwd prefix. ``since``/``until`` are
+    timezone-aware bounds on the message timestamp (tool calls: their start).
+    """
+
+    query: str
+    limit: int = DEFAULT_LIMIT
+    scope: Scope = Scope.MESSAGES
+    agents: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    classes: tuple[str, ...] = classes.CONVERSATIONAL
+    since: datetime | None = None
+    until: datetime | None = None
+    project: str | None = None
+    session: str | None = None
+    """A session uid (matches main thread and its sub-agents) — or a uid prefix of ≥ 8 characters."""
+
+
+@dataclass(slots=True)
+class SearchHit:
+    """One result with provenance. ``kind`` is ``message`` or ``tool_call``; ``id`` is that
+    table's surrogate id (stable within one catalogue build only). ``label`` is the message
+    class, or the tool name for a tool call. ``score`` is BM25 (higher is better; comparable
+    within one search)."""
+
+    kind: str
+    id: int
+    score: float
+    session_uid: str
+    agent_id: str
+    agent: str
+    namespace: str | None
+    ts: datetime | None
+    label: str | None
+    title: str | None
+    cwd: str | None
+    source_path: str | None
+    byte_offset: int | None
+    line_number: int | None
+    snippet: str
+    root_session_uid: str | None = None
+    outcome: str | None = None
+    matched_terms: int | None = None
+    backend: str = "fts"
+    extra: dict = field(default_factory=dict)
+
+    def plain_snippet(self) -> str:
+        """The snippet without highlight markers."""
+        return self.snippet.replace(HL_START, "").replace(HL_END, "")
+
+    def highlights(self) -> list[tuple[int, int]]:
+        """Character spans ``[start, end)`` of the highlighted words in `plain_snippet()`."""
+        spans, out, start = [], 0, None
+        for ch in self.snippet:
+            if ch == HL_START:
+                start = out
+            elif ch == HL_END:
+                if start is not None:
+                    spans.append((start, out))
+                start = None
+            else:
+                out += 1
+        return spans
+
+    def as_dict(self) -> dict:
+        """JSON-ready form: plain snippet plus highlight spans."""
+        d = asdict(self)
+        d["snippet"] = self.plain_snippet()
+        d["highlights"] = [list(s) for s in self.highlights()]
+        d["score"] = round(self.score, 4)
+        if not d["extra"]:
+            del d["extra"]
+        return d
+
+
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$", re.IGNORECASE)
+_UNITS = {"m": timedelta(minutes=1), "min": timedelta(minutes=1), "h": timedelta(hours=1),
+          "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def parse_when(value: str, *, now: datetime | None = None, end_of_day: bool = False) -> datetime:
+    """A time bound from ``7d`` / ``12h`` / ``30m`` / ``2w`` (that long before `now`), an ISO date
+    (``2025-11-20``: its start in UTC, or its end with `end_of_day`) or an ISO timestamp (naive
+    means UTC). Raises ValueError with a one-line message otherwise."""
+    now = now or datetime.now(UTC)
+    m = _RELATIVE.match(value)
+    if m:
+        return now - float(m.group(1)) * _UNITS[m.group(2).lower()]
+    text = value.strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            d = date.fromisoformat(text)
+            if end_of_day:
+                return datetime.combine(d + timedelta(days=1), time.min, UTC)
+            return datetime.combine(d, time.min, UTC)
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not a time: {value!r} (use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp)") from None
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)

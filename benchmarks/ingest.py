@@ -1,0 +1,84 @@
+"""`just bench`: ingest benchmark on a synthetic home (not a timed test).
+
+Reports cold ingest (messages/s, MB/s), peak RSS of the indexing process, the time of a pass
+with no changes, and the raw orjson parse rate of the same bytes (the ceiling). Uses a private
+embedded server under a temp dir unless ``--dsn`` is given (the database is then emptied!).
+
+    python -m benchmarks.ingest --sessions 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+import psycopg
+
+from agent_history.db import embedded
+from agent_history.db.migrate import ensure_schema
+from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
+from agent_history.ingest.loader import Loader
+from benchmarks.synth import write_home
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=2000)
+    ap.add_argument("--dsn", default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir (home + server)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ah-bench-"))
+    try:
+        home = tmp / "home"
+        t0 = time.perf_counter()
+        files, nbytes, msgs = write_home(home, args.sessions)
+        print(f"synthetic home: {files:,} files, {nbytes / 1e6:,.1f} MB, ~{msgs:,} messages "
+              f"(generated in {time.perf_counter() - t0:.1f} s)")
+
+        t0 = time.perf_counter()
+        n = 0
+        for p in home.rglob("*.jsonl"):
+            for line in p.read_bytes().splitlines():
+                orjson.loads(line)
+                n += 1
+        raw = time.perf_counter() - t0
+        print(f"raw orjson parse: {n:,} lines in {raw:.2f} s = {nbytes / 1e6 / raw:,.0f} MB/s (ceiling)")
+
+        dsn = args.dsn or embedded.ensure_running(tmp / "pg")
+        ensure_schema(dsn)
+        sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            rss0 = _rss_mb()
+            t0 = time.perf_counter()
+            s = Loader(conn).run(sources)
+            cold = time.perf_counter() - t0
+            n_msgs = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
+            n_tools = conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0]
+            print(f"cold ingest: {s.files_changed:,} files, {n_msgs:,} messages + {n_tools:,} tool calls in {cold:.1f} s "
+                  f"= {n_msgs / cold:,.0f} messages/s, {(n_msgs + n_tools) / cold:,.0f} messages+tool calls/s, "
+                  f"{s.bytes_read / 1e6 / cold:,.1f} MB/s; load errors {s.files_failed}")
+            print(f"peak RSS of the indexer: {_rss_mb():,.0f} MB (before ingest {rss0:,.0f} MB)")
+            t0 = time.perf_counter()
+            s2 = Loader(conn).run(sources)
+            print(f"no-change pass over {s2.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
+                  f"({s2.bytes_read} bytes read)")
+        if not args.dsn and not args.keep:
+            embedded.stop(tmp / "pg")
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"kept {tmp}")
+
+
+if __name__ == "__main__":
+    main()

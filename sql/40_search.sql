@@ -1,0 +1,154 @@
+-- Keyword search on plain PostgreSQL: BM25 ranking over the code-aware tsvectors (DESIGN §8).
+--
+-- The documents, their vectors (ah.message.tsv, ah.tool_call.tsv) and the term statistics
+-- (ah.search_term, ah.search_corpus) are defined in migration 0002_search. This file holds the
+-- query-side functions; agent_history.search.keyword composes them:
+--
+--   1. ah.search_lexemes(corpus, terms, weights)   query terms → lexemes with df and idf
+--   2. candidates via the GIN index (tsv @@ tsquery), built from those lexemes
+--   3. ah.bm25_score(tsv, lexemes, weights·idf, avglen) on the candidates only
+--   4. ah.snippet_window(text, needles, width) + ts_headline on the final top-K only
+--
+-- Ranking is Okapi BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
+-- Beyond", Foundations and Trends in IR 3(4), 2009):
+--
+--   score(d, q) = Σ_{t ∈ q ∩ d}  w_t · idf(t) · tf(t,d)·(k1 + 1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
+--   idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))        (always > 0, as in Lucene)
+--
+-- with k1 = 1.2, b = 0.75; w_t is the query-side weight of the term (1 unless the query analysis
+-- says otherwise). |d| is length(tsv), the number of distinct lexemes, and avgdl its mean over the
+-- corpus — a proxy for token count that costs O(1) to read. The sum runs over the terms a
+-- document contains, so matching is OR: a document matching more (and rarer) terms scores higher,
+-- and a question never returns nothing because one of its words is absent.
+--
+-- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes.
+
+
+-- Inverse document frequency (BM25, Lucene's non-negative variant). n = documents in the corpus.
+CREATE OR REPLACE FUNCTION ah.bm25_idf(n bigint, df bigint) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ln(1.0 + (greatest(n, df) - df + 0.5) / (df + 0.5));
+
+
+-- A tsquery literal for one lexeme, quoted so that any character is taken literally
+-- (tsquery input syntax: inside '…' a quote is doubled and a backslash escapes).
+CREATE OR REPLACE FUNCTION ah.tsquery_literal(lexeme text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN '''' || replace(replace(lexeme, E'\\', E'\\\\'), '''', '''''') || '''';
+
+
+-- Documents matching any / all of the given lexemes (lexemes are taken as is, not re-parsed).
+CREATE OR REPLACE FUNCTION ah.tsquery_any(lexemes text[]) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN (SELECT coalesce(string_agg(ah.tsquery_literal(l), ' | '), '')::tsquery FROM unnest(lexemes) AS l);
+
+CREATE OR REPLACE FUNCTION ah.tsquery_all(lexemes text[]) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN (SELECT coalesce(string_agg(ah.tsquery_literal(l), ' & '), '')::tsquery FROM unnest(lexemes) AS l);
+
+
+-- Query terms → lexemes, analysed exactly like the documents (ah.search configuration over
+-- ah.code_aware_text), with their document frequency and idf in `p_corpus`
+-- ('message' | 'tool_call'). A lexeme produced by several terms keeps the largest weight.
+-- Stop words produce no lexeme; lexemes absent from the corpus come back with df = 0.
+CREATE OR REPLACE FUNCTION ah.search_lexemes(p_corpus text, terms text[], weights double precision[])
+    RETURNS TABLE (lexeme text, weight double precision, df bigint, idf double precision)
+    LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    WITH q AS (
+        SELECT l.lexeme, max(coalesce(t.weight, 1.0)) AS weight
+        FROM unnest(terms, weights) AS t(term, weight)
+        CROSS JOIN LATERAL unnest(tsvector_to_array(
+            to_tsvector('ah.search'::regconfig, ah.code_aware_text(t.term)))) AS l(lexeme)
+        GROUP BY l.lexeme
+    ), n AS (
+        SELECT coalesce((SELECT doc_count FROM ah.search_corpus WHERE corpus = p_corpus), 0) AS docs
+    )
+    SELECT q.lexeme, q.weight, coalesce(s.df, 0), ah.bm25_idf(n.docs, coalesce(s.df, 0))
+    FROM q
+    CROSS JOIN n
+    LEFT JOIN ah.search_term AS s ON s.corpus = p_corpus AND s.lexeme = q.lexeme
+    ORDER BY coalesce(s.df, 0), q.lexeme
+$$;
+
+
+-- Mean document length (distinct lexemes) of a corpus; 1 when empty.
+CREATE OR REPLACE FUNCTION ah.search_avglen(p_corpus text) RETURNS double precision
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN coalesce((SELECT total_len::double precision / nullif(doc_count, 0)
+                     FROM ah.search_corpus WHERE corpus = p_corpus), 1.0);
+
+
+-- Term frequency of each query lexeme present in `tsv`: setweight marks the query lexemes 'A'
+-- (binary search per lexeme), ts_filter keeps only those, so the unnest touches query terms
+-- only, not the whole document. Positions are capped at 256 per lexeme by tsvector, which the
+-- tf saturation makes irrelevant.
+CREATE OR REPLACE FUNCTION ah.bm25_term_freqs(tsv tsvector, lexemes text[])
+    RETURNS TABLE (lexeme text, tf integer)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT u.lexeme, coalesce(cardinality(u.positions), 1)
+    FROM unnest(ts_filter(setweight(tsv, 'A', lexemes), '{a}')) AS u
+$$;
+
+
+-- BM25 score of one document. `weights` are aligned with `lexemes` and already include idf
+-- (query weight × idf); `avglen` comes from ah.search_avglen. k1 and b as cited above.
+CREATE OR REPLACE FUNCTION ah.bm25_score(
+    tsv tsvector,
+    lexemes text[],
+    weights double precision[],
+    avglen double precision,
+    k1 double precision DEFAULT 1.2,
+    b double precision DEFAULT 0.75
+) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT coalesce(sum(
+               q.w * f.tf * (k1 + 1)
+               / (f.tf + k1 * (1 - b + b * length(tsv) / greatest(avglen, 1.0)))), 0.0)
+    FROM ah.bm25_term_freqs(tsv, lexemes) AS f
+    JOIN unnest(lexemes, weights) AS q(lexeme, w) ON q.lexeme = f.lexeme
+$$;
+
+
+-- How many of `lexemes` occur in `tsv` (coordination level; a tie-breaker and a test aid).
+CREATE OR REPLACE FUNCTION ah.bm25_matched(tsv tsvector, lexemes text[]) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (SELECT count(*)::integer FROM unnest(ts_filter(setweight(tsv, 'A', lexemes), '{a}')));
+
+
+-- The part of `doc` worth highlighting: about `width` characters around the first occurrence
+-- of the first needle (in the given order — callers pass the rarest terms first) found
+-- case-insensitively; the head of the document when none is found. ts_headline parses its whole
+-- input, so it is given this window instead of a document of up to 128 KiB.
+CREATE OR REPLACE FUNCTION ah.snippet_window(doc text, needles text[], width integer DEFAULT 1200)
+    RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    WITH d AS (SELECT left(coalesce(doc, ''), 131072) AS body),
+    hit AS (
+        SELECT strpos(lower(d.body), lower(n.needle)) AS pos
+        FROM d, unnest(needles) WITH ORDINALITY AS n(needle, ord)
+        WHERE n.needle <> '' AND strpos(lower(d.body), lower(n.needle)) > 0
+        ORDER BY n.ord
+        LIMIT 1
+    )
+    SELECT substr(d.body, greatest(1, coalesce((SELECT pos FROM hit), 1) - width / 3), width)
+    FROM d
+$$;
+
+
+-- A highlighted snippet: ts_headline over the window, matched words wrapped in U+0002 / U+0003
+-- (control characters that do not occur in transcripts; the CLI turns them into colour or
+-- strips them), whitespace collapsed.
+CREATE OR REPLACE FUNCTION ah.search_snippet(doc text, needles text[], q tsquery, width integer DEFAULT 1200)
+    RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT regexp_replace(
+        ts_headline('ah.search'::regconfig, ah.snippet_window(doc, needles, width), q,
+                    'StartSel=' || chr(2) || ', StopSel=' || chr(3)
+                    || ', MaxWords=40, MinWords=18, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "'),
+        '\s+', ' ', 'g')
+$$;

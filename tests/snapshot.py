@@ -1,0 +1,39 @@
+"""Full-content snapshots of the catalogue for equality tests (surrogate ids replaced by natural keys)."""
+
+from __future__ import annotations
+
+import psycopg
+
+from agent_history.model.rows import ROW_TYPES, SessionRow
+
+_SKIP = {"id", "session_id", "source_id", "child_session_id", "parent_session_id", "root_session_id", "repo_id",
+         "rolled_up_at", "created_at", "text_sha256"}
+
+
+def snapshot(conn: psycopg.Connection, *, include_issues: bool = True) -> dict[str, list[tuple]]:
+    """Every row of every row-model table, as sorted tuples; sessions referenced by natural key and
+    source files by (namespace, rel_path) so two catalogues built differently compare equal."""
+    out: dict[str, list[tuple]] = {}
+    for t in ROW_TYPES:
+        if t.PER_SOURCE and not include_issues:
+            continue
+        cols = [
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema='ah' AND table_name=%s "
+                "ORDER BY ordinal_position",
+                (t.TABLE,),
+            )
+            if r[0] not in _SKIP
+        ]
+        select = ", ".join(f"x.{c}::text" for c in cols)
+        joins = " LEFT JOIN ah.source_file f ON f.id = x.source_id"
+        extra = ", f.namespace, f.rel_path"
+        if t is not SessionRow and not t.PER_SOURCE:
+            joins += " JOIN ah.session s ON s.id = x.session_id"
+            extra += ", s.agent, s.session_uid, s.agent_id"
+        if t.TABLE == "parse_issue":
+            select = select.replace("x.detail::text", "left(x.detail, 20)")
+        rows = conn.execute(f"SELECT {select}{extra} FROM ah.{t.TABLE} x{joins}").fetchall()
+        out[t.TABLE] = sorted(tuple("" if v is None else str(v) for v in r) for r in rows)
+    return out

@@ -1,0 +1,177 @@
+"""`agent-history index` end to end in subprocesses: kills, a dead database, rebuilds."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.snapshot import snapshot
+
+PY = sys.executable
+
+
+def cli(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def home(corpus_home, tmp_path) -> Path:
+    dst = tmp_path / "home"
+    shutil.copytree(corpus_home, dst)
+    return dst
+
+
+def truncate_all(dsn: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "TRUNCATE ah.source_file, ah.session, ah.repo, ah.dirty_session, ah.turn, ah.message, ah.model_call, "
+            "ah.tool_call, ah.subagent_spawn, ah.compaction, ah.file_touch, ah.git_event, ah.parse_issue, "
+            "ah.record_type_seen RESTART IDENTITY"
+        )
+
+
+def test_index_then_status_json_shows_every_file_indexed(cli_env, home):
+    out = cli("index", "--home", str(home), "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    n = len(list(home.rglob("*.jsonl")))
+    assert summary["files_scanned"] == summary["files_changed"] == n
+    assert summary["issues"].get("load_error", 0) == 0
+    status = json.loads(cli("status", "--json", env=cli_env).stdout)
+    files = {ns: d["files"] for ns, d in status["namespaces"].items()}
+    assert files == {
+        "claude-local": {"ok": len(list((home / ".claude").rglob("*.jsonl")))},
+        "codex-local": {"ok": len(list((home / ".codex").rglob("*.jsonl")))},
+        "pi-local": {"ok": len(list((home / ".pi").rglob("*.jsonl")))},
+    }
+    assert status["last_pass"]["status"] == "ok"
+    second = json.loads(cli("index", "--home", str(home), "--json", env=cli_env).stdout)
+    assert (second["bytes_read"], second["files_changed"]) == (0, 0)
+
+
+def test_second_pass_exits_zero_with_the_lock_message(cli_env, db, home):
+    with psycopg.connect(db.dsn, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (0x61685F696478,))
+        out = cli("index", "--home", str(home), env=cli_env)
+    assert out.returncode == 0
+    assert "another index pass is running" in out.stdout
+
+
+def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home):
+    env = {**cli_env, "AGENT_HISTORY_BATCH_LINES": "7"}
+    assert cli("index", "--home", str(home), env=env).returncode == 0
+    with db.connect() as conn:
+        clean = snapshot(conn)
+    truncate_all(db.dsn)
+    rng = random.Random(7)
+    kills = 0
+    for _ in range(4):
+        proc = subprocess.Popen([PY, "-m", "agent_history", "index", "--home", str(home)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.8, 2.0))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 1
+    assert cli("index", "--home", str(home), env=env).returncode == 0
+    with db.connect() as conn:
+        assert snapshot(conn) == clean
+
+
+def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
+    env = {**cli_env, "AGENT_HISTORY_BATCH_LINES": "3"}
+    proc = subprocess.Popen([PY, "-m", "agent_history", "index", "--home", str(home)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert cli("index", "--home", str(home), env=env).returncode == 0
+    with db.connect() as conn:
+        errors = conn.execute("SELECT count(*) FROM ah.parse_issue WHERE kind = 'load_error'").fetchone()[0]
+    assert errors == 0
+
+
+def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home, tmp_path):
+    from agent_history.db import embedded
+
+    env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
+    env.update(AGENT_HISTORY_DATA_DIR=str(tmp_path / "own"), AGENT_HISTORY_BATCH_LINES="2")
+    pgdata = tmp_path / "own" / "pg"
+    assert cli("db", "status", env=env).returncode == 0  # server up, schema migrated
+    proc = subprocess.Popen([PY, "-m", "agent_history", "index", "--home", str(home)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    embedded.stop(pgdata)
+    out, err = proc.communicate(timeout=120)
+    try:
+        assert proc.returncode == 2, (out, err)
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert lines[0].startswith("error:")
+        done = cli("index", "--home", str(home), "--json", env=env)  # restarts the server on demand
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["issues"].get("load_error", 0) == 0
+        status = json.loads(cli("status", "--json", env=env).stdout)
+        total = sum(sum(d["files"].values()) for d in status["namespaces"].values())
+        assert total == len(list(home.rglob("*.jsonl")))
+    finally:
+        embedded.stop(pgdata)
+
+
+def test_rebuild_from_hot_and_cold_equals_the_original(cli_env, db, home, tmp_path):
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    with db.connect() as conn:
+        original = snapshot(conn)
+    cold_claude = tmp_path / "cold-claude"
+    shutil.copytree(home / ".claude", cold_claude)
+    gone = sorted((home / ".claude").rglob("*.jsonl"))[:3]
+    for p in gone:
+        p.unlink()
+    config = Path(cli_env["AGENT_HISTORY_CONFIG"])
+    config.write_text(f'[cold_sources]\n"claude-local" = "{cold_claude}"\n')
+    check = cli("rebuild-check", env=cli_env)
+    assert check.returncode == 0, check.stderr
+    counts = json.loads(check.stdout)["namespaces"]["claude-local"]
+    n_claude = len(list(cold_claude.rglob("*.jsonl")))
+    assert counts == {"hot": n_claude - 3, "cold": n_claude, "cold_only": 3, "missing": 0}
+    out = cli("rebuild", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    with db.connect() as conn:
+        assert snapshot(conn) == original
+        tiers = dict(conn.execute("SELECT tier, count(*) FROM ah.source_file GROUP BY 1").fetchall())
+    assert tiers["cold"] == 3
+
+
+def test_rebuild_check_and_rebuild_refuse_when_a_file_is_missing_from_both_tiers(cli_env, db, home):
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    victim = sorted((home / ".codex").rglob("*.jsonl"))[0]
+    victim.unlink()
+    check = cli("rebuild-check", env=cli_env)
+    assert check.returncode == 1
+    data = json.loads(check.stdout)
+    assert data["would_refuse"] is True
+    assert data["missing_files"] == [str(victim)]
+    assert data["namespaces"]["codex-local"]["missing"] == 1
+    with db.connect() as conn:
+        before = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
+    out = cli("rebuild", env=cli_env)
+    assert out.returncode == 1
+    assert "rebuild refused" in out.stderr
+    with db.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] == before
+
+
+_ = os
