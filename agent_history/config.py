@@ -19,6 +19,17 @@ The one documented place to change behaviour. The config file is
     [contexts]                         # named search scopes (lists of namespaces)
     work = ["claude-work", "codex-work"]
 
+    [embedding]                        # absent: embeddings and vector/hybrid search are off
+    provider = "openai"                # openai (any OpenAI-compatible /embeddings) | local
+    base_url = "https://api.openai.com/v1"   # Ollama: http://localhost:11434/v1
+    model = "text-embedding-3-small"
+    dimensions = 512                   # optional: sent as `dimensions`; part of the cache key
+    api_key_env = "OPENAI_API_KEY"     # env var holding the key; omit for keyless servers
+    batch_size = 64                    # inputs per request
+    max_tokens_per_run = 2000000       # stop a run before exceeding (estimated tokens)
+    max_tokens_per_day = 10000000      # per UTC day, summed over runs (ah.embedding_usage)
+    # provider = "local"; local_model_path = "/models/all-MiniLM-L6-v2"   (extra: [local])
+
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000).
@@ -69,6 +80,67 @@ def default_sources() -> dict[str, Path]:
     }
 
 
+EMBEDDING_PROVIDERS: tuple[str, ...] = ("openai", "local")
+
+
+@dataclass
+class EmbeddingSettings:
+    """The ``[embedding]`` section (DESIGN §9). Token counts are estimates (characters / 4)
+    unless the endpoint reports usage; caps of 0 or absent keys use the defaults below."""
+
+    provider: str
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    dimensions: int | None = None
+    api_key_env: str | None = None
+    batch_size: int = 64
+    max_tokens_per_run: int = 2_000_000
+    max_tokens_per_day: int = 10_000_000
+    local_model_path: Path | None = None
+    timeout_s: float = 60.0  # one batch request (connect + read), seconds
+    query_timeout_s: float = 3.0  # the query embedding in hybrid search, wall-clock seconds
+    max_attempts: int = 6  # per batch, on 429 / 5xx / transport errors
+    chunk_chars: int = 1500  # characters per chunk (before the context header)
+    chunk_overlap: int = 200  # characters shared by neighbouring chunks
+
+    @property
+    def model_key(self) -> str:
+        """The cache key's model part: ``model`` or ``model@dimensions`` when dimensions are set."""
+        return f"{self.model}@{self.dimensions}" if self.dimensions else self.model
+
+
+def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
+    """Parse ``[embedding]``; None when absent or without a provider. Raises ConfigError."""
+    if not raw or not raw.get("provider"):
+        return None
+    provider = str(raw["provider"])
+    if provider not in EMBEDDING_PROVIDERS:
+        raise ConfigError(f"config embedding.provider must be one of {', '.join(EMBEDDING_PROVIDERS)}, not {provider!r}")
+    path = Path(str(raw["local_model_path"])).expanduser() if raw.get("local_model_path") else None
+    model = raw.get("model") or (path.name if path else None)
+    if provider == "local" and path is None:
+        raise ConfigError("config embedding.local_model_path is required for provider = \"local\"")
+    if not model:
+        raise ConfigError("config embedding.model is required")
+    e = EmbeddingSettings(provider=provider, model=str(model), local_model_path=path)
+    try:
+        for key in ("base_url", "api_key_env"):
+            if raw.get(key):
+                setattr(e, key, str(raw[key]))
+        for key in ("dimensions", "batch_size", "max_tokens_per_run", "max_tokens_per_day", "max_attempts",
+                    "chunk_chars", "chunk_overlap"):
+            if raw.get(key):
+                setattr(e, key, int(raw[key]))
+        for key in ("timeout_s", "query_timeout_s"):
+            if raw.get(key):
+                setattr(e, key, float(raw[key]))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"config embedding: {exc}") from None
+    if e.chunk_overlap >= e.chunk_chars // 2:
+        raise ConfigError("config embedding.chunk_overlap must be less than half of chunk_chars")
+    return e
+
+
 @dataclass
 class Settings:
     """Resolved settings. Build with `load_settings()`."""
@@ -82,6 +154,7 @@ class Settings:
     cold_sources: dict[str, Path] = field(default_factory=dict)
     contexts: dict[str, list[str]] = field(default_factory=dict)
     data_dir: Path = field(default_factory=data_dir)
+    embedding: EmbeddingSettings | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -122,6 +195,7 @@ def load_settings(dsn: str | None = None) -> Settings:
         if not isinstance(namespaces, list):
             raise ConfigError(f"config contexts.{name} must be a list of namespaces")
         s.contexts[str(name)] = [str(n) for n in namespaces]
+    s.embedding = _embedding_settings(raw.get("embedding") or {})
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

@@ -2,11 +2,13 @@
 --
 -- ah.model_pricing is a price table declared as data: one row per (LIKE pattern on
 -- model_call.model, effective_from), USD per million tokens for each disjoint token bucket of
--- ah.model_call. Two functions apply it:
+-- ah.model_call. Three functions apply it:
 --
 --   ah.price_for(model, at)       the row that prices `model` on day `at`
+--   ah.priced_cost_usd(price, input_uncached, cache_read, cache_write_5m, cache_write_1h, output)
+--                                 the cost formula: token counts × a price row, NULL when unknown
 --   ah.call_cost_usd(model, at, input_uncached, cache_read, cache_write_5m, cache_write_1h, output)
---                                 one call's list-price cost in USD, NULL when unknown
+--                                 one call's list-price cost in USD (the two above combined)
 --
 -- Rules for rows:
 -- - Only prices read on the provider's own public price page are seeded; `source` names that
@@ -25,7 +27,9 @@
 --   those columns are NULL. Not modelled: long-context surcharges (Sonnet 4/4.5 above 200K input
 --   tokens), batch/priority tiers, regional cloud endpoints.
 --
--- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes.
+-- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes. The
+-- upsert never deletes: to retract a seeded row, add an explicit DELETE for it here. Session
+-- costs are stored by the rollup, so a price change shows once those sessions are refreshed.
 
 INSERT INTO ah.model_pricing AS p (
     model_pattern, effective_from,

@@ -15,6 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from agent_history.ingest.rebuild import truncate_derived
 from tests.snapshot import snapshot
 
 PY = sys.executable
@@ -33,11 +34,7 @@ def home(corpus_home, tmp_path) -> Path:
 
 def truncate_all(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(
-            "TRUNCATE ah.source_file, ah.session, ah.repo, ah.dirty_session, ah.turn, ah.message, ah.model_call, "
-            "ah.tool_call, ah.subagent_spawn, ah.compaction, ah.file_touch, ah.git_event, ah.parse_issue, "
-            "ah.record_type_seen RESTART IDENTITY"
-        )
+        truncate_derived(conn)
 
 
 def test_index_then_status_json_shows_every_file_indexed(cli_env, home):

@@ -16,6 +16,7 @@ from agent_history.model.rows import MessageRow, ModelCallRow, SessionRow, ToolC
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import parse_bytes
+from agent_history.ingest.rebuild import truncate_derived
 from tests.snapshot import snapshot
 
 
@@ -103,9 +104,7 @@ def test_appending_in_two_halves_equals_indexing_whole(db, pg_server, home, tmp_
         half = data.index(b"\n", half) + 1
     target.write_bytes(data[:half])
     with psycopg.connect(db.dsn, autocommit=True) as conn:
-        conn.execute("TRUNCATE ah.source_file, ah.session, ah.repo, ah.dirty_session RESTART IDENTITY CASCADE")
-        for t in ("turn", "message", "model_call", "tool_call", "subagent_spawn", "compaction", "file_touch", "git_event"):
-            conn.execute(f"TRUNCATE ah.{t}")
+        truncate_derived(conn)
     index(db, home)
     with open(target, "ab") as fh:
         fh.write(data[half:])
@@ -120,12 +119,14 @@ def test_rewrite_truncate_and_torn_line_are_handled_without_stale_rows(db, home)
     rewritten, truncated, torn = files[0], files[1], files[2]
     index(db, home)
 
-    # rewrite the middle of one file (same size), truncate another, tear the last line of a third
+    # rewrite the middle of one file (a line dropped there, the file grown at the end: only the
+    # checkpoint hash can tell), truncate another, tear the last line of a third
     data = rewritten.read_bytes()
     mid = data.index(b"\n", len(data) // 2) + 1
     nxt = data.index(b"\n", mid) + 1
-    line = data[mid:nxt]
-    rewritten.write_bytes(data[:mid] + b" " * (len(line) - 1) + b"\n" + data[nxt:])
+    last = data[data.rindex(b"\n", 0, len(data) - 1) + 1 :]
+    rewritten.write_bytes(data[:mid] + data[nxt:] + last + last)
+    assert rewritten.stat().st_size > len(data)
     tdata = truncated.read_bytes()
     cut = tdata.index(b"\n", len(tdata) // 3) + 1
     truncated.write_bytes(tdata[:cut])
@@ -155,7 +156,7 @@ def test_rewrite_truncate_and_torn_line_are_handled_without_stale_rows(db, home)
     complete = snap(db, include_issues=False)
     assert after != complete  # the completed line added a message
     with psycopg.connect(db.dsn, autocommit=True) as conn:
-        conn.execute("TRUNCATE ah.source_file, ah.session, ah.repo, ah.dirty_session RESTART IDENTITY CASCADE")
+        truncate_derived(conn)
     index(db, home)
     assert snap(db, include_issues=False) == complete
 
@@ -172,15 +173,16 @@ def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatc
     from agent_history.ingest import loader as loader_mod
 
     bad = _largest(home)
-    real = loader_mod.write_rows
+    real = loader_mod.write_parts
 
-    def failing(conn, source_id, namespace, rows):
-        path = conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (source_id,)).fetchone()[0]
-        if path == str(bad):
-            conn.execute("SELECT 1/0")
-        return real(conn, source_id, namespace, rows)
+    def failing(conn, parts):
+        for part in parts:
+            path = conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (part.source_id,)).fetchone()[0]
+            if path == str(bad):
+                conn.execute("SELECT 1/0")
+        return real(conn, parts)
 
-    monkeypatch.setattr(loader_mod, "write_rows", failing)
+    monkeypatch.setattr(loader_mod, "write_parts", failing)
     summary = index(db, home)
     assert summary.files_failed == 1
     with db.connect() as conn:

@@ -41,7 +41,7 @@ def _register() -> None:
     """Import command modules that attach themselves to `app`."""
     import importlib
 
-    for name in ("parse", "index", "read"):
+    for name in ("parse", "index", "read", "mcp", "connect", "embed"):
         try:
             importlib.import_module(f"agent_history.cli.{name}")
         except ModuleNotFoundError as exc:

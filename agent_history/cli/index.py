@@ -120,8 +120,11 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     from agent_history.db.status import db_status
 
     db = database()
+    from agent_history.embed.status import embedding_status, status_line
+
     with db.connect() as conn:
         data = catalogue_status(conn)
+        data["embedding"] = embedding_status(conn, db.settings.embedding)
     dbs = db_status(db)
     data["database"] = {k: dbs[k] for k in ("server", "postgres_version", "pgvector_version", "keyword_backend",
                                              "schema_revision", "schema_at_head")}
@@ -147,6 +150,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         console.print(f"last pass: {last['finished_at']:%Y-%m-%d %H:%M:%S %Z} ({last['status']}, {last['seconds']:.2f} s)")
     else:
         console.print("no index pass yet: run `agent-history index`")
+    console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True)
 
 
 @app.command("issues")

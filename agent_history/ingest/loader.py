@@ -9,6 +9,10 @@ Per file, by what `stat` and two prefix hashes say:
   marked dirty), it is re-parsed from 0 and a `source_rewritten` issue is recorded;
 - parser version changed with offset > 0 → `parser_upgraded` issue, left for `rebuild`.
 
+Limit of the two-hash check (by design, DESIGN §7): an edit that keeps the file's length and
+touches neither the first 64 KiB nor the 64 KiB before the offset goes unseen. Harnesses append;
+the rewrites they do make (pi re-writing a v1 file with ids, truncation) change those bytes.
+
 Only complete ``\\n``-terminated lines are read. Each batch (bounded by lines and bytes) is one
 transaction: rows, dirty-session marks and the file's new offset/hashes/state commit together,
 so a crash can neither lose nor double-count a batch. A batch that fails is rolled back and
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 import time
 from collections import Counter
@@ -33,7 +38,7 @@ from psycopg.types.json import Jsonb
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.sidecar import read_sidecar
-from agent_history.ingest.writer import purge_source, write_rows
+from agent_history.ingest.writer import Part, purge_source, write_parts
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext, Parser
@@ -122,8 +127,31 @@ def _read_batch(fh, offset: int, size: int) -> bytes:
     return buf[:cut]
 
 
+@dataclass
+class _Pending:
+    """One file's contribution to the open batch: its rows and where its offset moves to."""
+
+    ref: FileRef
+    source_id: int
+    rows: list[Row]
+    offset: int
+    line_count: int
+    head: str
+    checkpoint: str
+    state: dict
+    parser_version: int
+    size: int | None
+    """Recorded only when every complete line was read (else a crash could skip the rest)."""
+    mtime_ns: int | None
+    consumed: int
+
+
 class Loader:
-    """Runs index passes over sources on one owner connection (autocommit; explicit transactions)."""
+    """Runs index passes over sources on one owner connection (autocommit; explicit transactions).
+
+    Small files share a batch (one transaction covering several files' rows and offsets), so a
+    home of many short sessions costs few round trips; a file larger than a batch is split.
+    """
 
     def __init__(
         self,
@@ -137,6 +165,10 @@ class Loader:
         self.stop = stop or threading.Event()
         self.progress = progress
         self.batch_lines = batch_lines
+        self._batch: list[_Pending] = []
+        self._batch_lines = 0
+        self._batch_bytes = 0
+        self._failed: set[int] = set()
 
     # -- pass ---------------------------------------------------------------------------------
     def run(self, sources: Iterable[Source], *, plan: Callable[[int, int], None] | None = None) -> PassSummary:
@@ -145,12 +177,13 @@ class Loader:
         got = conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0]
         if not got:
             raise AnotherPassRunning("another index pass is running")
-        # Each batch commits rows together with the file's offset, so losing the last commits in a
-        # server crash only means re-reading them: asynchronous commit is safe and saves an fsync
-        # per batch.
+        # Each batch commits rows together with the files' offsets, so losing the last commits in
+        # a server crash only means re-reading them: asynchronous commit is safe and saves an
+        # fsync per batch.
         conn.execute("SET synchronous_commit = off")
         started = time.monotonic()
         summary = PassSummary()
+        self._summary = summary
         run_id = conn.execute("INSERT INTO ah.index_run DEFAULT VALUES RETURNING id").fetchone()[0]
         status = "failed"
         try:
@@ -167,12 +200,14 @@ class Loader:
             if plan:
                 plan(len(files), sum(st.st_size for _, st in files))
             known = self._known()
+            self._register([ref for ref, _ in files if ref.path not in known], known)
             for ref, st in files:
                 if self.stop.is_set():
                     summary.interrupted = True
                     break
                 summary.files_scanned += 1
-                self._index_file(ref, st, known.get(ref.path), summary)
+                self._index_file(ref, st, known[ref.path], summary)
+            self._commit()
             summary.sessions_rolled_up = run_postpasses(conn)
             status = "interrupted" if summary.interrupted else "ok"
             return summary
@@ -196,26 +231,41 @@ class Loader:
         ).fetchall()
         return {r[0]: _Known(*r[1:]) for r in rows}
 
+    def _register(self, refs: list[FileRef], known: dict[str, _Known]) -> None:
+        """Insert new files into ah.source_file in one statement (status 'new', offset 0)."""
+        if not refs:
+            return
+        versions = {}
+        for ref in refs:
+            try:
+                versions[ref.source.agent] = parser_class(ref.source.agent).VERSION
+            except (KeyError, ImportError):
+                versions[ref.source.agent] = None
+        rows = self.conn.execute(
+            "INSERT INTO ah.source_file (path, namespace, agent, role, tier, rel_path, parser_version) "
+            "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
+            "ON CONFLICT (path) DO UPDATE SET namespace = EXCLUDED.namespace RETURNING path, id",
+            (
+                [r.path for r in refs], [r.source.namespace for r in refs], [r.source.agent for r in refs],
+                [r.role for r in refs], [r.source.tier for r in refs], [r.rel_path for r in refs],
+                [versions[r.source.agent] for r in refs],
+            ),
+        ).fetchall()
+        by_path = {r.path: r for r in refs}
+        for path, source_id in rows:
+            known[path] = _Known(source_id, None, None, 0, 0, None, None, versions[by_path[path].source.agent], "new")
+
     # -- one file -------------------------------------------------------------------------------
-    def _index_file(self, ref: FileRef, st: os.stat_result, k: _Known | None, summary: PassSummary) -> None:
-        if k is not None and k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
+    def _index_file(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
+        if k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
             return  # unchanged: skipped without reading
         conn = self.conn
         try:
             parser_cls = parser_class(ref.source.agent)
             with open(ref.path, "rb") as fh:
-                if k is None:
-                    source_id = conn.execute(
-                        "INSERT INTO ah.source_file (path, namespace, agent, role, tier, rel_path, parser_version) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET namespace = EXCLUDED.namespace "
-                        "RETURNING id",
-                        (ref.path, ref.source.namespace, ref.source.agent, ref.role, ref.source.tier, ref.rel_path,
-                         parser_cls.VERSION),
-                    ).fetchone()[0]
-                    k = _Known(source_id, None, None, 0, 0, None, None, parser_cls.VERSION, "new")
                 offset, line_count, state = k.offset, k.line_count, None
                 if k.offset > 0 and k.parser_version != parser_cls.VERSION:
-                    self._parser_upgraded(k, parser_cls, st, summary)
+                    self._parser_upgraded(k, parser_cls, summary)
                     return
                 if k.offset > 0:
                     rewritten = st.st_size < k.offset
@@ -223,6 +273,7 @@ class Loader:
                         head, ckpt = _hashes(fh, k.offset)
                         rewritten = head != k.head or ckpt != k.checkpoint
                     if rewritten:
+                        self._commit()  # the purge must not share a batch with this file's old rows
                         self._rewrite(k, st, summary)
                         offset, line_count = 0, 0
                     else:
@@ -230,13 +281,13 @@ class Loader:
                             "SELECT parser_state FROM ah.source_file WHERE id = %s", (k.id,)
                         ).fetchone()[0]
                 summary.files_changed += 1
-                self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, summary)
+                self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls)
         except psycopg.OperationalError:
             raise
-        except (psycopg.Error, Exception) as exc:  # noqa: BLE001 - recorded, the pass goes on
-            self._load_error(ref, k, exc, summary)
+        except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
+            self._load_error(ref, k.id, exc)
 
-    def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, summary) -> None:
+    def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls) -> None:
         ctx = ParseContext(
             path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=read_sidecar(ref.path)
         )
@@ -264,30 +315,75 @@ class Loader:
             if final:
                 rows.extend(parser.flush())
             head, ckpt = _hashes(fh, new_offset)
-            with self.conn.transaction():
-                counts = write_rows(self.conn, source_id, ref.source.namespace, rows)
-                # size/mtime are recorded only once every complete line is read, so a pass that
-                # stops mid-file (crash, SIGTERM) is resumed by the next one.
-                self.conn.execute(
+            self._add(
+                _Pending(
+                    ref, source_id, rows, new_offset, line_count, head, ckpt,
+                    orjson.loads(orjson.dumps(parser.state())), parser_cls.VERSION,
+                    size if at_eof else None, st.st_mtime_ns if at_eof else None, consumed,
+                )
+            )
+            if source_id in self._failed:
+                return
+            offset = new_offset
+            if final:
+                return
+
+    # -- batches --------------------------------------------------------------------------------
+    def _add(self, pending: _Pending) -> None:
+        self._batch.append(pending)
+        self._batch_lines += max(1, len(pending.rows))
+        self._batch_bytes += pending.consumed
+        if self._batch_lines >= self.batch_lines or self._batch_bytes >= BATCH_BYTES or len(self._batch) >= 500:
+            self._commit()
+
+    def _commit(self) -> None:
+        """Write the open batch in one transaction; if it fails, retry file by file so only the
+        failing file is rolled back, recorded and skipped."""
+        batch, self._batch, self._batch_lines, self._batch_bytes = self._batch, [], 0, 0
+        batch = [p for p in batch if p.source_id not in self._failed]
+        if not batch:
+            return
+        try:
+            self._write(batch)
+        except psycopg.OperationalError:
+            raise
+        except Exception:  # noqa: BLE001 - isolate the failing file below
+            if len(batch) == 1:
+                self._load_error(batch[0].ref, batch[0].source_id, sys.exc_info()[1])
+                return
+            for pending in batch:
+                if pending.source_id in self._failed:
+                    continue
+                try:
+                    self._write([pending])
+                except psycopg.OperationalError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    self._load_error(pending.ref, pending.source_id, exc)
+
+    def _write(self, batch: list[_Pending]) -> None:
+        summary = self._summary
+        with self.conn.transaction():
+            counts = write_parts(self.conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
+            with self.conn.cursor() as cur:
+                cur.executemany(
                     "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "
                     "checkpoint_sha256 = %s, parser_version = %s, parser_state = %s, status = 'ok', last_error = NULL, "
                     "last_indexed_at = now(), size = %s, mtime_ns = %s WHERE id = %s",
-                    (new_offset, line_count, head, ckpt, parser_cls.VERSION,
-                     Jsonb(orjson.loads(orjson.dumps(parser.state()))),
-                     size if at_eof else None, st.st_mtime_ns if at_eof else None, source_id),
+                    [
+                        (p.offset, p.line_count, p.head, p.checkpoint, p.parser_version, Jsonb(p.state),
+                         p.size, p.mtime_ns, p.source_id)
+                        for p in batch
+                    ],
                 )
-            summary.bytes_read += consumed
-            summary.rows.update(counts)
-            for row in rows:
+        summary.rows.update(counts)
+        for p in batch:
+            summary.bytes_read += p.consumed
+            for row in p.rows:
                 if isinstance(row, ParseIssueRow):
                     summary.issues[row.kind] += 1
             if self.progress:
-                self.progress(ref.path, consumed, 0)
-            offset = new_offset
-            if final:
-                if self.progress:
-                    self.progress(ref.path, 0, 1)
-                return
+                self.progress(p.ref.path, p.consumed, 1 if p.size is not None else 0)
 
     def _limit_lines(self, buf: bytes) -> tuple[bytes, int]:
         """Cut `buf` after `batch_lines` lines (it holds complete lines only)."""
@@ -331,13 +427,11 @@ class Loader:
             )
         summary.issues["source_rewritten"] += 1
 
-    def _parser_upgraded(self, k: _Known, parser_cls, st, summary: PassSummary) -> None:
+    def _parser_upgraded(self, k: _Known, parser_cls, summary: PassSummary) -> None:
         if k.status == "parser_upgraded":
             return
         with self.conn.transaction():
-            self.conn.execute(
-                "UPDATE ah.source_file SET status = 'parser_upgraded' WHERE id = %s", (k.id,)
-            )
+            self.conn.execute("UPDATE ah.source_file SET status = 'parser_upgraded' WHERE id = %s", (k.id,))
             self.conn.execute(
                 "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
                 "VALUES (%s, 'parser_upgraded', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) DO NOTHING",
@@ -346,23 +440,28 @@ class Loader:
             )
         summary.issues["parser_upgraded"] += 1
 
-    def _load_error(self, ref: FileRef, k: _Known | None, exc: BaseException, summary: PassSummary) -> None:
+    def _load_error(self, ref: FileRef, source_id: int, exc: BaseException | None) -> None:
+        """Record a failed file: status 'error', a `load_error` issue with the SQLSTATE; skip it."""
+        if source_id in self._failed:
+            return
+        self._failed.add(source_id)
+        summary = self._summary
         summary.files_failed += 1
         summary.issues["load_error"] += 1
         sqlstate = getattr(exc, "sqlstate", None)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
-        if k is None:
-            return
         if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             self.conn.rollback()
         with self.conn.transaction():
             self.conn.execute(
-                "UPDATE ah.source_file SET status = 'error', last_error = %s WHERE id = %s", (detail, k.id)
+                "UPDATE ah.source_file SET status = 'error', last_error = %s WHERE id = %s", (detail, source_id)
             )
-            offset = self.conn.execute("SELECT indexed_offset FROM ah.source_file WHERE id = %s", (k.id,)).fetchone()[0]
+            offset = self.conn.execute(
+                "SELECT indexed_offset FROM ah.source_file WHERE id = %s", (source_id,)
+            ).fetchone()[0]
             self.conn.execute(
                 "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, detail) VALUES (%s, 'load_error', %s, %s) "
                 "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
-                (k.id, offset, detail),
+                (source_id, offset, detail),
             )

@@ -21,10 +21,19 @@ from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
 
-DERIVED_TABLES: tuple[str, ...] = (*EVENT_TABLES, *PER_SOURCE_TABLES, "dirty_session", "session", "repo", "source_file")
+DERIVED_TABLES: tuple[str, ...] = (
+    *EVENT_TABLES, *PER_SOURCE_TABLES, "dirty_session", "session", "repo", "source_file", "chunk", "chunk_source", "embedding_failure"
+)
 """Tables a rebuild empties."""
-KEPT_TABLES: tuple[str, ...] = ("meta", "model_pricing", "index_run")
-"""Tables a rebuild keeps (later: the embedding cache and collector tables)."""
+KEPT_TABLES: tuple[str, ...] = ("meta", "model_pricing", "index_run", "embedding", "embedding_model", "embedding_usage")
+"""Tables a rebuild keeps: the embedding cache by (model, input sha256) makes re-embedding free
+(later also the collector tables)."""
+
+
+def truncate_derived(conn: psycopg.Connection) -> None:
+    """Empty every derived table (no CASCADE: a new foreign key into them must be listed here)."""
+    with conn.transaction():
+        conn.execute("TRUNCATE " + ", ".join(f"ah.{t}" for t in DERIVED_TABLES) + " RESTART IDENTITY")
 
 
 class RebuildRefused(Exception):
@@ -106,8 +115,7 @@ def rebuild(conn: psycopg.Connection, hot: list[Source], cold: list[Source], **l
                 f"{len(check.missing_files)} catalogued transcript(s) are missing from both hot and cold copies "
                 f"(first: {check.missing_files[0]}); nothing was changed"
             )
-        with conn.transaction():
-            conn.execute("TRUNCATE " + ", ".join(f"ah.{t}" for t in DERIVED_TABLES) + " RESTART IDENTITY")
+        truncate_derived(conn)
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
     hot_homes = {s.namespace: s.home for s in hot}

@@ -70,19 +70,6 @@ def _is_event(row_type: type[Row]) -> bool:
 
 
 @cache
-def stub_sessions_sql(row_type: type[Row]) -> str:
-    """Insert sessions referenced by staged event rows that do not exist yet (no-op if they do)."""
-    stg = staging_name(row_type)
-    return (
-        "INSERT INTO ah.session AS t (agent, session_uid, agent_id, namespace, source_id) "
-        f"SELECT DISTINCT ON (s.agent, s.session_uid, s.agent_id) s.agent, s.session_uid, s.agent_id, s.namespace, s.source_id "
-        f"FROM {stg} s WHERE NOT EXISTS (SELECT 1 FROM ah.session x WHERE x.agent = s.agent "
-        "AND x.session_uid = s.session_uid AND x.agent_id = s.agent_id) "
-        "ON CONFLICT (agent, session_uid, agent_id) DO NOTHING"
-    )
-
-
-@cache
 def merge_sql(row_type: type[Row]) -> str:
     """The ``INSERT … ON CONFLICT DO UPDATE`` merging staged rows of `row_type` into ``ah.<table>``.
 

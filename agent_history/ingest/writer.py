@@ -7,6 +7,7 @@ psycopg errors unchanged so the caller can roll back and record a `load_error`.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from collections import Counter
 from collections.abc import Iterable
 from functools import cache
@@ -14,7 +15,7 @@ from functools import cache
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.model.merge import fold
+from agent_history.model.merge import fold, merge_pair
 from agent_history.model.rows import ROW_TYPES, Row, SessionRow
 from agent_history.ingest.sql_merge import (
     dirty_sql,
@@ -23,7 +24,6 @@ from agent_history.ingest.sql_merge import (
     staging_columns,
     staging_ddl,
     staging_name,
-    stub_sessions_sql,
 )
 
 
@@ -42,14 +42,49 @@ def _prepare(conn: psycopg.Connection) -> None:
     conn._ah_staging_ready = info.backend_pid  # type: ignore[attr-defined]
 
 
-def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: Iterable[Row]) -> Counter[str]:
-    """Merge `rows` (from one source file) into the catalogue; returns rows staged per table.
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Rows parsed from one source file in one batch."""
 
-    Must be called inside a transaction. Sessions are merged first; events referencing a
-    session that does not exist yet get a stub session row.
+    source_id: int
+    namespace: str
+    rows: list[Row]
+
+
+def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
+    """Fold rows across parts in order → {type: {key: (row, source_id, namespace)}}.
+
+    The first part to contribute a row owns it (keep-first ``source_id``); per-source rows are
+    keyed with their ``source_id``. Every session an event names gets at least a stub
+    SessionRow, so the event merges can join it.
+    """
+    out: dict[type[Row], dict[tuple, tuple[Row, int, str]]] = {}
+    for part in parts:
+        for row_type, recs in fold(part.rows).items():
+            table = out.setdefault(row_type, {})
+            for key, row in recs.items():
+                k = (part.source_id, *key) if row_type.PER_SOURCE else key
+                prev = table.get(k)
+                table[k] = (row, part.source_id, part.namespace) if prev is None else (merge_pair(prev[0], row), prev[1], prev[2])
+    sessions = out.setdefault(SessionRow, {})
+    for row_type, table in out.items():
+        if row_type is SessionRow or row_type.PER_SOURCE:
+            continue
+        for row, source_id, namespace in table.values():
+            skey = (row.agent, row.session_uid, row.agent_id)  # type: ignore[attr-defined]
+            if skey not in sessions:
+                sessions[skey] = (SessionRow(agent=skey[0], session_uid=skey[1], agent_id=skey[2]), source_id, namespace)
+    return out
+
+
+def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Counter[str]:
+    """Merge the rows of several parts into the catalogue; returns rows staged per table.
+
+    Must be called inside a transaction (the caller's batch). One COPY and one merge per table
+    whatever the number of files, sessions first; affected sessions are marked dirty.
     """
     _prepare(conn)
-    folded = fold(rows)
+    folded = _fold_parts(parts)
     staged: Counter[str] = Counter()
     with conn.cursor() as cur:
         for row_type in ROW_TYPES:
@@ -59,7 +94,7 @@ def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: I
             jpos = _json_positions(row_type)
             cols = ", ".join(staging_columns(row_type))
             with cur.copy(f"COPY {staging_name(row_type)} ({cols}) FROM STDIN") as copy:
-                for row in recs.values():
+                for row, source_id, namespace in recs.values():
                     values = list(row.values())
                     for i in jpos:
                         if values[i] is not None:
@@ -67,11 +102,14 @@ def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: I
                     values += [source_id, namespace]
                     copy.write_row(values)
             merge = merge_sql(row_type)
-            if row_type is not SessionRow and not row_type.PER_SOURCE:
-                cur.execute(stub_sessions_sql(row_type))
-            cur.execute(dirty_sql(merge) if not row_type.PER_SOURCE else merge)
+            cur.execute(merge if row_type.PER_SOURCE else dirty_sql(merge))
             staged[row_type.TABLE] += len(recs)
     return staged
+
+
+def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: Iterable[Row]) -> Counter[str]:
+    """Merge the rows of one source file (see `write_parts`)."""
+    return write_parts(conn, [Part(source_id, namespace, list(rows))])
 
 
 EVENT_TABLES: tuple[str, ...] = tuple(

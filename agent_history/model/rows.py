@@ -22,6 +22,8 @@ Conventions:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -49,25 +51,56 @@ class Row:
     @classmethod
     def columns(cls) -> tuple[str, ...]:
         """Column names in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        return _columns(cls)
 
     @classmethod
     def policies(cls) -> dict[str, Merge]:
         """Column name → merge policy."""
-        return {f.name: f.metadata["merge"] for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return _policies(cls)
 
     @classmethod
     def key_columns(cls) -> tuple[str, ...]:
         """The natural key's columns."""
-        return tuple(n for n, p in cls.policies().items() if p is Merge.KEY)
+        return _key_columns(cls)
 
     def natural_key(self) -> tuple:
         """This row's natural key values."""
-        return tuple(getattr(self, c) for c in self.key_columns())
+        return _key_getter(type(self))(self)
 
     def values(self) -> tuple:
         """All column values in `columns()` order."""
-        return tuple(getattr(self, c) for c in self.columns())
+        return _value_getter(type(self))(self)
+
+
+# Per-class caches: these run for every row the loader writes.
+@functools.cache
+def _columns(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+@functools.cache
+def _policies(cls: type) -> dict[str, Merge]:
+    return {f.name: f.metadata["merge"] for f in dataclasses.fields(cls)}
+
+
+@functools.cache
+def _key_columns(cls: type) -> tuple[str, ...]:
+    return tuple(n for n, p in _policies(cls).items() if p is Merge.KEY)
+
+
+def _getter(names: tuple[str, ...]):
+    get = operator.attrgetter(*names)
+    return get if len(names) > 1 else (lambda row: (get(row),))
+
+
+@functools.cache
+def _key_getter(cls: type):
+    return _getter(_key_columns(cls))
+
+
+@functools.cache
+def _value_getter(cls: type):
+    return _getter(_columns(cls))
 
 
 @dataclass(frozen=True, slots=True)

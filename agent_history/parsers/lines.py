@@ -112,7 +112,9 @@ def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
     except orjson.JSONDecodeError:
         pass
     else:
-        if _has_bad_chars(value):
+        # orjson rejects lone surrogates and raw control bytes, so a decoded value can only hold a
+        # NUL if the line has the escape: skip the deep scan otherwise (hot path).
+        if b"\\u0000" in raw and _has_bad_chars(value):
             issues.append(_issue("lone_surrogate", pos, "NUL or lone surrogate replaced by U+FFFD"))
             value = _clean(value)
         return [value], issues

@@ -70,13 +70,14 @@ class ReadSpec:
     positional argument is a script/filter, not a file (``sed``, ``awk``, ``jq``).
     ``script_opts``: options whose value is the script, so no positional script follows.
     ``output_opts``: options whose value is a file written (``sort -o out``).
+    ``two_value_opts``: options followed by two values (``jq --arg name value``).
     """
 
     value_opts: frozenset[str] = frozenset()
     script_first: bool = False
     script_opts: frozenset[str] = frozenset()
     output_opts: frozenset[str] = frozenset()
-    two_value_opts: frozenset[str] = field(default_factory=frozenset)
+    two_value_opts: frozenset[str] = frozenset()
 
 
 def _spec(
@@ -503,16 +504,9 @@ def _rm(w: _Walk, args: list[str]) -> None:
 def _dest_paths(sources: list[str], dest: str, is_dir: bool) -> list[tuple[str, str]]:
     if not is_dir:
         return [(s, dest) for s in sources]
-    base = dest.rstrip("/")
-    return [
-        (
-            s,
-            posixpath.join(base, posixpath.basename(s.rstrip("/")))
-            if base not in (".", "")
-            else posixpath.basename(s.rstrip("/")),
-        )
-        for s in sources
-    ]
+    base = dest.rstrip("/") or ("/" if dest.startswith("/") else ".")
+    names = [posixpath.basename(s.rstrip("/")) for s in sources]
+    return [(s, n if base == "." else posixpath.join(base, n)) for s, n in zip(sources, names, strict=True)]
 
 
 def _copy_or_move(w: _Walk, args: list[str], src_op: str, value_opts: frozenset[str]) -> None:

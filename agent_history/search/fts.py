@@ -19,7 +19,8 @@ hits. Per corpus (``message`` | ``tool_call``) a search is a few statements:
    of its tier is not scored: for very common terms recency is the prior. Everything a query
    could rank by IDF (rare terms) is always scored.
 3. BM25 (``ah.bm25_score``) plus a phrase bonus (Σ idf of the phrase's lexemes, i.e. its terms
-   count double when they occur as the phrase) on the candidates; the top `limit` are read
+   count double when they occur as the phrase; half that for an unquoted multi-term query that
+   is not a question and occurs verbatim, e.g. pasted error text) on the candidates; the top `limit` are read
    with provenance and a ``ts_headline`` snippet over a window around the rarest term.
 """
 
@@ -33,7 +34,7 @@ from psycopg import sql
 
 from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis, TermKind
-from agent_history.search.request import SearchHit, SearchRequest
+from agent_history.search.request import SearchHit, SearchRequest, mark_terms
 
 RARE_DF = 2_000
 """A lexeme in at most this many documents contributes all of its postings as candidates."""
@@ -155,6 +156,20 @@ def _needles(analysis: QueryAnalysis, lexemes: list[Lexeme]) -> list[str]:
     return list(dict.fromkeys(first + rest))
 
 
+IMPLICIT_PHRASE_FACTOR = 0.5
+"""Bonus factor when an unquoted, non-question query of ≥ 2 terms occurs verbatim (error text)."""
+
+
+def _bonus_phrases(analysis: QueryAnalysis) -> list[tuple[str, float]]:
+    """Phrases that earn a bonus: quoted ones (×1), else the whole query when it is not a
+    question and has at least two terms (×`IMPLICIT_PHRASE_FACTOR`) — pasted error text."""
+    if analysis.phrases:
+        return [(p, 1.0) for p in analysis.phrases]
+    if not analysis.is_question and len(analysis.terms) >= 2:
+        return [(" ".join(analysis.raw.split()), IMPLICIT_PHRASE_FACTOR)]
+    return []
+
+
 def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> list[SearchHit]:
     """Top `req.limit` hits of one corpus ('message' | 'tool_call'), best first."""
     lexemes, avglen = lexemes_for(conn, corpus, analysis.term_texts(), analysis.term_weights())
@@ -174,9 +189,9 @@ def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryA
         "limit": req.limit,
         "needles": _needles(analysis, present),
     }
-    for i, phrase in enumerate(analysis.phrases):
+    for i, (phrase, factor) in enumerate(_bonus_phrases(analysis)):
         plex, _ = lexemes_for(conn, corpus, [phrase], [1.0])
-        bonus = sum(x.idf for x in plex if x.df > 0)
+        bonus = factor * sum(x.idf for x in plex if x.df > 0)
         if bonus <= 0:
             continue
         params[f"p{i}"], params[f"b{i}"] = phrase, bonus
@@ -223,8 +238,8 @@ def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryA
         SearchHit(
             kind=corpus, id=r[0], score=float(r[1]), session_uid=r[2], agent_id=r[3], agent=r[4],
             namespace=r[5], ts=r[6], label=r[7], title=r[8], cwd=r[9], source_path=r[10],
-            byte_offset=r[11], line_number=r[12], snippet=r[13] or "", root_session_uid=r[14],
-            outcome=r[15], matched_terms=r[16], backend="fts",
+            byte_offset=r[11], line_number=r[12], snippet=mark_terms(r[13] or "", params["needles"]),
+            root_session_uid=r[14], outcome=r[15], matched_terms=r[16], backend="fts",
         )
         for r in conn.execute(stmt, params)
     ]

@@ -108,6 +108,19 @@ class SearchHit:
         return d
 
 
+def mark_terms(snippet: str, needles: list[str], min_len: int = 3) -> str:
+    """`snippet` with case-insensitive occurrences of `needles` (≥ `min_len` characters) wrapped
+    in HL_START/HL_END — the fallback when ts_headline marked nothing because the match was a
+    part of a compound token (``pool`` inside ``src/db/pool.py``). Unchanged if already marked."""
+    if HL_START in snippet:
+        return snippet
+    words = sorted({n for n in needles if len(n) >= min_len}, key=len, reverse=True)
+    if not words:
+        return snippet
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    return pattern.sub(lambda m: HL_START + m.group(0) + HL_END, snippet)
+
+
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$", re.IGNORECASE)
 _UNITS = {"m": timedelta(minutes=1), "min": timedelta(minutes=1), "h": timedelta(hours=1),
           "d": timedelta(days=1), "w": timedelta(weeks=1)}

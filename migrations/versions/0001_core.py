@@ -121,6 +121,9 @@ CREATE INDEX session_root_idx ON ah.session (root_session_id);
 CREATE INDEX session_source_idx ON ah.session (source_id);
 CREATE INDEX session_namespace_idx ON ah.session (namespace, started_at DESC);
 CREATE INDEX session_cwd_idx ON ah.session (cwd text_pattern_ops);
+-- lineage post-pass lookups (sql/30_postpass.sql)
+CREATE INDEX session_parent_uid_idx ON ah.session (agent, parent_session_uid) WHERE parent_session_uid IS NOT NULL;
+CREATE INDEX session_spawn_uid_idx ON ah.session (agent, spawn_uid) WHERE spawn_uid IS NOT NULL;
 
 CREATE TABLE ah.turn (
     id           bigserial PRIMARY KEY,
@@ -240,6 +243,7 @@ CREATE TABLE ah.subagent_spawn (
 CREATE INDEX subagent_spawn_session_idx ON ah.subagent_spawn (session_id);
 CREATE INDEX subagent_spawn_source_idx ON ah.subagent_spawn (source_id);
 CREATE INDEX subagent_spawn_child_idx ON ah.subagent_spawn (child_session_id);
+CREATE INDEX subagent_spawn_child_uid_idx ON ah.subagent_spawn (agent, child_session_uid);
 
 CREATE TABLE ah.compaction (
     id                   bigserial PRIMARY KEY,

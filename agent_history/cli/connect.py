@@ -1,0 +1,61 @@
+"""`agent-history connect AGENT [--print]` and `disconnect AGENT`: register the MCP server with an agent."""
+
+from __future__ import annotations
+
+import typer
+
+from agent_history.cli.app import app
+from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.connect import AGENTS, ConnectError, ConnectResult, connect, disconnect, plan
+
+_AGENT_HELP = "One of: " + ", ".join(AGENTS)
+
+
+def _report(result: ConnectResult, verb: str) -> None:
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    c, n = result.config, result.note
+    backup = f" (backup: {c.backup})" if c.backup else ""
+    console.print(f"{result.agent}: MCP server entry {c.action}: {c.path}{backup}", highlight=False, soft_wrap=True)
+    nbackup = f" (backup: {n.backup})" if n.backup else ""
+    console.print(f"{result.agent}: usage note {n.action}: {n.path}{nbackup}", highlight=False, soft_wrap=True)
+    if verb == "connect" and c.action != "unchanged":
+        console.print(f"restart {result.agent} (or reload its MCP servers) to pick it up", highlight=False)
+
+
+@app.command("connect")
+def connect_cmd(
+    agent: str = typer.Argument(..., help=_AGENT_HELP),
+    print_only: bool = typer.Option(False, "--print", help="Print the config snippet; write nothing."),
+    json: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
+) -> None:
+    """Add the read-only MCP server (and a usage note) to an agent's user configuration."""
+    try:
+        result = plan(agent) if print_only else connect(agent)
+    except ConnectError as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json(result.as_dict())
+    elif print_only:
+        for warning in result.warnings:
+            err_console.print(f"warning: {warning}", highlight=False, soft_wrap=True)
+        err_console.print(f"# add to {result.config.path}:", highlight=False)
+        typer.echo(result.snippet, nl=False)
+    else:
+        _report(result, "connect")
+
+
+@app.command("disconnect")
+def disconnect_cmd(
+    agent: str = typer.Argument(..., help=_AGENT_HELP),
+    json: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
+) -> None:
+    """Remove the MCP server entry and the usage note that `connect` installed."""
+    try:
+        result = disconnect(agent)
+    except ConnectError as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json(result.as_dict())
+    else:
+        _report(result, "disconnect")

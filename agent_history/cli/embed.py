@@ -1,0 +1,132 @@
+"""`agent-history embed` and `similar`: the embed worker and nearest-neighbour lookups (thin)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.output import console, fail, print_json
+from agent_history.embed.provider import EmbeddingError, make_embedder
+from agent_history.embed.worker import AnotherEmbedRunning, EmbedSummary, EmbedWorker
+
+
+def summary_line(s: EmbedSummary) -> str:
+    """The one-line result of a pass."""
+    stopped = f"; stopped: {s.stopped}" if s.stopped else ""
+    index = f"; built HNSW index {s.index_built}" if s.index_built else ""
+    return (
+        f"embedded ({s.model}): {s.sources:,} sources examined, {s.chunks_written:,} chunks written, "
+        f"{s.embedded:,} new vectors, {s.cached:,} cached, {s.failed:,} failed; "
+        f"{s.tokens:,} tokens in {s.requests:,} requests; {s.seconds:.2f} s{stopped}{index}"
+    )
+
+
+def _one_pass(worker: EmbedWorker, show_progress: bool) -> EmbedSummary:
+    if not show_progress:
+        return worker.run()
+    columns = (
+        TextColumn("[bold]embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sources"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("sources", total=worker.count_pending())
+        worker.progress = lambda n: progress.update(task, advance=n)
+        return worker.run()
+
+
+@app.command("embed")
+def embed_cmd(
+    every: float = typer.Option(None, "--every", help="Repeat every SECONDS until stopped."),
+    limit: int = typer.Option(None, "--limit", help="Send at most N inputs to the provider per pass."),
+    json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Chunk, redact and embed pending messages and tool output (resumable; cached by model + input)."""
+    db = database()
+    settings = db.settings.embedding
+    if settings is None:
+        fail("embeddings are off: configure [embedding] in the config file (see `agent-history --help`)", 2)
+    try:
+        embedder = make_embedder(settings)
+    except EmbeddingError as exc:
+        fail(str(exc), 2)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    conn = db.connect(autocommit=True)
+    try:
+        while True:
+            worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
+            try:
+                summary = _one_pass(worker, console.is_terminal and not json)
+            except AnotherEmbedRunning:
+                console.print("another embed pass is running")
+                return
+            except EmbeddingError as exc:
+                fail(str(exc), 1)
+            if json:
+                print_json(summary.as_dict())
+            else:
+                console.print(summary_line(summary), highlight=False, soft_wrap=True)
+            if not every or stop.is_set():
+                break
+            deadline = time.monotonic() + every
+            while time.monotonic() < deadline and not stop.is_set():
+                stop.wait(min(1.0, deadline - time.monotonic()))
+            if stop.is_set():
+                break
+    finally:
+        conn.close()
+        embedder.close()
+
+
+@app.command("similar")
+def similar_cmd(
+    ref: str = typer.Argument(..., help="A session uid (or a prefix of ≥ 8 characters) or a message uid."),
+    limit: int = typer.Option(10, "--limit", "-n", help="Number of results."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Sessions nearest a session, or messages nearest a message (by their embeddings)."""
+    from agent_history.embed.store import model_dimensions
+    from agent_history.search import vector
+    from agent_history.search.request import SearchRequest
+
+    db = database()
+    settings = db.settings.embedding
+    if settings is None:
+        fail("embeddings are off: configure [embedding] in the config file", 2)
+    model = settings.model_key
+    req = SearchRequest(query="", limit=limit)
+    with db.connect() as conn:
+        dims = model_dimensions(conn, model)
+        if dims is None:
+            fail(f"no vectors for {model} yet: run `agent-history embed`", 1)
+        try:
+            message_id = vector.find_message(conn, ref)
+            if message_id is not None:
+                kind, hits = "messages", vector.similar_messages(conn, message_id, model, dims, req)
+            else:
+                uid = vector.find_session_uid(conn, ref)
+                if uid is None:
+                    fail(f"no session or message {ref!r}", 1)
+                kind, hits = "sessions", vector.similar_sessions(conn, uid, model, dims, req)
+        except vector.NotEmbedded as exc:
+            fail(str(exc), 1)
+    if json:
+        print_json({"ref": ref, "kind": kind, "model": model, "hits": [h.as_dict() for h in hits]})
+        return
+    if not hits:
+        console.print("nothing similar")
+        return
+    from agent_history.cli.read import _render_hit
+
+    for n, h in enumerate(hits, 1):
+        _render_hit(n, h)

@@ -1,0 +1,318 @@
+"""`search`, `sessions`, `session`, `why`, `touched`: the read commands (thin: parse, call, render).
+
+Each command calls one library function (`search.keyword.search`, `read.*`) and renders its
+result — rich output on a terminal, ``--json`` for machines (snippets plain, highlight spans
+as character offsets).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.output import console, fail, print_json
+from agent_history.model import classes
+from agent_history.read.common import AmbiguousSession, SessionNotFound
+from agent_history.search.request import HL_END, HL_START, Scope, SearchHit, SearchRequest, parse_when
+
+
+def _when(value: str | None, *, end: bool = False) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_when(value, end_of_day=end)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    return None
+
+
+def _namespaces(namespace: list[str] | None, context: list[str] | None, contexts: dict[str, list[str]]) -> tuple[str, ...]:
+    out = list(namespace or [])
+    for name in context or []:
+        if name not in contexts:
+            known = ", ".join(sorted(contexts)) or "none configured"
+            fail(f"unknown context {name!r} (known: {known}; define [contexts] in the config file)", 2)
+        out.extend(contexts[name])
+    return tuple(dict.fromkeys(out))
+
+
+def _short_ts(ts: datetime | None) -> str:
+    return ts.strftime("%Y-%m-%d %H:%M") if ts else "-"
+
+
+def _snippet_text(snippet: str) -> Text:
+    text, bold = Text(), False
+    buf = ""
+    for ch in snippet:
+        if ch in (HL_START, HL_END):
+            if buf:
+                text.append(buf, style="bold yellow" if bold else None)
+            buf, bold = "", ch == HL_START
+        else:
+            buf += ch
+    if buf:
+        text.append(buf, style="bold yellow" if bold else None)
+    return text
+
+
+def _render_hit(n: int, h: SearchHit) -> None:
+    thread = h.session_uid + (f"/{h.agent_id}" if h.agent_id else "")
+    head = Text(f"{n:>2}. ", style="dim")
+    head.append(f"{h.score:6.2f}  ", style="cyan")
+    head.append(f"{_short_ts(h.ts)}  ")
+    head.append(f"{h.namespace or h.agent}  ", style="green")
+    head.append(f"{h.label or h.kind}", style="magenta")
+    if h.outcome:
+        head.append(f" ({h.outcome})", style="red" if h.outcome not in ("ok",) else "dim")
+    head.append(f"  {thread}", style="blue")
+    console.print(head, soft_wrap=True)
+    if h.title:
+        console.print(Text("    " + h.title.splitlines()[0][:120], style="italic"), soft_wrap=True)
+    console.print(Text("    ") + _snippet_text(h.snippet), soft_wrap=True)
+    where = f"    {h.source_path}:{h.byte_offset}" if h.source_path else ""
+    if where:
+        console.print(Text(where, style="dim"), soft_wrap=True)
+
+
+@app.command("search")
+def search_cmd(
+    query: str = typer.Argument(..., help="Words, \"quoted phrases\", identifiers, paths, error text or a question."),
+    limit: int = typer.Option(20, "--limit", "-n", help="Number of results."),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness (claude, codex, pi); repeatable."),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context from the config; repeatable."),
+    all_classes: bool = typer.Option(False, "--all-classes", help="Search every message class (reasoning, system, hooks …)."),
+    prompts: bool = typer.Option(False, "--prompts", help="Only what a person typed."),
+    message_class: list[str] = typer.Option(None, "--class", help="Only these message classes; repeatable."),
+    since: str = typer.Option(None, "--since", help="From: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
+    until: str = typer.Option(None, "--until", help="Until (exclusive; a date means its end)."),
+    project: str = typer.Option(None, "--project", "-p", help="Only sessions whose cwd is this directory or below."),
+    session: str = typer.Option(None, "--session", "-s", help="Only this session uid (or a prefix of ≥ 8 characters)."),
+    scope: Scope = typer.Option(Scope.MESSAGES, "--in", help="messages, tools (tool input/output) or all."),
+    mode: str = typer.Option(None, "--mode", help="keyword, vector or hybrid (default: hybrid once embeddings exist)."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Search prompts, replies, briefs, summaries (and tool input/output with --in): keyword, vector or hybrid."""
+    if message_class:
+        unknown = sorted(set(message_class) - set(classes.ALL))
+        if unknown:
+            fail(f"unknown message class {', '.join(unknown)} (known: {', '.join(classes.ALL)})", 2)
+        cls = tuple(message_class)
+    elif prompts:
+        cls = classes.PROMPTS
+    elif all_classes:
+        cls = classes.ALL
+    else:
+        cls = classes.CONVERSATIONAL
+    db = database()
+    req = SearchRequest(
+        query=query,
+        limit=limit,
+        scope=scope,
+        agents=tuple(agent or ()),
+        namespaces=_namespaces(namespace, context, db.settings.contexts),
+        classes=cls,
+        since=_when(since),
+        until=_when(until, end=True),
+        project=project,
+        session=session,
+    )
+    from agent_history.search.hybrid import Mode, VectorUnavailable, run_search
+
+    if mode is not None and mode not in tuple(Mode):
+        fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
+    with db.connect() as conn:
+        try:
+            result = run_search(conn, req, mode, db.settings.embedding)
+        except VectorUnavailable as exc:
+            fail(str(exc), 1)
+    hits = result.hits
+    if json:
+        print_json({"query": query, "namespaces": list(req.namespaces) or None, "mode": result.mode,
+                    "note": result.note, "hits": [h.as_dict() for h in hits]})  # fmt: skip
+        return
+    if result.note:
+        console.print(f"[yellow]note:[/] {result.note}", highlight=False, soft_wrap=True)
+    if not hits:
+        console.print("no matches")
+        return
+    for n, h in enumerate(hits, 1):
+        _render_hit(n, h)
+
+
+def _tokens(n: int | None) -> str:
+    if n is None:
+        return "-"
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}k" if n >= 1e3 else str(n)
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    s = ms // 1000
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+@app.command("sessions")
+def sessions_cmd(
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
+    since: str = typer.Option(None, "--since", help="Started since: 7d, 12h, YYYY-MM-DD …"),
+    project: str = typer.Option(None, "--project", "-p", help="cwd is this directory or below."),
+    subagents: bool = typer.Option(False, "--subagents", help="List sub-agent threads too."),
+    limit: int = typer.Option(20, "--limit", "-n"),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)."""
+    from agent_history.read.sessions import list_sessions
+
+    db = database()
+    with db.connect() as conn:
+        rows = list_sessions(
+            conn, agents=tuple(agent or ()), namespaces=_namespaces(namespace, context, db.settings.contexts),
+            since=_when(since), project=project, limit=limit, include_subagents=subagents,
+        )
+    if json:
+        print_json([r.as_dict() for r in rows])
+        return
+    table = Table("started", "agent", "session", "title", "tokens", "cost", "duration", "subagents", "tools")
+    for r in rows:
+        cost = f"${r.cost_usd_with_subagents:.2f}" if r.cost_usd_with_subagents is not None else "-"
+        title = (r.title or "").splitlines()[0][:60] if r.title else "-"
+        uid = r.session_uid[:13] + (f"/{r.agent_id}" if r.agent_id else "")
+        table.add_row(_short_ts(r.started_at), r.namespace or r.agent, uid, title,
+                      _tokens(r.tokens_with_subagents), cost, _duration(r.duration_ms),
+                      str(r.subagent_count or 0), str(r.tool_call_count or 0))
+    console.print(table)
+
+
+@app.command("session")
+def session_cmd(
+    uid: str = typer.Argument(..., help="Session uid (or a unique prefix of ≥ 6 characters)."),
+    agent_id: str = typer.Option(None, "--agent-id", help="A sub-agent thread of the session."),
+    start: int = typer.Option(None, "--from", help="First event number (1-based)."),
+    end: int = typer.Option(None, "--to", help="Last event number (inclusive)."),
+    full: bool = typer.Option(False, "--full", help="Do not shorten texts."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """A session's ordered timeline: messages, tool calls, spawns, compactions, git events."""
+    from agent_history.read.timeline import session_timeline
+
+    db = database()
+    try:
+        with db.connect() as conn:
+            tl = session_timeline(conn, uid, agent_id=agent_id, start=start, end=end,
+                                  max_chars=None if full else (4000 if json else 400))
+    except (SessionNotFound, AmbiguousSession) as exc:
+        fail(str(exc), 1)
+    if json:
+        print_json(tl.as_dict())
+        return
+    s = tl.session
+    console.print(Text(f"{s.session_uid}" + (f"/{s.agent_id}" if s.agent_id else ""), style="bold blue"))
+    if s.title:
+        console.print(Text(s.title.splitlines()[0][:160], style="italic"))
+    console.print(Text(f"{s.namespace}  {s.cwd or '-'}  {s.source_path or ''}", style="dim"), soft_wrap=True)
+    first = tl.events[0].seq if tl.events else 0
+    last = tl.events[-1].seq if tl.events else 0
+    console.print(Text(f"events {first}–{last} of {tl.total}", style="dim"))
+    styles = {"message": "green", "tool_call": "magenta", "spawn": "cyan", "compaction": "yellow", "git": "red"}
+    for e in tl.events:
+        head = Text(f"{e.seq:>5} ", style="dim")
+        head.append(f"{_short_ts(e.ts)} ", style="dim")
+        head.append(f"{e.kind}:{e.label or ''}", style=styles.get(e.kind))
+        d = e.detail
+        if e.kind == "tool_call" and d.get("outcome"):
+            head.append(f" [{d.get('error_class') or d['outcome']}]", style="red" if d["outcome"] != "ok" else "dim")
+        if e.kind == "git":
+            head.append(f" {d.get('sha', '')} {d.get('branch', '')}")
+        if e.kind == "spawn" and d.get("child_session_uid"):
+            head.append(f" → {d['child_session_uid']}/{d.get('child_agent_id', '')}", style="blue")
+        console.print(head, soft_wrap=True)
+        if e.text:
+            console.print(Text("      " + e.text.replace("\n", "\n      ")), soft_wrap=True)
+
+
+@app.command("why")
+def why_cmd(
+    sha: str = typer.Argument(..., help="A commit sha (7–40 hex digits)."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Which session, tool call, prompt (and sub-agent brief) produced a commit."""
+    from agent_history.read.why import BadSha, why
+
+    db = database()
+    try:
+        with db.connect() as conn:
+            origins = why(conn, sha)
+    except BadSha as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json({"sha": sha, "matches": [o.as_dict() for o in origins]})
+        return
+    if not origins:
+        console.print(f"no commit or push {sha} in the catalogue")
+        raise typer.Exit(1)
+    for o in origins:
+        s = o.session
+        head = Text(f"{o.op} {o.sha}", style="bold red")
+        head.append(f"  {o.branch or ''}  {_short_ts(o.ts)}  ")
+        head.append(o.subject or "", style="italic")
+        console.print(head, soft_wrap=True)
+        console.print(Text(f"  session  {s.session_uid}" + (f"/{s.agent_id}" if s.agent_id else "")
+                           + f"  ({s.namespace}, {s.cwd or '-'})", style="blue"), soft_wrap=True)
+        if s.title:
+            console.print(Text(f"  title    {s.title.splitlines()[0][:140]}", style="italic"), soft_wrap=True)
+        if o.command:
+            console.print(Text(f"  {o.tool_name or 'tool'}  ", style="magenta") + Text(o.command[:400]), soft_wrap=True)
+        if o.brief:
+            console.print(Text(f"  brief ({o.subagent_type or 'sub-agent'}) ", style="cyan")
+                          + Text(o.brief.text[:600]), soft_wrap=True)
+        if o.prompt:
+            console.print(Text("  prompt   ", style="green") + Text(o.prompt.text[:600]), soft_wrap=True)
+        console.print(Text(f"  {s.source_path}:{o.byte_offset}", style="dim"), soft_wrap=True)
+
+
+@app.command("touched")
+def touched_cmd(
+    pattern: str = typer.Argument(..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."),
+    op: list[str] = typer.Option(None, "--op", help="Only these operations: read, create, edit, delete, move."),
+    agent: list[str] = typer.Option(None, "--agent", "-a"),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N"),
+    context: list[str] = typer.Option(None, "--context", "-c"),
+    since: str = typer.Option(None, "--since"),
+    limit: int = typer.Option(50, "--limit", "-n", help="Sessions to list."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Sessions that read, created, edited, deleted or moved matching files, newest first."""
+    from agent_history.read.touched import touched
+
+    db = database()
+    try:
+        with db.connect() as conn:
+            rows = touched(conn, pattern, ops=tuple(op or ()), agents=tuple(agent or ()),
+                           namespaces=_namespaces(namespace, context, db.settings.contexts),
+                           since=_when(since), limit=limit)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
+        return
+    if not rows:
+        console.print(f"no session touched {pattern}")
+        return
+    table = Table("last", "agent", "session", "ops", "paths", "title")
+    for r in rows:
+        s = r.session
+        ops = " ".join(f"{k}:{v}" for k, v in r.ops.items())
+        paths = "\n".join(r.paths[:5]) + (f"\n… {len(r.paths) - 5} more" if len(r.paths) > 5 else "")
+        uid = s.session_uid[:13] + (f"/{s.agent_id}" if s.agent_id else "")
+        table.add_row(_short_ts(r.last_ts), s.namespace or s.agent, uid, ops, paths,
+                      (s.title or "").splitlines()[0][:50] if s.title else "-")
+    console.print(table)

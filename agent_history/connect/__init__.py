@@ -1,0 +1,233 @@
+"""`connect` / `disconnect`: register the read-only MCP server with a coding agent (DESIGN §10).
+
+`connect(agent)` writes our server entry (`targets.AGENTS`: where and in which shape) into the
+agent's user config and installs the usage note where the agent reads skills/instructions;
+`disconnect(agent)` removes both. Rules:
+
+- Structural edits only (`edit`): JSON/TOML parsed and rewritten, unrelated entries kept (TOML
+  comments and layout too). A file that cannot be parsed is not touched (`ConnectError`, with
+  the snippet to paste by hand).
+- Before a file is changed, its previous content is copied to ``<file>.bak``.
+- Idempotent: when the file already says what we would write, nothing is written (no backup).
+- Writes are atomic (temp file + rename) and keep the file's permissions.
+- `plan(agent)` computes everything without writing (``--print`` shows its snippet).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_history.connect import edit, note
+from agent_history.connect.launch import server_launch
+from agent_history.connect.targets import AGENTS, SERVER_NAME, AgentTarget
+
+__all__ = ["AGENTS", "ConnectError", "ConnectResult", "connect", "disconnect", "plan", "snippet"]
+
+
+class ConnectError(Exception):
+    """The agent's config cannot be edited safely (message says what to do instead)."""
+
+
+@dataclass
+class FileChange:
+    """One file's outcome: ``action`` is created | updated | removed | unchanged | absent."""
+
+    path: Path
+    action: str
+    backup: Path | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"path": str(self.path), "action": self.action, "backup": str(self.backup) if self.backup else None}
+
+
+@dataclass
+class ConnectResult:
+    """What `connect`/`disconnect` did (or, for `plan`, would do)."""
+
+    agent: str
+    config: FileChange
+    note: FileChange
+    entry: dict[str, Any] | None
+    snippet: str
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "agent": self.agent,
+            "server": SERVER_NAME,
+            "config": self.config.as_dict(),
+            "note": self.note.as_dict(),
+            "entry": self.entry,
+            "snippet": self.snippet,
+            "warnings": self.warnings,
+        }
+
+
+def _target(agent: str) -> AgentTarget:
+    try:
+        return AGENTS[agent]
+    except KeyError:
+        raise ConnectError(f"unknown agent {agent!r} (one of: {', '.join(AGENTS)})") from None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, text: str, old: str | None) -> FileChange:
+    """Write `text` atomically; back up `old` first. `old` None = the file did not exist."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if old is not None:
+        backup = path.with_name(path.name + ".bak")
+        shutil.copy2(path, backup)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if old is not None:
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return FileChange(path, "updated" if old is not None else "created", backup)
+
+
+def _current(target: AgentTarget, text: str | None) -> dict[str, Any] | None:
+    if not text or not text.strip():
+        return None
+    try:
+        return edit._parse_json(text) if target.fmt == "json" else edit._parse_toml(text).unwrap()
+    except edit.EditError:
+        return None
+
+
+def snippet(target: AgentTarget, entry: dict[str, Any], key: tuple[str, ...]) -> str:
+    """The entry as it appears in the agent's config file (for ``--print`` and error messages)."""
+    if target.fmt == "toml":
+        return edit.toml_set("", key, entry)
+    nested: Any = entry
+    for part in reversed(key):
+        nested = {part: nested}
+    return json.dumps(nested, indent=2, ensure_ascii=False) + "\n"
+
+
+def _set(target: AgentTarget, text: str, key: tuple[str, ...], entry: dict[str, Any]) -> str:
+    if target.fmt == "toml":
+        return edit.toml_set(text, key, entry)
+    return edit.json_set(text, key, entry)
+
+
+def _get(target: AgentTarget, text: str, key: tuple[str, ...]) -> Any:
+    return edit.toml_get(text, key) if target.fmt == "toml" else edit.json_get(text, key)
+
+
+def _remove(target: AgentTarget, text: str, key: tuple[str, ...]) -> str:
+    return edit.toml_remove(text, key) if target.fmt == "toml" else edit.json_remove(text, key)
+
+
+def _note_text(target: AgentTarget, old: str | None) -> str:
+    return note.skill_text() if target.note_kind == "skill" else note.with_section(old or "")
+
+
+def plan(agent: str) -> ConnectResult:
+    """What `connect(agent)` would write, without writing. Raises ConnectError."""
+    target = _target(agent)
+    launch, warnings = server_launch()
+    entry = target.entry(launch)
+    path = target.config_path()
+    old = _read(path)
+    key = target.key_path(_current(target, old))
+    text = snippet(target, entry, key)
+    config_action = "created" if old is None else ("unchanged" if _safe_get(target, old, key) == entry else "updated")
+    note_path = target.note_path()
+    note_old = _read(note_path)
+    note_action = (
+        "created" if note_old is None else ("unchanged" if note_old == _note_text(target, note_old) else "updated")
+    )
+    return ConnectResult(
+        agent, FileChange(path, config_action), FileChange(note_path, note_action), entry, text, warnings
+    )
+
+
+def _safe_get(target: AgentTarget, text: str, key: tuple[str, ...]) -> Any:
+    try:
+        return _get(target, text, key)
+    except edit.EditError:
+        return None
+
+
+def connect(agent: str) -> ConnectResult:
+    """Write the server entry and the usage note for `agent` (idempotent). Raises ConnectError."""
+    result = plan(agent)
+    target = _target(agent)
+    path, entry = result.config.path, result.entry
+    old = _read(path)
+    key = target.key_path(_current(target, old))
+    if result.config.action != "unchanged":
+        try:
+            new = _set(target, old or "", key, entry)
+        except edit.EditError as exc:
+            raise ConnectError(f"cannot edit {path} ({exc}); add this by hand:\n{result.snippet}") from None
+        result.config = _write(path, new, old)
+    note_path = result.note.path
+    note_old = _read(note_path)
+    if result.note.action != "unchanged":
+        result.note = _write(note_path, _note_text(target, note_old), note_old)
+    return result
+
+
+def disconnect(agent: str) -> ConnectResult:
+    """Remove our server entry and usage note from `agent`'s files (idempotent). Raises ConnectError."""
+    target = _target(agent)
+    path = target.config_path()
+    old = _read(path)
+    config = FileChange(path, "absent")
+    if old is not None:
+        key = target.key_path(_current(target, old))
+        try:
+            new = _remove(target, old, key)
+        except edit.EditError as exc:
+            raise ConnectError(f"cannot edit {path} ({exc}); remove the {SERVER_NAME!r} entry by hand") from None
+        config = FileChange(path, "unchanged") if new == old else _write(path, new, old)
+        if config.action == "updated":
+            config.action = "removed"
+    note_path = target.note_path()
+    note_old = _read(note_path)
+    note_change = FileChange(note_path, "absent")
+    warnings: list[str] = []
+    if note_old is not None:
+        if target.note_kind == "skill":
+            if note.is_ours(note_old):
+                note_path.unlink()
+                try:
+                    note_path.parent.rmdir()
+                except OSError:
+                    pass  # other files beside it: leave the directory
+                note_change = FileChange(note_path, "removed")
+            else:
+                warnings.append(f"{note_path} was not written by agent-history connect; left in place")
+                note_change = FileChange(note_path, "unchanged")
+        else:
+            new_note = note.without_section(note_old)
+            if new_note == note_old:
+                note_change = FileChange(note_path, "unchanged")
+            elif not new_note.strip():  # the file held only our section
+                note_path.unlink()
+                note_change = FileChange(note_path, "removed")
+            else:
+                note_change = _write(note_path, new_note, note_old)
+                note_change.action = "removed"
+    return ConnectResult(agent, config, note_change, None, "", warnings)

@@ -1,0 +1,257 @@
+"""Embedding providers: an OpenAI-compatible ``/embeddings`` endpoint, or a local in-process model.
+
+Both take already-redacted inputs (the worker redacts; nothing else calls them) and return one
+vector per input, in input order.
+
+- `OpenAIEmbedder` — ``POST {base_url}/embeddings`` with ``{"model", "input": [...],
+  "encoding_format": "float"}`` (+ ``"dimensions"`` when configured), bearer key from the
+  environment variable named by ``api_key_env``. Works with OpenAI, Ollama (``/v1``), vLLM,
+  TEI, LiteLLM. Retries (tenacity, exponential backoff with jitter, honouring ``Retry-After``)
+  on 429, 5xx and transport errors, up to ``max_attempts``; 401/403/404 and other 4xx are not
+  retried. Token usage: the response's ``usage.prompt_tokens`` (or ``total_tokens``) when
+  present, else the estimate.
+- `LocalEmbedder` — sentence-transformers in process (extra ``[local]``), loaded from
+  ``local_model_path`` on first use, CPU, offline.
+
+`estimate_tokens` (characters / 4, rounded up) is what the token caps use *before* a request.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
+
+from agent_history.config import EmbeddingSettings
+
+
+class EmbeddingError(Exception):
+    """The provider failed (one line, for the user): bad configuration, HTTP error, bad reply."""
+
+
+class InputRejected(EmbeddingError):
+    """The endpoint rejected this request's input with a 4xx other than auth/not-found/429:
+    retried one input at a time; inputs still rejected are recorded as failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedResult:
+    """Vectors in input order and the tokens the provider counted (None: not reported)."""
+
+    vectors: list[list[float]]
+    tokens: int | None
+
+
+class Embedder(Protocol):
+    """What the worker and the hybrid search need from a provider."""
+
+    settings: EmbeddingSettings
+
+    def embed(self, texts: list[str]) -> EmbedResult:
+        """Embed a batch (retries included). Raises EmbeddingError / InputRejected."""
+        ...
+
+    def embed_query(self, text: str, timeout_s: float) -> list[float]:
+        """Embed one query with no retries, bounded by `timeout_s` where the provider can.
+        Raises EmbeddingError or httpx.TimeoutException."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A provider-independent token estimate: ceil(characters / 4)."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+# --- OpenAI-compatible ------------------------------------------------------------------------
+
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+FATAL_STATUS = {401: "unauthorized (check the API key)", 403: "forbidden (check the API key's permissions)",
+                404: "not found (check base_url and model)"}  # fmt: skip
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return min(60.0, max(0.0, float(value))) if value else None
+    except ValueError:
+        return None
+
+
+class _WaitRetryAfter:
+    """Exponential backoff with jitter, but at least the server's ``Retry-After``."""
+
+    def __init__(self, initial: float, maximum: float):
+        self._backoff = wait_exponential(multiplier=initial, max=maximum) + wait_random(0, initial)
+
+    def __call__(self, state: RetryCallState) -> float:
+        wait = self._backoff(state)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _Retryable) and exc.retry_after is not None:
+            wait = max(wait, exc.retry_after)
+        return wait
+
+
+def _excerpt(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            return str(body["error"].get("message", ""))[:200]
+        return str(body)[:200]
+    except ValueError:
+        return response.text[:200]
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``/embeddings`` endpoint (see the module docstring)."""
+
+    def __init__(self, settings: EmbeddingSettings, *, backoff_initial_s: float = 1.0, backoff_max_s: float = 30.0):
+        self.settings = settings
+        headers = {"Content-Type": "application/json"}
+        if settings.api_key_env:
+            key = os.environ.get(settings.api_key_env)
+            if not key:
+                raise EmbeddingError(f"environment variable {settings.api_key_env} (embedding.api_key_env) is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        self._url = settings.base_url.rstrip("/") + "/embeddings"
+        self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(settings.timeout_s, connect=10.0))
+        self._wait = _WaitRetryAfter(backoff_initial_s, backoff_max_s)
+
+    def _body(self, texts: list[str]) -> dict:
+        body: dict = {"model": self.settings.model, "input": texts, "encoding_format": "float"}
+        if self.settings.dimensions:
+            body["dimensions"] = self.settings.dimensions
+        return body
+
+    def _parse(self, response: httpx.Response, n: int) -> EmbedResult:
+        try:
+            payload = response.json()
+            data = sorted(payload["data"], key=lambda d: d.get("index", 0))
+            vectors = [[float(x) for x in d["embedding"]] for d in data]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbeddingError(f"embedding endpoint {self._url} returned an unexpected body: {exc}") from None
+        if len(vectors) != n:
+            raise EmbeddingError(f"embedding endpoint {self._url} returned {len(vectors)} vectors for {n} inputs")
+        usage = payload.get("usage") or {}
+        tokens = usage.get("prompt_tokens") or usage.get("total_tokens")
+        return EmbedResult(vectors, int(tokens) if tokens else None)
+
+    def _post_once(self, texts: list[str]) -> EmbedResult:
+        try:
+            response = self._client.post(self._url, json=self._body(texts))
+        except httpx.TransportError as exc:
+            raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        if response.status_code in RETRY_STATUS:
+            raise _Retryable(f"HTTP {response.status_code}: {_excerpt(response)}", _retry_after(response))
+        if response.status_code in FATAL_STATUS:
+            raise EmbeddingError(
+                f"embedding endpoint {self._url}: HTTP {response.status_code} {FATAL_STATUS[response.status_code]}"
+            )
+        if 400 <= response.status_code < 500:
+            raise InputRejected(f"HTTP {response.status_code}: {_excerpt(response)}")
+        if response.status_code >= 300:
+            raise EmbeddingError(f"embedding endpoint {self._url}: HTTP {response.status_code} {_excerpt(response)}")
+        return self._parse(response, len(texts))
+
+    def embed(self, texts: list[str]) -> EmbedResult:
+        """Embed a batch, retrying 429 / 5xx / transport errors with backoff."""
+        retrying = Retrying(
+            retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
+            wait=self._wait,
+            stop=stop_after_attempt(self.settings.max_attempts),
+            reraise=True,
+        )
+        try:
+            return retrying(self._post_once, texts)
+        except _Retryable as exc:
+            raise EmbeddingError(
+                f"embedding endpoint {self._url} failed after {self.settings.max_attempts} attempts: {exc}"
+            ) from None
+
+    def embed_query(self, text: str, timeout_s: float) -> list[float]:
+        """One attempt, `timeout_s` for each of connect/write/read (the caller bounds the wall time)."""
+        try:
+            response = self._client.post(self._url, json=self._body([text]), timeout=timeout_s)
+        except httpx.TimeoutException:
+            raise
+        except httpx.TransportError as exc:
+            raise EmbeddingError(f"embedding endpoint {self._url}: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 300:
+            raise EmbeddingError(f"embedding endpoint {self._url}: HTTP {response.status_code} {_excerpt(response)}")
+        return self._parse(response, 1).vectors[0]
+
+    def warm_up(self) -> None:
+        """Nothing to prepare for an HTTP endpoint."""
+
+    def close(self) -> None:
+        self._client.close()
+
+
+# --- local in-process ------------------------------------------------------------------------
+
+_LOCAL_MODELS: dict[str, object] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def load_local_model(path: str):
+    """A sentence-transformers model from a directory, loaded once per process (CPU, offline)."""
+    with _LOCAL_LOCK:
+        if path not in _LOCAL_MODELS:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise EmbeddingError(
+                    "embedding.provider = \"local\" needs sentence-transformers: pip install 'agent-history[local]'"
+                ) from None
+            if not os.path.isdir(path):
+                raise EmbeddingError(f"embedding.local_model_path {path} is not a directory")
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            _LOCAL_MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
+        return _LOCAL_MODELS[path]
+
+
+class LocalEmbedder:
+    """sentence-transformers in process (see the module docstring)."""
+
+    def __init__(self, settings: EmbeddingSettings):
+        self.settings = settings
+        self._path = str(settings.local_model_path)
+
+    @property
+    def model(self):
+        return load_local_model(self._path)
+
+    def embed(self, texts: list[str]) -> EmbedResult:
+        vectors = self.model.encode(texts, batch_size=self.settings.batch_size, normalize_embeddings=True)
+        return EmbedResult([[float(x) for x in v] for v in vectors], None)
+
+    def warm_up(self) -> None:
+        """Load the model (before a query's deadline starts)."""
+        self.model  # noqa: B018
+
+    def embed_query(self, text: str, timeout_s: float) -> list[float]:
+        """In process: the deadline is enforced by the caller (loading the model is not counted
+        when it was loaded before)."""
+        return self.embed([text]).vectors[0]
+
+    def close(self) -> None:
+        pass
+
+
+def make_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The provider `settings` names. Raises EmbeddingError for a bad configuration."""
+    if settings.provider == "local":
+        return LocalEmbedder(settings)
+    return OpenAIEmbedder(settings)

@@ -1,0 +1,44 @@
+"""Embedding status for `agent-history status`: off until configured; else pending/embedded/failed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from agent_history.config import EmbeddingSettings
+from agent_history.embed import store
+
+
+def embedding_status(conn: psycopg.Connection, settings: EmbeddingSettings | None) -> dict[str, Any]:
+    """JSON-ready status. Keys: configured; when configured also provider, model, dimensions
+    (None before the first vector), index (HNSW index name or None), pending (sources to
+    examine + chunks waiting for a vector), chunks, embedded, failed, tokens_today."""
+    if settings is None:
+        return {"configured": False}
+    model = settings.model_key
+    counts = store.embedding_counts(conn, model)
+    row = conn.execute("SELECT dimensions, index_name FROM ah.embedding_model WHERE model = %s", (model,)).fetchone()
+    return {
+        "configured": True,
+        "provider": settings.provider,
+        "model": model,
+        "dimensions": row[0] if row else None,
+        "index": row[1] if row else None,
+        "pending": store.count_pending_sources(conn, model) + counts["unembedded"],
+        "chunks": counts["chunks"],
+        "embedded": counts["embedded"],
+        "failed": counts["failed"],
+        "tokens_today": store.tokens_today(conn, model),
+    }
+
+
+def status_line(status: dict[str, Any]) -> str:
+    """One line for `status`."""
+    if not status.get("configured"):
+        return "embeddings: off (configure [embedding] in the config file to enable vector and hybrid search)"
+    dims = f", {status['dimensions']} dims" if status["dimensions"] else ""
+    return (
+        f"embeddings: {status['provider']} {status['model']}{dims} · {status['embedded']:,} embedded, "
+        f"{status['pending']:,} pending, {status['failed']:,} failed · {status['tokens_today']:,} tokens today"
+    )

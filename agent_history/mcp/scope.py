@@ -1,0 +1,59 @@
+"""Which namespaces a tool call covers: a named context (config `[contexts]`), explicit namespaces,
+or everything in the catalogue. Every tool result carries `Scope.as_dict()` (DESIGN §10: "every
+result names the context/namespaces it searched"). A context is a search scope, not access control.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+
+class ScopeError(ValueError):
+    """An unknown context name (the message lists the known ones)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """`namespaces` is None for "all namespaces"; `searched` is what was actually covered."""
+
+    context: str | None
+    namespaces: list[str] | None
+    searched: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"context": name | "all" | null, "namespaces": [...]}`` for a result."""
+        context = self.context if self.context else ("all" if self.namespaces is None else None)
+        return {"context": context, "namespaces": self.searched}
+
+
+def catalogue_namespaces(conn: psycopg.Connection) -> list[str]:
+    """Namespaces that have at least one indexed source file, sorted."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1").fetchall()]
+
+
+def resolve_scope(
+    conn: psycopg.Connection,
+    contexts: dict[str, list[str]],
+    *,
+    context: str | None = None,
+    namespaces: list[str] | None = None,
+) -> Scope:
+    """Resolve `context` (a name from config) and/or explicit `namespaces` to a `Scope`.
+
+    Both given → their intersection. Neither → every namespace in the catalogue.
+    Raises ScopeError for an unknown context.
+    """
+    chosen: list[str] | None = None
+    if context:
+        if context not in contexts:
+            known = ", ".join(sorted(contexts)) or "none configured"
+            raise ScopeError(f"unknown context {context!r} (known contexts: {known})")
+        chosen = list(contexts[context])
+    if namespaces:
+        chosen = [n for n in (chosen if chosen is not None else namespaces) if n in namespaces]
+    if chosen is None:
+        return Scope(None, None, catalogue_namespaces(conn))
+    return Scope(context, sorted(set(chosen)), sorted(set(chosen)))

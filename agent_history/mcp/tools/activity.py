@@ -1,0 +1,218 @@
+"""`active_sessions` and `infra_actions`: what is running now, and what was done to which host.
+
+- `active_sessions(minutes, at)` — root sessions with events (messages or model calls; both
+  ``ts``-indexed) in the window ``(at - minutes, at]``; a sub-agent's events count for its root.
+  Per root: last event time, event count, active sub-agent threads, title, cwd, last human prompt.
+- `infra_actions(host, since, until)` — tool calls whose command runs ``ssh``/``scp``/``rsync``/
+  ``sftp`` against a host. Candidates come from the tool-call text index (``tool_call.tsv``,
+  GIN) and the time window on ``started_at``; `mcp.remote_commands` then reads the actual
+  command and keeps calls with a remote invocation whose host contains `host`
+  (case-insensitive). At most `MAX_CANDIDATES` candidate calls are read per request.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from agent_history.mcp.remote_commands import PROGRAMS, command_of_input, remote_invocations
+from agent_history.mcp.scope import Scope
+from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
+from agent_history.search.request import parse_when
+
+MAX_CANDIDATES = 2_000
+COMMAND_CHARS = 500
+PROMPT_CHARS = 240
+
+# Events per session in the window, rolled up to roots. Messages and model calls carry indexed
+# timestamps; tool calls happen between them, so they add nothing to "is it active".
+ACTIVE_SQL = """
+WITH ev AS (
+    SELECT session_id, ts FROM ah.message WHERE ts > %(lo)s AND ts <= %(hi)s
+    UNION ALL
+    SELECT session_id, ts FROM ah.model_call WHERE ts > %(lo)s AND ts <= %(hi)s
+), per_session AS (
+    SELECT session_id, count(*) AS n, max(ts) AS last_ts FROM ev GROUP BY session_id
+)
+SELECT root.session_uid, root.agent, root.namespace, coalesce(root.title, root.custom_title, root.ai_title),
+       root.cwd, root.started_at, max(p.last_ts) AS last_ts, sum(p.n)::bigint AS events,
+       array_remove(array_agg(DISTINCT CASE WHEN s.id <> root.id THEN
+           CASE WHEN s.session_uid = root.session_uid THEN s.agent_id ELSE s.session_uid || '/' || s.agent_id END
+       END), NULL) AS subagents,
+       (SELECT left(m.text, %(prompt_chars)s) FROM ah.message AS m
+         WHERE m.session_id = root.id AND m.message_class = 'human_prompt'
+         ORDER BY m.source_id DESC, m.byte_offset DESC LIMIT 1) AS last_prompt
+FROM per_session AS p
+JOIN ah.session AS s ON s.id = p.session_id
+JOIN ah.session AS root ON root.id = coalesce(s.root_session_id, s.id)
+WHERE (%(namespaces)s::text[] IS NULL OR root.namespace = ANY(%(namespaces)s::text[]))
+GROUP BY root.id
+ORDER BY last_ts DESC
+LIMIT %(limit)s
+"""
+
+INFRA_SQL = """
+SELECT t.started_at, t.name, t.input, t.is_error, t.exit_code, t.outcome, t.error_class,
+       s.session_uid, s.agent_id, s.agent, s.namespace, r.session_uid, s.cwd, f.path, t.byte_offset, t.line_number
+FROM ah.tool_call AS t
+JOIN ah.session AS s ON s.id = t.session_id
+LEFT JOIN ah.session AS r ON r.id = s.root_session_id
+LEFT JOIN ah.source_file AS f ON f.id = t.source_id
+WHERE t.tsv @@ to_tsquery('ah.search', %(programs)s)
+  AND (%(since)s::timestamptz IS NULL OR t.started_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR t.started_at < %(until)s)
+  AND (%(host)s::text IS NULL OR strpos(lower(t.input), lower(%(host)s)) > 0)
+  AND (%(namespaces)s::text[] IS NULL OR s.namespace = ANY(%(namespaces)s::text[]))
+ORDER BY t.started_at DESC NULLS LAST, t.id DESC
+LIMIT %(candidates)s
+"""
+
+
+def _namespaces(scope: Scope) -> list[str] | None:
+    return scope.searched if scope.namespaces is not None else None
+
+
+def active_sessions_handler(
+    conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv
+) -> dict[str, Any]:
+    """`active_sessions` tool: ``{"window": {from, to}, "sessions": [...]}`` newest activity first."""
+    hi = parse_when(args["at"]) if args.get("at") else datetime.now(UTC)
+    lo = hi - timedelta(minutes=args["minutes"])
+    rows = conn.execute(
+        ACTIVE_SQL,
+        {"lo": lo, "hi": hi, "namespaces": _namespaces(scope), "limit": args["limit"], "prompt_chars": PROMPT_CHARS},
+    ).fetchall()
+    sessions = [
+        {
+            "session_uid": r[0],
+            "agent": r[1],
+            "namespace": r[2],
+            "title": r[3],
+            "cwd": r[4],
+            "started_at": r[5],
+            "last_event_at": r[6],
+            "events_in_window": r[7],
+            "active_subagents": sorted(r[8] or []),
+            "last_prompt": r[9],
+        }
+        for r in rows
+    ]
+    return {"window": {"from": lo, "to": hi, "minutes": args["minutes"]}, "sessions": sessions}
+
+
+def _host_matches(wanted: str | None, host: str) -> bool:
+    return wanted is None or wanted.lower() in host.lower()
+
+
+def infra_actions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`infra_actions` tool: ``{"host", "window", "actions": [...], "hosts": {host: count}}``."""
+    programs = args["programs"]
+    since = parse_when(args["since"]) if args.get("since") else None
+    until = parse_when(args["until"], end_of_day=True) if args.get("until") else None
+    host = args.get("host") or None
+    rows = conn.execute(
+        INFRA_SQL,
+        {
+            "programs": " | ".join(programs),
+            "since": since,
+            "until": until,
+            "host": host,
+            "namespaces": _namespaces(scope),
+            "candidates": MAX_CANDIDATES,
+        },
+    ).fetchall()
+    actions: list[dict[str, Any]] = []
+    hosts: dict[str, int] = {}
+    for r in rows:
+        command = command_of_input(r[2])
+        remotes = [x for x in remote_invocations(command) if x.program in programs and _host_matches(host, x.host)]
+        if not remotes:
+            continue
+        for x in remotes:
+            hosts[x.host] = hosts.get(x.host, 0) + 1
+        if len(actions) >= args["limit"]:
+            continue
+        thread = f"{r[7]}/{r[8]}" if r[8] else r[7]
+        actions.append(
+            {
+                "ts": r[0],
+                "tool": r[1],
+                "remotes": [{"program": x.program, "host": x.host, "user": x.user} for x in remotes],
+                "command": command if len(command) <= COMMAND_CHARS else command[:COMMAND_CHARS] + "…",
+                "is_error": r[3],
+                "exit_code": r[4],
+                "outcome": r[5],
+                "error_class": r[6],
+                "session_uid": r[7],
+                "agent_id": r[8] or None,
+                "agent": r[9],
+                "namespace": r[10],
+                "root_session_uid": r[11] if r[11] != r[7] or r[8] else None,
+                "cwd": r[12],
+                "source_path": r[13],
+                "byte_offset": r[14],
+                "line_number": r[15],
+                "cite": f"{thread} {r[13]}@{r[14]}",
+            }
+        )
+    out: dict[str, Any] = {
+        "host": host,
+        "programs": programs,
+        "window": {"from": since, "to": until},
+        "hosts": dict(sorted(hosts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "actions": [{k: v for k, v in a.items() if v is not None} for a in actions],
+    }
+    if len(rows) == MAX_CANDIDATES:
+        out["note"] = f"only the newest {MAX_CANDIDATES} candidate tool calls were read; narrow the time window"
+    return out
+
+
+ACTIVE_SESSIONS = ToolSpec(
+    name="active_sessions",
+    title="Sessions active now",
+    description=(
+        "Root sessions (any agent) with messages or model calls in the last `minutes` (before `at`, default "
+        "now); sub-agent activity counts for its root. Shows last event time, events in the window, active "
+        "sub-agent threads, title, cwd and the last human prompt. Use it to see what other agents are doing."
+    ),
+    properties={
+        "minutes": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 43_200,
+            "default": 60,
+            "description": "Window length in minutes (max 30 days).",
+        },
+        "at": {"type": "string", "description": "End of the window (ISO timestamp; default now)."},
+        "limit": limit_schema(20, 100, "sessions"),
+    },
+    handler=active_sessions_handler,
+)
+
+INFRA_ACTIONS = ToolSpec(
+    name="infra_actions",
+    title="Commands run against hosts",
+    description=(
+        "Tool calls that ran ssh/scp/rsync/sftp against a host, newest first: when, which session, the "
+        "command, remote host and user, outcome/exit code, and a `cite`. Filter by host (substring, e.g. "
+        "'web1' or 'example.net') and a time window; `hosts` counts invocations per host."
+    ),
+    properties={
+        "host": {"type": "string", "description": "Only invocations whose host contains this (case-insensitive)."},
+        "since": {**SINCE, "default": "30d"},
+        "until": UNTIL,
+        "programs": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(PROGRAMS)},
+            "default": list(PROGRAMS),
+            "minItems": 1,
+            "description": "Which programs count.",
+        },
+        "limit": limit_schema(50, 200, "actions"),
+    },
+    handler=infra_actions_handler,
+)
+
+TOOLS = (ACTIVE_SESSIONS, INFRA_ACTIONS)

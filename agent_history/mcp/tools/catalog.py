@@ -1,0 +1,132 @@
+"""`schema` and `sql`: describe the catalogue, then query it directly.
+
+- `schema()` — every table and view of schema ``ah`` with its columns (``name type``, ``NOT NULL``
+  marked ``!``), estimated rows and comment, and the functions (name, arguments, result). With
+  ``table`` it describes that one relation in full (column comments, indexes).
+- `sql(statement)` — `mcp.sqltool.run_sql` on the guarded read-only connection (one statement,
+  extended protocol, ≤ 200 rows, cells ≤ 2,000 characters, 30 s timeout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from agent_history.mcp.scope import Scope
+from agent_history.mcp.sqltool import MAX_CELL_CHARS, MAX_ROWS, run_sql
+from agent_history.mcp.tools import ToolEnv, ToolSpec
+
+RELATIONS_SQL = """
+SELECT c.relname, CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END,
+       greatest(c.reltuples, 0)::bigint, obj_description(c.oid, 'pg_class'),
+       array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN '!' ELSE '' END
+                 ORDER BY a.attnum)
+FROM pg_class AS c
+JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relnamespace = 'ah'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+  AND (%(table)s::text IS NULL OR c.relname = %(table)s)
+GROUP BY c.oid
+ORDER BY c.relkind <> 'r', c.relname
+"""
+
+FUNCTIONS_SQL = """
+SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_result(p.oid), obj_description(p.oid, 'pg_proc')
+FROM pg_proc AS p
+WHERE p.pronamespace = 'ah'::regnamespace AND p.prokind IN ('f', 'a', 'w')
+  AND pg_get_function_result(p.oid) <> 'trigger'
+ORDER BY p.proname, 2
+"""
+
+DETAIL_SQL = """
+SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, col_description(a.attrelid, a.attnum)
+FROM pg_attribute AS a
+WHERE a.attrelid = ('ah.' || quote_ident(%(table)s))::regclass AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
+"""
+
+INDEXES_SQL = """
+SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid)
+FROM pg_index WHERE indrelid = ('ah.' || quote_ident(%(table)s))::regclass ORDER BY 1
+"""
+
+HINTS = (
+    "Every event table (message, tool_call, model_call, subagent_spawn, compaction, file_touch, git_event, "
+    "turn) has session_id -> session.id, source_id -> source_file.id, byte_offset and line_number.",
+    "session: natural key (agent, session_uid, agent_id); agent_id = '' is the main thread, else a sub-agent; "
+    "root_session_id / parent_session_id link sub-agents to the session that spawned them.",
+    "message.message_class: human_prompt, assistant_text, subagent_brief, subagent_report, compaction_summary, …; "
+    "NULL token counts and costs mean unknown, not zero.",
+    "Order events physically (source_id, byte_offset), not by timestamp.",
+)
+
+
+def schema_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`schema` tool: ``{"tables": [{name, kind, rows_estimate, comment?, columns}], "functions", "hints"}``."""
+    table = args.get("table")
+    rows = conn.execute(RELATIONS_SQL, {"table": table}).fetchall()
+    if table and not rows:
+        raise LookupError(f"no table or view ah.{table}")
+    tables = []
+    for name, kind, estimate, comment, columns in rows:
+        entry: dict[str, Any] = {"name": f"ah.{name}", "kind": kind, "rows_estimate": estimate, "columns": columns}
+        if comment:
+            entry["comment"] = comment
+        tables.append(entry)
+    out: dict[str, Any] = {"tables": tables}
+    if table:
+        tables[0]["columns"] = [
+            {k: v for k, v in {"name": c[0], "type": c[1], "not_null": c[2] or None, "comment": c[3]}.items() if v}
+            for c in conn.execute(DETAIL_SQL, {"table": table}).fetchall()
+        ]
+        tables[0]["indexes"] = [r[1] for r in conn.execute(INDEXES_SQL, {"table": table}).fetchall()]
+    else:
+        out["functions"] = [
+            {
+                k: v
+                for k, v in {"name": f"ah.{r[0]}", "args": r[1], "returns": r[2], "comment": r[3]}.items()
+                if v is not None
+            }
+            for r in conn.execute(FUNCTIONS_SQL).fetchall()
+        ]
+        out["hints"] = list(HINTS)
+        out["legend"] = "columns are 'name type', '!' marks NOT NULL; pass table=NAME for comments and indexes"
+    return out
+
+
+def sql_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`sql` tool: see `mcp.sqltool.run_sql` for the shape."""
+    return run_sql(conn, args["statement"])
+
+
+SCHEMA = ToolSpec(
+    name="schema",
+    title="Catalogue schema",
+    description=(
+        "Tables, views, columns and functions of the agent-history catalogue (schema `ah`), with row "
+        "estimates and join hints — read this before writing `sql`. Pass `table` for one table's column "
+        "comments and indexes."
+    ),
+    properties={"table": {"type": "string", "description": "One table or view name, without the ah. prefix."}},
+    handler=schema_handler,
+    scoped=False,
+    max_chars=60_000,
+)
+
+SQL = ToolSpec(
+    name="sql",
+    title="Run one read-only SQL query",
+    description=(
+        f"Run exactly one read-only SQL statement against the catalogue (PostgreSQL, schema `ah`; call "
+        f"`schema` first). Read-only transaction, 30 s timeout; at most {MAX_ROWS} rows are returned (a note "
+        f"says when there were more) and each cell is cut to {MAX_CELL_CHARS:,} characters. A second "
+        "statement, a write or a timeout comes back as an error."
+    ),
+    properties={"statement": {"type": "string", "minLength": 1, "description": "One SQL statement (no parameters)."}},
+    required=("statement",),
+    handler=sql_handler,
+    scoped=False,
+    max_chars=200_000,
+)
+
+TOOLS = (SCHEMA, SQL)

@@ -1,0 +1,142 @@
+"""`session`, `why`, `touched`: thin handlers over `agent_history.read`.
+
+- `session` — one thread's timeline slice (`read.timeline.session_timeline`): events are numbered
+  1…total in physical order; at most `MAX_EVENTS` per call, with ``next_from`` to continue.
+- `why` — the session, tool call, prompt and sub-agent brief behind a commit (`read.why.why`),
+  filtered to the scope's namespaces.
+- `touched` — sessions that read/created/edited/deleted files matching a path or glob
+  (`read.touched.touched`), newest first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from agent_history.mcp.scope import Scope
+from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
+from agent_history.read.timeline import session_timeline
+from agent_history.read.touched import touched
+from agent_history.read.why import why
+from agent_history.search.request import parse_when
+
+MAX_EVENTS = 100
+
+
+def _in_scope(scope: Scope, namespace: str | None) -> bool:
+    return scope.namespaces is None or namespace in scope.searched
+
+
+def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`session` tool: ``{"session", "summary", "total", "from", "to", "events", "next_from"?}``."""
+    start = args["from"]
+    end = min(args.get("to") or start + args["limit"] - 1, start + MAX_EVENTS - 1)
+    timeline = session_timeline(
+        conn, args["uid"], agent_id=args.get("agent_id"), start=start, end=end, max_chars=args["max_chars"]
+    )
+    if not _in_scope(scope, timeline.session.namespace):
+        raise LookupError(f"session {args['uid']} is in namespace {timeline.session.namespace}, outside this scope")
+    out = timeline.as_dict()
+    for event in out["events"]:
+        if not event.get("detail"):
+            event.pop("detail", None)
+        if not event.get("truncated"):
+            event.pop("truncated", None)
+    last = out["events"][-1]["seq"] if out["events"] else start - 1
+    out["from"], out["to"] = start, last
+    if last < timeline.total:
+        out["next_from"] = last + 1
+    return out
+
+
+def why_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`why` tool: ``{"sha", "origins": [{op, sha, branch, subject, ts, session, command, prompt, brief…}]}``."""
+    origins = [o.as_dict() for o in why(conn, args["sha"])]
+    origins = [o for o in origins if _in_scope(scope, o["session"].get("namespace"))]
+    return {"sha": args["sha"], "origins": origins}
+
+
+def touched_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`touched` tool: ``{"pattern", "sessions": [{session, first_ts, last_ts, ops, paths, touches}]}``."""
+    sessions = touched(
+        conn,
+        args["pattern"],
+        ops=tuple(args.get("ops") or ()),
+        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
+        since=parse_when(args["since"]) if args.get("since") else None,
+        limit=args["limit"],
+        touches_per_session=args["touches_per_session"],
+    )
+    return {"pattern": args["pattern"], "sessions": [s.as_dict() for s in sessions]}
+
+
+SESSION = ToolSpec(
+    name="session",
+    title="Read a session's timeline",
+    description=(
+        "Read part of one past session in order: messages, tool calls with outcome, sub-agent spawns, "
+        "compactions, git events. Events are numbered 1..total; pass from/to (or limit) to page, and "
+        "follow `next_from`. Use agent_id to read a sub-agent thread of the session."
+    ),
+    properties={
+        "uid": {"type": "string", "minLength": 6, "description": "Session uid (or a unique prefix of ≥ 6 characters)."},
+        "agent_id": {"type": "string", "description": "A sub-agent thread of the session ('' = main thread)."},
+        "from": {"type": "integer", "minimum": 1, "default": 1, "description": "First event number (1-based)."},
+        "to": {"type": "integer", "minimum": 1, "description": "Last event number (inclusive)."},
+        "limit": limit_schema(40, MAX_EVENTS, "events when `to` is not given"),
+        "max_chars": {
+            "type": "integer",
+            "minimum": 100,
+            "maximum": 4000,
+            "default": 800,
+            "description": "Cut each event's text to this many characters.",
+        },
+    },
+    required=("uid",),
+    handler=session_handler,
+)
+
+WHY = ToolSpec(
+    name="why",
+    title="Why does this commit exist",
+    description=(
+        "Which session, tool call, human prompt and (for sub-agents) brief produced a git commit or push. "
+        "Pass a sha of 7-40 hex digits (abbreviated works)."
+    ),
+    properties={
+        "sha": {"type": "string", "pattern": "^[0-9a-fA-F]{7,40}$", "description": "Commit sha, 7-40 hex digits."},
+    },
+    required=("sha",),
+    handler=why_handler,
+)
+
+TOUCHED = ToolSpec(
+    name="touched",
+    title="Sessions that touched a file",
+    description=(
+        "Sessions that read, created, edited, moved or deleted files matching a path or glob "
+        "(e.g. 'src/db/pool.py', '**/*.sql', '/abs/dir/'), newest first, with the ops and paths per session."
+    ),
+    properties={
+        "pattern": {"type": "string", "minLength": 1, "description": "A path (relative = any directory) or a glob."},
+        "ops": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["read", "create", "edit", "delete", "move"]},
+            "description": "Only these operations.",
+        },
+        "since": SINCE,
+        "limit": limit_schema(20, 50, "sessions"),
+        "touches_per_session": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "default": 10,
+            "description": "Individual touches listed per session.",
+        },
+    },
+    required=("pattern",),
+    handler=touched_handler,
+)
+
+TOOLS = (SESSION, WHY, TOUCHED)

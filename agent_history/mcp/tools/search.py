@@ -1,0 +1,271 @@
+"""`search` and `find_sessions`: thin handlers over `agent_history.search.hybrid.run_search`.
+
+`search` returns hits with provenance (session uid, thread, agent, namespace, time, class or tool
+name, file and byte offset, snippet) and a ready-made ``cite`` string. `find_sessions` runs the
+same search with a wider net (`HITS_PER_SESSION` × limit hits), groups hits by the **root**
+session (a sub-agent's hit counts for the session that spawned it), ranks sessions by
+`session_score` (best hit first, further hits with halving weight), and names the root to
+resume (``resume``: uid and the agent's resume command).
+
+Modes go through `search.hybrid.run_search`: ``keyword`` never calls an embedding endpoint;
+``hybrid`` (the default once the catalogue has vectors for the configured model) falls back to
+keyword-only with a ``note`` when the query embedding is slow or fails; ``vector`` fails with a
+one-line error when it cannot run (DESIGN §8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from agent_history.mcp.scope import Scope
+from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
+from agent_history.model import classes
+from agent_history.read.common import SessionNotFound, resolve_session
+from agent_history.search import hybrid
+from agent_history.search.request import Scope as Corpus
+from agent_history.search.request import SearchHit, SearchRequest, parse_when
+
+CLASS_GROUPS: dict[str, tuple[str, ...]] = {
+    "conversational": classes.CONVERSATIONAL,
+    "prompts": classes.PROMPTS,
+    "all": classes.ALL,
+}
+HITS_PER_SESSION = 20
+MAIN_THREAD = "main"
+SNIPPET_CHARS = 320
+
+RESUME_COMMANDS: dict[str, str] = {
+    "claude": "claude --resume {uid}",
+    "codex": "codex resume {uid}",
+    "pi": "pi --session {path}",
+}
+"""How each agent resumes a session (run in the session's cwd)."""
+
+
+def _classes(values: list[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        for name in CLASS_GROUPS.get(value, (value,)):
+            if name not in classes.ALL:
+                raise ValueError(
+                    f"unknown message class {name!r} (classes: {', '.join(classes.ALL)}; "
+                    f"groups: {', '.join(CLASS_GROUPS)})"
+                )
+            if name not in out:
+                out.append(name)
+    return tuple(out)
+
+
+def build_request(scope: Scope, args: dict[str, Any], limit: int) -> SearchRequest:
+    """A `SearchRequest` from tool arguments (already validated). Raises ValueError."""
+    return SearchRequest(
+        query=args["query"],
+        limit=limit,
+        scope=Corpus(args["in"]),
+        agents=tuple(args.get("agents") or ()),
+        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
+        classes=_classes(args["classes"]),
+        since=parse_when(args["since"]) if args.get("since") else None,
+        until=parse_when(args["until"], end_of_day=True) if args.get("until") else None,
+        project=args.get("project"),
+        session=args.get("session"),
+    )
+
+
+def run_search(
+    conn: psycopg.Connection, req: SearchRequest, mode: str | None, env: ToolEnv
+) -> tuple[list[SearchHit], str, str | None]:
+    """(hits, mode used, note) from `search.hybrid.run_search`; mode None = hybrid when the
+    catalogue has embeddings for the configured model, else keyword. Raises ToolFailure when
+    vector mode cannot run."""
+    try:
+        result = hybrid.run_search(conn, req, mode, env.embedding)
+    except hybrid.VectorUnavailable as exc:
+        raise ToolFailure(f"vector search unavailable: {exc}") from None
+    return result.hits, str(result.mode), result.note
+
+
+def cite(hit: SearchHit) -> str:
+    """``<session uid>[/<agent id>] <file>@<byte offset>`` — how to point at a hit."""
+    thread = f"{hit.session_uid}/{hit.agent_id}" if hit.agent_id else hit.session_uid
+    return f"{thread} {hit.source_path}@{hit.byte_offset}"
+
+
+def hit_dict(hit: SearchHit) -> dict[str, Any]:
+    """A compact hit: provenance, score, snippet (≤ SNIPPET_CHARS), cite."""
+    d = hit.as_dict()
+    for key in ("id", "highlights", "backend", "extra"):
+        d.pop(key, None)
+    if d.get("root_session_uid") == hit.session_uid and not hit.agent_id:
+        d.pop("root_session_uid")
+    snippet = d.get("snippet") or ""
+    if len(snippet) > SNIPPET_CHARS:
+        d["snippet"] = snippet[:SNIPPET_CHARS] + "…"
+    d["cite"] = cite(hit)
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def search_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`search` tool: ``{"mode", "note"?, "hits": [hit…]}``."""
+    req = build_request(scope, args, args["limit"])
+    hits, mode, note = run_search(conn, req, args.get("mode"), env)
+    out: dict[str, Any] = {"query": args["query"], "mode": mode, "in": args["in"]}
+    if note:
+        out["note"] = note
+    out["hits"] = [hit_dict(h) for h in hits]
+    return out
+
+
+@dataclass
+class SessionMatch:
+    """Hits of one root session, accumulated."""
+
+    agent: str
+    root_uid: str
+    scores: list[float] = field(default_factory=list)
+    threads: dict[str, int] = field(default_factory=dict)  # "main" | agent id | "uid[/agent id]" → hits
+    first_ts: Any = None
+    last_ts: Any = None
+    best: SearchHit | None = None
+
+
+def group_by_root(hits: list[SearchHit]) -> list[SessionMatch]:
+    """Hits grouped by (agent, root session uid), best `session_score` first (pure)."""
+    groups: dict[tuple[str, str], SessionMatch] = {}
+    for h in hits:
+        root = h.root_session_uid or h.session_uid
+        g = groups.setdefault((h.agent, root), SessionMatch(h.agent, root))
+        g.scores.append(h.score)
+        if h.session_uid == root:
+            thread = h.agent_id or MAIN_THREAD
+        else:
+            thread = f"{h.session_uid}/{h.agent_id}" if h.agent_id else h.session_uid
+        g.threads[thread] = g.threads.get(thread, 0) + 1
+        if h.ts is not None:
+            g.first_ts = h.ts if g.first_ts is None else min(g.first_ts, h.ts)
+            g.last_ts = h.ts if g.last_ts is None else max(g.last_ts, h.ts)
+        if g.best is None or h.score > g.best.score:
+            g.best = h
+    return sorted(groups.values(), key=lambda g: (-session_score(g.scores), -len(g.scores), g.root_uid))
+
+
+def session_score(scores: list[float]) -> float:
+    """A session's rank score from its hits' scores: Σ sᵢ / 2ⁱ over the scores best first, so the
+    best hit counts fully, further strong hits add less and less, and many weak hits cannot
+    outrank one strong match (the sum stays below twice the best)."""
+    return sum(s / 2**i for i, s in enumerate(sorted(scores, reverse=True)))
+
+
+def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`find_sessions` tool: ``{"sessions": [{root session, matches, threads, best hit, resume}…]}``."""
+    limit = args["limit"]
+    req = build_request(scope, args, min(200, limit * HITS_PER_SESSION))
+    hits, mode, note = run_search(conn, req, args.get("mode"), env)
+    sessions = []
+    for g in group_by_root(hits)[:limit]:
+        try:
+            root = resolve_session(conn, g.root_uid, "")
+        except SessionNotFound:
+            root = None
+        path = root.source_path if root else None
+        template = RESUME_COMMANDS.get(g.agent)
+        resume = {"session_uid": g.root_uid, "agent": g.agent, "cwd": root.cwd if root else None}
+        if template and ("{path}" not in template or path):
+            resume["command"] = template.format(uid=g.root_uid, path=path)
+        sub_hits = sum(n for t, n in g.threads.items() if t != MAIN_THREAD)
+        sessions.append(
+            {
+                "session_uid": g.root_uid,
+                "agent": g.agent,
+                "namespace": root.namespace if root else g.best.namespace,
+                "title": (root.title if root else None) or g.best.title,
+                "cwd": root.cwd if root else g.best.cwd,
+                "matches": len(g.scores),
+                "subagent_matches": sub_hits,
+                "threads": g.threads,
+                "score": round(session_score(g.scores), 4),
+                "first_match_ts": g.first_ts,
+                "last_match_ts": g.last_ts,
+                "best_hit": hit_dict(g.best),
+                "resume": resume,
+            }
+        )
+    out: dict[str, Any] = {"query": args["query"], "mode": mode, "hits_considered": len(hits)}
+    if note:
+        out["note"] = note
+    out["sessions"] = sessions
+    return out
+
+
+_COMMON = {
+    "query": {
+        "type": "string",
+        "minLength": 1,
+        "description": 'What to look for: words, a "quoted phrase", an identifier, a path, an error message '
+        "or a plain question. Stop words are dropped; more matched (rarer) words rank higher.",
+    },
+    "mode": {
+        "type": "string",
+        "enum": ["keyword", "hybrid", "vector"],
+        "description": "keyword (BM25), vector (embeddings) or hybrid (both, fused). Default: hybrid when "
+        "embeddings are configured and indexed, else keyword; a hybrid search whose embedding is slow or "
+        "unavailable answers keyword-only with a `note`.",
+    },
+    "in": {
+        "type": "string",
+        "enum": ["messages", "tools", "all"],
+        "default": "messages",
+        "description": "messages = conversation text; tools = tool-call input/output; all = both.",
+    },
+    "classes": {
+        "type": "array",
+        "items": {"type": "string", "enum": [*CLASS_GROUPS, *classes.ALL]},
+        "default": ["conversational"],
+        "description": "Message classes to search (messages only): groups 'conversational' (default: prompts, "
+        "replies, sub-agent briefs/reports, compaction summaries), 'prompts' (what a person typed), 'all', "
+        "or class names.",
+    },
+    "agents": {
+        "type": "array",
+        "items": {"type": "string", "enum": ["claude", "codex", "pi"]},
+        "description": "Only these agents.",
+    },
+    "since": SINCE,
+    "until": UNTIL,
+    "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
+    "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 8 characters)."},
+}
+
+SEARCH = ToolSpec(
+    name="search",
+    title="Search agent history",
+    description=(
+        "Search past coding-agent sessions (Claude Code, Codex, pi): prompts, replies, sub-agent briefs and "
+        "reports, compaction summaries, and with in='tools' tool inputs/outputs and errors. Use it before "
+        "re-deriving something that may have been decided or fixed before. Each hit has session_uid, agent, "
+        "namespace, ts, label (message class or tool name), cwd, source_path, byte_offset, snippet and a "
+        "`cite` string to quote."
+    ),
+    properties={**_COMMON, "limit": limit_schema(10, 50, "hits")},
+    required=("query",),
+    handler=search_handler,
+)
+
+FIND_SESSIONS = ToolSpec(
+    name="find_sessions",
+    title="Find sessions by content",
+    description=(
+        "Which past sessions talked about something: searches like `search`, then groups hits by root "
+        "session (sub-agent hits count for the session that spawned them) and ranks sessions by their "
+        "best hits. Each session has matches, the threads that matched, its best hit, and `resume` (the "
+        "root session uid and the agent's resume command)."
+    ),
+    properties={**_COMMON, "limit": limit_schema(10, 30, "sessions")},
+    required=("query",),
+    handler=find_sessions_handler,
+)
+
+TOOLS = (SEARCH, FIND_SESSIONS)

@@ -1,0 +1,117 @@
+"""`sessions`: recent sessions with title, agent, tokens, cost, duration and sub-agent count.
+
+Main threads only by default (sub-agent transcripts are counted in ``subagent_count`` and their
+usage is added to the ``*_with_subagents`` totals through ``root_session_id``). Token totals are
+the sum of the disjoint buckets (input uncached + cache read + cache writes + output); like
+every rollup they are NULL when no model call reported them, never 0. Cost is list-price USD.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from decimal import Decimal
+
+import psycopg
+from psycopg import sql
+
+from agent_history.search.filters import like_prefix
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    """One session row of the `sessions` listing. Units: tokens, USD, milliseconds."""
+
+    session_uid: str
+    agent_id: str
+    agent: str
+    namespace: str | None
+    title: str | None
+    cwd: str | None
+    model: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    duration_ms: int | None
+    message_count: int | None
+    prompt_count: int | None
+    tool_call_count: int | None
+    tool_error_count: int | None
+    subagent_count: int | None
+    tokens: int | None
+    cost_usd: Decimal | None
+    tokens_with_subagents: int | None
+    cost_usd_with_subagents: Decimal | None
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        d = asdict(self)
+        for k in ("cost_usd", "cost_usd_with_subagents"):
+            d[k] = float(d[k]) if d[k] is not None else None
+        return d
+
+
+_TOKENS = (
+    "CASE WHEN num_nonnulls({a}.input_uncached, {a}.cache_read, {a}.cache_write_5m, {a}.cache_write_1h, {a}.output) > 0 "
+    "THEN coalesce({a}.input_uncached, 0) + coalesce({a}.cache_read, 0) + coalesce({a}.cache_write_5m, 0) "
+    "+ coalesce({a}.cache_write_1h, 0) + coalesce({a}.output, 0) END"
+)
+
+
+def list_sessions(
+    conn: psycopg.Connection,
+    *,
+    agents: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+    since: datetime | None = None,
+    project: str | None = None,
+    limit: int = 20,
+    include_subagents: bool = False,
+) -> list[SessionSummary]:
+    """Sessions newest first (by start, else end). `project` is a cwd prefix; `since` bounds
+    the start (or end) time."""
+    conds: list[sql.Composable] = []
+    params: dict = {"limit": limit}
+    if not include_subagents:
+        conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
+    if agents:
+        conds.append(sql.SQL("s.agent = ANY(%(agents)s)"))
+        params["agents"] = list(agents)
+    if namespaces:
+        conds.append(sql.SQL("s.namespace = ANY(%(namespaces)s)"))
+        params["namespaces"] = list(namespaces)
+    if since is not None:
+        conds.append(sql.SQL("coalesce(s.started_at, s.ended_at) >= %(since)s"))
+        params["since"] = since
+    if project:
+        conds.append(sql.SQL("(s.cwd = %(project)s OR s.cwd LIKE %(project_like)s)"))
+        params["project"] = project.rstrip("/") or "/"
+        params["project_like"] = like_prefix(project.rstrip("/") + "/")
+    where = sql.SQL(" AND ").join(conds) if conds else sql.SQL("TRUE")
+    return _select(conn, where, params)
+
+
+def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | None:
+    """The summary of one session by surrogate id (None if it does not exist)."""
+    rows = _select(conn, sql.SQL("s.id = %(id)s"), {"id": session_id, "limit": 1})
+    return rows[0] if rows else None
+
+
+def _select(conn: psycopg.Connection, where: sql.Composable, params: dict) -> list[SessionSummary]:
+    stmt = sql.SQL(
+        """
+        SELECT s.session_uid, s.agent_id, s.agent, s.namespace, s.title, s.cwd, s.model,
+               s.started_at, s.ended_at, s.duration_ms, s.message_count, s.prompt_count,
+               s.tool_call_count, s.tool_error_count, s.subagent_count,
+               {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd
+        FROM ah.session AS s
+        LEFT JOIN LATERAL (
+            SELECT sum({sub_tokens})::bigint AS tokens, sum(d.cost_usd) AS cost_usd
+            FROM ah.session AS d
+            WHERE d.root_session_id = s.id OR d.id = s.id
+        ) AS tree ON true
+        WHERE {where}
+        ORDER BY coalesce(s.started_at, s.ended_at) DESC NULLS LAST, s.id DESC
+        LIMIT %(limit)s
+        """
+    ).format(own_tokens=sql.SQL(_TOKENS.format(a="s")), sub_tokens=sql.SQL(_TOKENS.format(a="d")), where=where)
+    return [SessionSummary(*r) for r in conn.execute(stmt, params)]

@@ -1,0 +1,181 @@
+"""`why SHA`: which session, tool call, prompt and sub-agent brief produced a commit.
+
+A sha (7–40 hex digits) matches a git event when one is a prefix of the other (transcripts print
+abbreviated shas; a user may paste the full one). For each match, commits before pushes:
+- the session and the event's tool call (the command and the start of its output);
+- the **last human prompt before it**, by byte order in the committing session's file; when
+  the committing session is a sub-agent, its own transcript starts with the brief, so the prompt
+  is the parent's last human prompt before the spawn (walking up to the root);
+- the **sub-agent brief** when a sub-agent committed: the spawn whose ``child_session_id`` is the
+  session, else whose ``spawn_uid`` is the session's ``spawn_uid`` (same agent).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+import psycopg
+
+from agent_history.model import classes
+from agent_history.read.common import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
+
+SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+MIN_SHA = 7
+EXCERPT_CHARS = 1000
+
+
+class BadSha(ValueError):
+    """The argument is not 7–40 hex digits."""
+
+
+@dataclass(slots=True)
+class Excerpt:
+    """A piece of transcript text with its place: session uid/thread, byte offset, timestamp."""
+
+    text: str
+    session_uid: str
+    agent_id: str
+    byte_offset: int | None
+    ts: datetime | None
+    truncated: bool = False
+
+
+@dataclass(slots=True)
+class CommitOrigin:
+    """One git event matching the sha and what led to it."""
+
+    op: str
+    sha: str | None
+    branch: str | None
+    subject: str | None
+    ts: datetime | None
+    byte_offset: int | None
+    session: SessionRef
+    tool_name: str | None
+    command: str | None
+    output: str | None
+    prompt: Excerpt | None
+    brief: Excerpt | None
+    subagent_type: str | None
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        d = asdict(self)
+        d["session"] = self.session.as_dict()
+        return d
+
+
+def _cut(text: str | None, n: int = EXCERPT_CHARS) -> tuple[str | None, bool]:
+    if text is None or len(text) <= n:
+        return text, False
+    return text[:n] + "…", True
+
+
+def _prompt_before(conn: psycopg.Connection, session_id: int, byte_offset: int | None, source_id: int | None):
+    """The last human prompt of `session_id` before `byte_offset` in file `source_id` (earlier
+    files of a resumed session count as before)."""
+    return conn.execute(
+        """
+        SELECT m.text, m.byte_offset, m.ts
+        FROM ah.message AS m
+        WHERE m.session_id = %(sid)s AND m.message_class = ANY(%(cls)s)
+          AND (m.source_id < %(src)s OR (m.source_id = %(src)s AND m.byte_offset < %(off)s)
+               OR %(off)s IS NULL)
+        ORDER BY m.source_id DESC, m.byte_offset DESC NULLS LAST
+        LIMIT 1
+        """,
+        {"sid": session_id, "cls": list(classes.PROMPTS), "src": source_id, "off": byte_offset},
+    ).fetchone()
+
+
+@dataclass(frozen=True, slots=True)
+class _Spawn:
+    brief: str | None
+    description: str | None
+    subagent_type: str | None
+    byte_offset: int | None
+    ts: datetime | None
+    parent_id: int
+    parent_source_id: int
+
+
+def _spawn_of(conn: psycopg.Connection, session_id: int) -> _Spawn | None:
+    """The spawn that started sub-agent session `session_id`, if known."""
+    row = conn.execute(
+        """
+        SELECT p.brief, p.description, p.subagent_type, p.byte_offset, p.ts, p.session_id, p.source_id
+        FROM ah.subagent_spawn AS p
+        JOIN ah.session AS c ON c.id = %(sid)s
+        WHERE p.child_session_id = c.id
+           OR (p.child_session_id IS NULL AND c.spawn_uid IS NOT NULL
+               AND p.agent = c.agent AND p.spawn_uid = c.spawn_uid)
+        ORDER BY (p.child_session_id = c.id) DESC NULLS LAST, p.id
+        LIMIT 1
+        """,
+        {"sid": session_id},
+    ).fetchone()
+    return _Spawn(*row) if row else None
+
+
+def _thread(conn: psycopg.Connection, session_id: int) -> tuple[str, str]:
+    row = conn.execute("SELECT session_uid, agent_id FROM ah.session WHERE id = %s", (session_id,)).fetchone()
+    return (row[0], row[1]) if row else ("", "")
+
+
+def _origin(conn: psycopg.Connection, ref: SessionRef, byte_offset: int | None, source_id: int | None):
+    """(prompt Excerpt | None, brief Excerpt | None, subagent type) for an event of `ref`."""
+    spawn = _spawn_of(conn, ref.id) if ref.is_subagent else None
+    if spawn is None:
+        p = _prompt_before(conn, ref.id, byte_offset, source_id)
+        if p is None:
+            return None, None, None
+        text, cut = _cut(p[0] or "")
+        return Excerpt(text, ref.session_uid, ref.agent_id, p[1], p[2], cut), None, None
+    uid, aid = _thread(conn, spawn.parent_id)
+    text, cut = _cut(spawn.brief or spawn.description or "")
+    brief = Excerpt(text, uid, aid, spawn.byte_offset, spawn.ts, cut)
+    # The prompt that led to the spawn: the spawning thread's last human prompt before it,
+    # walking up through spawning threads (a sub-agent of a sub-agent) to the root.
+    current, seen = spawn, {ref.id}
+    while current is not None and current.parent_id not in seen:
+        seen.add(current.parent_id)
+        p = _prompt_before(conn, current.parent_id, current.byte_offset, current.parent_source_id)
+        if p is not None:
+            puid, paid = _thread(conn, current.parent_id)
+            text, cut = _cut(p[0] or "")
+            return Excerpt(text, puid, paid, p[1], p[2], cut), brief, spawn.subagent_type
+        current = _spawn_of(conn, current.parent_id)
+    return None, brief, spawn.subagent_type
+
+
+def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
+    """Every git event matching `sha`, commits first, then by time. Raises BadSha."""
+    sha = sha.strip().lower()
+    if not SHA.match(sha):
+        raise BadSha(f"not a commit sha: {sha!r} (7–40 hex digits)")
+    prefixes = [sha[:n] for n in range(MIN_SHA, len(sha) + 1)]
+    rows = conn.execute(
+        f"""
+        SELECT g.op, g.sha, g.branch, g.subject, g.ts, g.byte_offset, g.source_id,
+               t.name, t.input, t.output, {SESSION_REF_COLUMNS}
+        FROM ah.git_event AS g
+        JOIN ah.session AS s ON s.id = g.session_id
+        {SESSION_REF_JOINS}
+        LEFT JOIN ah.tool_call AS t ON t.agent = g.agent AND t.tool_call_uid = g.tool_call_uid
+        WHERE g.sha LIKE %(like)s OR g.sha = ANY(%(prefixes)s)
+        ORDER BY (g.op = 'commit') DESC, g.ts NULLS LAST, g.id
+        """,
+        {"like": sha + "%", "prefixes": prefixes},
+    ).fetchall()
+    out = []
+    for r in rows:
+        op, gsha, branch, subject, ts, off, src, tname, tinput, toutput = r[:10]
+        ref = session_ref(r[10:])
+        prompt, brief, subagent_type = _origin(conn, ref, off, src)
+        out.append(CommitOrigin(
+            op, gsha, branch, subject, ts, off, ref, tname, _cut(tinput, 2000)[0], _cut(toutput, 600)[0],
+            prompt, brief, subagent_type,
+        ))
+    return out

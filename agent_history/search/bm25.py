@@ -1,0 +1,169 @@
+"""Keyword search on ParadeDB ``pg_search`` 0.25: BM25 indexes and the queries over them (DESIGN §8).
+
+Runs only where ``ah.meta.keyword_backend = 'bm25'`` (migration 0001 sets it when ``pg_search``
+is installable). The SQL is generated here and unit-tested by parsing it (pglast); ParadeDB
+itself cannot run in the test environment. Facts relied on (ParadeDB docs, 0.25):
+
+- one BM25 index per table: ``CREATE INDEX … USING bm25 (id, (text::pdb.source_code), …)
+  WITH (key_field = 'id')`` — the key field first; text cast to a tokenizer; ``pdb.literal``
+  for columns filtered by equality / ``IN`` / ``= ANY`` so those filters are pushed into the
+  index scan; integer and timestamp columns are indexed as fast fields for range pushdown;
+- ``col ||| 'text'`` matches any token of the (field-tokenized) text, ``&&&`` all of them,
+  ``###`` the phrase; ``pdb.score(key)`` is the BM25 score; ``pdb.snippet(col, start_tag =>,
+  end_tag =>, max_num_chars =>)`` highlights; ``ORDER BY pdb.score(id) DESC, id LIMIT n`` takes
+  the top-K path;
+- raw user text never reaches ``@@@`` (its query syntax would need escaping): the operators
+  above tokenize their right-hand side as plain text, and they receive the analysed terms
+  (stop words and punctuation removed), not the raw query.
+
+Indexes are built after the first bulk load (a BM25 index maintained row by row during a bulk
+load is slow) and by ``db upgrade``: `ensure_bm25_indexes` (a no-op on ``fts``).
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+from agent_history.search.filters import build_filter
+from agent_history.search.query import QueryAnalysis
+from agent_history.search.request import HL_END, HL_START, SearchHit, SearchRequest
+
+SNIPPET_CHARS = 240
+
+INDEXES: dict[str, str] = {
+    "message_bm25": (
+        "CREATE INDEX IF NOT EXISTS message_bm25 ON ah.message USING bm25 ("
+        "id, (text::pdb.source_code), (namespace::pdb.literal), (agent::pdb.literal), "
+        "(message_class::pdb.literal), session_id, ts"
+        ") WITH (key_field = 'id')"
+    ),
+    "tool_call_bm25": (
+        "CREATE INDEX IF NOT EXISTS tool_call_bm25 ON ah.tool_call USING bm25 ("
+        "id, (name::pdb.literal), (input::pdb.source_code), (output::pdb.source_code), "
+        "(agent::pdb.literal), session_id, started_at"
+        ") WITH (key_field = 'id')"
+    ),
+}
+"""Index name → DDL. Message text, and tool input/output, use the source-code tokenizer
+(splits camelCase, snake_case, punctuation); namespace, agent, class and tool name are literals
+(exact-match filters pushed down); session id and time are fast fields."""
+
+
+def is_bm25(conn: psycopg.Connection) -> bool:
+    """True when this catalogue's keyword backend is ParadeDB BM25."""
+    row = conn.execute("SELECT value FROM ah.meta WHERE key = 'keyword_backend'").fetchone()
+    return bool(row and row[0] == "bm25")
+
+
+def ensure_bm25_indexes(conn: psycopg.Connection) -> list[str]:
+    """Create the BM25 indexes that do not exist yet; returns their names. No-op (returns [])
+    when the backend is ``fts``. Call after a bulk load and from ``db upgrade``; building an
+    index over a large table takes a while and blocks writes to that table meanwhile."""
+    if not is_bm25(conn):
+        return []
+    existing = {
+        r[0] for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'ah' AND indexname = ANY(%s)", (list(INDEXES),)
+        )
+    }
+    created = []
+    for name, ddl in INDEXES.items():
+        if name not in existing:
+            conn.execute(ddl)
+            created.append(name)
+    return created
+
+
+_CORPUS = {
+    "message": {
+        "table": "message",
+        "match": "d.text ||| %(q)s",
+        "phrase": "d.text ### %(p{i})s",
+        "snippet": "pdb.snippet(d.text, start_tag => %(hl_start)s, end_tag => %(hl_end)s, max_num_chars => %(chars)s)",
+        "namespace": "d.namespace",
+        "ts": "d.ts",
+        "label": "d.message_class",
+        "outcome": "NULL::text",
+    },
+    "tool_call": {
+        "table": "tool_call",
+        "match": "(d.input ||| %(q)s OR d.output ||| %(q)s)",
+        "phrase": "(d.input ### %(p{i})s OR d.output ### %(p{i})s)",
+        "snippet": (
+            "coalesce(nullif(pdb.snippet(d.output, start_tag => %(hl_start)s, end_tag => %(hl_end)s, "
+            "max_num_chars => %(chars)s), ''), nullif(pdb.snippet(d.input, start_tag => %(hl_start)s, "
+            "end_tag => %(hl_end)s, max_num_chars => %(chars)s), ''), left(d.output, %(chars)s))"
+        ),
+        "namespace": "s.namespace",
+        "ts": "d.started_at",
+        "label": "d.name",
+        "outcome": "coalesce(d.error_class, d.outcome)",
+    },
+}
+
+
+def search_sql(req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> tuple[sql.Composed, dict]:
+    """The BM25 query for one corpus and its parameters.
+
+    Shape: a MATERIALIZED top-K CTE (match operators + filters, ``ORDER BY pdb.score(d.id)
+    DESC, d.id LIMIT n``, snippet computed there where ParadeDB can highlight) joined to the
+    session, root session and source file for provenance. Any term matches (``|||``); each
+    quoted phrase is an extra OR-ed ``###`` clause whose score adds to the documents matching it.
+    """
+    c = _CORPUS[corpus]
+    flt = build_filter(req, corpus)
+    params: dict = dict(flt.params)
+    params.update(q=" ".join(analysis.term_texts()), limit=req.limit, hl_start=HL_START, hl_end=HL_END,
+                  chars=SNIPPET_CHARS)
+    clauses = [sql.SQL(c["match"])]
+    for i, phrase in enumerate(analysis.phrases):
+        params[f"p{i}"] = phrase
+        clauses.append(sql.SQL(c["phrase"].format(i=i)))
+    match = sql.SQL("({})").format(sql.SQL(" OR ").join(clauses)) if len(clauses) > 1 else clauses[0]
+    stmt = sql.SQL(
+        """
+        WITH top AS MATERIALIZED (
+            SELECT d.id, pdb.score(d.id) AS score, {snippet} AS snippet
+            FROM ah.{table} AS d
+            WHERE {match} AND {filters}
+            ORDER BY pdb.score(d.id) DESC, d.id
+            LIMIT %(limit)s
+        )
+        SELECT d.id, top.score, s.session_uid, s.agent_id, d.agent, {namespace}, {ts}, {label},
+               coalesce(s.title, r.title), s.cwd, f.path, d.byte_offset, d.line_number,
+               top.snippet, r.session_uid, {outcome}
+        FROM top
+        JOIN ah.{table} AS d ON d.id = top.id
+        JOIN ah.session AS s ON s.id = d.session_id
+        LEFT JOIN ah.session AS r ON r.id = s.root_session_id
+        LEFT JOIN ah.source_file AS f ON f.id = d.source_id
+        ORDER BY top.score DESC, d.id
+        """
+    ).format(
+        snippet=sql.SQL(c["snippet"]),
+        table=sql.Identifier(c["table"]),
+        match=match,
+        filters=flt.sql,
+        namespace=sql.SQL(c["namespace"]),
+        ts=sql.SQL(c["ts"]),
+        label=sql.SQL(c["label"]),
+        outcome=sql.SQL(c["outcome"]),
+    )
+    return stmt, params
+
+
+def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> list[SearchHit]:
+    """Top `req.limit` BM25 hits of one corpus ('message' | 'tool_call'), best first."""
+    if not analysis.terms:
+        return []
+    stmt, params = search_sql(req, analysis, corpus)
+    return [
+        SearchHit(
+            kind=corpus, id=r[0], score=float(r[1] or 0.0), session_uid=r[2], agent_id=r[3], agent=r[4],
+            namespace=r[5], ts=r[6], label=r[7], title=r[8], cwd=r[9], source_path=r[10],
+            byte_offset=r[11], line_number=r[12], snippet=r[13] or "", root_session_uid=r[14],
+            outcome=r[15], backend="bm25",
+        )
+        for r in conn.execute(stmt, params)
+    ]
