@@ -89,9 +89,12 @@ def build(conn: psycopg.Connection, n_messages: int, words: list[str]) -> None:
                           'assistant_text','assistant_text','human_prompt','human_prompt','human_prompt',
                           'human_prompt','reasoning','reasoning','reasoning','reasoning','reasoning',
                           'tool_result_text','system_reminder','context_injection','subagent_report'])[1 + g %% 20],
-                   (SELECT string_agg(v.word, ' ')
-                      FROM generate_series(1, 4 + (random() * random() * 196)::int + 0 * g) AS k
-                      JOIN vocab AS v ON v.rank = least(%(nv)s, floor(exp(random() * ln(%(nv)s)))::int)),
+                   -- ranks drawn first (a volatile target list keeps the subquery from being
+                   -- flattened), then looked up by primary key
+                   (SELECT string_agg(v.word, ' ' ORDER BY k.i)
+                      FROM (SELECT i, least(%(nv)s, floor(exp(random() * ln(%(nv)s)))::int) AS r
+                            FROM generate_series(1, 4 + (random() * random() * 196)::int + 0 * g) AS i) AS k
+                      JOIN vocab AS v ON v.rank = k.r),
                    timestamptz '2025-01-01' + g * interval '25 seconds', (g %% 40) * 2000, g %% 40 + 1
             FROM generate_series(%(start)s, %(stop)s - 1) AS g
             ON CONFLICT DO NOTHING

@@ -80,6 +80,36 @@ BEGIN
         RETURN 0;
     END IF;
 
+    -- 0) Claude Code `summary` records name a conversation through `leafUuid`, which may point
+    -- into another file. The parser stores each as a message 'summary:<leaf>' whose parent_uid is
+    -- the leaf; the session owning the leaf takes the latest such summary as its ai_title (unless
+    -- it has one), in whichever order the two files were indexed. Those sessions join `given`.
+    WITH pairs AS (
+        SELECT leaf.session_id, sm.text, sm.source_id, sm.byte_offset
+        FROM ah.message AS sm
+        JOIN ah.message AS leaf ON leaf.agent = sm.agent AND leaf.message_uid = sm.parent_uid
+        WHERE sm.agent = 'claude' AND sm.message_uid LIKE 'summary:%' AND sm.session_id = ANY (given)
+        UNION ALL
+        SELECT leaf.session_id, sm.text, sm.source_id, sm.byte_offset
+        FROM ah.message AS leaf
+        JOIN ah.message AS sm
+          ON sm.agent = leaf.agent AND sm.parent_uid = leaf.message_uid AND sm.message_uid LIKE 'summary:%'
+        WHERE leaf.agent = 'claude' AND leaf.session_id = ANY (given)
+    ), latest AS (
+        SELECT DISTINCT ON (session_id) session_id, text
+        FROM pairs
+        WHERE nullif(text, '') IS NOT NULL
+        ORDER BY session_id, source_id DESC, byte_offset DESC
+    ), upd AS (
+        UPDATE ah.session AS s
+        SET ai_title = l.text
+        FROM latest AS l
+        WHERE s.id = l.session_id AND s.ai_title IS NULL
+        RETURNING s.id
+    )
+    SELECT coalesce(array_agg(DISTINCT x), '{}') INTO given
+    FROM (SELECT unnest(given) AS x UNION SELECT id FROM upd) AS u;
+
     -- a) lineage ----------------------------------------------------------------------------
     SELECT coalesce(array_agg(DISTINCT x.id), '{}') INTO lineage
     FROM (

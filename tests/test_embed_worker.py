@@ -214,3 +214,15 @@ def test_local_provider_embeds_offline_and_shares_the_cache_with_the_endpoint(to
         conn.commit()
     again = run_pass(db, embed_settings)  # same model key through the endpoint: all cached
     assert (again.embedded, again.cached, len(embed_server.requests)) == (0, first.embedded, 0)
+
+
+def test_a_source_purged_during_the_pass_is_skipped(topic_db, embed_settings, embed_server):
+    from agent_history.embed.worker import EmbedSummary
+
+    db, _, _ = topic_db
+    ghost = store.Source("message", 10**9, "message", "human_prompt", "/work/x", "A message the loader purged meanwhile.")
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        worker = EmbedWorker(conn, embed_settings, OpenAIEmbedder(embed_settings))
+        summary = EmbedSummary(embed_settings.model_key)
+        worker._batch([ghost], summary)
+    assert (summary.chunks_written, summary.embedded, embed_server.requests) == (0, 0, [])

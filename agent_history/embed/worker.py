@@ -161,13 +161,21 @@ class EmbedWorker:
     def _batch(self, sources: list[store.Source], summary: EmbedSummary) -> None:
         chunked = [(src, *self._chunks(src)) for src in sources]
         stored = self._stored_sets(sources)
+        gone: set[int] = set()
         with self.conn.transaction():
             for src, source_sha, chunks in chunked:
                 if stored.get(src.id) != (source_sha, [(c.seq, c.input_sha256) for c in chunks]):
-                    store.replace_chunks(self.conn, src, source_sha, chunks)
+                    try:
+                        with self.conn.transaction():  # savepoint: the source may be purged meanwhile
+                            store.replace_chunks(self.conn, src, source_sha, chunks)
+                    except psycopg.errors.ForeignKeyViolation:
+                        gone.add(src.id)  # the loader deleted it (file rewritten): nothing to embed
+                        continue
                     summary.chunks_written += len(chunks)
         inputs: dict[bytes, str] = {}
-        for _, _, chunks in chunked:
+        for src, _, chunks in chunked:
+            if src.id in gone:
+                continue
             for c in chunks:
                 inputs.setdefault(c.input_sha256, c.input)
         known = store.cached(self.conn, self.model, list(inputs))

@@ -143,7 +143,7 @@ def search(
     if mode is Mode.VECTOR:
         try:
             qvec = pending.wait()
-        except (EmbeddingError, OSError, Exception) as exc:  # httpx errors included
+        except Exception as exc:  # noqa: BLE001 - EmbeddingError, httpx errors: one line for the user
             raise VectorUnavailable(f"query embedding failed: {exc}") from None
         if qvec is None:
             raise VectorUnavailable(f"the query embedding did not return within {timeout:g} s")

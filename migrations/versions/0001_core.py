@@ -166,6 +166,8 @@ CREATE INDEX message_session_idx ON ah.message (session_id, byte_offset);
 CREATE INDEX message_source_idx ON ah.message (source_id);
 CREATE INDEX message_ts_idx ON ah.message (ts);
 CREATE INDEX message_class_idx ON ah.message (message_class);
+-- Claude `summary` records stored as messages 'summary:<leaf>' (sql/30_postpass.sql, titles)
+CREATE INDEX message_summary_leaf_idx ON ah.message (agent, parent_uid) WHERE message_uid LIKE 'summary:%';
 
 CREATE TABLE ah.model_call (
     id              bigserial PRIMARY KEY,
