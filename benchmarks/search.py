@@ -40,11 +40,13 @@ from agent_history.search.request import SearchRequest
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "home"
 BATCH = 20_000
 TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{1,40}")
-FALLBACK = ("cache ttl pool connection retry timeout parser loader session index query rank token model commit "
-            "branch merge rebase deploy build test fixture error warning config yaml json schema migration postgres "
-            "vector embedding search snippet highlight lineage rollup cost price refactor module function class "
-            "method variable import export async await promise future getUserById parse_config ECONNRESET "
-            "src/db/pool.py max_retries HttpClient useEffect").split()
+FALLBACK = (
+    "cache ttl pool connection retry timeout parser loader session index query rank token model commit "
+    "branch merge rebase deploy build test fixture error warning config yaml json schema migration postgres "
+    "vector embedding search snippet highlight lineage rollup cost price refactor module function class "
+    "method variable import export async await promise future getUserById parse_config ECONNRESET "
+    "src/db/pool.py max_retries HttpClient useEffect"
+).split()
 
 
 def vocabulary(limit: int = 60_000) -> list[str]:
@@ -111,9 +113,11 @@ def query_mix(words: list[str], seed: int = 5) -> dict[str, list[SearchRequest]]
     rng = random.Random(seed)
     stop = {"the", "a", "an", "and", "or", "to", "of", "in", "is", "it", "for", "on", "this", "that", "with"}
     plain = [w for w in words if w.isalpha() and w.lower() not in stop]
-    ident = [w for w in words if not w.isalpha()]
+    # identifier-shaped: snake_case, camelCase, dotted/pathy names (not base64 noise)
+    shaped = re.compile(r"^[a-z]+(?:[A-Z][a-z]+|_[a-z]+)+$|^[\w-]+\.(?:py|ts|tsx|js|md|json|rs|go)$")
+    ident = [w for w in words if shaped.match(w)]
     common, mid, rare = plain[:60], plain[500:5000], plain[20000:]
-    rare_ident = ident[len(ident) // 2:] or rare
+    rare_ident = ident[len(ident) // 3 :] or rare
     q: dict[str, list[SearchRequest]] = {
         "rare identifier": [SearchRequest(rng.choice(rare_ident)) for _ in range(8)],
         "mid words": [SearchRequest(f"{rng.choice(mid)} {rng.choice(mid)}") for _ in range(8)],
@@ -124,7 +128,9 @@ def query_mix(words: list[str], seed: int = 5) -> dict[str, list[SearchRequest]]
         ],
         "common pair": [SearchRequest(f"{rng.choice(common)} {rng.choice(common)}") for _ in range(6)],
         "phrase": [SearchRequest(f'"{rng.choice(common)} {rng.choice(common)}"') for _ in range(6)],
-        "filtered": [SearchRequest(f"{rng.choice(common)} {rng.choice(mid)}", classes=classes.PROMPTS) for _ in range(4)]
+        "filtered": [
+            SearchRequest(f"{rng.choice(common)} {rng.choice(mid)}", classes=classes.PROMPTS) for _ in range(4)
+        ]
         + [SearchRequest(f"{rng.choice(mid)}", agents=("codex",), namespaces=("codex-local",)) for _ in range(4)],
     }
     return q
@@ -192,11 +198,15 @@ def main() -> None:
             mix = query_mix(words)
             lat = run(conn, mix)
             everything = [x for xs in lat.values() for x in xs]
-            print(f"search latency over {len(everything)} searches: p50 {pct(everything, 50):.1f} ms, "
-                  f"p95 {pct(everything, 95):.1f} ms, max {max(everything):.1f} ms")
+            print(
+                f"search latency over {len(everything)} searches: p50 {pct(everything, 50):.1f} ms, "
+                f"p95 {pct(everything, 95):.1f} ms, max {max(everything):.1f} ms"
+            )
             for cat, xs in lat.items():
-                print(f"  {cat:<16} p50 {pct(xs, 50):7.1f} ms  p95 {pct(xs, 95):7.1f} ms  "
-                      f"mean {statistics.fmean(xs):7.1f} ms")
+                print(
+                    f"  {cat:<16} p50 {pct(xs, 50):7.1f} ms  p95 {pct(xs, 95):7.1f} ms  "
+                    f"mean {statistics.fmean(xs):7.1f} ms"
+                )
             if args.explain:
                 rec = _Recorder(conn)
                 req = mix["question"][0]

@@ -6,7 +6,7 @@
 --
 --   1. ah.search_lexemes(corpus, terms, weights)   query terms → lexemes with df and idf
 --   2. candidates via the GIN index (tsv @@ tsquery), built from those lexemes
---   3. ah.bm25_score(tsv, lexemes, weights·idf, avglen) on the candidates only
+--   3. ah.bm25_terms(tsv, lexemes, weights·idf, avglen), summed per candidate (candidates only)
 --   4. ah.snippet_window(text, needles, width) + ts_headline on the final top-K only
 --
 -- Ranking is Okapi BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
@@ -79,21 +79,38 @@ CREATE OR REPLACE FUNCTION ah.search_avglen(p_corpus text) RETURNS double precis
                      FROM ah.search_corpus WHERE corpus = p_corpus), 1.0);
 
 
--- Term frequency of each query lexeme present in `tsv`: setweight marks the query lexemes 'A'
--- (binary search per lexeme), ts_filter keeps only those, so the unnest touches query terms
--- only, not the whole document. Positions are capped at 256 per lexeme by tsvector, which the
--- tf saturation makes irrelevant.
-CREATE OR REPLACE FUNCTION ah.bm25_term_freqs(tsv tsvector, lexemes text[])
-    RETURNS TABLE (lexeme text, tf integer)
+-- Per matched query lexeme of one document: its term frequency and BM25 contribution
+--   w · tf·(k1 + 1) / (tf + k1·(1 − b + b·|d|/avgdl))
+-- `weights` are aligned with `lexemes` and already include idf (query weight × idf); `avglen`
+-- comes from ah.search_avglen. setweight marks the query lexemes 'A' (a binary search per
+-- lexeme) and ts_filter keeps only those, so the unnest touches the query's terms, not the whole
+-- document. tf counts positions (tsvector keeps at most 256 per lexeme; saturation makes that
+-- irrelevant). A set-returning SQL function with one SELECT: PostgreSQL inlines it into a
+-- LATERAL join, so scoring thousands of candidates costs no per-call executor start-up.
+-- (Parameters are qualified: unnest(tsvector) has its own column named "weights".)
+CREATE OR REPLACE FUNCTION ah.bm25_terms(
+    tsv tsvector,
+    lexemes text[],
+    weights double precision[],
+    avglen double precision,
+    k1 double precision DEFAULT 1.2,
+    b double precision DEFAULT 0.75
+) RETURNS TABLE (lexeme text, tf integer, score double precision)
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-    SELECT u.lexeme, coalesce(cardinality(u.positions), 1)
-    FROM unnest(ts_filter(setweight(tsv, 'A', lexemes), '{a}')) AS u
+    SELECT u.lexeme,
+           coalesce(cardinality(u.positions), 1),
+           q.w * coalesce(cardinality(u.positions), 1) * (bm25_terms.k1 + 1)
+           / (coalesce(cardinality(u.positions), 1)
+              + bm25_terms.k1 * (1 - bm25_terms.b + bm25_terms.b * length(bm25_terms.tsv)
+                                 / greatest(bm25_terms.avglen, 1.0)))
+    FROM unnest(ts_filter(setweight(bm25_terms.tsv, 'A', bm25_terms.lexemes), '{a}')) AS u
+    JOIN unnest(bm25_terms.lexemes, bm25_terms.weights) AS q(lx, w) ON q.lx = u.lexeme
 $$;
 
 
--- BM25 score of one document. `weights` are aligned with `lexemes` and already include idf
--- (query weight × idf); `avglen` comes from ah.search_avglen. k1 and b as cited above.
+-- BM25 score of one document (the sum of ah.bm25_terms), for ad-hoc SQL; the search itself
+-- sums ah.bm25_terms in a LATERAL join over its candidates.
 CREATE OR REPLACE FUNCTION ah.bm25_score(
     tsv tsvector,
     lexemes text[],
@@ -103,13 +120,7 @@ CREATE OR REPLACE FUNCTION ah.bm25_score(
     b double precision DEFAULT 0.75
 ) RETURNS double precision
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$
-    SELECT coalesce(sum(
-               q.w * f.tf * (k1 + 1)
-               / (f.tf + k1 * (1 - b + b * length(tsv) / greatest(avglen, 1.0)))), 0.0)
-    FROM ah.bm25_term_freqs(tsv, lexemes) AS f
-    JOIN unnest(lexemes, weights) AS q(lexeme, w) ON q.lexeme = f.lexeme
-$$;
+    RETURN (SELECT coalesce(sum(t.score), 0.0) FROM ah.bm25_terms(tsv, lexemes, weights, avglen, k1, b) AS t);
 
 
 -- How many of `lexemes` occur in `tsv` (coordination level; a tie-breaker and a test aid).

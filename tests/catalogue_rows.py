@@ -23,8 +23,15 @@ def source(conn: psycopg.Connection, path: str, namespace: str = "claude-local",
     ).fetchone()[0]
 
 
-def write(dsn: str, rows: list[Row], *, path: str = "/t/a.jsonl", namespace: str = "claude-local",
-          agent: str = "claude", postpass: bool = True) -> None:
+def write(
+    dsn: str,
+    rows: list[Row],
+    *,
+    path: str = "/t/a.jsonl",
+    namespace: str = "claude-local",
+    agent: str = "claude",
+    postpass: bool = True,
+) -> None:
     """Merge `rows` as if read from file `path`, then roll up the touched sessions."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         with conn.transaction():
@@ -34,28 +41,80 @@ def write(dsn: str, rows: list[Row], *, path: str = "/t/a.jsonl", namespace: str
             run_postpasses(conn)
 
 
-def session(uid: str, *, agent: str = "claude", agent_id: str = "", cwd: str | None = "/home/u/proj",
-            title: str | None = None, offset: int = 0, **kw) -> SessionRow:
+def session(
+    uid: str,
+    *,
+    agent: str = "claude",
+    agent_id: str = "",
+    cwd: str | None = "/home/u/proj",
+    title: str | None = None,
+    offset: int = 0,
+    **kw,
+) -> SessionRow:
     """A session row (main thread unless `agent_id`)."""
-    return SessionRow(agent=agent, session_uid=uid, agent_id=agent_id, cwd=cwd, custom_title=title,
-                      started_at=kw.pop("started_at", T0), byte_offset=offset, **kw)
-
-
-def message(uid: str, session_uid: str, text: str, *, cls: str = "assistant_text", agent: str = "claude",
-            agent_id: str = "", offset: int = 0, minutes: int = 0, role: str | None = None) -> MessageRow:
-    """A message row at `offset` bytes, `minutes` after T0."""
-    return MessageRow(
-        agent=agent, message_uid=uid, session_uid=session_uid, agent_id=agent_id,
-        role=role or ("user" if cls in ("human_prompt", "queued_prompt", "subagent_brief") else "assistant"),
-        message_class=cls, text=text, ts=T0 + timedelta(minutes=minutes), byte_offset=offset, line_number=offset // 100 + 1,
+    return SessionRow(
+        agent=agent,
+        session_uid=uid,
+        agent_id=agent_id,
+        cwd=cwd,
+        custom_title=title,
+        started_at=kw.pop("started_at", T0),
+        byte_offset=offset,
+        **kw,
     )
 
 
-def tool_call(uid: str, session_uid: str, name: str, input: str, output: str | None, *, agent: str = "claude",
-              agent_id: str = "", offset: int = 0, minutes: int = 0, outcome: str = "ok") -> ToolCallRow:
+def message(
+    uid: str,
+    session_uid: str,
+    text: str,
+    *,
+    cls: str = "assistant_text",
+    agent: str = "claude",
+    agent_id: str = "",
+    offset: int = 0,
+    minutes: int = 0,
+    role: str | None = None,
+) -> MessageRow:
+    """A message row at `offset` bytes, `minutes` after T0."""
+    return MessageRow(
+        agent=agent,
+        message_uid=uid,
+        session_uid=session_uid,
+        agent_id=agent_id,
+        role=role or ("user" if cls in ("human_prompt", "queued_prompt", "subagent_brief") else "assistant"),
+        message_class=cls,
+        text=text,
+        ts=T0 + timedelta(minutes=minutes),
+        byte_offset=offset,
+        line_number=offset // 100 + 1,
+    )
+
+
+def tool_call(
+    uid: str,
+    session_uid: str,
+    name: str,
+    input: str,
+    output: str | None,
+    *,
+    agent: str = "claude",
+    agent_id: str = "",
+    offset: int = 0,
+    minutes: int = 0,
+    outcome: str = "ok",
+) -> ToolCallRow:
     """A tool call row with its result."""
     return ToolCallRow(
-        agent=agent, tool_call_uid=uid, session_uid=session_uid, agent_id=agent_id, name=name, input=input,
-        output=output, outcome=outcome, started_at=T0 + timedelta(minutes=minutes), byte_offset=offset,
+        agent=agent,
+        tool_call_uid=uid,
+        session_uid=session_uid,
+        agent_id=agent_id,
+        name=name,
+        input=input,
+        output=output,
+        outcome=outcome,
+        started_at=T0 + timedelta(minutes=minutes),
+        byte_offset=offset,
         line_number=offset // 100 + 1,
     )

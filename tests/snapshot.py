@@ -6,8 +6,18 @@ import psycopg
 
 from agent_history.model.rows import ROW_TYPES, SessionRow
 
-_SKIP = {"id", "session_id", "source_id", "child_session_id", "parent_session_id", "root_session_id", "repo_id",
-         "rolled_up_at", "created_at", "text_sha256"}
+_SKIP = {
+    "id",
+    "session_id",
+    "source_id",
+    "child_session_id",
+    "parent_session_id",
+    "root_session_id",
+    "repo_id",
+    "rolled_up_at",
+    "created_at",
+    "text_sha256",
+}
 
 
 def snapshot(conn: psycopg.Connection, *, include_issues: bool = True) -> dict[str, list[tuple]]:

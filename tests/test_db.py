@@ -13,8 +13,8 @@ import pytest
 
 from agent_history.db.migrate import current_revision, downgrade, head_revision, upgrade
 from agent_history.db.status import CORE_TABLES
-from agent_history.model.rows import ROW_TYPES
 from agent_history.ingest.sql_merge import pg_type
+from agent_history.model.rows import ROW_TYPES
 
 PY = sys.executable
 
@@ -66,8 +66,13 @@ def test_every_row_field_has_a_column_of_the_same_type(db):
             for f in dataclasses.fields(t):
                 if f.name in ("session_uid", "agent_id") and t.TABLE != "session":
                     continue  # stored as session_id
-                want = {"text": "text", "bigint": "bigint", "boolean": "boolean", "jsonb": "jsonb",
-                        "timestamptz": "timestamp with time zone"}[pg_type(str(f.type))]
+                want = {
+                    "text": "text",
+                    "bigint": "bigint",
+                    "boolean": "boolean",
+                    "jsonb": "jsonb",
+                    "timestamptz": "timestamp with time zone",
+                }[pg_type(str(f.type))]
                 assert cols.get(f.name) in (want, "integer" if want == "bigint" else want), (t.TABLE, f.name)
 
 
@@ -104,7 +109,9 @@ def test_two_processes_starting_the_embedded_server_share_one(cli_env, tmp_path)
     env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
     env["AGENT_HISTORY_DATA_DIR"] = str(tmp_path / "shared-data")
     cmd = [PY, "-m", "agent_history", "db", "status", "--json"]
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     outs = [p.communicate(timeout=180) for p in procs]
     try:
         assert [p.returncode for p in procs] == [0, 0], [o[1][-800:] for o in outs]

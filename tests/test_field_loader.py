@@ -68,7 +68,9 @@ def test_e14_a_1_2_mb_line_is_indexed_with_attachment_metadata_only(db, field_di
         n_messages = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
         longest = conn.execute("SELECT max(length(text)) FROM ah.message").fetchone()[0]
         att = conn.execute("SELECT attachments FROM ah.message WHERE attachments IS NOT NULL").fetchall()
-        hit = conn.execute("SELECT count(*) FROM ah.message WHERE text LIKE 'Compare this screenshot with the mockup%%'").fetchone()[0]
+        hit = conn.execute(
+            "SELECT count(*) FROM ah.message WHERE text LIKE 'Compare this screenshot with the mockup%%'"
+        ).fetchone()[0]
     assert (n_sessions, n_messages, hit) == (1, 2, 1)
     assert longest < 1000
     assert len(att) == 1 and att[0][0][0]["media_type"] == "image/png"

@@ -73,8 +73,12 @@ def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home):
     rng = random.Random(7)
     kills = 0
     for _ in range(4):
-        proc = subprocess.Popen([PY, "-m", "agent_history", "index", "--home", str(home)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [PY, "-m", "agent_history", "index", "--home", str(home)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.8, 2.0))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -88,8 +92,13 @@ def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home):
 
 def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
     env = {**cli_env, "AGENT_HISTORY_BATCH_LINES": "3"}
-    proc = subprocess.Popen([PY, "-m", "agent_history", "index", "--home", str(home)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "index", "--home", str(home)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.5)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
@@ -108,8 +117,13 @@ def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home,
     env.update(AGENT_HISTORY_DATA_DIR=str(tmp_path / "own"), AGENT_HISTORY_BATCH_LINES="2")
     pgdata = tmp_path / "own" / "pg"
     assert cli("db", "status", env=env).returncode == 0  # server up, schema migrated
-    proc = subprocess.Popen([PY, "-m", "agent_history", "index", "--home", str(home)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "index", "--home", str(home)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(2.0)
     embedded.stop(pgdata)
     out, err = proc.communicate(timeout=120)

@@ -9,14 +9,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.discovery import home_layout, iter_files, Source, agent_of_namespace
+from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout, iter_files
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader
+from agent_history.ingest.rebuild import truncate_derived
 from agent_history.model.merge import fold
 from agent_history.model.rows import MessageRow, ModelCallRow, SessionRow, ToolCallRow
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import parse_bytes
-from agent_history.ingest.rebuild import truncate_derived
 from tests.snapshot import snapshot
 
 
@@ -59,8 +59,10 @@ def test_corpus_indexes_with_no_load_error_and_counts_equal_the_parse(db, home):
     expected = expected_rows(home)
     with db.connect() as conn:
         n_files = conn.execute("SELECT count(*) FROM ah.source_file WHERE status = 'ok'").fetchone()[0]
-        counts = {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0]
-                  for t in ("session", "message", "model_call", "tool_call")}
+        counts = {
+            t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0]
+            for t in ("session", "message", "model_call", "tool_call")
+        }
         tokens = conn.execute(
             "SELECT sum(input_uncached), sum(cache_read), sum(output) FROM ah.model_call WHERE NOT coalesce(is_api_error, false)"
         ).fetchone()
@@ -144,7 +146,9 @@ def test_rewrite_truncate_and_torn_line_are_handled_without_stale_rows(db, home)
                 "WHERE i.kind IN ('source_rewritten', 'invalid_json', 'load_error')"
             )
         )
-        torn_offset = conn.execute("SELECT indexed_offset FROM ah.source_file WHERE path = %s", (str(torn),)).fetchone()[0]
+        torn_offset = conn.execute(
+            "SELECT indexed_offset FROM ah.source_file WHERE path = %s", (str(torn),)
+        ).fetchone()[0]
     assert issues == Counter({(rewritten.name, "source_rewritten"): 1, (truncated.name, "source_rewritten"): 1})
     assert torn_offset == torn.stat().st_size - len(tail)
 

@@ -18,23 +18,53 @@ from tests.catalogue_rows import T0, message, session, tool_call, write
 
 
 def call(uid: str, session_uid: str, *, agent_id: str = "", inp: int, out: int | None = None) -> ModelCallRow:
-    return ModelCallRow(agent="claude", call_uid=uid, session_uid=session_uid, agent_id=agent_id,
-                        model="claude-sonnet-4", input_uncached=inp, output=out, is_complete=True, ts=T0)
+    return ModelCallRow(
+        agent="claude",
+        call_uid=uid,
+        session_uid=session_uid,
+        agent_id=agent_id,
+        model="claude-sonnet-4",
+        input_uncached=inp,
+        output=out,
+        is_complete=True,
+        ts=T0,
+    )
 
 
 def _usage(db) -> None:
-    write(db.dsn, [
-        session("main-1", title="Refactor the pool", cwd="/home/u/alpha", ended_at=T0 + timedelta(minutes=90)),
-        message("p", "main-1", "refactor the pool", cls="human_prompt"),
-        call("c1", "main-1", inp=1_000_000, out=100_000),
-        SubagentSpawnRow(agent="claude", spawn_uid="t1", session_uid="main-1", agent_id="", child_session_uid="main-1",
-                         child_agent_id="sub", brief="look around"),
-    ], path="/t/main-1.jsonl")
-    write(db.dsn, [session("main-1", agent_id="sub", is_subagent=True), call("c2", "main-1", agent_id="sub", inp=1_000_000)],
-          path="/t/agent-sub.jsonl")
-    write(db.dsn, [session("main-2", agent="codex", cwd="/home/u/beta", started_at=T0 + timedelta(days=2)),
-                   message("q", "main-2", "hello", agent="codex", cls="human_prompt")],
-          path="/t/main-2.jsonl", namespace="codex-local", agent="codex")
+    write(
+        db.dsn,
+        [
+            session("main-1", title="Refactor the pool", cwd="/home/u/alpha", ended_at=T0 + timedelta(minutes=90)),
+            message("p", "main-1", "refactor the pool", cls="human_prompt"),
+            call("c1", "main-1", inp=1_000_000, out=100_000),
+            SubagentSpawnRow(
+                agent="claude",
+                spawn_uid="t1",
+                session_uid="main-1",
+                agent_id="",
+                child_session_uid="main-1",
+                child_agent_id="sub",
+                brief="look around",
+            ),
+        ],
+        path="/t/main-1.jsonl",
+    )
+    write(
+        db.dsn,
+        [session("main-1", agent_id="sub", is_subagent=True), call("c2", "main-1", agent_id="sub", inp=1_000_000)],
+        path="/t/agent-sub.jsonl",
+    )
+    write(
+        db.dsn,
+        [
+            session("main-2", agent="codex", cwd="/home/u/beta", started_at=T0 + timedelta(days=2)),
+            message("q", "main-2", "hello", agent="codex", cls="human_prompt"),
+        ],
+        path="/t/main-2.jsonl",
+        namespace="codex-local",
+        agent="codex",
+    )
 
 
 def test_sessions_lists_main_threads_newest_first_with_subagent_totals(db):
@@ -47,7 +77,11 @@ def test_sessions_lists_main_threads_newest_first_with_subagent_totals(db):
     ]
     main = rows[1]
     assert (main.tokens, main.cost_usd, main.tokens_with_subagents, main.cost_usd_with_subagents) == (
-        1_100_000, Decimal("4.500000"), 2_100_000, Decimal("7.500000"))
+        1_100_000,
+        Decimal("4.500000"),
+        2_100_000,
+        Decimal("7.500000"),
+    )
     assert main.duration_ms == 90 * 60 * 1000
     assert (rows[0].tokens, rows[0].cost_usd) == (None, None)  # no model call: unknown, not zero
 
@@ -71,24 +105,58 @@ def test_sessions_filters(db, kw, expected):
 
 
 def _timeline(db) -> None:
-    write(db.dsn, [
-        session("sess-abcdef-1"),
-        message("m1", "sess-abcdef-1", "start here", cls="human_prompt", offset=0),
-        message("m2", "sess-abcdef-1", "I will run the tests", offset=100),
-        tool_call("t1", "sess-abcdef-1", "Bash", '{"command": "pytest"}', "1 failed", offset=100, outcome="error"),
-        tool_call("t2", "sess-abcdef-1", "Task", '{"prompt": "look"}', "report", offset=200),
-        SubagentSpawnRow(agent="claude", spawn_uid="t2", session_uid="sess-abcdef-1", agent_id="", tool_call_uid="t2",
-                         child_session_uid="sess-abcdef-1", child_agent_id="kid", subagent_type="Explore",
-                         brief="look", byte_offset=200),
-        CompactionRow(agent="claude", compaction_uid="k1", session_uid="sess-abcdef-1", agent_id="", trigger="auto",
-                      tokens_before=150_000, byte_offset=300),
-        message("m3", "sess-abcdef-1", "summary of earlier work", cls="compaction_summary", offset=300),
-        GitEventRow(agent="claude", git_event_uid="g1", session_uid="sess-abcdef-1", agent_id="", op="commit",
-                    sha="abc1234", branch="main", subject="fix", byte_offset=400),
-    ], path="/t/tl.jsonl")
-    write(db.dsn, [session("sess-abcdef-1", agent_id="kid", is_subagent=True),
-                   message("k1", "sess-abcdef-1", "look", cls="subagent_brief", agent_id="kid")],
-          path="/t/agent-kid.jsonl")
+    write(
+        db.dsn,
+        [
+            session("sess-abcdef-1"),
+            message("m1", "sess-abcdef-1", "start here", cls="human_prompt", offset=0),
+            message("m2", "sess-abcdef-1", "I will run the tests", offset=100),
+            tool_call("t1", "sess-abcdef-1", "Bash", '{"command": "pytest"}', "1 failed", offset=100, outcome="error"),
+            tool_call("t2", "sess-abcdef-1", "Task", '{"prompt": "look"}', "report", offset=200),
+            SubagentSpawnRow(
+                agent="claude",
+                spawn_uid="t2",
+                session_uid="sess-abcdef-1",
+                agent_id="",
+                tool_call_uid="t2",
+                child_session_uid="sess-abcdef-1",
+                child_agent_id="kid",
+                subagent_type="Explore",
+                brief="look",
+                byte_offset=200,
+            ),
+            CompactionRow(
+                agent="claude",
+                compaction_uid="k1",
+                session_uid="sess-abcdef-1",
+                agent_id="",
+                trigger="auto",
+                tokens_before=150_000,
+                byte_offset=300,
+            ),
+            message("m3", "sess-abcdef-1", "summary of earlier work", cls="compaction_summary", offset=300),
+            GitEventRow(
+                agent="claude",
+                git_event_uid="g1",
+                session_uid="sess-abcdef-1",
+                agent_id="",
+                op="commit",
+                sha="abc1234",
+                branch="main",
+                subject="fix",
+                byte_offset=400,
+            ),
+        ],
+        path="/t/tl.jsonl",
+    )
+    write(
+        db.dsn,
+        [
+            session("sess-abcdef-1", agent_id="kid", is_subagent=True),
+            message("k1", "sess-abcdef-1", "look", cls="subagent_brief", agent_id="kid"),
+        ],
+        path="/t/agent-kid.jsonl",
+    )
     write(db.dsn, [session("sess-abcxyz-2")], path="/t/other.jsonl")
 
 
@@ -134,14 +202,29 @@ def test_timeline_slices_by_event_number_and_resolves_prefixes_and_threads(db):
 
 def test_cli_session_and_sessions_json(db, cli_env):
     _timeline(db)
-    out = subprocess.run([sys.executable, "-m", "agent_history", "session", "sess-abcdef-1", "--from", "2", "--to", "3",
-                          "--json"], env=cli_env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_history", "session", "sess-abcdef-1", "--from", "2", "--to", "3", "--json"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert [(e["seq"], e["kind"]) for e in data["events"]] == [(2, "message"), (3, "tool_call")]
-    listing = subprocess.run([sys.executable, "-m", "agent_history", "sessions", "--json"], env=cli_env,
-                             capture_output=True, text=True, timeout=120)
+    listing = subprocess.run(
+        [sys.executable, "-m", "agent_history", "sessions", "--json"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert sorted(r["session_uid"] for r in json.loads(listing.stdout)) == ["sess-abcdef-1", "sess-abcxyz-2"]
-    missing = subprocess.run([sys.executable, "-m", "agent_history", "session", "nope-nope"], env=cli_env,
-                             capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [sys.executable, "-m", "agent_history", "session", "nope-nope"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 1 and "no session 'nope-nope'" in missing.stderr

@@ -16,23 +16,39 @@ from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 
 
 def touch(uid: str, session_uid: str, path: str, op: str, minutes: int, agent_id: str = "") -> FileTouchRow:
-    return FileTouchRow(agent="claude", touch_uid=uid, session_uid=session_uid, agent_id=agent_id, path=path, op=op,
-                        ts=T0 + timedelta(minutes=minutes), byte_offset=minutes * 100)
+    return FileTouchRow(
+        agent="claude",
+        touch_uid=uid,
+        session_uid=session_uid,
+        agent_id=agent_id,
+        path=path,
+        op=op,
+        ts=T0 + timedelta(minutes=minutes),
+        byte_offset=minutes * 100,
+    )
 
 
 def _touches(db) -> None:
-    write(db.dsn, [
-        session("old"),
-        touch("o1", "old", "/p/src/db/pool.py", "read", 1),
-        touch("o2", "old", "/p/src/db/pool.py", "edit", 2),
-        touch("o3", "old", "/p/README.md", "edit", 3),
-    ], path="/t/old.jsonl")
-    write(db.dsn, [
-        session("new"),
-        touch("n1", "new", "/p/src/db/pool.py", "read", 50),
-        touch("n2", "new", "/p/src/db/conn.py", "create", 51),
-        touch("n3", "new", "/q/lib/pool.py", "delete", 52),
-    ], path="/t/new.jsonl")
+    write(
+        db.dsn,
+        [
+            session("old"),
+            touch("o1", "old", "/p/src/db/pool.py", "read", 1),
+            touch("o2", "old", "/p/src/db/pool.py", "edit", 2),
+            touch("o3", "old", "/p/README.md", "edit", 3),
+        ],
+        path="/t/old.jsonl",
+    )
+    write(
+        db.dsn,
+        [
+            session("new"),
+            touch("n1", "new", "/p/src/db/pool.py", "read", 50),
+            touch("n2", "new", "/p/src/db/conn.py", "create", 51),
+            touch("n3", "new", "/q/lib/pool.py", "delete", 52),
+        ],
+        path="/t/new.jsonl",
+    )
 
 
 @pytest.mark.parametrize(
@@ -57,10 +73,13 @@ def test_paths_and_globs_group_by_session_newest_first(db, pattern, expected):
 def test_each_session_reports_ops_span_and_its_touches_newest_first(db):
     _touches(db)
     with db.connect() as conn:
-        old, = touched(conn, "/p", ops=("edit",))
-        new, = touched(conn, "pool.py", limit=1)
+        (old,) = touched(conn, "/p", ops=("edit",))
+        (new,) = touched(conn, "pool.py", limit=1)
     assert (old.session.session_uid, old.ops, [t.path for t in old.touches]) == (
-        "old", {"edit": 2}, ["/p/README.md", "/p/src/db/pool.py"])
+        "old",
+        {"edit": 2},
+        ["/p/README.md", "/p/src/db/pool.py"],
+    )
     assert (old.first_ts, old.last_ts) == (T0 + timedelta(minutes=2), T0 + timedelta(minutes=3))
     assert (new.session.session_uid, new.ops) == ("new", {"delete": 1, "read": 1})
     assert [(t.op, t.byte_offset) for t in new.touches] == [("delete", 5200), ("read", 5000)]
@@ -77,10 +96,20 @@ def test_corpus_file_is_found_in_the_sessions_that_touched_it(corpus_db):  # noq
 
 def test_cli_touched_json_and_an_empty_pattern(db, cli_env):
     _touches(db)
-    out = subprocess.run([sys.executable, "-m", "agent_history", "touched", "*.md", "--json"], env=cli_env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_history", "touched", "*.md", "--json"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert [s["session"]["session_uid"] for s in json.loads(out.stdout)["sessions"]] == ["old"]
-    bad = subprocess.run([sys.executable, "-m", "agent_history", "touched", " "], env=cli_env,
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "agent_history", "touched", " "],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "empty path pattern" in bad.stderr

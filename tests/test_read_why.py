@@ -40,25 +40,58 @@ def test_a_full_sha_finds_the_abbreviated_one_and_garbage_is_refused(corpus_db):
 
 
 def _subagent_commit(db, *, by_child_key: bool) -> None:
-    write(db.dsn, [
-        session("m1"),
-        message("p1", "m1", "please refactor the pool", cls="human_prompt", offset=100),
-        message("p2", "m1", "and commit when done", cls="human_prompt", offset=300),
-        tool_call("task1", "m1", "Task", '{"prompt": "Refactor pool.py and commit"}', "done", offset=400),
-        SubagentSpawnRow(agent="claude", spawn_uid="task1", session_uid="m1", agent_id="", tool_call_uid="task1",
-                         child_session_uid="m1" if by_child_key else None,
-                         child_agent_id="a1" if by_child_key else None,
-                         subagent_type="general-purpose", brief="Refactor pool.py and commit", byte_offset=400),
-        message("p3", "m1", "thanks", cls="human_prompt", offset=900),
-    ], path="/t/m1.jsonl")
-    write(db.dsn, [
-        session("m1", agent_id="a1", is_subagent=True, spawn_uid=None if by_child_key else "task1"),
-        message("b1", "m1", "Refactor pool.py and commit", cls="subagent_brief", agent_id="a1", offset=0),
-        tool_call("git1", "m1", "Bash", '{"command": "git commit -m refactor"}', "[main abc1234] refactor pool",
-                  agent_id="a1", offset=500),
-        GitEventRow(agent="claude", git_event_uid="g1", session_uid="m1", agent_id="a1", tool_call_uid="git1",
-                    op="commit", sha="abc1234", branch="main", subject="refactor pool", byte_offset=520),
-    ], path="/t/agent-a1.jsonl")
+    write(
+        db.dsn,
+        [
+            session("m1"),
+            message("p1", "m1", "please refactor the pool", cls="human_prompt", offset=100),
+            message("p2", "m1", "and commit when done", cls="human_prompt", offset=300),
+            tool_call("task1", "m1", "Task", '{"prompt": "Refactor pool.py and commit"}', "done", offset=400),
+            SubagentSpawnRow(
+                agent="claude",
+                spawn_uid="task1",
+                session_uid="m1",
+                agent_id="",
+                tool_call_uid="task1",
+                child_session_uid="m1" if by_child_key else None,
+                child_agent_id="a1" if by_child_key else None,
+                subagent_type="general-purpose",
+                brief="Refactor pool.py and commit",
+                byte_offset=400,
+            ),
+            message("p3", "m1", "thanks", cls="human_prompt", offset=900),
+        ],
+        path="/t/m1.jsonl",
+    )
+    write(
+        db.dsn,
+        [
+            session("m1", agent_id="a1", is_subagent=True, spawn_uid=None if by_child_key else "task1"),
+            message("b1", "m1", "Refactor pool.py and commit", cls="subagent_brief", agent_id="a1", offset=0),
+            tool_call(
+                "git1",
+                "m1",
+                "Bash",
+                '{"command": "git commit -m refactor"}',
+                "[main abc1234] refactor pool",
+                agent_id="a1",
+                offset=500,
+            ),
+            GitEventRow(
+                agent="claude",
+                git_event_uid="g1",
+                session_uid="m1",
+                agent_id="a1",
+                tool_call_uid="git1",
+                op="commit",
+                sha="abc1234",
+                branch="main",
+                subject="refactor pool",
+                byte_offset=520,
+            ),
+        ],
+        path="/t/agent-a1.jsonl",
+    )
 
 
 @pytest.mark.parametrize("by_child_key", [True, False], ids=["child-key", "spawn-uid"])
@@ -69,21 +102,43 @@ def test_a_subagent_commit_gives_the_brief_and_the_parents_prompt_before_the_spa
     assert (o.session.session_uid, o.session.agent_id, o.session.is_subagent) == ("m1", "a1", True)
     assert (o.tool_name, o.command) == ("Bash", '{"command": "git commit -m refactor"}')
     assert (o.brief.text, o.brief.session_uid, o.brief.agent_id, o.brief.byte_offset) == (
-        "Refactor pool.py and commit", "m1", "", 400)
+        "Refactor pool.py and commit",
+        "m1",
+        "",
+        400,
+    )
     assert o.subagent_type == "general-purpose"
     assert (o.prompt.text, o.prompt.session_uid, o.prompt.agent_id, o.prompt.byte_offset) == (
-        "and commit when done", "m1", "", 300)
+        "and commit when done",
+        "m1",
+        "",
+        300,
+    )
 
 
 def test_cli_why_prints_json(db, cli_env):
     _subagent_commit(db, by_child_key=True)
-    out = subprocess.run([sys.executable, "-m", "agent_history", "why", "abc1234", "--json"], env=cli_env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_history", "why", "abc1234", "--json"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     (m,) = data["matches"]
     assert (m["op"], m["session"]["agent_id"], m["brief"]["text"], m["prompt"]["text"]) == (
-        "commit", "a1", "Refactor pool.py and commit", "and commit when done")
-    missing = subprocess.run([sys.executable, "-m", "agent_history", "why", "1234567"], env=cli_env,
-                             capture_output=True, text=True, timeout=120)
+        "commit",
+        "a1",
+        "Refactor pool.py and commit",
+        "and commit when done",
+    )
+    missing = subprocess.run(
+        [sys.executable, "-m", "agent_history", "why", "1234567"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 1 and "no commit or push 1234567" in missing.stdout

@@ -62,7 +62,8 @@ def casts(tree) -> list[tuple[str, str]]:
     """(column, type) of every ``column::type`` cast."""
     return [
         (colname(c["arg"]), ".".join(n["String"]["sval"] for n in c["typeName"]["names"]))
-        for c in nodes(tree, "TypeCast") if "ColumnRef" in c["arg"]
+        for c in nodes(tree, "TypeCast")
+        if "ColumnRef" in c["arg"]
     ]
 
 
@@ -73,11 +74,19 @@ def sql_of(req: SearchRequest, corpus: str = "message") -> tuple[str, dict]:
 
 def test_message_index_uses_source_code_text_literal_filters_and_the_id_key():
     stmt = parse(INDEXES["message_bm25"])["IndexStmt"]
-    assert (stmt["relation"]["schemaname"], stmt["relation"]["relname"], stmt["accessMethod"]) == ("ah", "message", "bm25")
+    assert (stmt["relation"]["schemaname"], stmt["relation"]["relname"], stmt["accessMethod"]) == (
+        "ah",
+        "message",
+        "bm25",
+    )
     params = stmt["indexParams"]
     assert params[0]["IndexElem"]["name"] == "id"  # the key field comes first
-    assert casts(params) == [("text", "pdb.source_code"), ("namespace", "pdb.literal"), ("agent", "pdb.literal"),
-                             ("message_class", "pdb.literal")]
+    assert casts(params) == [
+        ("text", "pdb.source_code"),
+        ("namespace", "pdb.literal"),
+        ("agent", "pdb.literal"),
+        ("message_class", "pdb.literal"),
+    ]
     assert [p["IndexElem"].get("name") for p in params[5:]] == ["session_id", "ts"]
     (opt,) = stmt["options"]
     assert (opt["DefElem"]["defname"], opt["DefElem"]["arg"]["String"]["sval"]) == ("key_field", "id")
@@ -86,13 +95,22 @@ def test_message_index_uses_source_code_text_literal_filters_and_the_id_key():
 def test_tool_call_index_covers_input_and_output_text():
     stmt = parse(INDEXES["tool_call_bm25"])["IndexStmt"]
     assert stmt["relation"]["relname"] == "tool_call"
-    assert casts(stmt["indexParams"]) == [("name", "pdb.literal"), ("input", "pdb.source_code"),
-                                          ("output", "pdb.source_code"), ("agent", "pdb.literal")]
+    assert casts(stmt["indexParams"]) == [
+        ("name", "pdb.literal"),
+        ("input", "pdb.source_code"),
+        ("output", "pdb.source_code"),
+        ("agent", "pdb.literal"),
+    ]
 
 
 def test_message_query_matches_any_term_orders_by_score_and_pushes_filters_down():
-    req = SearchRequest("why does the pool drop connections", namespaces=("claude-work",), agents=("claude",),
-                        since=datetime(2025, 1, 1, tzinfo=UTC), limit=7)
+    req = SearchRequest(
+        "why does the pool drop connections",
+        namespaces=("claude-work",),
+        agents=("claude",),
+        since=datetime(2025, 1, 1, tzinfo=UTC),
+        limit=7,
+    )
     text, params = sql_of(req)
     tree = parse(text)
     ops = operators(tree)
@@ -116,8 +134,11 @@ def test_message_query_matches_any_term_orders_by_score_and_pushes_filters_down(
 
 def test_snippet_uses_pdb_snippet_with_our_markers_and_240_characters():
     text, params = sql_of(SearchRequest("ECONNRESET"))
-    calls = {c["funcname"][-1]["String"]["sval"]: c for c in nodes(parse(text), "FuncCall")
-             if c["funcname"][0]["String"]["sval"] == "pdb"}
+    calls = {
+        c["funcname"][-1]["String"]["sval"]: c
+        for c in nodes(parse(text), "FuncCall")
+        if c["funcname"][0]["String"]["sval"] == "pdb"
+    }
     assert set(calls) == {"score", "snippet"}
     named = {a["NamedArgExpr"]["name"] for a in calls["snippet"]["args"] if "NamedArgExpr" in a}
     assert named == {"start_tag", "end_tag", "max_num_chars"}
@@ -138,8 +159,11 @@ def test_tool_query_matches_input_or_output_and_filters_namespace_through_the_se
     ops = operators(tree)
     assert {("|||", "d.input"), ("|||", "d.output")} <= set(ops)
     assert ("=", "s.namespace") in ops and ("=", "d.message_class") not in ops
-    assert any(e["name"][0]["String"]["sval"] == "=" and colname(e["lexpr"]) == "d.session_id"
-               for e in nodes(tree, "A_Expr") if "ColumnRef" in e.get("lexpr", {}))
+    assert any(
+        e["name"][0]["String"]["sval"] == "=" and colname(e["lexpr"]) == "d.session_id"
+        for e in nodes(tree, "A_Expr")
+        if "ColumnRef" in e.get("lexpr", {})
+    )
 
 
 @pytest.mark.parametrize("query", ["a'b\\c", "x); DROP TABLE ah.message; --", "foo:bar^2 AND (baz)"])

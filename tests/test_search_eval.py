@@ -41,15 +41,30 @@ def test_reader_role_can_search(corpus_db):  # noqa: F811
 
 
 def test_cli_search_answers_a_question_with_snippets(corpus_db, tmp_path):  # noqa: F811
-    env = {"AGENT_HISTORY_DSN": corpus_db.dsn, "AGENT_HISTORY_CONFIG": str(tmp_path / "none.toml"),
-           "AGENT_HISTORY_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "agent_history", "search", "why did the build fail", "--json"],
-                         env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        "AGENT_HISTORY_DSN": corpus_db.dsn,
+        "AGENT_HISTORY_CONFIG": str(tmp_path / "none.toml"),
+        "AGENT_HISTORY_DATA_DIR": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_history", "search", "why did the build fail", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     hits = json.loads(out.stdout)["hits"]
     assert len(hits) == 20
     assert all(h["snippet"] and h["highlights"] and HL_START not in h["snippet"] for h in hits)
     assert all("build" in h["snippet"].lower() or "fail" in h["snippet"].lower() for h in hits[:5])
-    plain = subprocess.run([sys.executable, "-m", "agent_history", "search", "why did the build fail", "-n", "3"],
-                           env=env, capture_output=True, text=True, timeout=120)
+    plain = subprocess.run(
+        [sys.executable, "-m", "agent_history", "search", "why did the build fail", "-n", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert plain.returncode == 0 and plain.stdout.count(".jsonl:") == 3

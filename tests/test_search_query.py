@@ -25,10 +25,15 @@ def test_question_drops_stop_words_and_keeps_content_words():
 
 def test_filler_words_in_a_question_are_kept_with_a_low_weight():
     assert terms("what did we talk about regarding the cache ttl?") == [
-        ("talk", "word", 1.0), ("regarding", "word", 1.0), ("cache", "word", 1.0), ("ttl", "word", 1.0),
+        ("talk", "word", 1.0),
+        ("regarding", "word", 1.0),
+        ("cache", "word", 1.0),
+        ("ttl", "word", 1.0),
     ]
     assert terms("do you remember the cache ttl") == [
-        ("remember", "word", FILLER_WEIGHT), ("cache", "word", 1.0), ("ttl", "word", 1.0),
+        ("remember", "word", FILLER_WEIGHT),
+        ("cache", "word", 1.0),
+        ("ttl", "word", 1.0),
     ]
 
 
@@ -64,7 +69,8 @@ def test_classify_recognises_identifier_shapes(token, kind):
 
 def test_identifiers_are_never_dropped_and_edge_punctuation_is_trimmed():
     assert terms("is useEffect() in (src/app.tsx)?") == [
-        ("useEffect", "identifier", 1.0), ("src/app.tsx", "path", 1.0),
+        ("useEffect", "identifier", 1.0),
+        ("src/app.tsx", "path", 1.0),
     ]
     assert analyze("useEffect").identifier_shaped
 
@@ -111,8 +117,23 @@ def test_tsquery_literals_quote_anything():
 
 
 def test_hit_snippet_markers_become_plain_text_and_spans():
-    hit = SearchHit("message", 1, 1.0, "s", "", "claude", None, None, None, None, None, None, None, None,
-                    snippet=f"the {HL_START}build{HL_END} {HL_START}failed{HL_END} again")
+    hit = SearchHit(
+        "message",
+        1,
+        1.0,
+        "s",
+        "",
+        "claude",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        snippet=f"the {HL_START}build{HL_END} {HL_START}failed{HL_END} again",
+    )
     assert hit.plain_snippet() == "the build failed again"
     assert hit.highlights() == [(4, 9), (10, 16)]
     assert hit.as_dict()["highlights"] == [[4, 9], [10, 16]]

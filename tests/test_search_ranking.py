@@ -40,7 +40,9 @@ def test_three_of_four_question_words_outrank_one_word_repeated(db):
     rows = [session("s1")]
     # background so that every question word has the same document frequency (4)
     for i, w in enumerate(["cache", "eviction", "handle", "ttl"]):
-        rows += [message(f"bg-{w}-{j}", "s1", f"{w} appears in passing here", offset=(i * 10 + j) * 100) for j in range(3)]
+        rows += [
+            message(f"bg-{w}-{j}", "s1", f"{w} appears in passing here", offset=(i * 10 + j) * 100) for j in range(3)
+        ]
     rows += [message("three", "s1", "the cache eviction policy respects the ttl", offset=10_000)]
     rows += [message("one", "s1", "handle handle handle handle the request", offset=10_100)]
     write(db.dsn, rows)
@@ -57,36 +59,61 @@ def test_a_missing_word_never_empties_the_result(db):
 
 
 def test_a_quoted_phrase_ranks_the_verbatim_occurrence_first(db):
-    write(db.dsn, [
-        session("s1"),
-        message("scattered", "s1", "reset the connection, then the peer retries", offset=0),
-        message("verbatim", "s1", "read failed: connection reset by peer", offset=100),
-    ])
+    write(
+        db.dsn,
+        [
+            session("s1"),
+            message("scattered", "s1", "reset the connection, then the peer retries", offset=0),
+            message("verbatim", "s1", "read failed: connection reset by peer", offset=100),
+        ],
+    )
     assert uids(db, '"connection reset by peer"') == ["verbatim", "scattered"]
 
 
 def test_pasted_error_text_ranks_the_verbatim_occurrence_first(db):
-    write(db.dsn, [
-        session("s1"),
-        message("scattered", "s1", "push failed after the refs were updated, some said", offset=0),
-        message("verbatim", "s1", "error: failed to push some refs to origin " + "padding " * 30, offset=100),
-    ])
+    write(
+        db.dsn,
+        [
+            session("s1"),
+            message("scattered", "s1", "push failed after the refs were updated, some said", offset=0),
+            message("verbatim", "s1", "error: failed to push some refs to origin " + "padding " * 30, offset=100),
+        ],
+    )
     assert uids(db, "failed to push some refs") == ["verbatim", "scattered"]
 
 
 def _filter_corpus(db) -> None:
-    write(db.dsn, [
-        session("s-claude", cwd="/home/u/alpha"),
-        message("c-prompt", "s-claude", "deploy the widget", cls="human_prompt", minutes=0, offset=0),
-        message("c-reply", "s-claude", "the widget is deployed", minutes=1, offset=100),
-        message("c-reason", "s-claude", "thinking about the widget", cls="reasoning", minutes=2, offset=200),
-        tool_call("c-tool", "s-claude", "Bash", '{"command": "deploy widget"}', "widget deployed ok", minutes=3,
-                  offset=300),
-    ], path="/t/claude.jsonl")
-    write(db.dsn, [
-        session("s-codex", agent="codex", cwd="/home/u/beta"),
-        message("x-prompt", "s-codex", "widget tests please", agent="codex", cls="human_prompt", minutes=60 * 24 * 3),
-    ], path="/t/codex.jsonl", namespace="codex-work", agent="codex")
+    write(
+        db.dsn,
+        [
+            session("s-claude", cwd="/home/u/alpha"),
+            message("c-prompt", "s-claude", "deploy the widget", cls="human_prompt", minutes=0, offset=0),
+            message("c-reply", "s-claude", "the widget is deployed", minutes=1, offset=100),
+            message("c-reason", "s-claude", "thinking about the widget", cls="reasoning", minutes=2, offset=200),
+            tool_call(
+                "c-tool",
+                "s-claude",
+                "Bash",
+                '{"command": "deploy widget"}',
+                "widget deployed ok",
+                minutes=3,
+                offset=300,
+            ),
+        ],
+        path="/t/claude.jsonl",
+    )
+    write(
+        db.dsn,
+        [
+            session("s-codex", agent="codex", cwd="/home/u/beta"),
+            message(
+                "x-prompt", "s-codex", "widget tests please", agent="codex", cls="human_prompt", minutes=60 * 24 * 3
+            ),
+        ],
+        path="/t/codex.jsonl",
+        namespace="codex-work",
+        agent="codex",
+    )
 
 
 def test_default_search_covers_conversational_classes_only(db):
@@ -121,17 +148,34 @@ def test_scopes_search_tool_io_and_merge_both_by_score(db):
     with db.connect() as conn:
         hit = search(conn, SearchRequest("deployed", scope=Scope.TOOLS))[0]
     assert (hit.kind, hit.label, hit.outcome, hit.namespace, hit.session_uid) == (
-        "tool_call", "Bash", "ok", "claude-local", "s-claude")
+        "tool_call",
+        "Bash",
+        "ok",
+        "claude-local",
+        "s-claude",
+    )
 
 
 def test_hits_carry_provenance_and_a_highlighted_snippet(db):
-    write(db.dsn, [session("s1", title="Fix the pool", cwd="/home/u/p"),
-                   message("m1", "s1", "We saw ECONNRESET from the pool under load.", offset=4242)],
-          path="/t/x.jsonl")
+    write(
+        db.dsn,
+        [
+            session("s1", title="Fix the pool", cwd="/home/u/p"),
+            message("m1", "s1", "We saw ECONNRESET from the pool under load.", offset=4242),
+        ],
+        path="/t/x.jsonl",
+    )
     with db.connect() as conn:
         (hit,) = search(conn, SearchRequest("econnreset"))
     assert (hit.kind, hit.session_uid, hit.agent, hit.namespace, hit.label, hit.title, hit.cwd) == (
-        "message", "s1", "claude", "claude-local", "assistant_text", "Fix the pool", "/home/u/p")
+        "message",
+        "s1",
+        "claude",
+        "claude-local",
+        "assistant_text",
+        "Fix the pool",
+        "/home/u/p",
+    )
     assert (hit.source_path, hit.byte_offset, hit.root_session_uid, hit.matched_terms) == ("/t/x.jsonl", 4242, "s1", 1)
     assert hit.snippet == f"We saw {HL_START}ECONNRESET{HL_END} from the pool under load."
 
@@ -142,7 +186,7 @@ def test_candidate_tiers_keep_all_term_matches_when_every_term_is_common(db, mon
     rows += [message(f"b{i}", "s1", "beta only here", offset=100 + i) for i in range(20)]
     rows += [message("both", "s1", "alpha and beta together", offset=50)]
     write(db.dsn, rows)
-    monkeypatch.setattr(fts, "RARE_DF", 0)
+    monkeypatch.setattr(fts, "RARE_BUDGET", 0)
     monkeypatch.setattr(fts, "BUDGET", 5)
     assert uids(db, "alpha beta")[0] == "both"
     # a single common word still answers, newest matches first among equals

@@ -85,16 +85,27 @@ def test_tsvector_of_a_huge_text_stays_below_the_limit(db):
 
 
 def test_stats_follow_insert_upsert_update_and_delete(db):
-    write(db.dsn, [session("s1"), message("m1", "s1", "the build failed with ECONNRESET"),
-                   message("m2", "s1", "useEffect hook in src/app.tsx")])
+    write(
+        db.dsn,
+        [
+            session("s1"),
+            message("m1", "s1", "the build failed with ECONNRESET"),
+            message("m2", "s1", "useEffect hook in src/app.tsx"),
+        ],
+    )
     with db.connect() as conn:
         assert stats(conn, "message") == recomputed(conn, "message")
         assert stats(conn, "message")[0]["build"] == 1
     # a merge that inserts one row, updates another (LATEST text) and leaves a third unchanged:
     # ON CONFLICT DO UPDATE fires the INSERT and the UPDATE statement triggers
-    write(db.dsn, [message("m1", "s1", "the build failed with ECONNRESET"),
-                   message("m2", "s1", "useState hook in src/app.tsx"),
-                   message("m3", "s1", "another build")])
+    write(
+        db.dsn,
+        [
+            message("m1", "s1", "the build failed with ECONNRESET"),
+            message("m2", "s1", "useState hook in src/app.tsx"),
+            message("m3", "s1", "another build"),
+        ],
+    )
     with db.connect() as conn:
         terms, corpus = stats(conn, "message")
         assert (terms, corpus) == recomputed(conn, "message")
@@ -109,8 +120,14 @@ def test_stats_follow_insert_upsert_update_and_delete(db):
 
 
 def test_tool_call_stats_cover_name_input_and_output(db):
-    write(db.dsn, [session("s1"), tool_call("t1", "s1", "Bash", '{"command": "npm test"}', "Error: ECONNRESET"),
-                   tool_call("t2", "s1", "Read", '{"file_path": "/x/pool.py"}', None)])
+    write(
+        db.dsn,
+        [
+            session("s1"),
+            tool_call("t1", "s1", "Bash", '{"command": "npm test"}', "Error: ECONNRESET"),
+            tool_call("t2", "s1", "Read", '{"file_path": "/x/pool.py"}', None),
+        ],
+    )
     with db.connect() as conn:
         terms, corpus = stats(conn, "tool_call")
         assert (terms, corpus) == recomputed(conn, "tool_call")

@@ -23,17 +23,35 @@ def write(path: Path, records: list[dict]) -> None:
 
 def session_a(home: Path) -> None:
     base = {"sessionId": A, "cwd": "/p", "version": "2.0.0", "type": "user", "timestamp": "2025-10-01T10:00:00Z"}
-    write(home / ".claude/projects/-p" / f"{A}.jsonl", [
-        {**base, "uuid": LEAF, "parentUuid": None, "message": {"role": "user", "content": "fix the flaky retry test"}},
-    ])
+    write(
+        home / ".claude/projects/-p" / f"{A}.jsonl",
+        [
+            {
+                **base,
+                "uuid": LEAF,
+                "parentUuid": None,
+                "message": {"role": "user", "content": "fix the flaky retry test"},
+            },
+        ],
+    )
 
 
 def session_b(home: Path) -> None:
-    write(home / ".claude/projects/-p" / f"{B}.jsonl", [
-        {"type": "summary", "summary": "Flaky retry test fixed", "leafUuid": LEAF},
-        {"sessionId": B, "cwd": "/p", "type": "user", "uuid": "b1", "parentUuid": None,
-         "timestamp": "2025-10-02T10:00:00Z", "message": {"role": "user", "content": "continue"}},
-    ])
+    write(
+        home / ".claude/projects/-p" / f"{B}.jsonl",
+        [
+            {"type": "summary", "summary": "Flaky retry test fixed", "leafUuid": LEAF},
+            {
+                "sessionId": B,
+                "cwd": "/p",
+                "type": "user",
+                "uuid": "b1",
+                "parentUuid": None,
+                "timestamp": "2025-10-02T10:00:00Z",
+                "message": {"role": "user", "content": "continue"},
+            },
+        ],
+    )
 
 
 def index(db, home: Path) -> None:

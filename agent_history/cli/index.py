@@ -126,8 +126,17 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         data = catalogue_status(conn)
         data["embedding"] = embedding_status(conn, db.settings.embedding)
     dbs = db_status(db)
-    data["database"] = {k: dbs[k] for k in ("server", "postgres_version", "pgvector_version", "keyword_backend",
-                                             "schema_revision", "schema_at_head")}
+    data["database"] = {
+        k: dbs[k]
+        for k in (
+            "server",
+            "postgres_version",
+            "pgvector_version",
+            "keyword_backend",
+            "schema_revision",
+            "schema_at_head",
+        )
+    }
     if json:
         print_json(data)
         return
@@ -147,7 +156,9 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     console.print(table)
     last = data["last_pass"]
     if last:
-        console.print(f"last pass: {last['finished_at']:%Y-%m-%d %H:%M:%S %Z} ({last['status']}, {last['seconds']:.2f} s)")
+        console.print(
+            f"last pass: {last['finished_at']:%Y-%m-%d %H:%M:%S %Z} ({last['status']}, {last['seconds']:.2f} s)"
+        )
     else:
         console.print("no index pass yet: run `agent-history index`")
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True)

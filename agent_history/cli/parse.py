@@ -47,25 +47,37 @@ def parse_cmd(
                     continue
                 s = r.summary
                 table.add_row(
-                    _short(r.path), r.agent, str(s["sessions"]), str(s["messages"]), str(s["human_prompts"]),
-                    str(s["model_calls"]), f"{sum(v for k, v in s['tokens'].items() if k != 'reasoning'):,}",
-                    str(s["tool_calls"]), str(sum(s["tool_errors_by_class"].values())),
+                    _short(r.path),
+                    r.agent,
+                    str(s["sessions"]),
+                    str(s["messages"]),
+                    str(s["human_prompts"]),
+                    str(s["model_calls"]),
+                    f"{sum(v for k, v in s['tokens'].items() if k != 'reasoning'):,}",
+                    str(s["tool_calls"]),
+                    str(sum(s["tool_errors_by_class"].values())),
                     str(sum(s["issues_by_kind"].values())),
                 )
             console.print(table)
         for name, t in totals.items():
             if name == "all" and len(totals) == 2:
                 continue
-            console.print(f"\n[bold]{name}[/]: {t['files']} files, {t.get('sessions', 0)} sessions "
-                          f"({t.get('subagent_sessions', 0)} sub-agent), {t.get('messages', 0)} messages, "
-                          f"{t.get('human_prompts', 0)} human prompts, {t.get('model_calls', 0)} model calls "
-                          f"(+{t.get('api_error_notices', 0)} error notices)")
+            console.print(
+                f"\n[bold]{name}[/]: {t['files']} files, {t.get('sessions', 0)} sessions "
+                f"({t.get('subagent_sessions', 0)} sub-agent), {t.get('messages', 0)} messages, "
+                f"{t.get('human_prompts', 0)} human prompts, {t.get('model_calls', 0)} model calls "
+                f"(+{t.get('api_error_notices', 0)} error notices)"
+            )
             tok = t.get("tokens", {})
             console.print("  tokens: " + ", ".join(f"{b} {tok.get(b, 0):,}" for b in TOKEN_BUCKETS))
             console.print(f"  messages by class: {_fmt_counts(t.get('messages_by_class', {}))}")
-            console.print(f"  tool calls {t.get('tool_calls', 0)}; errors by class: {_fmt_counts(t.get('tool_errors_by_class', {}))}")
-            console.print(f"  spawns {t.get('spawns', 0)}, compactions {t.get('compactions', 0)}, "
-                          f"file touches {t.get('file_touches', 0)}, git events {t.get('git_events', 0)}")
+            console.print(
+                f"  tool calls {t.get('tool_calls', 0)}; errors by class: {_fmt_counts(t.get('tool_errors_by_class', {}))}"
+            )
+            console.print(
+                f"  spawns {t.get('spawns', 0)}, compactions {t.get('compactions', 0)}, "
+                f"file touches {t.get('file_touches', 0)}, git events {t.get('git_events', 0)}"
+            )
             console.print(f"  parse issues: {_fmt_counts(t.get('issues_by_kind', {}))}")
             console.print(f"  unknown record types: {_fmt_counts(t.get('unknown_record_types', {}))}")
     errors = [r for r in reports if r.error]
@@ -76,4 +88,4 @@ def parse_cmd(
 
 
 def _short(path: str, width: int = 60) -> str:
-    return path if len(path) <= width else "…" + path[-(width - 1):]
+    return path if len(path) <= width else "…" + path[-(width - 1) :]

@@ -31,7 +31,9 @@ def _when(value: str | None, *, end: bool = False) -> datetime | None:
     return None
 
 
-def _namespaces(namespace: list[str] | None, context: list[str] | None, contexts: dict[str, list[str]]) -> tuple[str, ...]:
+def _namespaces(
+    namespace: list[str] | None, context: list[str] | None, contexts: dict[str, list[str]]
+) -> tuple[str, ...]:
     out = list(namespace or [])
     for name in context or []:
         if name not in contexts:
@@ -81,12 +83,14 @@ def _render_hit(n: int, h: SearchHit) -> None:
 
 @app.command("search")
 def search_cmd(
-    query: str = typer.Argument(..., help="Words, \"quoted phrases\", identifiers, paths, error text or a question."),
+    query: str = typer.Argument(..., help='Words, "quoted phrases", identifiers, paths, error text or a question.'),
     limit: int = typer.Option(20, "--limit", "-n", help="Number of results."),
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness (claude, codex, pi); repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context from the config; repeatable."),
-    all_classes: bool = typer.Option(False, "--all-classes", help="Search every message class (reasoning, system, hooks …)."),
+    all_classes: bool = typer.Option(
+        False, "--all-classes", help="Search every message class (reasoning, system, hooks …)."
+    ),
     prompts: bool = typer.Option(False, "--prompts", help="Only what a person typed."),
     message_class: list[str] = typer.Option(None, "--class", help="Only these message classes; repeatable."),
     since: str = typer.Option(None, "--since", help="From: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
@@ -175,8 +179,13 @@ def sessions_cmd(
     db = database()
     with db.connect() as conn:
         rows = list_sessions(
-            conn, agents=tuple(agent or ()), namespaces=_namespaces(namespace, context, db.settings.contexts),
-            since=_when(since), project=project, limit=limit, include_subagents=subagents,
+            conn,
+            agents=tuple(agent or ()),
+            namespaces=_namespaces(namespace, context, db.settings.contexts),
+            since=_when(since),
+            project=project,
+            limit=limit,
+            include_subagents=subagents,
         )
     if json:
         print_json([r.as_dict() for r in rows])
@@ -186,9 +195,17 @@ def sessions_cmd(
         cost = f"${r.cost_usd_with_subagents:.2f}" if r.cost_usd_with_subagents is not None else "-"
         title = (r.title or "").splitlines()[0][:60] if r.title else "-"
         uid = r.session_uid[:13] + (f"/{r.agent_id}" if r.agent_id else "")
-        table.add_row(_short_ts(r.started_at), r.namespace or r.agent, uid, title,
-                      _tokens(r.tokens_with_subagents), cost, _duration(r.duration_ms),
-                      str(r.subagent_count or 0), str(r.tool_call_count or 0))
+        table.add_row(
+            _short_ts(r.started_at),
+            r.namespace or r.agent,
+            uid,
+            title,
+            _tokens(r.tokens_with_subagents),
+            cost,
+            _duration(r.duration_ms),
+            str(r.subagent_count or 0),
+            str(r.tool_call_count or 0),
+        )
     console.print(table)
 
 
@@ -207,8 +224,9 @@ def session_cmd(
     db = database()
     try:
         with db.connect() as conn:
-            tl = session_timeline(conn, uid, agent_id=agent_id, start=start, end=end,
-                                  max_chars=None if full else (4000 if json else 400))
+            tl = session_timeline(
+                conn, uid, agent_id=agent_id, start=start, end=end, max_chars=None if full else (4000 if json else 400)
+            )
     except (SessionNotFound, AmbiguousSession) as exc:
         fail(str(exc), 1)
     if json:
@@ -265,15 +283,24 @@ def why_cmd(
         head.append(f"  {o.branch or ''}  {_short_ts(o.ts)}  ")
         head.append(o.subject or "", style="italic")
         console.print(head, soft_wrap=True)
-        console.print(Text(f"  session  {s.session_uid}" + (f"/{s.agent_id}" if s.agent_id else "")
-                           + f"  ({s.namespace}, {s.cwd or '-'})", style="blue"), soft_wrap=True)
+        console.print(
+            Text(
+                f"  session  {s.session_uid}"
+                + (f"/{s.agent_id}" if s.agent_id else "")
+                + f"  ({s.namespace}, {s.cwd or '-'})",
+                style="blue",
+            ),
+            soft_wrap=True,
+        )
         if s.title:
             console.print(Text(f"  title    {s.title.splitlines()[0][:140]}", style="italic"), soft_wrap=True)
         if o.command:
             console.print(Text(f"  {o.tool_name or 'tool'}  ", style="magenta") + Text(o.command[:400]), soft_wrap=True)
         if o.brief:
-            console.print(Text(f"  brief ({o.subagent_type or 'sub-agent'}) ", style="cyan")
-                          + Text(o.brief.text[:600]), soft_wrap=True)
+            console.print(
+                Text(f"  brief ({o.subagent_type or 'sub-agent'}) ", style="cyan") + Text(o.brief.text[:600]),
+                soft_wrap=True,
+            )
         if o.prompt:
             console.print(Text("  prompt   ", style="green") + Text(o.prompt.text[:600]), soft_wrap=True)
         console.print(Text(f"  {s.source_path}:{o.byte_offset}", style="dim"), soft_wrap=True)
@@ -281,7 +308,9 @@ def why_cmd(
 
 @app.command("touched")
 def touched_cmd(
-    pattern: str = typer.Argument(..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."),
+    pattern: str = typer.Argument(
+        ..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."
+    ),
     op: list[str] = typer.Option(None, "--op", help="Only these operations: read, create, edit, delete, move."),
     agent: list[str] = typer.Option(None, "--agent", "-a"),
     namespace: list[str] = typer.Option(None, "--namespace", "-N"),
@@ -296,9 +325,15 @@ def touched_cmd(
     db = database()
     try:
         with db.connect() as conn:
-            rows = touched(conn, pattern, ops=tuple(op or ()), agents=tuple(agent or ()),
-                           namespaces=_namespaces(namespace, context, db.settings.contexts),
-                           since=_when(since), limit=limit)
+            rows = touched(
+                conn,
+                pattern,
+                ops=tuple(op or ()),
+                agents=tuple(agent or ()),
+                namespaces=_namespaces(namespace, context, db.settings.contexts),
+                since=_when(since),
+                limit=limit,
+            )
     except ValueError as exc:
         fail(str(exc), 2)
     if json:
@@ -313,6 +348,12 @@ def touched_cmd(
         ops = " ".join(f"{k}:{v}" for k, v in r.ops.items())
         paths = "\n".join(r.paths[:5]) + (f"\n… {len(r.paths) - 5} more" if len(r.paths) > 5 else "")
         uid = s.session_uid[:13] + (f"/{s.agent_id}" if s.agent_id else "")
-        table.add_row(_short_ts(r.last_ts), s.namespace or s.agent, uid, ops, paths,
-                      (s.title or "").splitlines()[0][:50] if s.title else "-")
+        table.add_row(
+            _short_ts(r.last_ts),
+            s.namespace or s.agent,
+            uid,
+            ops,
+            paths,
+            (s.title or "").splitlines()[0][:50] if s.title else "-",
+        )
     console.print(table)

@@ -34,7 +34,11 @@ def translate(exc: psycopg.OperationalError, where: str) -> Exception:
     """Map a connection failure to ServerUnreachable or AuthFailed (one line)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     low = str(exc).lower()
-    if "password authentication failed" in low or "no password supplied" in low or ("role" in low and "does not exist" in low):
+    if (
+        "password authentication failed" in low
+        or "no password supplied" in low
+        or ("role" in low and "does not exist" in low)
+    ):
         return AuthFailed(f"authentication failed for {where}: {text}")
     return ServerUnreachable(f"cannot reach the database at {where}: {text}")
 

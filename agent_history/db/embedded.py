@@ -87,7 +87,9 @@ def ensure_running(pgdata: Path) -> str:
         except PermissionError as exc:
             raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
         except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
-            raise ServerUnreachable(f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}") from None
+            raise ServerUnreachable(
+                f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}"
+            ) from None
     admin = server_dsn(pgdata, database="postgres")
     with psycopg.connect(admin, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()

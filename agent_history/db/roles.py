@@ -60,10 +60,14 @@ def ensure_roles(
                 sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ah TO {}").format(w),
                 sql.SQL("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ah TO {}, {}").format(r, w),
                 sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT SELECT ON TABLES TO {}").format(r),
-                sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {}").format(w),
+                sql.SQL(
+                    "ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {}"
+                ).format(w),
                 sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA ah GRANT USAGE, SELECT ON SEQUENCES TO {}").format(w),
                 sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(r),
-                sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(r, sql.Literal(f"{int(statement_timeout_ms)}ms")),
+                sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(
+                    r, sql.Literal(f"{int(statement_timeout_ms)}ms")
+                ),
                 sql.SQL("ALTER ROLE {} SET search_path = ah, public").format(r),
             ):
                 conn.execute(stmt)

@@ -217,8 +217,14 @@ class Loader:
                 conn.execute(
                     "UPDATE ah.index_run SET finished_at = now(), status = %s, files_scanned = %s, "
                     "files_changed = %s, bytes_read = %s, summary = %s WHERE id = %s",
-                    (status, summary.files_scanned, summary.files_changed, summary.bytes_read,
-                     Jsonb(summary.as_dict()), run_id),
+                    (
+                        status,
+                        summary.files_scanned,
+                        summary.files_changed,
+                        summary.bytes_read,
+                        Jsonb(summary.as_dict()),
+                        run_id,
+                    ),
                 )
                 conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
             except psycopg.Error:
@@ -246,8 +252,12 @@ class Loader:
             "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
             "ON CONFLICT (path) DO UPDATE SET namespace = EXCLUDED.namespace RETURNING path, id",
             (
-                [r.path for r in refs], [r.source.namespace for r in refs], [r.source.agent for r in refs],
-                [r.role for r in refs], [r.source.tier for r in refs], [r.rel_path for r in refs],
+                [r.path for r in refs],
+                [r.source.namespace for r in refs],
+                [r.source.agent for r in refs],
+                [r.role for r in refs],
+                [r.source.tier for r in refs],
+                [r.rel_path for r in refs],
                 [versions[r.source.agent] for r in refs],
             ),
         ).fetchall()
@@ -317,9 +327,18 @@ class Loader:
             head, ckpt = _hashes(fh, new_offset)
             self._add(
                 _Pending(
-                    ref, source_id, rows, new_offset, line_count, head, ckpt,
-                    orjson.loads(orjson.dumps(parser.state())), parser_cls.VERSION,
-                    size if at_eof else None, st.st_mtime_ns if at_eof else None, consumed,
+                    ref,
+                    source_id,
+                    rows,
+                    new_offset,
+                    line_count,
+                    head,
+                    ckpt,
+                    orjson.loads(orjson.dumps(parser.state())),
+                    parser_cls.VERSION,
+                    size if at_eof else None,
+                    st.st_mtime_ns if at_eof else None,
+                    consumed,
                 )
             )
             if source_id in self._failed:
@@ -371,8 +390,17 @@ class Loader:
                     "checkpoint_sha256 = %s, parser_version = %s, parser_state = %s, status = 'ok', last_error = NULL, "
                     "last_indexed_at = now(), size = %s, mtime_ns = %s WHERE id = %s",
                     [
-                        (p.offset, p.line_count, p.head, p.checkpoint, p.parser_version, Jsonb(p.state),
-                         p.size, p.mtime_ns, p.source_id)
+                        (
+                            p.offset,
+                            p.line_count,
+                            p.head,
+                            p.checkpoint,
+                            p.parser_version,
+                            Jsonb(p.state),
+                            p.size,
+                            p.mtime_ns,
+                            p.source_id,
+                        )
                         for p in batch
                     ],
                 )
@@ -423,7 +451,12 @@ class Loader:
                 "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
                 "VALUES (%s, 'source_rewritten', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) "
                 "DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
-                (k.id, k.offset, k.line_count, f"file changed before byte {k.offset} (now {st.st_size} bytes); re-parsed"),
+                (
+                    k.id,
+                    k.offset,
+                    k.line_count,
+                    f"file changed before byte {k.offset} (now {st.st_size} bytes); re-parsed",
+                ),
             )
         summary.issues["source_rewritten"] += 1
 
@@ -435,8 +468,12 @@ class Loader:
             self.conn.execute(
                 "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
                 "VALUES (%s, 'parser_upgraded', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) DO NOTHING",
-                (k.id, k.offset, k.line_count,
-                 f"parsed by parser v{k.parser_version}, now v{parser_cls.VERSION}: run `agent-history rebuild`"),
+                (
+                    k.id,
+                    k.offset,
+                    k.line_count,
+                    f"parsed by parser v{k.parser_version}, now v{parser_cls.VERSION}: run `agent-history rebuild`",
+                ),
             )
         summary.issues["parser_upgraded"] += 1
 

@@ -22,7 +22,15 @@ from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, 
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
 
 DERIVED_TABLES: tuple[str, ...] = (
-    *EVENT_TABLES, *PER_SOURCE_TABLES, "dirty_session", "session", "repo", "source_file", "chunk", "chunk_source", "embedding_failure"
+    *EVENT_TABLES,
+    *PER_SOURCE_TABLES,
+    "dirty_session",
+    "session",
+    "repo",
+    "source_file",
+    "chunk",
+    "chunk_source",
+    "embedding_failure",
 )
 """Tables a rebuild empties."""
 KEPT_TABLES: tuple[str, ...] = ("meta", "model_pricing", "index_run", "embedding", "embedding_model", "embedding_usage")

@@ -117,8 +117,10 @@ def merge_sql(row_type: type[Row]) -> str:
         sets.append(f"{col} = {expr}")
         olds.append(f"t.{col}")
         news.append(expr)
-    where = f" WHERE ({', '.join(olds)}) IS DISTINCT FROM ({', '.join(news)})" if len(sets) > 1 else (
-        f" WHERE {olds[0]} IS DISTINCT FROM {news[0]}" if sets else ""
+    where = (
+        f" WHERE ({', '.join(olds)}) IS DISTINCT FROM ({', '.join(news)})"
+        if len(sets) > 1
+        else (f" WHERE {olds[0]} IS DISTINCT FROM {news[0]}" if sets else "")
     )
     action = f"DO UPDATE SET {', '.join(sets)}{where}" if sets else "DO NOTHING"
     return (

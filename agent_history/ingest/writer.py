@@ -7,16 +7,14 @@ psycopg errors unchanged so the caller can roll back and record a `load_error`.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.model.merge import fold, merge_pair
-from agent_history.model.rows import ROW_TYPES, Row, SessionRow
 from agent_history.ingest.sql_merge import (
     dirty_sql,
     merge_sql,
@@ -25,6 +23,8 @@ from agent_history.ingest.sql_merge import (
     staging_ddl,
     staging_name,
 )
+from agent_history.model.merge import fold, merge_pair
+from agent_history.model.rows import ROW_TYPES, Row, SessionRow
 
 
 @cache
@@ -65,7 +65,11 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
             for key, row in recs.items():
                 k = (part.source_id, *key) if row_type.PER_SOURCE else key
                 prev = table.get(k)
-                table[k] = (row, part.source_id, part.namespace) if prev is None else (merge_pair(prev[0], row), prev[1], prev[2])
+                table[k] = (
+                    (row, part.source_id, part.namespace)
+                    if prev is None
+                    else (merge_pair(prev[0], row), prev[1], prev[2])
+                )
     sessions = out.setdefault(SessionRow, {})
     for row_type, table in out.items():
         if row_type is SessionRow or row_type.PER_SOURCE:
@@ -73,7 +77,11 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
         for row, source_id, namespace in table.values():
             skey = (row.agent, row.session_uid, row.agent_id)  # type: ignore[attr-defined]
             if skey not in sessions:
-                sessions[skey] = (SessionRow(agent=skey[0], session_uid=skey[1], agent_id=skey[2]), source_id, namespace)
+                sessions[skey] = (
+                    SessionRow(agent=skey[0], session_uid=skey[1], agent_id=skey[2]),
+                    source_id,
+                    namespace,
+                )
     return out
 
 
@@ -112,9 +120,7 @@ def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: I
     return write_parts(conn, [Part(source_id, namespace, list(rows))])
 
 
-EVENT_TABLES: tuple[str, ...] = tuple(
-    t.TABLE for t in ROW_TYPES if t is not SessionRow and not t.PER_SOURCE
-)
+EVENT_TABLES: tuple[str, ...] = tuple(t.TABLE for t in ROW_TYPES if t is not SessionRow and not t.PER_SOURCE)
 PER_SOURCE_TABLES: tuple[str, ...] = tuple(t.TABLE for t in ROW_TYPES if t.PER_SOURCE)
 
 

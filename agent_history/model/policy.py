@@ -8,10 +8,10 @@ here and both the pure fold (`model.merge`) and the SQL merge (`ingest.sql_merge
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Merge(str, Enum):
+class Merge(StrEnum):
     """Per-column merge policy (DESIGN §5)."""
 
     KEY = "key"

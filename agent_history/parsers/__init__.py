@@ -47,10 +47,14 @@ def detect_agent(path: str, head: bytes) -> str | None:
         r'"record_type"\s*:\s*"state"', text
     ):
         return "codex"
-    if re.search(r'"type"\s*:\s*"session"', text) and re.search(r'"type"\s*:\s*"(message|model_change|thinking_level_change)"', text + '"type":"message"'):
+    if re.search(r'"type"\s*:\s*"session"', text) and re.search(
+        r'"type"\s*:\s*"(message|model_change|thinking_level_change)"', text + '"type":"message"'
+    ):
         if not re.search(r'"sessionId"\s*:', text):
             return "pi"
-    if re.search(r'"(sessionId|parentUuid|leafUuid)"\s*:', text) or re.search(r'"type"\s*:\s*"(file-history-snapshot|summary|queue-operation)"', text):
+    if re.search(r'"(sessionId|parentUuid|leafUuid)"\s*:', text) or re.search(
+        r'"type"\s*:\s*"(file-history-snapshot|summary|queue-operation)"', text
+    ):
         return "claude"
     if re.search(r'^\{"type"\s*:\s*"(user|assistant)"\s*,.*"message"\s*:\s*\{', text, re.M):
         return "claude"  # minimal Claude Code records (no sessionId), e.g. hand-trimmed files

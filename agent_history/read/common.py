@@ -53,8 +53,7 @@ SESSION_REF_COLUMNS = (
 )
 """Columns for `SessionRef` given aliases ``s`` (session), ``r`` (root), ``sf`` (source file)."""
 SESSION_REF_JOINS = (
-    "LEFT JOIN ah.session AS r ON r.id = s.root_session_id "
-    "LEFT JOIN ah.source_file AS sf ON sf.id = s.source_id"
+    "LEFT JOIN ah.session AS r ON r.id = s.root_session_id LEFT JOIN ah.source_file AS sf ON sf.id = s.source_id"
 )
 
 
@@ -72,8 +71,9 @@ def resolve_session(conn: psycopg.Connection, uid: str, agent_id: str | None = N
     rows = conn.execute(base + "s.session_uid = %s ORDER BY s.agent_id, s.id", (uid,)).fetchall()
     if not rows and len(uid) >= 6:
         pattern = uid.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = conn.execute(base + "s.session_uid LIKE %s ORDER BY s.session_uid, s.agent_id, s.id LIMIT 50",
-                            (pattern,)).fetchall()
+        rows = conn.execute(
+            base + "s.session_uid LIKE %s ORDER BY s.session_uid, s.agent_id, s.id LIMIT 50", (pattern,)
+        ).fetchall()
     if not rows:
         raise SessionNotFound(f"no session {uid!r}")
     uids = sorted({r[2] for r in rows})

@@ -174,8 +174,21 @@ def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
         op, gsha, branch, subject, ts, off, src, tname, tinput, toutput = r[:10]
         ref = session_ref(r[10:])
         prompt, brief, subagent_type = _origin(conn, ref, off, src)
-        out.append(CommitOrigin(
-            op, gsha, branch, subject, ts, off, ref, tname, _cut(tinput, 2000)[0], _cut(toutput, 600)[0],
-            prompt, brief, subagent_type,
-        ))
+        out.append(
+            CommitOrigin(
+                op,
+                gsha,
+                branch,
+                subject,
+                ts,
+                off,
+                ref,
+                tname,
+                _cut(tinput, 2000)[0],
+                _cut(toutput, 600)[0],
+                prompt,
+                brief,
+                subagent_type,
+            )
+        )
     return out

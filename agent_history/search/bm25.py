@@ -63,7 +63,8 @@ def ensure_bm25_indexes(conn: psycopg.Connection) -> list[str]:
     if not is_bm25(conn):
         return []
     existing = {
-        r[0] for r in conn.execute(
+        r[0]
+        for r in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE schemaname = 'ah' AND indexname = ANY(%s)", (list(INDEXES),)
         )
     }
@@ -114,8 +115,9 @@ def search_sql(req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> tupl
     c = _CORPUS[corpus]
     flt = build_filter(req, corpus)
     params: dict = dict(flt.params)
-    params.update(q=" ".join(analysis.term_texts()), limit=req.limit, hl_start=HL_START, hl_end=HL_END,
-                  chars=SNIPPET_CHARS)
+    params.update(
+        q=" ".join(analysis.term_texts()), limit=req.limit, hl_start=HL_START, hl_end=HL_END, chars=SNIPPET_CHARS
+    )
     clauses = [sql.SQL(c["match"])]
     for i, phrase in enumerate(analysis.phrases):
         params[f"p{i}"] = phrase
@@ -153,17 +155,33 @@ def search_sql(req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> tupl
     return stmt, params
 
 
-def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> list[SearchHit]:
+def search_corpus(
+    conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str
+) -> list[SearchHit]:
     """Top `req.limit` BM25 hits of one corpus ('message' | 'tool_call'), best first."""
     if not analysis.terms:
         return []
     stmt, params = search_sql(req, analysis, corpus)
     return [
         SearchHit(
-            kind=corpus, id=r[0], score=float(r[1] or 0.0), session_uid=r[2], agent_id=r[3], agent=r[4],
-            namespace=r[5], ts=r[6], label=r[7], title=r[8], cwd=r[9], source_path=r[10],
-            byte_offset=r[11], line_number=r[12], snippet=r[13] or "", root_session_uid=r[14],
-            outcome=r[15], backend="bm25",
+            kind=corpus,
+            id=r[0],
+            score=float(r[1] or 0.0),
+            session_uid=r[2],
+            agent_id=r[3],
+            agent=r[4],
+            namespace=r[5],
+            ts=r[6],
+            label=r[7],
+            title=r[8],
+            cwd=r[9],
+            source_path=r[10],
+            byte_offset=r[11],
+            line_number=r[12],
+            snippet=r[13] or "",
+            root_session_uid=r[14],
+            outcome=r[15],
+            backend="bm25",
         )
         for r in conn.execute(stmt, params)
     ]

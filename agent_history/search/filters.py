@@ -63,7 +63,9 @@ def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
         params["f_project_like"] = like_prefix(req.project.rstrip("/") + "/")
     if req.session:
         session_conds.append(
-            sql.SQL("(s.session_uid = %(f_session)s OR (length(%(f_session)s) >= 8 AND s.session_uid LIKE %(f_session_like)s))")
+            sql.SQL(
+                "(s.session_uid = %(f_session)s OR (length(%(f_session)s) >= 8 AND s.session_uid LIKE %(f_session_like)s))"
+            )
         )
         params["f_session"] = req.session
         params["f_session_like"] = like_prefix(req.session)

@@ -1,31 +1,41 @@
 """Keyword search on plain PostgreSQL: GIN candidates, BM25 on the candidates only (DESIGN §8).
 
-The ranking functions live in ``sql/40_search.sql`` (BM25 with IDF from ``ah.search_term`` and
-length normalisation, Robertson & Zaragoza 2009); this module picks the candidates and reads the
-hits. Per corpus (``message`` | ``tool_call``) a search is a few statements:
+The ranking lives in ``sql/40_search.sql`` (Okapi BM25 with IDF from ``ah.search_term`` and
+length normalisation; Robertson & Zaragoza 2009); this module chooses which documents to score
+and reads the winners. Per corpus (``message`` | ``tool_call``):
 
-1. ``ah.search_lexemes`` turns the analysed terms into lexemes with df/idf; lexemes absent from
-   the corpus (df = 0) are dropped, so a missing word never empties the result.
-2. Candidates, through the GIN index, filters applied in the same scan:
-   a. every document containing a *rare* lexeme (df ≤ `RARE_DF`): these carry the high-idf
-      matches and are few by definition;
-   b. for quoted phrases, the newest `BUDGET` documents containing the phrase;
-   c. *coordination tiers* over the (≤ `MAX_TIER_TERMS` rarest) remaining common lexemes: the
-      newest documents containing all k of them for some k-subset, for k = n, n−1, …, 2, each
-      tier capped by what is left of `BUDGET`, stopping once the budget is full;
-   d. only if fewer than `limit` candidates remain: the newest `BUDGET` documents containing
-      any common lexeme (k = 1; e.g. a one-word query of a very common word).
-   A document that contains only common lexemes and is older than the newest `BUDGET` matches
-   of its tier is not scored: for very common terms recency is the prior. Everything a query
-   could rank by IDF (rare terms) is always scored.
-3. BM25 (``ah.bm25_score``) plus a phrase bonus (Σ idf of the phrase's lexemes, i.e. its terms
-   count double when they occur as the phrase; half that for an unquoted multi-term query that
-   is not a question and occurs verbatim, e.g. pasted error text) on the candidates; the top `limit` are read
-   with provenance and a ``ts_headline`` snippet over a window around the rarest term.
+1. ``ah.search_lexemes`` turns the analysed terms into lexemes with df/idf (one statement, also
+   reading the corpus' mean length and newest id). Lexemes absent from the corpus (df = 0) are
+   dropped, so a missing word never empties the result.
+2. Candidate statements, each a GIN scan (filters in the same scan) that scores what it fetches
+   (``ah.bm25_terms`` summed in a LATERAL join) — a row is read once:
+   a. *rare* lexemes — the rarest ones whose document frequencies add up to at most
+      `RARE_BUDGET` — contribute every document containing them: they carry the high-idf
+      matches, so everything a query could rank by IDF is scored;
+   b. each quoted phrase: the newest documents containing it;
+   c. *coordination tiers* over the (≤ `MAX_TIER_TERMS` rarest) remaining, common lexemes: the
+      newest documents containing at least k of them, k = n, n−1, …, 2, until `BUDGET`
+      candidates are scored;
+   d. only when fewer than `limit` documents were found: the newest containing any common
+      lexeme (k = 1, e.g. a one-word query of a very common word).
+   "Newest" is the largest id (most recently indexed). To keep a tier's cost bounded for very
+   common terms, it first looks only at the newest ``WINDOW_FACTOR × cap / density`` ids, where
+   density is the tier's expected match rate from the term statistics (independence assumed),
+   and widens the window ×8 until it has `cap` documents or covers the table. A document that
+   has only common lexemes and is older than its tier's newest `BUDGET` matches is not scored:
+   for very common words recency is the prior.
+3. The top `limit` by score (then newest) are read with provenance and a ``ts_headline``
+   snippet around the rarest term.
+
+Quoted phrases add a bonus of Σ idf of their lexemes when they occur verbatim; an unquoted query
+of ≥ 2 terms that is not a question (pasted error text) gets half that when it occurs verbatim.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -36,14 +46,19 @@ from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis, TermKind
 from agent_history.search.request import SearchHit, SearchRequest, mark_terms
 
-RARE_DF = 2_000
-"""A lexeme in at most this many documents contributes all of its postings as candidates."""
-BUDGET = 3_000
-"""At most this many candidates from common lexemes (phrase + tiers) are scored."""
+RARE_BUDGET = 2_000
+"""Σ df of the lexemes whose every posting is scored."""
+BUDGET = 800
+"""Candidates scored from common lexemes (phrases + coordination tiers)."""
 MAX_TIER_TERMS = 6
 """Coordination tiers use the rarest common lexemes only (C(6,3) = 20 clauses at most)."""
+WINDOW_FACTOR = 2.0
+"""A tier first scans the newest WINDOW_FACTOR × cap / expected-density ids."""
+WINDOW_GROWTH = 8
 SNIPPET_WIDTH = 1200
 """Characters of a document handed to ts_headline (a window around the rarest term)."""
+IMPLICIT_PHRASE_FACTOR = 0.5
+"""Bonus factor when an unquoted, non-question query of ≥ 2 terms occurs verbatim."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +69,16 @@ class Lexeme:
     weight: float
     df: int
     idf: float
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusStats:
+    """What candidate selection needs to know about a corpus."""
+
+    docs: int
+    """Documents with a non-empty vector (N of the idf)."""
+    avglen: float
+    max_id: int
 
 
 def tsquery_literal(lexeme: str) -> str:
@@ -71,6 +96,26 @@ def tsquery_at_least(lexemes: list[str], k: int) -> str:
     if k <= 1:
         return tsquery_any(lexemes)
     return " | ".join("(" + " & ".join(tsquery_literal(x) for x in combo) + ")" for combo in combinations(lexemes, k))
+
+
+def density_at_least(probabilities: list[float], k: int) -> float:
+    """Expected share of documents containing at least `k` of terms with the given document
+    probabilities, under independence (union bound over k-subsets), capped at 1."""
+    if k <= 0:
+        return 1.0
+    return min(1.0, sum(math.prod(c) for c in combinations(probabilities, k)))
+
+
+def split_rare(lexemes: list[Lexeme], rare_budget: int = RARE_BUDGET) -> tuple[list[Lexeme], list[Lexeme]]:
+    """(rare, common): the rarest lexemes while their df add up to ≤ `rare_budget`; the rest."""
+    ordered = sorted(lexemes, key=lambda x: (x.df, x.lexeme))
+    rare, total = [], 0
+    for x in ordered:
+        if total + x.df > rare_budget:
+            break
+        rare.append(x)
+        total += x.df
+    return rare, ordered[len(rare) :]
 
 
 _TABLES = {
@@ -93,71 +138,116 @@ _TABLES = {
 }
 
 
-def lexemes_for(conn: psycopg.Connection, corpus: str, terms: list[str], weights: list[float]) -> tuple[list[Lexeme], float]:
-    """Lexemes of `terms` in `corpus` (rarest first) and the corpus' mean document length."""
+def lexemes_for(
+    conn: psycopg.Connection, corpus: str, terms: list[str], weights: list[float]
+) -> tuple[list[Lexeme], CorpusStats]:
+    """Lexemes of `terms` in `corpus` (rarest first) and the corpus statistics."""
+    table = sql.Identifier(_TABLES[corpus]["table"])
+    stats = conn.execute(
+        sql.SQL(
+            "SELECT coalesce((SELECT doc_count FROM ah.search_corpus WHERE corpus = %(c)s), 0), "
+            "ah.search_avglen(%(c)s), coalesce((SELECT max(id) FROM ah.{}), 0)"
+        ).format(table),
+        {"c": corpus},
+    ).fetchone()
+    cs = CorpusStats(int(stats[0]), float(stats[1]), int(stats[2]))
     if not terms:
-        return [], 1.0
+        return [], cs
     rows = conn.execute(
-        "SELECT l.lexeme, l.weight, l.df, l.idf, ah.search_avglen(%(c)s) "
-        "FROM ah.search_lexemes(%(c)s, %(t)s::text[], %(w)s::float8[]) AS l",
+        "SELECT l.lexeme, l.weight, l.df, l.idf FROM ah.search_lexemes(%(c)s, %(t)s::text[], %(w)s::float8[]) AS l",
         {"c": corpus, "t": terms, "w": weights},
     ).fetchall()
-    avglen = rows[0][4] if rows else 1.0
-    return [Lexeme(r[0], float(r[1]), int(r[2]), float(r[3])) for r in rows], float(avglen)
+    return [Lexeme(r[0], float(r[1]), int(r[2]), float(r[3])) for r in rows], cs
 
 
-def candidate_ids(
-    conn: psycopg.Connection,
-    corpus: str,
-    lexemes: list[Lexeme],
-    phrases: list[str],
-    where: sql.Composable,
-    params: dict,
-    limit: int,
-) -> list[int]:
-    """Candidate document ids (see the module docstring, step 2). `lexemes` have df > 0."""
-    table = sql.Identifier(_TABLES[corpus]["table"])
-    newest = sql.SQL("SELECT d.id FROM ah.{} AS d WHERE d.tsv @@ {} AND {} ORDER BY d.id DESC LIMIT %(cap)s")
-    everything = sql.SQL("SELECT d.id FROM ah.{} AS d WHERE d.tsv @@ %(q)s::tsquery AND {}")
-    ids: dict[int, None] = {}
+class _Scorer:
+    """Runs candidate statements for one search and keeps every scored document."""
 
-    def run(stmt: sql.Composable, **extra) -> None:
-        for (i,) in conn.execute(stmt, {**params, **extra}):
-            ids[i] = None
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        corpus: str,
+        lexemes: list[Lexeme],
+        stats: CorpusStats,
+        where: sql.Composable,
+        params: dict,
+        bonus: sql.Composable,
+        bonus_params: dict,
+    ):
+        self.conn, self.stats = conn, stats
+        self.scored: dict[int, tuple[float, int]] = {}
+        self.params = {
+            **params,
+            **bonus_params,
+            "lx": [x.lexeme for x in lexemes],
+            "w": [x.weight * x.idf for x in lexemes],
+            "avglen": stats.avglen,
+        }
+        # Innermost: the GIN scan (OFFSET 0 keeps the planner from pushing the LIMIT into it,
+        # which would turn it into a backward primary-key scan testing every row's vector);
+        # middle: newest `cap`, phrase bonus; outer: BM25 summed over the matched lexemes.
+        self.template = sql.SQL(
+            """
+            SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.lexeme) AS matched
+            FROM (
+                SELECT m.id, m.tsv, {bonus} AS bonus
+                FROM (
+                    SELECT d.id, d.tsv
+                    FROM ah.{table} AS d
+                    WHERE d.tsv @@ {match} AND {where} {window}
+                    OFFSET 0
+                ) AS m
+                {order}
+            ) AS c
+            LEFT JOIN LATERAL ah.bm25_terms(c.tsv, %(lx)s::text[], %(w)s::float8[], %(avglen)s) AS t ON true
+            GROUP BY c.id
+            """
+        )
+        self.fmt = {"bonus": bonus, "table": sql.Identifier(_TABLES[corpus]["table"]), "where": where}
 
-    rare = [x.lexeme for x in lexemes if x.df <= RARE_DF]
-    common = [x.lexeme for x in sorted(lexemes, key=lambda x: x.df) if x.df > RARE_DF][:MAX_TIER_TERMS]
-    if rare:
-        run(everything.format(table, where), q=tsquery_any(rare))
-    from_rare = len(ids)
+    def all_of(self, tsquery: str) -> int:
+        """Score every document matching `tsquery`; returns how many."""
+        stmt = self.template.format(match=sql.SQL("%(q)s::tsquery"), window=sql.SQL(""), order=sql.SQL(""), **self.fmt)
+        return self._run(stmt, {"q": tsquery})
 
-    def budget_left() -> int:
-        return BUDGET - (len(ids) - from_rare)
+    def newest(self, match: sql.Composable, match_params: dict, cap: int, density: float) -> int:
+        """Score the newest `cap` documents matching; scans a growing window of the newest ids
+        (see the module docstring). Returns how many were scored."""
+        window = max(cap, int(WINDOW_FACTOR * cap / max(density, 1e-9)))
+        while True:
+            bounded = window < self.stats.max_id
+            stmt = self.template.format(
+                match=match,
+                window=sql.SQL("AND d.id > %(floor)s") if bounded else sql.SQL(""),
+                order=sql.SQL("ORDER BY m.id DESC LIMIT %(cap)s"),
+                **self.fmt,
+            )
+            n = self._run(stmt, {**match_params, "cap": cap, "floor": self.stats.max_id - window})
+            if n >= cap or not bounded:
+                return n
+            window *= WINDOW_GROWTH
 
-    for phrase in phrases:
-        if budget_left() <= 0:
-            break
-        run(newest.format(table, sql.SQL("phraseto_tsquery('ah.search', %(phrase)s)"), where),
-            phrase=phrase, cap=budget_left())
-    for k in range(len(common), 1, -1):
-        if budget_left() <= 0:
-            break
-        run(newest.format(table, sql.SQL("%(q)s::tsquery"), where), q=tsquery_at_least(common, k), cap=budget_left())
-    if common and len(ids) < limit:
-        run(newest.format(table, sql.SQL("%(q)s::tsquery"), where), q=tsquery_any(common), cap=max(budget_left(), limit))
-    return list(ids)
-
-
-def _needles(analysis: QueryAnalysis, lexemes: list[Lexeme]) -> list[str]:
-    """Strings to locate the snippet window: identifier-shaped terms as typed, then lexemes
-    from the rarest (highest idf) down."""
-    first = [t.text for t in analysis.terms if t.kind is not TermKind.WORD]
-    rest = [x.lexeme for x in sorted(lexemes, key=lambda x: -x.idf)]
-    return list(dict.fromkeys(first + rest))
+    def _run(self, stmt: sql.Composable, extra: dict) -> int:
+        rows = self.conn.execute(stmt, {**self.params, **extra}).fetchall()
+        for i, score, matched in rows:
+            self.scored[i] = (float(score), int(matched))
+        return len(rows)
 
 
-IMPLICIT_PHRASE_FACTOR = 0.5
-"""Bonus factor when an unquoted, non-question query of ≥ 2 terms occurs verbatim (error text)."""
+@contextmanager
+def bitmap_scans_only(conn: psycopg.Connection) -> Iterator[None]:
+    """Within the block, plain index scans are off (transaction-local; the previous value is
+    restored). A candidate scan wants BitmapAnd(GIN, id range, filters): with a LIMIT the
+    planner otherwise prefers walking the primary key backwards and testing each row's vector,
+    which reads every non-matching row of the window (measured 3× slower at 100 k messages)."""
+    with conn.transaction():
+        old = conn.execute(
+            "SELECT current_setting('enable_indexscan'), set_config('enable_indexscan', 'off', true)"
+        ).fetchone()[0]
+        try:
+            yield
+        finally:
+            conn.execute("SELECT set_config('enable_indexscan', %s, true)", (old,))
 
 
 def _bonus_phrases(analysis: QueryAnalysis) -> list[tuple[str, float]]:
@@ -170,62 +260,124 @@ def _bonus_phrases(analysis: QueryAnalysis) -> list[tuple[str, float]]:
     return []
 
 
-def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> list[SearchHit]:
+def _needles(analysis: QueryAnalysis, lexemes: list[Lexeme]) -> list[str]:
+    """Strings to locate the snippet window: identifier-shaped terms as typed, then lexemes
+    from the rarest (highest idf) down."""
+    first = [t.text for t in analysis.terms if t.kind is not TermKind.WORD]
+    rest = [x.lexeme for x in sorted(lexemes, key=lambda x: -x.idf)]
+    return list(dict.fromkeys(first + rest))
+
+
+def score_candidates(
+    conn: psycopg.Connection,
+    req: SearchRequest,
+    analysis: QueryAnalysis,
+    corpus: str,
+    lexemes: list[Lexeme],
+    stats: CorpusStats,
+) -> dict[int, tuple[float, int]]:
+    """Candidate id → (BM25 score + phrase bonus, matched lexemes); see step 2 above."""
+    flt = build_filter(req, corpus)
+    bonus_parts: list[sql.Composable] = []
+    bonus_params: dict = {}
+    for i, (phrase, factor) in enumerate(_bonus_phrases(analysis)):
+        plex, _ = lexemes_for(conn, corpus, [phrase], [1.0])
+        value = factor * sum(x.idf for x in plex if x.df > 0)
+        if value > 0:
+            bonus_params[f"p{i}"], bonus_params[f"b{i}"] = phrase, value
+            bonus_parts.append(
+                sql.SQL("CASE WHEN m.tsv @@ phraseto_tsquery('ah.search', {p}) THEN {b} ELSE 0 END").format(
+                    p=sql.Placeholder(f"p{i}"), b=sql.Placeholder(f"b{i}")
+                )
+            )
+    bonus = sql.SQL(" + ").join(bonus_parts) if bonus_parts else sql.SQL("0")
+    with bitmap_scans_only(conn):
+        return _score(
+            conn,
+            req,
+            analysis,
+            lexemes,
+            stats,
+            _Scorer(conn, corpus, lexemes, stats, flt.sql, flt.params, bonus, bonus_params),
+        )
+
+
+def _score(
+    conn: psycopg.Connection,
+    req: SearchRequest,
+    analysis: QueryAnalysis,
+    lexemes: list[Lexeme],
+    stats: CorpusStats,
+    scorer: _Scorer,
+) -> dict[int, tuple[float, int]]:
+    rare, common = split_rare(lexemes)
+    if rare:
+        scorer.all_of(tsquery_any([x.lexeme for x in rare]))
+    from_rare = len(scorer.scored)
+
+    def left() -> int:
+        return BUDGET - (len(scorer.scored) - from_rare)
+
+    n = max(1, stats.docs)
+    p_all = [min(1.0, x.df / n) for x in lexemes]
+    for phrase in analysis.phrases:
+        if left() <= 0:
+            break
+        scorer.newest(
+            sql.SQL("phraseto_tsquery('ah.search', %(phrase)s)"),
+            {"phrase": phrase},
+            left(),
+            density_at_least(p_all, len(p_all)),
+        )
+    tier = common[:MAX_TIER_TERMS]
+    p = [min(1.0, x.df / n) for x in tier]
+    for k in range(len(tier), 1, -1):
+        if left() <= 0:
+            break
+        scorer.newest(
+            sql.SQL("%(q)s::tsquery"),
+            {"q": tsquery_at_least([x.lexeme for x in tier], k)},
+            left(),
+            density_at_least(p, k),
+        )
+    if tier and len(scorer.scored) < req.limit:
+        scorer.newest(
+            sql.SQL("%(q)s::tsquery"),
+            {"q": tsquery_any([x.lexeme for x in tier])},
+            max(left(), req.limit),
+            density_at_least(p, 1),
+        )
+    return scorer.scored
+
+
+def search_corpus(
+    conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str
+) -> list[SearchHit]:
     """Top `req.limit` hits of one corpus ('message' | 'tool_call'), best first."""
-    lexemes, avglen = lexemes_for(conn, corpus, analysis.term_texts(), analysis.term_weights())
+    lexemes, stats = lexemes_for(conn, corpus, analysis.term_texts(), analysis.term_weights())
     present = [x for x in lexemes if x.df > 0]
     if not present:
         return []
-    flt = build_filter(req, corpus)
-    ids = candidate_ids(conn, corpus, present, list(analysis.phrases), flt.sql, flt.params, req.limit)
-    if not ids:
+    scored = score_candidates(conn, req, analysis, corpus, present, stats)
+    top = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[0]))[: req.limit]
+    if not top:
         return []
-    bonus_sql: list[sql.Composable] = []
-    params: dict = {
-        "ids": ids,
-        "lx": [x.lexeme for x in present],
-        "w": [x.weight * x.idf for x in present],
-        "avglen": avglen,
-        "limit": req.limit,
-        "needles": _needles(analysis, present),
-    }
-    for i, (phrase, factor) in enumerate(_bonus_phrases(analysis)):
-        plex, _ = lexemes_for(conn, corpus, [phrase], [1.0])
-        bonus = factor * sum(x.idf for x in plex if x.df > 0)
-        if bonus <= 0:
-            continue
-        params[f"p{i}"], params[f"b{i}"] = phrase, bonus
-        bonus_sql.append(
-            sql.SQL("CASE WHEN d.tsv @@ phraseto_tsquery('ah.search', {p}) THEN {b} ELSE 0 END").format(
-                p=sql.Placeholder(f"p{i}"), b=sql.Placeholder(f"b{i}")
-            )
-        )
     t = _TABLES[corpus]
-    bonus = sql.SQL(" + ").join(bonus_sql) if bonus_sql else sql.SQL("0")
+    needles = _needles(analysis, present)
     stmt = sql.SQL(
         """
-        WITH scored AS (
-            SELECT d.id,
-                   ah.bm25_score(d.tsv, %(lx)s::text[], %(w)s::float8[], %(avglen)s) + {bonus} AS score,
-                   ah.bm25_matched(d.tsv, %(lx)s::text[]) AS matched
-            FROM ah.{table} AS d
-            WHERE d.id = ANY(%(ids)s::bigint[])
-            ORDER BY score DESC, d.id DESC
-            LIMIT %(limit)s
-        )
-        SELECT d.id, sc.score, s.session_uid, s.agent_id, d.agent, {namespace}, {ts}, {label},
+        SELECT d.id, s.session_uid, s.agent_id, d.agent, {namespace}, {ts}, {label},
                coalesce(s.title, r.title), s.cwd, f.path, d.byte_offset, d.line_number,
                ah.search_snippet({doc}, %(needles)s::text[], ah.tsquery_any(%(lx)s::text[]), {width}),
-               r.session_uid, {outcome}, sc.matched
-        FROM scored AS sc
-        JOIN ah.{table} AS d ON d.id = sc.id
+               r.session_uid, {outcome}
+        FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS top(id, ord)
+        JOIN ah.{table} AS d ON d.id = top.id
         JOIN ah.session AS s ON s.id = d.session_id
         LEFT JOIN ah.session AS r ON r.id = s.root_session_id
         LEFT JOIN ah.source_file AS f ON f.id = d.source_id
-        ORDER BY sc.score DESC, d.id DESC
+        ORDER BY top.ord
         """
     ).format(
-        bonus=bonus,
         table=sql.Identifier(t["table"]),
         namespace=sql.SQL(t["namespace"]),
         ts=sql.SQL(t["ts"]),
@@ -234,12 +386,30 @@ def search_corpus(conn: psycopg.Connection, req: SearchRequest, analysis: QueryA
         outcome=sql.SQL(t["outcome"]),
         width=sql.Literal(SNIPPET_WIDTH),
     )
-    return [
-        SearchHit(
-            kind=corpus, id=r[0], score=float(r[1]), session_uid=r[2], agent_id=r[3], agent=r[4],
-            namespace=r[5], ts=r[6], label=r[7], title=r[8], cwd=r[9], source_path=r[10],
-            byte_offset=r[11], line_number=r[12], snippet=mark_terms(r[13] or "", params["needles"]),
-            root_session_uid=r[14], outcome=r[15], matched_terms=r[16], backend="fts",
+    rows = conn.execute(stmt, {"ids": [i for i, _ in top], "needles": needles, "lx": [x.lexeme for x in present]})
+    hits = []
+    for r, (_, (score, matched)) in zip(rows, top, strict=True):
+        hits.append(
+            SearchHit(
+                kind=corpus,
+                id=r[0],
+                score=score,
+                session_uid=r[1],
+                agent_id=r[2],
+                agent=r[3],
+                namespace=r[4],
+                ts=r[5],
+                label=r[6],
+                title=r[7],
+                cwd=r[8],
+                source_path=r[9],
+                byte_offset=r[10],
+                line_number=r[11],
+                snippet=mark_terms(r[12] or "", needles),
+                root_session_uid=r[13],
+                outcome=r[14],
+                matched_terms=matched,
+                backend="fts",
+            )
         )
-        for r in conn.execute(stmt, params)
-    ]
+    return hits

@@ -184,5 +184,6 @@ def analyze(raw: str) -> QueryAnalysis:
             continue
         seen.add(key)
         terms.append(Term(token, kind, weight))
-    return QueryAnalysis(raw=raw, terms=tuple(terms), phrases=tuple(phrases), is_question=question,
-                         word_count=len(words))
+    return QueryAnalysis(
+        raw=raw, terms=tuple(terms), phrases=tuple(phrases), is_question=question, word_count=len(words)
+    )

@@ -122,8 +122,13 @@ def mark_terms(snippet: str, needles: list[str], min_len: int = 3) -> str:
 
 
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$", re.IGNORECASE)
-_UNITS = {"m": timedelta(minutes=1), "min": timedelta(minutes=1), "h": timedelta(hours=1),
-          "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_UNITS = {
+    "m": timedelta(minutes=1),
+    "min": timedelta(minutes=1),
+    "h": timedelta(hours=1),
+    "d": timedelta(days=1),
+    "w": timedelta(weeks=1),
+}
 
 
 def parse_when(value: str, *, now: datetime | None = None, end_of_day: bool = False) -> datetime:

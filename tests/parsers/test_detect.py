@@ -6,7 +6,6 @@ import pytest
 
 from agent_history.parsers import detect_agent
 
-
 UNDETECTABLE = {
     # not transcripts of a known shape: hand-written drift fixtures and a workflow journal
     "iansherr-claude-code-log__test__test_data__workflow_basic__11110000-0000-4000-8000-000000000001"
