@@ -220,7 +220,9 @@ def test_a_source_purged_during_the_pass_is_skipped(topic_db, embed_settings, em
     from agent_history.embed.worker import EmbedSummary
 
     db, _, _ = topic_db
-    ghost = store.Source("message", 10**9, "message", "human_prompt", "/work/x", "A message the loader purged meanwhile.")
+    ghost = store.Source(
+        "message", 10**9, "message", "human_prompt", "/work/x", "A message the loader purged meanwhile."
+    )
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         worker = EmbedWorker(conn, embed_settings, OpenAIEmbedder(embed_settings))
         summary = EmbedSummary(embed_settings.model_key)
