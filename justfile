@@ -15,9 +15,15 @@ fmt:
     ruff format agent_history tests migrations benchmarks
     ruff check --fix agent_history tests migrations benchmarks
 
-# Ingest and query benchmarks on a synthetic corpus (not timed tests). SCALE = sessions.
+# Ingest benchmark on a synthetic home (not timed tests): messages/s, MB/s, peak RSS, no-change
+# pass. SCALE = sessions. Then keyword-search latency at 100 k messages (bench-search for 1 M).
 bench SCALE="2000":
     python -m benchmarks.ingest --sessions {{SCALE}}
+    python -m benchmarks.search --messages 100000
+
+# Keyword-search latency percentiles at MESSAGES synthetic messages (1000000 for the target).
+bench-search MESSAGES="1000000":
+    python -m benchmarks.search --messages {{MESSAGES}}
 
 # Search quality per mode (keyword, vector, hybrid; local all-MiniLM-L6-v2 on CPU) on the shared
 # corpus: hit@1, hit@5, MRR and latency side by side.

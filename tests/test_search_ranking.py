@@ -200,3 +200,15 @@ def test_bm25_backend_without_its_indexes_falls_back_to_fts(db):
         conn.execute("UPDATE ah.meta SET value = 'bm25' WHERE key = 'keyword_backend'")
         hits = search(conn, SearchRequest("fallback"))
     assert [(h.backend, h.session_uid) for h in hits] == [("fts", "s1")]
+
+
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_search_leaves_the_callers_planner_settings_alone(db, autocommit):
+    write(db.dsn, [session("s1"), message("m1", "s1", "planner settings")])
+    with psycopg.connect(db.dsn, autocommit=autocommit) as conn:
+        assert uids_of(search(conn, SearchRequest("planner"))) == [("message", "s1")]
+        assert conn.execute("SHOW enable_indexscan").fetchone()[0] == "on"
+
+
+def uids_of(hits) -> list[tuple[str, str]]:
+    return [(h.kind, h.session_uid) for h in hits]

@@ -35,9 +35,13 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 @app.command("upgrade")
 def upgrade_cmd() -> None:
     """Migrate the schema to head and re-apply changed sql/*.sql files."""
+    from agent_history.search.bm25 import ensure_bm25_indexes
+
     db = database()
     migrate.upgrade(db.dsn)
-    console.print(f"schema at {migrate.head_revision()}")
+    with db.connect(autocommit=True) as conn:
+        created = ensure_bm25_indexes(conn)
+    console.print(f"schema at {migrate.head_revision()}" + (f"; BM25 indexes built: {', '.join(created)}" if created else ""))
 
 
 @app.command("roles")

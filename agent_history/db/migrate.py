@@ -75,16 +75,24 @@ def _run(dsn: str, fn, *args) -> None:
 
 
 def upgrade(dsn: str, revision: str = "head") -> None:
-    """Upgrade the schema to `revision` and re-apply changed `sql/*.sql` files."""
+    """Upgrade the schema to `revision`, then re-apply `sql/*.sql` (all of them when the
+    revision moved, since a migration may have replaced objects they depend on)."""
     with psycopg.connect(dsn) as conn:
-        check_not_newer(current_revision(conn))
+        before = current_revision(conn)
+        check_not_newer(before)
     _run(dsn, command.upgrade, revision)
-    apply_sql_files(dsn)
+    with psycopg.connect(dsn) as conn:
+        moved = current_revision(conn) != before
+    apply_sql_files(dsn, force=moved)
 
 
 def downgrade(dsn: str, revision: str = "base") -> None:
-    """Downgrade the schema (``base`` drops schema `ah`)."""
+    """Downgrade the schema (``base`` drops schema `ah`). Recorded `sql/*.sql` hashes are
+    forgotten, so the next upgrade re-applies every file."""
     _run(dsn, command.downgrade, revision)
+    with psycopg.connect(dsn) as conn:
+        if conn.execute("SELECT to_regclass('ah.meta')").fetchone()[0] is not None:
+            conn.execute("DELETE FROM ah.meta WHERE key LIKE 'sql:%%'")
 
 
 def apply_sql_files(dsn: str, *, force: bool = False) -> list[str]:

@@ -13,11 +13,17 @@ password (usable over a trusted socket, as on the embedded server). Idempotent.
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 from psycopg import sql
 
+from agent_history.db.migrate import MIGRATION_LOCK
+
 READER = "ah_reader"
 WRITER = "ah_writer"
+ROLES_VERSION = 1
+"""Bump when the grants below change, so existing databases get them on next use."""
 
 
 def _ensure_login_role(conn: psycopg.Connection, name: str, password: str | None) -> None:
@@ -27,7 +33,7 @@ def _ensure_login_role(conn: psycopg.Connection, name: str, password: str | None
     if password:
         stmt = stmt + sql.SQL(" PASSWORD {}").format(sql.Literal(password))
     try:
-        conn.execute(stmt)
+        _retry_concurrent(conn, stmt)
     except psycopg.errors.DuplicateObject:
         pass  # created concurrently by another process
 
@@ -43,9 +49,16 @@ def ensure_roles(
 
     Must run as the schema owner (or a superuser). Raises psycopg errors on failure.
     """
+    marker = f"v{ROLES_VERSION};timeout={int(statement_timeout_ms)};pw={bool(reader_password)}{bool(writer_password)}"
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(7236041)")  # roles are cluster-wide; serialise
+        if _up_to_date(conn, marker):
+            return [READER, WRITER]
+        # Same lock as migrations: GRANT/REVOKE ON ALL TABLES must not race a migration or a
+        # re-applied sql/*.sql file replacing a view ("tuple concurrently updated").
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         try:
+            if _up_to_date(conn, marker):
+                return [READER, WRITER]
             dbname = conn.info.dbname
             _ensure_login_role(conn, READER, reader_password)
             _ensure_login_role(conn, WRITER, writer_password)
@@ -70,7 +83,35 @@ def ensure_roles(
                 ),
                 sql.SQL("ALTER ROLE {} SET search_path = ah, public").format(r),
             ):
-                conn.execute(stmt)
+                _retry_concurrent(conn, stmt)
+            conn.execute(
+                "INSERT INTO ah.meta (key, value) VALUES ('roles', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
+                (marker,),
+            )
         finally:
-            conn.execute("SELECT pg_advisory_unlock(7236041)")
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     return [READER, WRITER]
+
+
+def _up_to_date(conn: psycopg.Connection, marker: str) -> bool:
+    """True when this database's roles were set up with the same settings and still exist."""
+    row = conn.execute(
+        "SELECT value FROM ah.meta WHERE key = 'roles' "
+        "AND (SELECT count(*) FROM pg_roles WHERE rolname IN (%s, %s)) = 2",
+        (READER, WRITER),
+    ).fetchone()
+    return row is not None and row[0] == marker
+
+
+def _retry_concurrent(conn: psycopg.Connection, stmt, attempts: int = 5) -> None:
+    """Run `stmt`, retrying when another database of the cluster alters the same role at once
+    (roles are cluster-wide; advisory locks are per database)."""
+    for i in range(attempts):
+        try:
+            conn.execute(stmt)
+            return
+        except psycopg.errors.InternalError_ as exc:
+            if "concurrently" not in str(exc) or i == attempts - 1:
+                raise
+            time.sleep(0.1 * (i + 1))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import psycopg
 
+from agent_history.search.bm25 import ensure_bm25_indexes
+
 
 def run_postpasses(conn: psycopg.Connection) -> int:
     """Roll up every dirty session and clear the marks, in one transaction; returns the count."""
@@ -18,4 +20,7 @@ def run_postpasses(conn: psycopg.Connection) -> int:
             "WITH d AS (DELETE FROM ah.dirty_session RETURNING session_id) "
             "SELECT ah.refresh_sessions(coalesce(array_agg(session_id), '{}')) FROM d"
         ).fetchone()
-        return int(row[0] or 0)
+        rolled = int(row[0] or 0)
+    # ParadeDB: BM25 indexes are built after the first bulk load (DESIGN §7); no-op on FTS.
+    ensure_bm25_indexes(conn)
+    return rolled

@@ -4,26 +4,29 @@ The ranking lives in ``sql/40_search.sql`` (Okapi BM25 with IDF from ``ah.search
 length normalisation; Robertson & Zaragoza 2009); this module chooses which documents to score
 and reads the winners. Per corpus (``message`` | ``tool_call``):
 
-1. ``ah.search_lexemes`` turns the analysed terms into lexemes with df/idf (one statement, also
-   reading the corpus' mean length and newest id). Lexemes absent from the corpus (df = 0) are
-   dropped, so a missing word never empties the result.
+1. The corpus' size, mean length and newest id (one small statement), and
+   ``ah.search_lexemes``: the analysed terms as lexemes with df/idf. Lexemes absent from the
+   corpus (df = 0) are dropped, so a missing word never empties the result.
 2. Candidate statements, each a GIN scan (filters in the same scan) that scores what it fetches
    (``ah.bm25_terms`` summed in a LATERAL join) — a row is read once:
    a. *rare* lexemes — the rarest ones whose document frequencies add up to at most
       `RARE_BUDGET` — contribute every document containing them: they carry the high-idf
       matches, so everything a query could rank by IDF is scored;
-   b. each quoted phrase: the newest documents containing it;
-   c. *coordination tiers* over the (≤ `MAX_TIER_TERMS` rarest) remaining, common lexemes: the
-      newest documents containing at least k of them, k = n, n−1, …, 2, until `BUDGET`
-      candidates are scored;
-   d. only when fewer than `limit` documents were found: the newest containing any common
-      lexeme (k = 1, e.g. a one-word query of a very common word).
+   b. *coordination tiers* over the (≤ `MAX_TIER_TERMS` rarest) remaining, common lexemes: the
+      newest documents containing all n of them, then at least n−1, then at least 2, until
+      fewer than `limit` of `BUDGET` remain (when the rare lexemes alone found `limit` documents,
+      only the all-n tier runs, and only if the common terms' Σ idf exceeds the strongest rare
+      term's: a document missing every rare term and some common one cannot compete);
+   c. only when fewer than `limit` documents were found: the newest containing any common
+      lexeme (e.g. a one-word query of a very common word).
    "Newest" is the largest id (most recently indexed). To keep a tier's cost bounded for very
    common terms, it first looks only at the newest ``WINDOW_FACTOR × cap / density`` ids, where
    density is the tier's expected match rate from the term statistics (independence assumed),
    and widens the window ×8 until it has `cap` documents or covers the table. A document that
    has only common lexemes and is older than its tier's newest `BUDGET` matches is not scored:
-   for very common words recency is the prior.
+   for very common words recency is the prior. Quoted phrases are not a tier of their own (GIN
+   cannot check positions, so a phrase scan rechecks every document holding all its words):
+   their words are terms, and the phrase bonus applies to whatever the tiers fetch.
 3. The top `limit` by score (then newest) are read with provenance and a ``ts_headline``
    snippet around the rarest term.
 
@@ -49,7 +52,7 @@ from agent_history.search.request import SearchHit, SearchRequest, mark_terms
 RARE_BUDGET = 2_000
 """Σ df of the lexemes whose every posting is scored."""
 BUDGET = 800
-"""Candidates scored from common lexemes (phrases + coordination tiers)."""
+"""Candidates scored from common lexemes (coordination tiers), beyond the rare ones."""
 MAX_TIER_TERMS = 6
 """Coordination tiers use the rarest common lexemes only (C(6,3) = 20 clauses at most)."""
 WINDOW_FACTOR = 2.0
@@ -142,6 +145,12 @@ def lexemes_for(
     conn: psycopg.Connection, corpus: str, terms: list[str], weights: list[float]
 ) -> tuple[list[Lexeme], CorpusStats]:
     """Lexemes of `terms` in `corpus` (rarest first) and the corpus statistics."""
+    cs = corpus_stats(conn, corpus)
+    return (query_lexemes(conn, corpus, terms, weights) if terms else []), cs
+
+
+def corpus_stats(conn: psycopg.Connection, corpus: str) -> CorpusStats:
+    """Documents, mean length and newest id of `corpus`."""
     table = sql.Identifier(_TABLES[corpus]["table"])
     stats = conn.execute(
         sql.SQL(
@@ -150,14 +159,16 @@ def lexemes_for(
         ).format(table),
         {"c": corpus},
     ).fetchone()
-    cs = CorpusStats(int(stats[0]), float(stats[1]), int(stats[2]))
-    if not terms:
-        return [], cs
+    return CorpusStats(int(stats[0]), float(stats[1]), int(stats[2]))
+
+
+def query_lexemes(conn: psycopg.Connection, corpus: str, terms: list[str], weights: list[float]) -> list[Lexeme]:
+    """Lexemes of `terms` in `corpus` with df and idf, rarest first."""
     rows = conn.execute(
         "SELECT l.lexeme, l.weight, l.df, l.idf FROM ah.search_lexemes(%(c)s, %(t)s::text[], %(w)s::float8[]) AS l",
         {"c": corpus, "t": terms, "w": weights},
     ).fetchall()
-    return [Lexeme(r[0], float(r[1]), int(r[2]), float(r[3])) for r in rows], cs
+    return [Lexeme(r[0], float(r[1]), int(r[2]), float(r[3])) for r in rows]
 
 
 class _Scorer:
@@ -244,10 +255,10 @@ def bitmap_scans_only(conn: psycopg.Connection) -> Iterator[None]:
         old = conn.execute(
             "SELECT current_setting('enable_indexscan'), set_config('enable_indexscan', 'off', true)"
         ).fetchone()[0]
-        try:
-            yield
-        finally:
-            conn.execute("SELECT set_config('enable_indexscan', %s, true)", (old,))
+        yield
+        # On an exception the (sub)transaction rolls back, which also reverts the setting; on
+        # success a released savepoint would keep it for the caller's transaction: restore it.
+        conn.execute("SELECT set_config('enable_indexscan', %s, true)", (old,))
 
 
 def _bonus_phrases(analysis: QueryAnalysis) -> list[tuple[str, float]]:
@@ -281,7 +292,7 @@ def score_candidates(
     bonus_parts: list[sql.Composable] = []
     bonus_params: dict = {}
     for i, (phrase, factor) in enumerate(_bonus_phrases(analysis)):
-        plex, _ = lexemes_for(conn, corpus, [phrase], [1.0])
+        plex = query_lexemes(conn, corpus, [phrase], [1.0])
         value = factor * sum(x.idf for x in plex if x.df > 0)
         if value > 0:
             bonus_params[f"p{i}"], bonus_params[f"b{i}"] = phrase, value
@@ -302,6 +313,12 @@ def score_candidates(
         )
 
 
+def tier_levels(n: int) -> list[int]:
+    """Coordination levels tried for `n` common lexemes: all of them, all but one, then at
+    least two — at most three GIN scans (each reads every posting list involved)."""
+    return sorted({k for k in (n, n - 1, 2) if 2 <= k <= n}, reverse=True)
+
+
 def _score(
     conn: psycopg.Connection,
     req: SearchRequest,
@@ -319,21 +336,18 @@ def _score(
         return BUDGET - (len(scorer.scored) - from_rare)
 
     n = max(1, stats.docs)
-    p_all = [min(1.0, x.df / n) for x in lexemes]
-    for phrase in analysis.phrases:
-        if left() <= 0:
-            break
-        scorer.newest(
-            sql.SQL("phraseto_tsquery('ah.search', %(phrase)s)"),
-            {"phrase": phrase},
-            left(),
-            density_at_least(p_all, len(p_all)),
-        )
     tier = common[:MAX_TIER_TERMS]
     p = [min(1.0, x.df / n) for x in tier]
-    for k in range(len(tier), 1, -1):
-        if left() <= 0:
-            break
+    levels = tier_levels(len(tier))
+    if from_rare >= req.limit:
+        # Enough high-idf matches: only a document with every common term could still compete,
+        # and only if those terms together outweigh the strongest rare one.
+        common_weight = sum(x.weight * x.idf for x in tier)
+        rare_weight = max(x.weight * x.idf for x in rare)
+        levels = levels[:1] if levels and levels[0] == len(tier) and common_weight > rare_weight else []
+    for k in levels:
+        if left() < req.limit:
+            break  # budget (nearly) spent: another full GIN scan would add a handful of rows
         scorer.newest(
             sql.SQL("%(q)s::tsquery"),
             {"q": tsquery_at_least([x.lexeme for x in tier], k)},

@@ -241,6 +241,9 @@ CREATE INDEX tool_call_tsv_idx ON ah.tool_call USING gin (tsv);
 """
 
 DOWNGRADE = r"""
+-- Functions of the re-applied sql/*.sql files may depend on these tables and columns (a SQL-
+-- standard function body records its dependencies): drop with CASCADE and forget every file's
+-- hash, so the next upgrade re-applies them all (they are idempotent by contract).
 DROP TRIGGER IF EXISTS message_search_stats_ins ON ah.message;
 DROP TRIGGER IF EXISTS message_search_stats_upd ON ah.message;
 DROP TRIGGER IF EXISTS message_search_stats_del ON ah.message;
@@ -249,19 +252,20 @@ DROP TRIGGER IF EXISTS tool_call_search_stats_ins ON ah.tool_call;
 DROP TRIGGER IF EXISTS tool_call_search_stats_upd ON ah.tool_call;
 DROP TRIGGER IF EXISTS tool_call_search_stats_del ON ah.tool_call;
 DROP TRIGGER IF EXISTS tool_call_search_stats_trunc ON ah.tool_call;
-ALTER TABLE ah.message DROP COLUMN IF EXISTS tsv;
-ALTER TABLE ah.tool_call DROP COLUMN IF EXISTS tsv;
-DROP TABLE IF EXISTS ah.search_term;
-DROP TABLE IF EXISTS ah.search_corpus;
+ALTER TABLE ah.message DROP COLUMN IF EXISTS tsv CASCADE;
+ALTER TABLE ah.tool_call DROP COLUMN IF EXISTS tsv CASCADE;
+DROP TABLE IF EXISTS ah.search_term CASCADE;
+DROP TABLE IF EXISTS ah.search_corpus CASCADE;
 DROP FUNCTION IF EXISTS ah.search_stats_on_insert();
 DROP FUNCTION IF EXISTS ah.search_stats_on_update();
 DROP FUNCTION IF EXISTS ah.search_stats_on_delete();
 DROP FUNCTION IF EXISTS ah.search_stats_on_truncate();
 DROP FUNCTION IF EXISTS ah.search_stats_apply(text, tsvector[], tsvector[]);
-DROP FUNCTION IF EXISTS ah.message_tsv(text);
-DROP FUNCTION IF EXISTS ah.tool_call_tsv(text, text, text);
-DROP FUNCTION IF EXISTS ah.code_aware_text(text);
-DROP TEXT SEARCH CONFIGURATION IF EXISTS ah.search;
+DROP FUNCTION IF EXISTS ah.message_tsv(text) CASCADE;
+DROP FUNCTION IF EXISTS ah.tool_call_tsv(text, text, text) CASCADE;
+DROP FUNCTION IF EXISTS ah.code_aware_text(text) CASCADE;
+DROP TEXT SEARCH CONFIGURATION IF EXISTS ah.search CASCADE;
+DELETE FROM ah.meta WHERE left(key, 4) = 'sql:';
 """
 
 
