@@ -41,7 +41,9 @@ def upgrade_cmd() -> None:
     migrate.upgrade(db.dsn)
     with db.connect(autocommit=True) as conn:
         created = ensure_bm25_indexes(conn)
-    console.print(f"schema at {migrate.head_revision()}" + (f"; BM25 indexes built: {', '.join(created)}" if created else ""))
+    console.print(
+        f"schema at {migrate.head_revision()}" + (f"; BM25 indexes built: {', '.join(created)}" if created else "")
+    )
 
 
 @app.command("roles")

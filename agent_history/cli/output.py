@@ -29,7 +29,9 @@ def _default(value: Any) -> Any:
 
 def print_json(data: Any) -> None:
     """Write `data` as indented JSON to stdout."""
-    sys.stdout.write(orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+    sys.stdout.write(
+        orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    )
     sys.stdout.write("\n")
     sys.stdout.flush()
 

@@ -170,7 +170,9 @@ def complete_prefix(buf: bytes) -> int:
     return buf.rfind(b"\n") + 1
 
 
-def iter_records(buf: bytes, base_offset: int = 0, base_line: int = 1) -> Iterator[tuple[Pos, list[dict], list[ParseIssueRow]]]:
+def iter_records(
+    buf: bytes, base_offset: int = 0, base_line: int = 1
+) -> Iterator[tuple[Pos, list[dict], list[ParseIssueRow]]]:
     """Decode every complete line of `buf` → (pos, JSON objects, issues). Non-objects are issues."""
     for raw, pos in iter_lines(buf, base_offset, base_line):
         values, issues = decode_line(raw, pos)
