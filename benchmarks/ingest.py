@@ -23,6 +23,7 @@ from agent_history.db import embedded
 from agent_history.db.migrate import ensure_schema
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
+from agent_history.ingest.rebuild import truncate_derived
 from benchmarks.synth import write_home
 
 
@@ -35,6 +36,12 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=2000)
     ap.add_argument("--dsn", default=None)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (home + server)")
+    ap.add_argument(
+        "--many-files",
+        type=int,
+        default=20000,
+        help="files of a second, one-turn home for the no-change pass (0: skip)",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ah-bench-"))
     try:
@@ -77,6 +84,20 @@ def main() -> None:
                 f"no-change pass over {s2.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
                 f"({s2.bytes_read} bytes read)"
             )
+            if args.many_files:
+                many = tmp / "many"
+                write_home(many, args.many_files, seed=2, turns=(1, 1))
+                msources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(many).items()]
+                truncate_derived(conn)
+                t0 = time.perf_counter()
+                s3 = Loader(conn).run(msources)
+                print(f"many small files: {s3.files_changed:,} files indexed in {time.perf_counter() - t0:.1f} s")
+                t0 = time.perf_counter()
+                s4 = Loader(conn).run(msources)
+                print(
+                    f"no-change pass over {s4.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
+                    f"({s4.bytes_read} bytes read)"
+                )
         if not args.dsn and not args.keep:
             embedded.stop(tmp / "pg")
     finally:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import signal
-import threading
-import time
-
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
+from agent_history.cli.loop import run_every, stop_on_signals
 from agent_history.cli.output import console, fail, print_json
 from agent_history.embed.provider import EmbeddingError, make_embedder
 from agent_history.embed.worker import AnotherEmbedRunning, EmbedSummary, EmbedWorker
@@ -58,31 +55,26 @@ def embed_cmd(
         embedder = make_embedder(settings)
     except EmbeddingError as exc:
         fail(str(exc), 2)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = stop_on_signals()
     conn = db.connect(autocommit=True)
+
+    def one_pass() -> bool:
+        worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
+        try:
+            summary = _one_pass(worker, console.is_terminal and not json)
+        except AnotherEmbedRunning:
+            console.print("another embed pass is running")
+            return False
+        except EmbeddingError as exc:
+            fail(str(exc), 1)
+        if json:
+            print_json(summary.as_dict())
+        else:
+            console.print(summary_line(summary), highlight=False, soft_wrap=True)
+        return True
+
     try:
-        while True:
-            worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
-            try:
-                summary = _one_pass(worker, console.is_terminal and not json)
-            except AnotherEmbedRunning:
-                console.print("another embed pass is running")
-                return
-            except EmbeddingError as exc:
-                fail(str(exc), 1)
-            if json:
-                print_json(summary.as_dict())
-            else:
-                console.print(summary_line(summary), highlight=False, soft_wrap=True)
-            if not every or stop.is_set():
-                break
-            deadline = time.monotonic() + every
-            while time.monotonic() < deadline and not stop.is_set():
-                stop.wait(min(1.0, deadline - time.monotonic()))
-            if stop.is_set():
-                break
+        run_every(every, stop, one_pass)
     finally:
         conn.close()
         embedder.close()

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import threading
-import time
 from pathlib import Path
 
 import typer
@@ -14,6 +11,7 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
+from agent_history.cli.loop import run_every, stop_on_signals
 from agent_history.cli.output import console, err_console, fail, print_json
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
@@ -44,36 +42,30 @@ def index_cmd(
         sources = resolve_sources(db.settings, home=home, extra=source)
     except ValueError as exc:
         fail(str(exc), 2)
-    stop = threading.Event()
-
-    def _stop(signum, frame):  # finish the batch in flight, then exit
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    stop = stop_on_signals()
     conn = db.connect(autocommit=True)
+    failed = False
+
+    def one_pass() -> bool:
+        nonlocal failed
+        summary = _one_pass(conn, sources, stop, show_progress=console.is_terminal and not json)
+        if summary is None:
+            console.print("another index pass is running")
+            return False
+        for line in summary.skipped_homes:
+            err_console.print(f"skipped {line}", highlight=False)
+        if json:
+            print_json(summary.as_dict())
+        else:
+            console.print(_summary_line(summary), highlight=False, soft_wrap=True)
+        failed = summary.files_failed > 0
+        return True
+
     try:
-        while True:
-            summary = _one_pass(conn, sources, stop, show_progress=console.is_terminal and not json)
-            if summary is None:
-                console.print("another index pass is running")
-                return
-            for line in summary.skipped_homes:
-                err_console.print(f"skipped {line}", highlight=False)
-            if json:
-                print_json(summary.as_dict())
-            else:
-                console.print(_summary_line(summary), highlight=False, soft_wrap=True)
-            if not every or stop.is_set():
-                break
-            deadline = time.monotonic() + every
-            while time.monotonic() < deadline and not stop.is_set():
-                stop.wait(min(1.0, deadline - time.monotonic()))
-            if stop.is_set():
-                break
+        run_every(every, stop, one_pass)
     finally:
         conn.close()
-    if summary.files_failed:
+    if failed:
         raise typer.Exit(1)
 
 

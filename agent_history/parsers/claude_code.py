@@ -105,10 +105,6 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
 from agent_history.parsers.claude_code_text import (
-    as_dict,
-    as_int,
-    as_list,
-    as_str,
     blocks_of,
     classify_by_tags,
     classify_user_text,
@@ -122,6 +118,7 @@ from agent_history.parsers.claude_code_tools import (
     tool_result_rows,
     tool_use_rows,
 )
+from agent_history.parsers.coerce import as_dict, as_int, as_list, as_nonempty_str
 from agent_history.parsers.errors import strip_ansi
 from agent_history.parsers.timeutil import parse_ts
 
@@ -204,13 +201,13 @@ _HOOK_NOTICE = re.compile(r"\b(?:Pre|Post)ToolUse\b|\bhook", re.IGNORECASE)
 
 def _subtype(record: dict, rtype: str) -> str | None:
     if rtype == "system":
-        return as_str(record.get("subtype"))
+        return as_nonempty_str(record.get("subtype"))
     if rtype == "attachment":
-        return as_str(as_dict(record.get("attachment")).get("type"))
+        return as_nonempty_str(as_dict(record.get("attachment")).get("type"))
     if rtype == "progress":
-        return as_str(as_dict(record.get("data")).get("type"))
+        return as_nonempty_str(as_dict(record.get("data")).get("type"))
     if rtype == "queue-operation":
-        return as_str(record.get("operation"))
+        return as_nonempty_str(record.get("operation"))
     return None
 
 
@@ -250,9 +247,9 @@ class ClaudeCodeParser(Parser):
         stem = path.rsplit("/", 1)[-1]
         stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
         self._default_sid = self._path_parent or (None if self._path_agent else stem) or ""
-        self._sidecar_type: str | None = as_str((ctx.sidecar or {}).get("agentType"))
+        self._sidecar_type: str | None = as_nonempty_str((ctx.sidecar or {}).get("agentType"))
         st = state if isinstance(state, dict) else {}
-        self._sid: str | None = as_str(st.get("sid"))
+        self._sid: str | None = as_nonempty_str(st.get("sid"))
         turns = as_dict(st.get("turns"))
         self._turns: dict[str, str] = {k: v for k, v in turns.items() if isinstance(v, str)}
         self._pending = PendingCalls(st.get("pending"))
@@ -309,7 +306,7 @@ class ClaudeCodeParser(Parser):
     # -- identity ---------------------------------------------------------------------------
 
     def _identity(self, record: dict) -> tuple[str, str]:
-        sid = as_str(record.get("sessionId")) or as_str(record.get("session_id"))
+        sid = as_nonempty_str(record.get("sessionId")) or as_nonempty_str(record.get("session_id"))
         if sid is not None and "#" in sid:
             sid = sid.split("#", 1)[0] or None
         if sid is not None:
@@ -317,11 +314,11 @@ class ClaudeCodeParser(Parser):
         if self._path_agent is not None:
             return self._path_parent or sid or self._sid or self._default_sid, self._path_agent
         session_uid = sid or self._sid or self._default_sid
-        agent_id = as_str(record.get("agentId")) if record.get("isSidechain") is True else None
+        agent_id = as_nonempty_str(record.get("agentId")) if record.get("isSidechain") is True else None
         return session_uid, agent_id or ""
 
     def _record_uid(self, record: dict, session_uid: str, agent_id: str, pos: Pos) -> str:
-        return as_str(record.get("uuid")) or f"{session_uid}/{agent_id}@{pos.byte_offset}"
+        return as_nonempty_str(record.get("uuid")) or f"{session_uid}/{agent_id}@{pos.byte_offset}"
 
     def _ctx(self, record: dict, pos: Pos, call_uid: str | None = None) -> RecordCtx:
         session_uid, agent_id = self._identity(record)
@@ -357,10 +354,10 @@ class ClaudeCodeParser(Parser):
             is_subagent=sub,
             parent_session_uid=rc.session_uid if sub else None,
             parent_agent_id="" if sub else None,
-            forked_from_uid=as_str(forked.get("sessionId")),
-            cwd=as_str(rec.get("cwd")),
-            git_branch=as_str(rec.get("gitBranch")),
-            cli_version=as_str(rec.get("version")),
+            forked_from_uid=as_nonempty_str(forked.get("sessionId")),
+            cwd=as_nonempty_str(rec.get("cwd")),
+            git_branch=as_nonempty_str(rec.get("gitBranch")),
+            cli_version=as_nonempty_str(rec.get("version")),
             started_at=rc.ts,
             ended_at=rc.ts,
             byte_offset=rc.pos.byte_offset,
@@ -445,7 +442,7 @@ class ClaudeCodeParser(Parser):
         if not texts and not (media and not results):
             return
         in_subagent = bool(rc.agent_id) or record.get("isSidechain") is True
-        origin = as_str(as_dict(record.get("origin")).get("kind"))
+        origin = as_nonempty_str(as_dict(record.get("origin")).get("kind"))
         flags = {
             "is_meta": record.get("isMeta") is True,
             "is_compact_summary": record.get("isCompactSummary") is True,
@@ -471,7 +468,7 @@ class ClaudeCodeParser(Parser):
                 "user",
                 cls,
                 text,
-                parent_uid=as_str(record.get("parentUuid")),
+                parent_uid=as_nonempty_str(record.get("parentUuid")),
                 attachments=(media or None) if n == 0 else None,
             )
             rows.append(row)
@@ -485,7 +482,7 @@ class ClaudeCodeParser(Parser):
                 rows.append(self._compaction_link(record, rc, uid))
 
     def _compaction_link(self, record: dict, rc: RecordCtx, message_uid: str) -> CompactionRow:
-        parent = as_str(record.get("parentUuid")) or as_str(record.get("logicalParentUuid"))
+        parent = as_nonempty_str(record.get("parentUuid")) or as_nonempty_str(record.get("logicalParentUuid"))
         boundary = parent if parent in self._bounds else rc.record_uid
         return CompactionRow(
             agent=AGENT,
@@ -505,22 +502,22 @@ class ClaudeCodeParser(Parser):
             rows.append(self._bad(pos, "assistant record without message.content (string or list)"))
             return
         assert isinstance(msg, dict)
-        model = as_str(msg.get("model"))
+        model = as_nonempty_str(msg.get("model"))
         synthetic = model == "<synthetic>" or record.get("isApiErrorMessage") is True
         if synthetic:
             model = None
         probe = self._identity(record)
         call_uid = (
-            as_str(msg.get("id"))
-            or as_str(record.get("requestId"))
+            as_nonempty_str(msg.get("id"))
+            or as_nonempty_str(record.get("requestId"))
             or self._record_uid(record, probe[0], probe[1], pos)
         )
         rc = self._ctx(record, pos, call_uid)
-        sub_type = as_str(record.get("attributionAgent")) if rc.agent_id else None
+        sub_type = as_nonempty_str(record.get("attributionAgent")) if rc.agent_id else None
         rows.append(self._session(rc, record, model=model, subagent_type=sub_type))
         if rc.turn_uid is not None:
             rows.append(self._turn_row(rc, model=model))
-        stop = as_str(msg.get("stop_reason"))
+        stop = as_nonempty_str(msg.get("stop_reason"))
         usage = as_dict(msg.get("usage"))
         buckets = _usage_buckets(usage) if usage and not synthetic else {}
         rows.append(
@@ -530,7 +527,7 @@ class ClaudeCodeParser(Parser):
                 session_uid=rc.session_uid,
                 agent_id=rc.agent_id,
                 turn_uid=rc.turn_uid,
-                request_id=as_str(record.get("requestId")),
+                request_id=as_nonempty_str(record.get("requestId")),
                 model=model,
                 stop_reason=stop,
                 is_api_error=synthetic,
@@ -541,7 +538,7 @@ class ClaudeCodeParser(Parser):
                 **buckets,
             )
         )
-        parent = as_str(record.get("parentUuid"))
+        parent = as_nonempty_str(record.get("parentUuid"))
         for i, block in blocks:
             kind = block.get("type")
             uid = rc.record_uid if i == 0 else f"{rc.record_uid}:{i}"
@@ -558,14 +555,14 @@ class ClaudeCodeParser(Parser):
     def _system(self, record: dict, pos: Pos, rows: list[Row]) -> None:
         rc = self._ctx(record, pos)
         rows.append(self._session(rc, record))
-        subtype = as_str(record.get("subtype"))
+        subtype = as_nonempty_str(record.get("subtype"))
         content = record.get("content")
         text = content if isinstance(content, str) and content.strip() else None
         if subtype == "compact_boundary":
             meta = as_dict(record.get("compactMetadata"))
             self._bounds.append(rc.record_uid)
             del self._bounds[:-MAX_BOUNDARIES]
-            trigger = as_str(meta.get("trigger"))
+            trigger = as_nonempty_str(meta.get("trigger"))
             rows.append(
                 CompactionRow(
                     agent=AGENT,
@@ -591,7 +588,7 @@ class ClaudeCodeParser(Parser):
 
     def _attachment(self, record: dict, pos: Pos, rows: list[Row]) -> None:
         att = as_dict(record.get("attachment"))
-        kind = as_str(att.get("type"))
+        kind = as_nonempty_str(att.get("type"))
         rc = self._ctx(record, pos)
         rows.append(self._session(rc, record))
         if kind not in ATTACHMENT_TEXT:
@@ -604,18 +601,22 @@ class ClaudeCodeParser(Parser):
             tagged = classify_by_tags(text)
             if tagged is not None:
                 cls, role = tagged, "system"
-            elif as_str(att.get("commandMode")) not in (None, "prompt"):
+            elif as_nonempty_str(att.get("commandMode")) not in (None, "prompt"):
                 cls, role = classes.CONTEXT_INJECTION, "system"
         rows.append(self._message(rc, rc.record_uid, role, cls, strip_ansi(text) if role == "system" else text))
 
     def _summary(self, record: dict, pos: Pos, rows: list[Row]) -> None:
-        text = as_str(record.get("summary")) or as_str(as_dict(record.get("message")).get("content"))
+        text = as_nonempty_str(record.get("summary")) or as_nonempty_str(as_dict(record.get("message")).get("content"))
         if text is None:
             rows.append(self._bad(pos, "summary record without summary text"))
             return
-        leaf = as_str(record.get("leafUuid"))
+        leaf = as_nonempty_str(record.get("leafUuid"))
         rc = self._ctx(record, pos)
-        key = leaf or as_str(record.get("uuid")) or hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+        key = (
+            leaf
+            or as_nonempty_str(record.get("uuid"))
+            or hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+        )
         same_file = leaf is not None and leaf in self._seen
         rows.append(
             SessionRow(
@@ -634,7 +635,7 @@ class ClaudeCodeParser(Parser):
             "agent-name": ("agentName", "custom_title"),
             "ai-title": ("aiTitle", "ai_title"),
         }[rtype]
-        title = as_str(record.get(field))
+        title = as_nonempty_str(record.get(field))
         if title is None:
             rows.append(self._bad(pos, f"{rtype} record without {field}"))
             return
@@ -656,18 +657,27 @@ def _attachment_text(kind: str, att: dict) -> str | None:
         prompt = att.get("prompt")
         return prompt if isinstance(prompt, str) else None
     if kind == "hook_blocking_error":
-        return as_str(as_dict(att.get("blockingError")).get("blockingError"))
+        return as_nonempty_str(as_dict(att.get("blockingError")).get("blockingError"))
     if kind == "nested_memory":
-        return as_str(as_dict(att.get("content")).get("content"))
+        return as_nonempty_str(as_dict(att.get("content")).get("content"))
     if kind == "plan_file_reference":
-        return as_str(att.get("planContent"))
+        return as_nonempty_str(att.get("planContent"))
     if kind == "invoked_skills":
-        return "\n\n".join(s for s in (as_str(as_dict(x).get("content")) for x in as_list(att.get("skills"))) if s)
+        return "\n\n".join(
+            s for s in (as_nonempty_str(as_dict(x).get("content")) for x in as_list(att.get("skills"))) if s
+        )
     content = att.get("content")
     if isinstance(content, list):
         return "\n".join(c for c in content if isinstance(c, str))
     parts = [
-        s for s in (as_str(content), as_str(att.get("stdout")), as_str(att.get("stderr")), as_str(att.get("text"))) if s
+        s
+        for s in (
+            as_nonempty_str(content),
+            as_nonempty_str(att.get("stdout")),
+            as_nonempty_str(att.get("stderr")),
+            as_nonempty_str(att.get("text")),
+        )
+        if s
     ]
     return "\n".join(parts) or None
 

@@ -32,13 +32,10 @@ from typing import Any
 import orjson
 
 from agent_history.model import classes
+from agent_history.parsers.coerce import as_dict, as_list, as_nonempty_str
 
 __all__ = [
     "TEXT_RULES",
-    "as_dict",
-    "as_int",
-    "as_list",
-    "as_str",
     "blocks_of",
     "classify_by_tags",
     "classify_user_text",
@@ -69,32 +66,6 @@ TEXT_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\A\s*Base directory for this skill:"), classes.SKILL_BODY),
 )
 """Leading tag / phrase → message class, first match wins (rule 3 of the module docstring)."""
-
-
-def as_str(value: Any) -> str | None:
-    """`value` if it is a non-empty string, else None."""
-    return value if isinstance(value, str) and value else None
-
-
-def as_int(value: Any) -> int | None:
-    """`value` as an int when it is an int or an integral float (never a bool), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def as_dict(value: Any) -> dict:
-    """`value` if it is a dict, else an empty dict."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list:
-    """`value` if it is a list, else an empty list."""
-    return value if isinstance(value, list) else []
 
 
 def json_text(value: Any) -> str:
@@ -143,7 +114,7 @@ def text_of_content(content: Any) -> str | None:
         if kind == "text" and isinstance(b.get("text"), str):
             parts.append(b["text"])
         elif kind in ("image", "document"):
-            media = as_str(as_dict(b.get("source")).get("media_type")) or kind
+            media = as_nonempty_str(as_dict(b.get("source")).get("media_type")) or kind
             parts.append(f"[{kind} {media}]")
     text = "\n".join(p for p in parts if p)
     return text or None
@@ -163,7 +134,7 @@ def media_attachment(block: dict) -> dict | None:
     size = len(data.rstrip("=")) * 3 // 4 if isinstance(data, str) and source.get("type") == "base64" else None
     if isinstance(data, str) and source.get("type") == "text":
         size = len(data.encode("utf-8", "replace"))
-    return {"type": kind, "media_type": as_str(source.get("media_type")), "bytes": size}
+    return {"type": kind, "media_type": as_nonempty_str(source.get("media_type")), "bytes": size}
 
 
 def classify_by_tags(text: str) -> str | None:

@@ -61,7 +61,6 @@ from typing import Any
 from agent_history.model import classes
 from agent_history.model.rows import (
     FileTouchRow,
-    GitEventRow,
     MessageRow,
     ParseIssueRow,
     Row,
@@ -70,10 +69,12 @@ from agent_history.model.rows import (
     ToolCallRow,
 )
 from agent_history.parsers.base import Pos
-from agent_history.parsers.claude_code_text import as_dict, as_int, as_list, as_str, json_text, text_of_content
+from agent_history.parsers.claude_code_text import json_text, text_of_content
+from agent_history.parsers.coerce import as_dict, as_int, as_list, as_nonempty_str
 from agent_history.parsers.errors import classify_error
-from agent_history.parsers.gitout import git_event_uid, git_sightings
-from agent_history.parsers.shell import touch_uid, touches_from_shell
+from agent_history.parsers.gitout import git_event_rows
+from agent_history.parsers.shell import touches_from_shell
+from agent_history.parsers.touches import file_touch_rows
 
 __all__ = [
     "FILE_TOOL_OPS",
@@ -164,7 +165,7 @@ class PendingCalls:
         item = self.calls.pop(call_id, None)
         if item is None:
             return None, "", None
-        return as_str(item[1]), as_str(item[2]) or "", as_str(item[3])
+        return as_nonempty_str(item[1]), as_nonempty_str(item[2]) or "", as_nonempty_str(item[3])
 
     def pop_session(self, session_key: str) -> list[str]:
         """Forget and return the ids of every unanswered call of one session."""
@@ -187,32 +188,26 @@ def _git_hint(flags: str) -> str | None:
     return "; ".join(parts) or None
 
 
-def _touch_rows(rc: RecordCtx, call_id: str, pairs: list[tuple[str, str]]) -> list[Row]:
-    return [
-        FileTouchRow(
-            agent=AGENT,
-            touch_uid=touch_uid(call_id, op, path),
-            session_uid=rc.session_uid,
-            agent_id=rc.agent_id,
-            tool_call_uid=call_id,
-            path=path,
-            op=op,
-            ts=rc.ts,
-            byte_offset=rc.pos.byte_offset,
-            line_number=rc.pos.line_number,
-        )
-        for op, path in pairs
-        if isinstance(path, str) and path
-    ]
+def _touch_rows(rc: RecordCtx, call_id: str, pairs: list[tuple[str, str]]) -> list[FileTouchRow]:
+    """Touches of one call, paths as written (no cwd: module docstring)."""
+    return file_touch_rows(
+        pairs,
+        agent=AGENT,
+        tool_call_uid=call_id,
+        session_uid=rc.session_uid,
+        agent_id=rc.agent_id,
+        ts=rc.ts,
+        pos=rc.pos,
+    )
 
 
 def tool_use_rows(block: dict, index: int, rc: RecordCtx, pending: PendingCalls) -> list[Row]:
     """Rows for one ``tool_use`` / ``server_tool_use`` block: the call, its touches, its spawn."""
-    call_id = as_str(block.get("id")) or f"{rc.record_uid}:{index}"
-    name = as_str(block.get("name"))
+    call_id = as_nonempty_str(block.get("id")) or f"{rc.record_uid}:{index}"
+    name = as_nonempty_str(block.get("name"))
     raw_input = block.get("input")
     args = as_dict(raw_input)
-    command = as_str(args.get("command")) if name in SHELL_TOOLS else None
+    command = as_nonempty_str(args.get("command")) if name in SHELL_TOOLS else None
     rows: list[Row] = [
         ToolCallRow(
             agent=AGENT,
@@ -229,10 +224,10 @@ def tool_use_rows(block: dict, index: int, rc: RecordCtx, pending: PendingCalls)
             line_number=rc.pos.line_number,
         )
     ]
-    sub_type = as_str(args.get("subagent_type")) if name in SPAWN_TOOLS else None
+    sub_type = as_nonempty_str(args.get("subagent_type")) if name in SPAWN_TOOLS else None
     pending.add(call_id, rc.session_key, name, _git_flags(command) if command else "", sub_type)
     if name in FILE_TOOL_OPS:
-        path = as_str(args.get("file_path")) or as_str(args.get("notebook_path"))
+        path = as_nonempty_str(args.get("file_path")) or as_nonempty_str(args.get("notebook_path"))
         if path:
             rows.extend(_touch_rows(rc, call_id, [(FILE_TOOL_OPS[name], path)]))
     elif command:
@@ -246,8 +241,8 @@ def tool_use_rows(block: dict, index: int, rc: RecordCtx, pending: PendingCalls)
                 agent_id=rc.agent_id,
                 tool_call_uid=call_id,
                 subagent_type=sub_type,
-                description=as_str(args.get("description")),
-                brief=as_str(args.get("prompt")),
+                description=as_nonempty_str(args.get("description")),
+                brief=as_nonempty_str(args.get("prompt")),
                 ts=rc.ts,
                 byte_offset=rc.pos.byte_offset,
                 line_number=rc.pos.line_number,
@@ -301,7 +296,7 @@ def tool_result_rows(block: dict, index: int, rc: RecordCtx, tool_use_result: An
 
     `tool_use_result` is the record's ``toolUseResult`` when this is its only result block.
     """
-    call_id = as_str(block.get("tool_use_id"))
+    call_id = as_nonempty_str(block.get("tool_use_id"))
     if call_id is None:
         return [
             ParseIssueRow(
@@ -354,28 +349,21 @@ def tool_result_rows(block: dict, index: int, rc: RecordCtx, tool_use_result: An
     ]
     shell_like = name in SHELL_TOOLS or (name is None and ("stdout" in tur or "stderr" in tur))
     if shell_like and output and not rejected:
-        for s in git_sightings(output, _git_hint(git_flags)):
-            rows.append(
-                GitEventRow(
-                    agent=AGENT,
-                    git_event_uid=git_event_uid(call_id, s),
-                    session_uid=rc.session_uid,
-                    agent_id=rc.agent_id,
-                    tool_call_uid=call_id,
-                    op=s.op,
-                    sha=s.sha,
-                    old_sha=s.old_sha,
-                    branch=s.branch,
-                    remote_ref=s.remote_ref,
-                    subject=s.subject,
-                    ts=rc.ts,
-                    byte_offset=rc.pos.byte_offset,
-                    line_number=rc.pos.line_number,
-                )
+        rows.extend(
+            git_event_rows(
+                agent=AGENT,
+                tool_call_uid=call_id,
+                session_uid=rc.session_uid,
+                agent_id=rc.agent_id,
+                output=output,
+                command=_git_hint(git_flags),
+                ts=rc.ts,
+                pos=rc.pos,
             )
+        )
     spawn_like = name in SPAWN_TOOLS or (name is None and "agentId" in tur and "prompt" in tur)
     if spawn_like and not rejected:
-        child = as_str(tur.get("agentId"))
+        child = as_nonempty_str(tur.get("agentId"))
         if child is None:
             m = _AGENT_ID.search(output or "")
             child = m.group(1) if m else None
@@ -389,7 +377,7 @@ def tool_result_rows(block: dict, index: int, rc: RecordCtx, tool_use_result: An
                     parent_session_uid=rc.session_uid,
                     parent_agent_id=rc.agent_id,
                     spawn_uid=call_id,
-                    subagent_type=sub_type or as_str(tur.get("agentType")),
+                    subagent_type=sub_type or as_nonempty_str(tur.get("agentType")),
                 )
             )
             rows.append(
@@ -427,17 +415,19 @@ def tool_result_rows(block: dict, index: int, rc: RecordCtx, tool_use_result: An
 
 def server_result_rows(block: dict, rc: RecordCtx) -> list[Row]:
     """A server-side tool's result block inside an assistant message (e.g. web search)."""
-    call_id = as_str(block.get("tool_use_id"))
+    call_id = as_nonempty_str(block.get("tool_use_id"))
     if call_id is None:
         return []
     content = block.get("content")
     err = as_dict(content)
     is_error = isinstance(content, dict) and str(err.get("type", "")).endswith("_error")
     if is_error:
-        output = as_str(err.get("error_code")) or json_text(content)
+        output = as_nonempty_str(err.get("error_code")) or json_text(content)
     else:
         lines = [
-            " ".join(s for s in (as_str(as_dict(item).get("title")), as_str(as_dict(item).get("url"))) if s)
+            " ".join(
+                s for s in (as_nonempty_str(as_dict(item).get("title")), as_nonempty_str(as_dict(item).get("url"))) if s
+            )
             for item in as_list(content)
         ]
         output = "\n".join(line for line in lines if line) or None

@@ -104,8 +104,6 @@ from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_ro
 from agent_history.parsers.codex_calls import ToolCallRows
 from agent_history.parsers.codex_format import (
     Usage,
-    as_int,
-    as_str,
     attachment,
     block_texts,
     history_start,
@@ -116,6 +114,7 @@ from agent_history.parsers.codex_format import (
     usage_minus,
     user_text,
 )
+from agent_history.parsers.coerce import as_nonempty_str, as_strict_int
 from agent_history.parsers.timeutil import parse_ts
 
 AGENT = "codex"
@@ -198,17 +197,17 @@ class CodexParser(ToolCallRows, Parser):
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
         s = state if isinstance(state, dict) else {}
-        self.sid: str | None = as_str(s.get("sid"))
+        self.sid: str | None = as_nonempty_str(s.get("sid"))
         self.meta_seen = bool(s.get("meta"))
         self.is_sub = bool(s.get("sub"))
-        self.model: str | None = as_str(s.get("model"))
-        self.cwd: str | None = as_str(s.get("cwd"))
+        self.model: str | None = as_nonempty_str(s.get("model"))
+        self.cwd: str | None = as_nonempty_str(s.get("cwd"))
         self.t0: datetime | None = parse_ts(s.get("t0"))
         self.t1: datetime | None = parse_ts(s.get("t1"))
         self.first_prompt_done = bool(s.get("fp"))
         tot = s.get("tot")
         self.prev_total: list | None = list(tot) if isinstance(tot, list) else None
-        self.ctx_tokens: int | None = as_int(s.get("ctx"))
+        self.ctx_tokens: int | None = as_strict_int(s.get("ctx"))
         turn = s.get("turn")
         self.turn: dict | None = dict(turn) if isinstance(turn, dict) else None
         occ, calls = s.get("occ"), s.get("calls")
@@ -220,11 +219,11 @@ class CodexParser(ToolCallRows, Parser):
         }
         cmp_ = s.get("cmp")
         self.cmp: list[int] = list(cmp_) if isinstance(cmp_, list) and len(cmp_) == 2 else [0, 0]
-        self.ordinal: int = as_int(s.get("ord")) or 0
-        self.replay_until: int | None = as_int(s.get("rpu"))
+        self.ordinal: int = as_strict_int(s.get("ord")) or 0
+        self.replay_until: int | None = as_strict_int(s.get("rpu"))
         self.burst = bool(s.get("burst"))
-        self.burst_ms: int | None = as_int(s.get("bms"))
-        self.seen = as_int(s.get("n")) or 0
+        self.burst_ms: int | None = as_strict_int(s.get("bms"))
+        self.seen = as_strict_int(s.get("n")) or 0
         self.header_issue = bool(s.get("hi"))
 
     # -- contract -------------------------------------------------------------------------
@@ -354,7 +353,7 @@ class CodexParser(ToolCallRows, Parser):
             )
 
     def _session_meta(self, meta: dict, ts: datetime | None, pos: Pos, rows: list[Row]) -> None:
-        mid = as_str(meta.get("id"))
+        mid = as_nonempty_str(meta.get("id"))
         if self.meta_seen:
             replay = self._in_replay(ts)
             if mid is not None and mid != self.sid and self.replay_until is None:
@@ -367,13 +366,13 @@ class CodexParser(ToolCallRows, Parser):
         if self.sid is None or mid is not None:
             self.sid = mid or session_uid_from_path(self.ctx.path)
         is_sub, parent, stype = source_info(meta)
-        forked = as_str(meta.get("forked_from_id"))
+        forked = as_nonempty_str(meta.get("forked_from_id"))
         self.is_sub = is_sub
         self.replay_until = history_start(meta)
         if self.replay_until is None and forked is not None:
             self.burst, self.burst_ms = True, _ms(ts)
         git = meta.get("git")
-        self.cwd = as_str(meta.get("cwd")) or self.cwd
+        self.cwd = as_nonempty_str(meta.get("cwd")) or self.cwd
         rows.append(
             SessionRow(
                 agent=AGENT,
@@ -384,9 +383,9 @@ class CodexParser(ToolCallRows, Parser):
                 forked_from_uid=forked,
                 subagent_type=stype,
                 cwd=self.cwd,
-                git_branch=as_str(git.get("branch")) if isinstance(git, dict) else None,
-                cli_version=as_str(meta.get("cli_version")),
-                model=as_str(meta.get("model")),
+                git_branch=as_nonempty_str(git.get("branch")) if isinstance(git, dict) else None,
+                cli_version=as_nonempty_str(meta.get("cli_version")),
+                model=as_nonempty_str(meta.get("model")),
                 started_at=parse_ts(meta.get("timestamp")) or ts,
                 byte_offset=pos.byte_offset,
                 line_number=pos.line_number,
@@ -401,8 +400,8 @@ class CodexParser(ToolCallRows, Parser):
                 agent=AGENT,
                 session_uid=self.sid or "",
                 agent_id="",
-                git_branch=as_str(git.get("branch")) if isinstance(git, dict) else None,
-                cli_version=as_str(meta.get("cli_version")),
+                git_branch=as_nonempty_str(git.get("branch")) if isinstance(git, dict) else None,
+                cli_version=as_nonempty_str(meta.get("cli_version")),
             )
         )
 
@@ -476,7 +475,7 @@ class CodexParser(ToolCallRows, Parser):
         return self.turn.get("u") if self.turn else None
 
     def _turn_context(self, p: dict, ts: datetime | None, pos: Pos, rows: list[Row], replay: bool) -> None:
-        model, cwd = as_str(p.get("model")), as_str(p.get("cwd"))
+        model, cwd = as_nonempty_str(p.get("model")), as_nonempty_str(p.get("cwd"))
         changed = model is not None and model != self.model
         if model is not None:
             self.model = model
@@ -486,7 +485,7 @@ class CodexParser(ToolCallRows, Parser):
             return
         if changed or first_cwd:
             rows.append(SessionRow(agent=AGENT, session_uid=self.sid or "", agent_id="", model=model, cwd=cwd))
-        turn_id = as_str(p.get("turn_id"))
+        turn_id = as_nonempty_str(p.get("turn_id"))
         if turn_id is not None:
             self._open_turn(f"{self.sid}:turn:{turn_id}", True, ts, pos, rows)
         if changed and self.turn is not None and not self.turn.get("c"):
@@ -498,7 +497,7 @@ class CodexParser(ToolCallRows, Parser):
         counts = self.occ.pop(key, None)
         if not isinstance(counts, list) or len(counts) != 2:
             counts = [0, 0]
-        n = as_int(counts[rep]) or 0
+        n = as_strict_int(counts[rep]) or 0
         counts[rep] = n + 1
         self.occ[key] = counts
         while len(self.occ) > MAX_OCCURRENCES:
@@ -651,7 +650,7 @@ class CodexParser(ToolCallRows, Parser):
             uid = f"{self.sid}:usage:" + "/".join("-" if x is None else str(x) for x in sig)
         else:
             uid = f"{self.sid}:usage@{pos.byte_offset}"
-        model = as_str(info.get("model"))
+        model = as_nonempty_str(info.get("model"))
         if last.total is not None:
             self.ctx_tokens = last.total
         elif last.input is not None:
@@ -729,7 +728,7 @@ class CodexParser(ToolCallRows, Parser):
                 kind = "reasoning" if subtype == "agent_reasoning" else "reasoning_raw"
                 self._message(rows, EVENT, kind, "assistant", classes.REASONING, text, ts, pos)
         elif subtype in ("task_started", "task_complete", "turn_aborted"):
-            turn_id = as_str(p.get("turn_id"))
+            turn_id = as_nonempty_str(p.get("turn_id"))
             if subtype == "task_started":
                 if turn_id is not None:
                     self._open_turn(f"{self.sid}:turn:{turn_id}", True, ts, pos, rows)
@@ -740,7 +739,7 @@ class CodexParser(ToolCallRows, Parser):
         elif subtype == "context_compacted":
             self._compaction(EVENT, None, ts, pos, rows)
         elif subtype == "thread_name_updated":
-            name = as_str(p.get("thread_name")) or as_str(p.get("name"))
+            name = as_nonempty_str(p.get("thread_name")) or as_nonempty_str(p.get("name"))
             if name:
                 rows.append(SessionRow(agent=AGENT, session_uid=self.sid or "", agent_id="", custom_title=name))
         else:

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_history.model.rows import FileTouchRow, GitEventRow, SubagentSpawnRow, ToolCallRow
+from agent_history.model.rows import SubagentSpawnRow, ToolCallRow
 from agent_history.parsers import codex_tools as tools
-from agent_history.parsers.codex_format import as_int, as_str, short_sha
+from agent_history.parsers.codex_format import short_sha
+from agent_history.parsers.coerce import as_nonempty_str, as_strict_int
 from agent_history.parsers.errors import classify_error
-from agent_history.parsers.gitout import git_event_uid, git_sightings
-from agent_history.parsers.shell import touch_uid
+from agent_history.parsers.gitout import git_event_rows
+from agent_history.parsers.touches import file_touch_rows, resolve_path
 
 AGENT = "codex"
 MAX_CALLS = 256
@@ -79,26 +80,18 @@ class ToolCallRows:
         )
 
     def _touches(self, call_id: str, touches: list[tuple[str, str]], ts, pos, rows, workdir: str | None = None) -> None:
-        tuid = self._tool_uid(call_id)
-        base = tools.resolve_path(workdir, self.cwd) if workdir else self.cwd
-        for op, raw in touches:
-            if not isinstance(raw, str) or not raw:
-                continue
-            path = tools.resolve_path(raw, base)
-            rows.append(
-                FileTouchRow(
-                    agent=AGENT,
-                    touch_uid=touch_uid(tuid, op, path),
-                    session_uid=self.sid or "",
-                    agent_id="",
-                    tool_call_uid=tuid,
-                    path=path,
-                    op=op,
-                    ts=ts,
-                    byte_offset=pos.byte_offset,
-                    line_number=pos.line_number,
-                )
+        rows.extend(
+            file_touch_rows(
+                touches,
+                agent=AGENT,
+                tool_call_uid=self._tool_uid(call_id),
+                session_uid=self.sid or "",
+                agent_id="",
+                ts=ts,
+                pos=pos,
+                cwd=resolve_path(workdir, self.cwd) if workdir else self.cwd,
             )
+        )
 
     def _spawn(self, call_id: str, ts, pos, rows, **fields: Any) -> None:
         tuid = self._tool_uid(call_id)
@@ -121,7 +114,7 @@ class ToolCallRows:
         self._remember(call_id, n=name, k=kind, g=git)
 
     def _tool_call(self, subtype: str, p: dict, ts, pos, rows) -> None:
-        call_id = as_str(p.get("call_id")) or as_str(p.get("id"))
+        call_id = as_nonempty_str(p.get("call_id")) or as_nonempty_str(p.get("id"))
         if call_id is None:
             rows.append(self._issue("bad_record", pos, f"{subtype} without call_id"))
             return
@@ -130,12 +123,12 @@ class ToolCallRows:
             name, args, input_text = "local_shell", action, tools.dumps(p.get("action"))
             script = tools.command_script(action.get("command"))
         elif subtype == "custom_tool_call":
-            name = as_str(p.get("name"))
+            name = as_nonempty_str(p.get("name"))
             raw = p.get("input")
             args, input_text = None, tools.call_input(raw)
             script = raw if isinstance(raw, str) and name in tools.SHELL_TOOLS else None
         else:
-            name = as_str(p.get("name"))
+            name = as_nonempty_str(p.get("name"))
             args, input_text = tools.parse_arguments(p.get("arguments"))
             script = tools.shell_script_for(name, args)
         rows.append(self._tool_row(call_id, ts, pos, name=name, input=input_text, started_at=ts))
@@ -152,8 +145,8 @@ class ToolCallRows:
                 ts,
                 pos,
                 rows,
-                subagent_type=as_str(args.get("agent_type")) or as_str(args.get("agent_role")),
-                brief=as_str(args.get("message")) or as_str(args.get("prompt")),
+                subagent_type=as_nonempty_str(args.get("agent_type")) or as_nonempty_str(args.get("agent_role")),
+                brief=as_nonempty_str(args.get("message")) or as_nonempty_str(args.get("prompt")),
             )
             self._remember(call_id, n=name, k="spawn")
         else:
@@ -175,7 +168,7 @@ class ToolCallRows:
         """Emit a tool call's result fields (outcome, error class) and its git sightings."""
         entry = self.calls.get(call_id) if isinstance(self.calls.get(call_id), dict) else {}
         if exit_code is None:
-            exit_code = as_int(entry.get("x"))
+            exit_code = as_strict_int(entry.get("x"))
         for k, v in tools.harness_flags(text).items():
             flags.setdefault(k, v)
         err = bool(is_error) or any(flags.values()) or exit_code not in (None, 0)
@@ -193,7 +186,7 @@ class ToolCallRows:
                 call_id,
                 ts,
                 pos,
-                name=as_str(entry.get("n")),
+                name=as_nonempty_str(entry.get("n")),
                 output=text,
                 is_error=error_class is not None,
                 exit_code=exit_code,
@@ -205,29 +198,21 @@ class ToolCallRows:
             )
         )
         if entry.get("k") == "shell" and isinstance(text, str) and text:
-            tuid = self._tool_uid(call_id)
-            for s in git_sightings(text, as_str(entry.get("g"))):
-                rows.append(
-                    GitEventRow(
-                        agent=AGENT,
-                        git_event_uid=git_event_uid(tuid, s),
-                        session_uid=self.sid or "",
-                        agent_id="",
-                        tool_call_uid=tuid,
-                        op=s.op,
-                        sha=s.sha,
-                        old_sha=s.old_sha,
-                        branch=s.branch,
-                        remote_ref=s.remote_ref,
-                        subject=s.subject,
-                        ts=ts,
-                        byte_offset=pos.byte_offset,
-                        line_number=pos.line_number,
-                    )
+            rows.extend(
+                git_event_rows(
+                    agent=AGENT,
+                    tool_call_uid=self._tool_uid(call_id),
+                    session_uid=self.sid or "",
+                    agent_id="",
+                    output=text,
+                    command=as_nonempty_str(entry.get("g")),
+                    ts=ts,
+                    pos=pos,
                 )
+            )
 
     def _tool_output(self, p: dict, ts, pos, rows) -> None:
-        call_id = as_str(p.get("call_id"))
+        call_id = as_nonempty_str(p.get("call_id"))
         if call_id is None:
             rows.append(self._issue("bad_record", pos, f"{p.get('type')} without call_id"))
             return
@@ -251,11 +236,11 @@ class ToolCallRows:
 
     def _web_search(self, p: dict, ts, pos, rows) -> None:
         action = p.get("action")
-        call_id = as_str(p.get("id")) or as_str(p.get("call_id"))
+        call_id = as_nonempty_str(p.get("id")) or as_nonempty_str(p.get("call_id"))
         if call_id is None:
             h = short_sha(tools.dumps(action))
             call_id = f"web_search:{h}:{self._occurrence(f'ws:{h}', 0)}"
-        status = as_str(p.get("status"))
+        status = as_nonempty_str(p.get("status"))
         failed = status in ("failed", "incomplete")
         rows.append(
             self._tool_row(
@@ -271,12 +256,12 @@ class ToolCallRows:
         )
 
     def _image_generation(self, p: dict, ts, pos, rows) -> None:
-        call_id = as_str(p.get("id")) or as_str(p.get("call_id"))
+        call_id = as_nonempty_str(p.get("id")) or as_nonempty_str(p.get("call_id"))
         if call_id is None:
             rows.append(self._issue("bad_record", pos, "image_generation_call without id"))
             return
-        prompt = as_str(p.get("revised_prompt"))
-        status = as_str(p.get("status"))
+        prompt = as_nonempty_str(p.get("revised_prompt"))
+        status = as_nonempty_str(p.get("status"))
         rows.append(
             self._tool_row(
                 call_id,
@@ -291,7 +276,7 @@ class ToolCallRows:
         )
 
     def _tool_event(self, subtype: str, p: dict, ts, pos, rows) -> None:
-        call_id = as_str(p.get("call_id"))
+        call_id = as_nonempty_str(p.get("call_id"))
         if (
             subtype in ("exec_command_begin", "exec_command_end", "patch_apply_begin", "patch_apply_end")
             and call_id is None
@@ -308,7 +293,7 @@ class ToolCallRows:
             if not isinstance(entry, dict) or entry.get("k") in (None, "other"):
                 self._remember_script(call_id, None, "shell", script)
         elif subtype == "exec_command_end":
-            exit_code = as_int(p.get("exit_code"))
+            exit_code = as_strict_int(p.get("exit_code"))
             text = tools.exec_text(p)
             if exit_code is not None:
                 self._remember(call_id, x=exit_code)
@@ -351,7 +336,7 @@ class ToolCallRows:
                 )
             )
         elif subtype == "view_image_tool_call":
-            path = as_str(p.get("path"))
+            path = as_nonempty_str(p.get("path"))
             if path:
                 self._touches(call_id, [("read", path)], ts, pos, rows)
         elif subtype in ("collab_agent_spawn_begin", "collab_agent_spawn_end"):
@@ -360,8 +345,8 @@ class ToolCallRows:
                 ts,
                 pos,
                 rows,
-                child_session_uid=as_str(p.get("new_thread_id")),
-                child_agent_id="" if as_str(p.get("new_thread_id")) else None,
-                subagent_type=as_str(p.get("new_agent_role")) or as_str(p.get("agent_role")),
-                brief=as_str(p.get("prompt")),
+                child_session_uid=as_nonempty_str(p.get("new_thread_id")),
+                child_agent_id="" if as_nonempty_str(p.get("new_thread_id")) else None,
+                subagent_type=as_nonempty_str(p.get("new_agent_role")) or as_nonempty_str(p.get("agent_role")),
+                brief=as_nonempty_str(p.get("prompt")),
             )

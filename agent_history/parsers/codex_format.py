@@ -19,10 +19,10 @@ import hashlib
 import re
 from typing import Any, NamedTuple
 
+from agent_history.parsers.coerce import as_nonempty_str, as_strict_int
+
 __all__ = [
     "Usage",
-    "as_int",
-    "as_str",
     "attachment",
     "block_texts",
     "history_start",
@@ -49,26 +49,16 @@ class Usage(NamedTuple):
     total: int | None
 
 
-def as_int(v: Any) -> int | None:
-    """`v` if it is an int (not a bool), else None."""
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def as_str(v: Any) -> str | None:
-    """`v` if it is a non-empty string, else None."""
-    return v if isinstance(v, str) and v else None
-
-
 def parse_usage(v: Any) -> Usage | None:
     """A token usage object → `Usage` (absent or non-int fields None); None if it has none."""
     if not isinstance(v, dict):
         return None
     u = Usage(
-        as_int(v.get("input_tokens")),
-        as_int(v.get("cached_input_tokens")),
-        as_int(v.get("output_tokens")),
-        as_int(v.get("reasoning_output_tokens")),
-        as_int(v.get("total_tokens")),
+        as_strict_int(v.get("input_tokens")),
+        as_strict_int(v.get("cached_input_tokens")),
+        as_strict_int(v.get("output_tokens")),
+        as_strict_int(v.get("reasoning_output_tokens")),
+        as_strict_int(v.get("total_tokens")),
     )
     return None if all(x is None for x in u) else u
 
@@ -97,7 +87,7 @@ def source_info(meta: dict) -> tuple[bool, str | None, str | None]:
     """``session_meta`` payload → (is_subagent, parent thread id, sub-agent type). Never raises."""
     source = meta.get("source")
     is_sub = meta.get("thread_source") == "subagent"
-    parent, stype = None, as_str(meta.get("agent_role"))
+    parent, stype = None, as_nonempty_str(meta.get("agent_role"))
     if isinstance(source, dict) and "subagent" in source:
         is_sub = True
         sub = source["subagent"]
@@ -106,8 +96,8 @@ def source_info(meta: dict) -> tuple[bool, str | None, str | None]:
         elif isinstance(sub, dict):
             spawn = sub.get("thread_spawn")
             if isinstance(spawn, dict):
-                parent = as_str(spawn.get("parent_thread_id"))
-                stype = stype or as_str(spawn.get("agent_role")) or as_str(spawn.get("agent_type"))
+                parent = as_nonempty_str(spawn.get("parent_thread_id"))
+                stype = stype or as_nonempty_str(spawn.get("agent_role")) or as_nonempty_str(spawn.get("agent_type"))
             other = sub.get("other")
             if isinstance(other, str):
                 stype = stype or other
@@ -122,11 +112,11 @@ def history_start(meta: dict) -> int | None:
         if not isinstance(holder, dict):
             continue
         if "subagent_history_start_ordinal" in holder:
-            return as_int(holder["subagent_history_start_ordinal"])
+            return as_strict_int(holder["subagent_history_start_ordinal"])
         sub = holder.get("subagent")
         spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
         if isinstance(spawn, dict) and "subagent_history_start_ordinal" in spawn:
-            return as_int(spawn["subagent_history_start_ordinal"])
+            return as_strict_int(spawn["subagent_history_start_ordinal"])
     return None
 
 

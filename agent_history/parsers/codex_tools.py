@@ -36,7 +36,6 @@ The format facts `agent_history.parsers.codex` relies on for tool calls (Codex C
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -59,7 +58,6 @@ __all__ = [
     "parse_arguments",
     "parse_output",
     "patch_touches",
-    "resolve_path",
     "script_touches",
     "shell_script_for",
     "spawned_thread",
@@ -217,14 +215,6 @@ def workdir_of(args: Any) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def resolve_path(path: str, base: str | None) -> str:
-    """`path` joined to the absolute POSIX directory `base` (normalised); unchanged when it is
-    absolute, starts with ``~`` or ``$``, or `base` is not an absolute POSIX path."""
-    if not base or not base.startswith("/") or path.startswith(("/", "~", "$")):
-        return path
-    return posixpath.normpath(posixpath.join(base, path))
 
 
 def duration_ms(value: Any) -> int | None:

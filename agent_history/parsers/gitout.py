@@ -32,17 +32,21 @@ Push (``git push`` ref status lines, porcelain " <flag> <summary> <from> -> <to>
   ``remote_ref`` is the remote side as printed.
 
 Sightings come back in output order, de-duplicated (an identical sighting twice in one output,
-e.g. a Claude result that repeats its stdout, is reported once).
+e.g. a Claude result that repeats its stdout, is reported once). `git_event_rows` turns the
+sightings of one tool call's output into GitEventRows keyed by `git_event_uid`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
+from agent_history.model.rows import GitEventRow
+from agent_history.parsers.base import Pos
 from agent_history.parsers.errors import strip_ansi
 
-__all__ = ["GitSighting", "git_event_uid", "git_sightings"]
+__all__ = ["GitSighting", "git_event_rows", "git_event_uid", "git_sightings"]
 
 
 @dataclass(frozen=True)
@@ -158,3 +162,42 @@ def git_event_uid(tool_call_uid: str, s: GitSighting) -> str:
     same sha pushed to two refs in one call is one event.
     """
     return f"{tool_call_uid}:{s.op}:{s.sha or s.branch or ''}"
+
+
+def git_event_rows(
+    *,
+    agent: str,
+    tool_call_uid: str,
+    session_uid: str,
+    agent_id: str,
+    output: str | None,
+    command: str | None,
+    ts: datetime | None,
+    pos: Pos,
+) -> list[GitEventRow]:
+    """GitEventRows for the commits and pushes in one tool call's `output` (`git_sightings`).
+
+    `command` is the call's shell command or a hint naming its git subcommands (None when
+    unknown); `ts` and `pos` (byte offset, line number) are those of the record holding the
+    output. One row per sighting, in output order, keyed by `git_event_uid`; ``[]`` when
+    `output` is None, empty or shows no git. Never raises.
+    """
+    return [
+        GitEventRow(
+            agent=agent,
+            git_event_uid=git_event_uid(tool_call_uid, s),
+            session_uid=session_uid,
+            agent_id=agent_id,
+            tool_call_uid=tool_call_uid,
+            op=s.op,
+            sha=s.sha,
+            old_sha=s.old_sha,
+            branch=s.branch,
+            remote_ref=s.remote_ref,
+            subject=s.subject,
+            ts=ts,
+            byte_offset=pos.byte_offset,
+            line_number=pos.line_number,
+        )
+        for s in git_sightings(output, command)
+    ]

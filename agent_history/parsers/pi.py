@@ -104,7 +104,8 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers import pi_tools
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
-from agent_history.parsers.pi_tools import as_int, as_str, content_parts, session_uid_from_path
+from agent_history.parsers.coerce import as_int, as_str
+from agent_history.parsers.pi_tools import content_parts, session_uid_from_path
 from agent_history.parsers.timeutil import parse_ts
 
 AGENT = "pi"

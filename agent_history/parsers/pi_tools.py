@@ -33,7 +33,6 @@ The tool half of the pi parser (`agent_history.parsers.pi` holds the format cont
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -41,9 +40,11 @@ import orjson
 
 from agent_history.model import classes
 from agent_history.model.rows import FileTouchRow, GitEventRow, ParseIssueRow, Row, SubagentSpawnRow, ToolCallRow
+from agent_history.parsers.coerce import as_int, as_str
 from agent_history.parsers.errors import classify_error
-from agent_history.parsers.gitout import git_event_uid, git_sightings
-from agent_history.parsers.shell import touch_uid, touches_from_shell
+from agent_history.parsers.gitout import git_event_rows
+from agent_history.parsers.shell import touches_from_shell
+from agent_history.parsers.touches import file_touch_rows
 
 if TYPE_CHECKING:
     from agent_history.parsers.pi import PiParser, _EntryCtx
@@ -68,22 +69,6 @@ _ABORT_FOOTER = re.compile(r"Command aborted\s*$")
 
 
 # ---------------------------------------------------------------------- small typed accessors
-
-
-def as_str(value: Any) -> str | None:
-    """`value` if it is a string, else None."""
-    return value if isinstance(value, str) else None
-
-
-def as_int(value: Any) -> int | None:
-    """`value` as an int if it is an integral number (not a bool), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def json_text(value: Any) -> str | None:
@@ -144,55 +129,33 @@ def _path_arg(args: Any) -> str | None:
     return as_str(args.get("path")) or as_str(args.get("file_path"))
 
 
-def resolve_path(path: str, cwd: str | None) -> str:
-    """`path` joined to the absolute POSIX directory `cwd` (normalised); unchanged when it is
-    absolute, starts with ``~`` or ``$``, or `cwd` is not an absolute POSIX path."""
-    if not cwd or not cwd.startswith("/") or path.startswith(("/", "~", "$")):
-        return path
-    return posixpath.normpath(posixpath.join(cwd, path))
+def _touches(p: PiParser, ctx: _EntryCtx, tool_call_uid: str, pairs: list[tuple[str, str]]) -> list[FileTouchRow]:
+    """Touches of one call; relative paths joined to the session cwd (module docstring)."""
+    return file_touch_rows(
+        pairs,
+        agent=AGENT,
+        tool_call_uid=tool_call_uid,
+        session_uid=p._sid(),
+        agent_id="",
+        ts=ctx.ts,
+        pos=ctx.pos,
+        cwd=p.cwd,
+    )
 
 
-def _touches(p: PiParser, ctx: _EntryCtx, tool_call_uid: str, pairs: list[tuple[str, str]]) -> list[Row]:
-    pairs = [(op, resolve_path(path, p.cwd)) for op, path in pairs]
-    return [
-        FileTouchRow(
-            agent=AGENT,
-            touch_uid=touch_uid(tool_call_uid, op, path),
-            session_uid=p._sid(),
-            agent_id="",
-            tool_call_uid=tool_call_uid,
-            path=path,
-            op=op,
-            ts=ctx.ts,
-            byte_offset=ctx.pos.byte_offset,
-            line_number=ctx.pos.line_number,
-        )
-        for op, path in pairs
-    ]
-
-
-def _git_events(p: PiParser, ctx: _EntryCtx, tool_call_uid: str, output: str | None, command: str | None) -> list[Row]:
-    if not output:
-        return []
-    return [
-        GitEventRow(
-            agent=AGENT,
-            git_event_uid=git_event_uid(tool_call_uid, s),
-            session_uid=p._sid(),
-            agent_id="",
-            tool_call_uid=tool_call_uid,
-            op=s.op,
-            sha=s.sha,
-            old_sha=s.old_sha,
-            branch=s.branch,
-            remote_ref=s.remote_ref,
-            subject=s.subject,
-            ts=ctx.ts,
-            byte_offset=ctx.pos.byte_offset,
-            line_number=ctx.pos.line_number,
-        )
-        for s in git_sightings(output, command)
-    ]
+def _git_events(
+    p: PiParser, ctx: _EntryCtx, tool_call_uid: str, output: str | None, command: str | None
+) -> list[GitEventRow]:
+    return git_event_rows(
+        agent=AGENT,
+        tool_call_uid=tool_call_uid,
+        session_uid=p._sid(),
+        agent_id="",
+        output=output,
+        command=command,
+        ts=ctx.ts,
+        pos=ctx.pos,
+    )
 
 
 def _spawn_items(call_id: str, args: Any) -> list[tuple[str, str | None, str]]:
