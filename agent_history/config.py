@@ -174,12 +174,39 @@ class Settings:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     if not path.exists():
-        return {}
+        return {}  # no config file: defaults (also for an AGENT_HISTORY_CONFIG not written yet)
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config {path}: {exc}") from None
+
+
+def _table(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    value = raw.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"config [{name}] must be a table, got {type(value).__name__}")
+    return value
+
+
+def _text(table: dict[str, Any], section: str, key: str) -> str | None:
+    value = table.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"config {section}.{key} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _paths(raw: dict[str, Any], section: str) -> dict[str, Path]:
+    out = {}
+    for name, path in _table(raw, section).items():
+        if not isinstance(path, str):
+            raise ConfigError(f"config {section}.{name} must be a path string, got {type(path).__name__}")
+        out[str(name)] = Path(path).expanduser()
+    return out
 
 
 def load_settings(dsn: str | None = None) -> Settings:
@@ -188,23 +215,23 @@ def load_settings(dsn: str | None = None) -> Settings:
     Raises ConfigError for an unreadable or invalid config file.
     """
     raw = _read_toml(config_path())
-    db = raw.get("database", {}) or {}
+    db = _table(raw, "database")
     s = Settings(raw=raw)
-    s.dsn = db.get("dsn") or None
-    s.reader_dsn = db.get("reader_dsn") or None
-    s.reader_password = db.get("reader_password") or None
-    s.writer_password = db.get("writer_password") or None
+    s.dsn = _text(db, "database", "dsn")
+    s.reader_dsn = _text(db, "database", "reader_dsn")
+    s.reader_password = _text(db, "database", "reader_password")
+    s.writer_password = _text(db, "database", "writer_password")
     if "statement_timeout_ms" in db:
-        s.statement_timeout_ms = int(db["statement_timeout_ms"])
-    for name, path in (raw.get("sources") or {}).items():
-        s.sources[str(name)] = Path(str(path)).expanduser()
-    for name, path in (raw.get("cold_sources") or {}).items():
-        s.cold_sources[str(name)] = Path(str(path)).expanduser()
-    for name, namespaces in (raw.get("contexts") or {}).items():
-        if not isinstance(namespaces, list):
-            raise ConfigError(f"config contexts.{name} must be a list of namespaces")
-        s.contexts[str(name)] = [str(n) for n in namespaces]
-    s.embedding = _embedding_settings(raw.get("embedding") or {})
+        if not isinstance(db["statement_timeout_ms"], int) or db["statement_timeout_ms"] <= 0:
+            raise ConfigError("config database.statement_timeout_ms must be a positive integer")
+        s.statement_timeout_ms = db["statement_timeout_ms"]
+    s.sources.update(_paths(raw, "sources"))
+    s.cold_sources.update(_paths(raw, "cold_sources"))
+    for name, namespaces in _table(raw, "contexts").items():
+        if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+            raise ConfigError(f"config contexts.{name} must be a list of namespace strings")
+        s.contexts[str(name)] = list(namespaces)
+    s.embedding = _embedding_settings(_table(raw, "embedding"))
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

@@ -183,6 +183,12 @@ def test_rebuild_check_and_rebuild_refuse_when_a_file_is_missing_from_both_tiers
     assert "rebuild refused" in out.stderr
     with db.connect() as conn:
         assert conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] == before
+    forced = cli("rebuild", "--allow-missing", "--json", env=cli_env)
+    assert forced.returncode == 0, forced.stderr
+    with db.connect() as conn:
+        paths = {r[0] for r in conn.execute("SELECT path FROM ah.source_file")}
+    assert str(victim) not in paths
+    assert len(paths) == len(list(home.rglob("*.jsonl")))
 
 
 _ = os

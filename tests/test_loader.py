@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -198,3 +199,20 @@ def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatc
     assert (status, offset) == ("error", 0)
     assert "SQLSTATE 22012" in detail and "SQLSTATE 22012" in err
     assert others == len(list(home.rglob("*.jsonl"))) - 1
+
+
+def test_symlinks_unreadable_names_and_missing_files_are_reported_not_indexed(db, home):
+    projects = home / ".claude" / "projects"
+    target = _largest(home)
+    (projects / "-linked").mkdir()
+    (projects / "-linked" / "link.jsonl").symlink_to(target)
+    bad_dir = Path(os.fsdecode(bytes(projects) + b"/-bad-\xff\xfe"))
+    bad_dir.mkdir()
+    shutil.copy(target, bad_dir / "x.jsonl")
+    summary = index(db, home)
+    assert summary.files_failed == 0
+    assert sorted(line.rsplit(": ", 1)[1] for line in summary.skipped_paths) == [
+        "name is not valid UTF-8",
+        "symlink (not followed)",
+    ]
+    assert summary.files_scanned == len(list(home.rglob("*.jsonl"))) - 2

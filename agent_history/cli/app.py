@@ -6,6 +6,7 @@ import sys
 
 import psycopg
 import typer
+from rich.markup import escape
 
 from agent_history import __version__
 from agent_history.cli import db as db_cli
@@ -55,11 +56,20 @@ def main() -> None:
     try:
         app()
     except (DatabaseError, ConfigError) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except psycopg.ProgrammingError as exc:  # e.g. a malformed DSN
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        err_console.print(f"[bold red]error:[/] {escape(first)}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except OSError as exc:  # a data dir or file the user cannot read or write
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except psycopg.OperationalError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        err_console.print(f"[bold red]error:[/] database connection lost: {first}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error:[/] database connection lost: {escape(first)}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -42,7 +42,7 @@ def _one_pass(worker: EmbedWorker, show_progress: bool) -> EmbedSummary:
 
 @app.command("embed")
 def embed_cmd(
-    every: float = typer.Option(None, "--every", help="Repeat every SECONDS until stopped."),
+    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
     limit: int = typer.Option(None, "--limit", help="Send at most N inputs to the provider per pass."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:

@@ -33,10 +33,12 @@ def _summary_line(s: PassSummary) -> str:
 def index_cmd(
     home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
-    every: float = typer.Option(None, "--every", help="Repeat every SECONDS until stopped."),
+    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
+    if home is not None and not home.expanduser().is_dir():
+        fail(f"--home {home} is not a directory", 2)
     db = database()
     try:
         sources = resolve_sources(db.settings, home=home, extra=source)
@@ -53,7 +55,11 @@ def index_cmd(
             console.print("another index pass is running")
             return False
         for line in summary.skipped_homes:
-            err_console.print(f"skipped {line}", highlight=False)
+            err_console.print(f"skipped {line}", highlight=False, markup=False)
+        for line in summary.skipped_paths[:20]:
+            err_console.print(f"skipped {line}", highlight=False, markup=False)
+        if len(summary.skipped_paths) > 20:
+            err_console.print(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
         if json:
             print_json(summary.as_dict())
         else:
@@ -153,7 +159,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         )
     else:
         console.print("no index pass yet: run `agent-history index`")
-    console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True)
+    console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command("issues")
@@ -180,7 +186,9 @@ def issues_cmd(
 
 
 @app.command("rebuild-check")
-def rebuild_check_cmd() -> None:
+def rebuild_check_cmd(
+    json: bool = typer.Option(True, "--json", help="Print JSON (the only format; accepted for symmetry)."),
+) -> None:
     """Per namespace: catalogued files found hot, cold, cold only, missing (JSON); exit 1 if rebuild would refuse."""
     from agent_history.ingest.rebuild import rebuild_check
     from agent_history.ingest.sources import cold_sources
@@ -197,6 +205,9 @@ def rebuild_check_cmd() -> None:
 def rebuild_cmd(
     home: Path = typer.Option(None, "--home", help="Also read these hot homes, laid out like ~."),
     source: list[str] = typer.Option(None, "--source", help="Also read a hot source: NAMESPACE=PATH."),
+    allow_missing: bool = typer.Option(
+        False, "--allow-missing", help="Drop transcripts gone from both tiers instead of refusing."
+    ),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Empty the derived tables and re-read every transcript (hot, then cold copies); keeps caches."""
@@ -210,7 +221,7 @@ def rebuild_cmd(
         fail(str(exc), 2)
     conn = db.connect(autocommit=True)
     try:
-        summary = rebuild(conn, hot, cold_sources(db.settings))
+        summary = rebuild(conn, hot, cold_sources(db.settings), allow_missing=allow_missing)
     except RebuildRefused as exc:
         fail(f"rebuild refused: {exc}", 1)
     except AnotherPassRunning:

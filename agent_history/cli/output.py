@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 err_console = Console(stderr=True)
@@ -40,5 +41,5 @@ def fail(message: str, code: int = 1) -> None:
     """Print a one-line error to stderr and exit with `code`."""
     import typer
 
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)

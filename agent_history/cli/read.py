@@ -76,7 +76,12 @@ def _render_hit(n: int, h: SearchHit) -> None:
     if h.title:
         console.print(Text("    " + h.title.splitlines()[0][:120], style="italic"), soft_wrap=True)
     console.print(Text("    ") + _snippet_text(h.snippet), soft_wrap=True)
-    where = f"    {h.source_path}:{h.byte_offset}" if h.source_path else ""
+    line = getattr(h, "line_number", None)
+    where = (
+        f"    {h.source_path}:{line} (byte {h.byte_offset})"
+        if h.source_path and line
+        else (f"    {h.source_path} (byte {h.byte_offset})" if h.source_path else "")
+    )
     if where:
         console.print(Text(where, style="dim"), soft_wrap=True)
 
@@ -303,7 +308,9 @@ def why_cmd(
             )
         if o.prompt:
             console.print(Text("  prompt   ", style="green") + Text(o.prompt.text[:600]), soft_wrap=True)
-        console.print(Text(f"  {s.source_path}:{o.byte_offset}", style="dim"), soft_wrap=True)
+        line = getattr(o, "line_number", None)
+        loc = f"{s.source_path}:{line} (byte {o.byte_offset})" if line else f"{s.source_path} (byte {o.byte_offset})"
+        console.print(Text(f"  {loc}", style="dim"), soft_wrap=True)
 
 
 @app.command("touched")

@@ -62,22 +62,40 @@ def home_layout(home: Path) -> dict[str, Path]:
     }
 
 
-def _walk(root: Path) -> Iterator[os.DirEntry]:
-    """Yield regular ``*.jsonl`` files under `root`, skipping symlinks and dot-dirs; sorted."""
+def _walk(root: Path, skipped: list[str] | None) -> Iterator[os.DirEntry]:
+    """Yield regular ``*.jsonl`` files under `root`, sorted; symlinks and dot-dirs are skipped.
+
+    What is passed over for a reason a user may not expect (a symlink, a directory that cannot
+    be read, a name that is not valid UTF-8) is appended to `skipped` as one line each.
+    """
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except PermissionError:
+        if skipped is not None:
+            skipped.append(f"{root}: directory cannot be read")
         return
     dirs = []
     for entry in entries:
-        if entry.name.startswith(".") or entry.is_symlink():
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink():
+            if skipped is not None and (entry.name.endswith(".jsonl") or entry.is_dir()):
+                skipped.append(f"{entry.path}: symlink (not followed)")
+            continue
+        try:
+            entry.path.encode("utf-8")
+        except UnicodeEncodeError:
+            if skipped is not None:
+                skipped.append(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: name is not valid UTF-8")
             continue
         if entry.is_dir(follow_symlinks=False):
             dirs.append(entry)
         elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
             yield entry
     for d in dirs:
-        yield from _walk(Path(d.path))
+        yield from _walk(Path(d.path), skipped)
 
 
 def _role(agent: str, rel: str) -> str:
@@ -88,11 +106,14 @@ def _role(agent: str, rel: str) -> str:
     return "main"
 
 
-def iter_files(source: Source) -> Iterator[FileRef]:
-    """Every transcript file of `source`, main files first, then sub-agent files."""
+def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[FileRef]:
+    """Every transcript file of `source`, main files first, then sub-agent files.
+
+    Paths passed over (symlinks, unreadable directories, undecodable names) go to `skipped`.
+    """
     later: list[FileRef] = []
     for top in _ROOTS[source.agent]:
-        for entry in _walk(source.home / top):
+        for entry in _walk(source.home / top, skipped):
             rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
             if any((h / rel).is_file() for h in source.shadowed_by):
                 continue

@@ -69,6 +69,8 @@ class PassSummary:
     issues: Counter = field(default_factory=Counter)
     sessions_rolled_up: int = 0
     skipped_homes: list[str] = field(default_factory=list)
+    skipped_paths: list[str] = field(default_factory=list)
+    """Files and directories passed over: symlinks, unreadable directories, undecodable names."""
     interrupted: bool = False
     seconds: float = 0.0
 
@@ -83,6 +85,7 @@ class PassSummary:
             "issues": dict(self.issues),
             "sessions_rolled_up": self.sessions_rolled_up,
             "skipped_homes": self.skipped_homes,
+            "skipped_paths": self.skipped_paths[:100],
             "interrupted": self.interrupted,
             "seconds": round(self.seconds, 3),
         }
@@ -192,11 +195,11 @@ class Loader:
                 if not source.home.is_dir():
                     summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
                     continue
-                for ref in iter_files(source):
+                for ref in iter_files(source, summary.skipped_paths):
                     try:
                         files.append((ref, os.stat(ref.path)))
-                    except OSError:
-                        continue
+                    except OSError as exc:
+                        summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
             if plan:
                 plan(len(files), sum(st.st_size for _, st in files))
             known = self._known()
@@ -209,7 +212,7 @@ class Loader:
                 self._index_file(ref, st, known[ref.path], summary)
             self._commit()
             summary.sessions_rolled_up = run_postpasses(conn)
-            status = "interrupted" if summary.interrupted else "ok"
+            status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:
             summary.seconds = time.monotonic() - started

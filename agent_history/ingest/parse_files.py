@@ -31,12 +31,14 @@ def expand(paths: list[Path]) -> list[Path]:
         if p.is_dir():
             out.extend(sorted(f for f in p.rglob("*.jsonl") if f.is_file() and not f.is_symlink()))
         else:
-            out.append(p)
+            out.append(p)  # a named file is read even if it is a symlink; non-files fail in parse_file
     return out
 
 
 def parse_file(path: Path, agent: str | None = None) -> FileReport:
     """Parse one file completely (torn last line left out, as the loader would)."""
+    if path.exists() and not path.is_file():
+        return FileReport(str(path), agent, None, "not a regular file")
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -104,10 +104,14 @@ def rebuild_check(conn: psycopg.Connection, cold: list[Source]) -> CheckResult:
     return result
 
 
-def rebuild(conn: psycopg.Connection, hot: list[Source], cold: list[Source], **loader_kw) -> PassSummary:
+def rebuild(
+    conn: psycopg.Connection, hot: list[Source], cold: list[Source], *, allow_missing: bool = False, **loader_kw
+) -> PassSummary:
     """Empty the derived tables and re-read hot then cold-only copies; returns the pass summary.
 
     `hot` adds to the homes the catalogue was built from (`catalogued_sources`).
+    `allow_missing` drops the transcripts that are gone from both tiers instead of refusing
+    (the way to retire a deleted home).
 
     Raises RebuildRefused (nothing truncated) if a catalogued file is in neither tier, and
     AnotherPassRunning if an index pass holds the lock.
@@ -118,10 +122,10 @@ def rebuild(conn: psycopg.Connection, hot: list[Source], cold: list[Source], **l
         known = {(s.namespace, s.home) for s in hot}
         hot = [*hot, *(s for s in catalogued_sources(conn) if (s.namespace, s.home) not in known)]
         check = rebuild_check(conn, cold)
-        if check.would_refuse:
+        if check.would_refuse and not allow_missing:
             raise RebuildRefused(
                 f"{len(check.missing_files)} catalogued transcript(s) are missing from both hot and cold copies "
-                f"(first: {check.missing_files[0]}); nothing was changed"
+                f"(first: {check.missing_files[0]}); nothing was changed — `rebuild --allow-missing` drops them"
             )
         truncate_derived(conn)
     finally:

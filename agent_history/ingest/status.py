@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psycopg
@@ -18,10 +19,11 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
             {"files": {}, "sessions": 0, "messages": 0, "model_calls": 0, "tokens": None, "issues": {}},
         )
 
-    for name, status, n in conn.execute(
-        "SELECT namespace, status, count(*) FROM ah.source_file GROUP BY 1, 2 ORDER BY 1, 2"
-    ):
-        ns(name)["files"][status] = n
+    # Files by status; a catalogued file no longer on disk counts as `missing` (stat only).
+    for name, status, path in conn.execute("SELECT namespace, status, path FROM ah.source_file ORDER BY 1, 2"):
+        key = status if os.path.isfile(path) else "missing"
+        files = ns(name)["files"]
+        files[key] = files.get(key, 0) + 1
     for name, n in conn.execute("SELECT namespace, count(*) FROM ah.session GROUP BY 1"):
         ns(name or "?")["sessions"] = n
     for name, n in conn.execute("SELECT namespace, count(*) FROM ah.message GROUP BY 1"):

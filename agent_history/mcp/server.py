@@ -26,6 +26,7 @@ from mcp.server.stdio import stdio_server
 
 from agent_history import __version__
 from agent_history.config import ConfigError, Settings, load_settings
+from agent_history.db import embedded
 from agent_history.db.connection import Database
 from agent_history.db.errors import DatabaseError
 from agent_history.mcp.guard import GuardRefused
@@ -107,9 +108,13 @@ def default_env(settings: Settings | None = None) -> ToolEnv:
     lock = threading.Lock()
     cache: dict[str, str] = {}
 
+    embedded_only = not settings.dsn and not settings.reader_dsn
+
     def reader_dsn() -> str:
         with lock:
-            if "dsn" not in cache:
+            # The embedded server may have been stopped (`db stop`) since: start it again on
+            # demand, as every other command does.
+            if "dsn" not in cache or (embedded_only and embedded.socket_dir(settings.embedded_pgdata) is None):
                 cache["dsn"] = Database(settings).reader_dsn
             return cache["dsn"]
 

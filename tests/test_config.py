@@ -1,0 +1,52 @@
+"""Config file validation: a wrong type is a one-line ConfigError naming the key, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_history.config import ConfigError, load_settings
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("database = 3", "config [database] must be a table, got int"),
+        ("[database]\ndsn = 5", "config database.dsn must be a string, got int"),
+        ("[sources]\nclaude-local = 5", "config sources.claude-local must be a path string, got int"),
+        ('cold_sources = "x"', "config [cold_sources] must be a table, got str"),
+        ("contexts = 5", "config [contexts] must be a table, got int"),
+        ("[contexts]\nwork = [1, 2]", "config contexts.work must be a list of namespace strings"),
+        ('embedding = "openai"', "config [embedding] must be a table, got str"),
+        ("[database]\nstatement_timeout_ms = -1", "config database.statement_timeout_ms must be a positive integer"),
+    ],
+)
+def test_wrong_types_are_named_in_one_line(tmp_path, monkeypatch, toml, message):
+    path = tmp_path / "config.toml"
+    path.write_text(toml + "\n")
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(path))
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == message
+
+
+def test_a_config_file_that_is_not_utf8_is_a_config_error(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"\xff\xfe[database]\n")
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(path))
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_settings()
+
+
+def test_sources_contexts_and_dsn_are_read(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[database]\ndsn = "host=/x dbname=y"\n[sources]\nclaude-work = "~/w"\n[contexts]\nwork = ["claude-work"]\n'
+    )
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(path))
+    monkeypatch.delenv("AGENT_HISTORY_DSN", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    s = load_settings()
+    assert s.dsn == "host=/x dbname=y"
+    assert s.sources["claude-work"] == tmp_path / "w"
+    assert s.contexts == {"work": ["claude-work"]}
+    assert load_settings(dsn="host=/z").dsn == "host=/z"
