@@ -216,3 +216,28 @@ def test_symlinks_unreadable_names_and_missing_files_are_reported_not_indexed(db
         "symlink (not followed)",
     ]
     assert summary.files_scanned == len(list(home.rglob("*.jsonl"))) - 2
+
+
+def test_a_file_that_loads_again_clears_its_load_error(db, home, monkeypatch):
+    from agent_history.ingest import loader as loader_mod
+
+    bad = _largest(home)
+    real = loader_mod.write_parts
+
+    def failing(conn, parts):
+        if any(
+            conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (p.source_id,)).fetchone()[0] == str(bad)
+            for p in parts
+        ):
+            conn.execute("SELECT 1/0")
+        return real(conn, parts)
+
+    monkeypatch.setattr(loader_mod, "write_parts", failing)
+    assert index(db, home).files_failed == 1
+    monkeypatch.setattr(loader_mod, "write_parts", real)
+    bad.touch()  # a new mtime: the file is looked at again
+    assert index(db, home).files_failed == 0
+    with db.connect() as conn:
+        kinds = [r[0] for r in conn.execute("SELECT kind FROM ah.parse_issue WHERE kind = 'load_error'")]
+        status = conn.execute("SELECT status FROM ah.source_file WHERE path = %s", (str(bad),)).fetchone()[0]
+    assert (kinds, status) == ([], "ok")

@@ -407,6 +407,11 @@ class Loader:
                         for p in batch
                     ],
                 )
+                # a file that loads again no longer has an open load error
+                cur.execute(
+                    "DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)",
+                    ([p.source_id for p in batch],),
+                )
         summary.rows.update(counts)
         for p in batch:
             summary.bytes_read += p.consumed
