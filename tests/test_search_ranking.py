@@ -70,6 +70,17 @@ def test_a_quoted_phrase_ranks_the_verbatim_occurrence_first(db):
     assert uids(db, '"connection reset by peer"') == ["verbatim", "scattered"]
 
 
+def test_a_quoted_phrase_beats_any_score_without_it_even_across_a_hyphenated_word(db):
+    rows = [session("s1")]
+    rows += [
+        message(f"dense{i}", "s1", "sidechain sidechain fixed fixed sidechain tests fixed", offset=i * 100)
+        for i in range(5)
+    ]
+    rows += [message("verbatim", "s1", "We've fixed all the sidechain-related tests.", offset=9000)]
+    write(db.dsn, rows)
+    assert uids(db, '"fixed all the sidechain"')[0] == "verbatim"
+
+
 def test_pasted_error_text_ranks_the_verbatim_occurrence_first(db):
     write(
         db.dsn,

@@ -261,9 +261,15 @@ def bitmap_scans_only(conn: psycopg.Connection) -> Iterator[None]:
         conn.execute("SELECT set_config('enable_indexscan', %s, true)", (old,))
 
 
+QUOTED_PHRASE_FLOOR = 1000.0
+"""Added to a quoted phrase's bonus so that a document holding it verbatim ranks above every
+document that does not (a BM25 score stays far below this): quotes mean "this exact text"."""
+
+
 def _bonus_phrases(analysis: QueryAnalysis) -> list[tuple[str, float]]:
-    """Phrases that earn a bonus: quoted ones (×1), else the whole query when it is not a
-    question and has at least two terms (×`IMPLICIT_PHRASE_FACTOR`) — pasted error text."""
+    """Phrases that earn a bonus: quoted ones (×1, plus `QUOTED_PHRASE_FLOOR`), else the whole
+    query when it is not a question and has at least two terms (×`IMPLICIT_PHRASE_FACTOR`) —
+    pasted error text."""
     if analysis.phrases:
         return [(p, 1.0) for p in analysis.phrases]
     if not analysis.is_question and len(analysis.terms) >= 2:
@@ -294,13 +300,24 @@ def score_candidates(
     for i, (phrase, factor) in enumerate(_bonus_phrases(analysis)):
         plex = query_lexemes(conn, corpus, [phrase], [1.0])
         value = factor * sum(x.idf for x in plex if x.df > 0)
+        if value > 0 and analysis.phrases:
+            value += QUOTED_PHRASE_FLOOR
         if value > 0:
             bonus_params[f"p{i}"], bonus_params[f"b{i}"] = phrase, value
-            bonus_parts.append(
-                sql.SQL("CASE WHEN m.tsv @@ phraseto_tsquery('ah.search', {p}) THEN {b} ELSE 0 END").format(
-                    p=sql.Placeholder(f"p{i}"), b=sql.Placeholder(f"b{i}")
-                )
-            )
+            match = sql.SQL("m.tsv @@ phraseto_tsquery('ah.search', {p})").format(p=sql.Placeholder(f"p{i}"))
+            if analysis.phrases:
+                # Positions in the code-aware vector include the identifier parts appended after
+                # the text, so a phrase query can match across them: a quoted phrase must also
+                # occur in the raw text (case-insensitive), checked on candidates only.
+                bonus_params[f"r{i}"] = " ".join(phrase.lower().split())
+                doc = sql.SQL(_TABLES[corpus]["doc"].replace("d.", "x."))
+                # (PostgreSQL also numbers a hyphenated word's parts after the word itself, so
+                # "the sidechain-related" fails phraseto_tsquery('the sidechain'): the raw text
+                # decides for quoted phrases.)
+                match = sql.SQL(
+                    "EXISTS (SELECT 1 FROM ah.{t} AS x WHERE x.id = m.id AND strpos(lower({doc}), {r}) > 0)"
+                ).format(t=sql.Identifier(_TABLES[corpus]["table"]), doc=doc, r=sql.Placeholder(f"r{i}"))
+            bonus_parts.append(sql.SQL("CASE WHEN {m} THEN {b} ELSE 0 END").format(m=match, b=sql.Placeholder(f"b{i}")))
     bonus = sql.SQL(" + ").join(bonus_parts) if bonus_parts else sql.SQL("0")
     with bitmap_scans_only(conn):
         return _score(
