@@ -12,6 +12,7 @@ widens directory permissions on the data dir's parents so that user can reach it
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import subprocess
@@ -82,14 +83,22 @@ def ensure_running(pgdata: Path) -> str:
     pgdata = pgdata.expanduser().resolve()
     if socket_dir(pgdata) is None:
         _check_writable(pgdata)
-        try:
-            _server(pgdata)
-        except PermissionError as exc:
-            raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
-        except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
-            raise ServerUnreachable(
-                f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}"
-            ) from None
+        # The wheel does some of its set-up (creating PGDATA with exist_ok=False, adding the
+        # system user as root) before taking its own lock: serialise our starts with a file lock.
+        with open(pgdata.parent / ".pg-start.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if socket_dir(pgdata) is None:
+                    pgdata.mkdir(exist_ok=True)
+                    _server(pgdata)
+            except (PermissionError, FileExistsError, NotADirectoryError) as exc:
+                raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
+            except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
+                raise ServerUnreachable(
+                    f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}"
+                ) from None
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
     admin = server_dsn(pgdata, database="postgres")
     with psycopg.connect(admin, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
