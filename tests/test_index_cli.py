@@ -192,3 +192,13 @@ def test_rebuild_check_and_rebuild_refuse_when_a_file_is_missing_from_both_tiers
 
 
 _ = os
+
+
+def test_session_accepts_the_uid_slash_agent_id_form_sessions_prints(cli_env, home):
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    out = cli("session", "29ccd257-68b1-427f-ae5f-6524b7cb6f20/a2271d1", "--to", "1", "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert (data["session"]["agent_id"], data["events"][0]["label"]) == ("a2271d1", "subagent_brief")
+    bad = cli("session", "29ccd257", "--from", "5", "--to", "2", env=cli_env)
+    assert bad.returncode == 2 and "--to must not be before --from" in bad.stderr

@@ -216,7 +216,9 @@ def sessions_cmd(
 
 @app.command("session")
 def session_cmd(
-    uid: str = typer.Argument(..., help="Session uid (or a unique prefix of ≥ 6 characters)."),
+    uid: str = typer.Argument(
+        ..., help="Session uid (or a unique prefix of ≥ 6 characters); UID/AGENT-ID for a sub-agent thread."
+    ),
     agent_id: str = typer.Option(None, "--agent-id", help="A sub-agent thread of the session."),
     start: int = typer.Option(None, "--from", help="First event number (1-based)."),
     end: int = typer.Option(None, "--to", help="Last event number (inclusive)."),
@@ -226,6 +228,10 @@ def session_cmd(
     """A session's ordered timeline: messages, tool calls, spawns, compactions, git events."""
     from agent_history.read.timeline import session_timeline
 
+    if agent_id is None and "/" in uid:  # the form `sessions` prints for sub-agent threads
+        uid, agent_id = uid.split("/", 1)
+    if start is not None and end is not None and end < start:
+        fail("--to must not be before --from", 2)
     db = database()
     try:
         with db.connect() as conn:
