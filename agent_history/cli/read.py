@@ -21,6 +21,16 @@ from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import HL_END, HL_START, Scope, SearchHit, SearchRequest, parse_when
 
 
+def _agents(values: list[str] | None) -> tuple[str, ...]:
+    """Validated ``--agent`` values (a typo would otherwise just find nothing)."""
+    from agent_history.parsers import AGENTS
+
+    unknown = [v for v in values or () if v not in AGENTS]
+    if unknown:
+        fail(f"unknown agent {unknown[0]!r} (known: {', '.join(AGENTS)})", 2)
+    return tuple(values or ())
+
+
 def _when(value: str | None, *, end: bool = False) -> datetime | None:
     if not value:
         return None
@@ -123,7 +133,7 @@ def search_cmd(
         query=query,
         limit=limit,
         scope=scope,
-        agents=tuple(agent or ()),
+        agents=_agents(agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=cls,
         since=_when(since),
@@ -185,7 +195,7 @@ def sessions_cmd(
     with db.connect() as conn:
         rows = list_sessions(
             conn,
-            agents=tuple(agent or ()),
+            agents=_agents(agent),
             namespaces=_namespaces(namespace, context, db.settings.contexts),
             since=_when(since),
             project=project,
@@ -342,7 +352,7 @@ def touched_cmd(
                 conn,
                 pattern,
                 ops=tuple(op or ()),
-                agents=tuple(agent or ()),
+                agents=_agents(agent),
                 namespaces=_namespaces(namespace, context, db.settings.contexts),
                 since=_when(since),
                 limit=limit,
