@@ -65,10 +65,10 @@ def main() -> None:
         dsn = args.dsn or embedded.ensure_running(tmp / "pg")
         ensure_schema(dsn)
         sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
-        with psycopg.connect(dsn, autocommit=True) as conn:
+        with psycopg.connect(dsn, autocommit=True) as conn, psycopg.connect(dsn, autocommit=True) as writer:
             rss0 = _rss_mb()
             t0 = time.perf_counter()
-            s = Loader(conn).run(sources)
+            s = Loader(conn, writer_conn=writer).run(sources)
             cold = time.perf_counter() - t0
             n_msgs = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
             n_tools = conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0]
@@ -79,7 +79,7 @@ def main() -> None:
             )
             print(f"peak RSS of the indexer: {_rss_mb():,.0f} MB (before ingest {rss0:,.0f} MB)")
             t0 = time.perf_counter()
-            s2 = Loader(conn).run(sources)
+            s2 = Loader(conn, writer_conn=writer).run(sources)
             print(
                 f"no-change pass over {s2.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
                 f"({s2.bytes_read} bytes read)"
@@ -90,10 +90,10 @@ def main() -> None:
                 msources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(many).items()]
                 truncate_derived(conn)
                 t0 = time.perf_counter()
-                s3 = Loader(conn).run(msources)
+                s3 = Loader(conn, writer_conn=writer).run(msources)
                 print(f"many small files: {s3.files_changed:,} files indexed in {time.perf_counter() - t0:.1f} s")
                 t0 = time.perf_counter()
-                s4 = Loader(conn).run(msources)
+                s4 = Loader(conn, writer_conn=writer).run(msources)
                 print(
                     f"no-change pass over {s4.files_scanned:,} files: {time.perf_counter() - t0:.2f} s "
                     f"({s4.bytes_read} bytes read)"

@@ -174,7 +174,8 @@ def test_second_concurrent_pass_is_refused_while_the_lock_is_held(db, home):
     assert index(db, home).files_changed == len(list(home.rglob("*.jsonl")))
 
 
-def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatch):
+@pytest.mark.parametrize("pipelined", [False, True])
+def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatch, pipelined):
     from agent_history.ingest import loader as loader_mod
 
     bad = _largest(home)
@@ -188,7 +189,11 @@ def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatc
         return real(conn, parts)
 
     monkeypatch.setattr(loader_mod, "write_parts", failing)
-    summary = index(db, home)
+    if pipelined:
+        with psycopg.connect(db.dsn, autocommit=True) as conn, psycopg.connect(db.dsn, autocommit=True) as writer:
+            summary = Loader(conn, writer_conn=writer).run(sources_for(home))
+    else:
+        summary = index(db, home)
     assert summary.files_failed == 1
     with db.connect() as conn:
         status, err, offset = conn.execute(
@@ -241,3 +246,14 @@ def test_a_file_that_loads_again_clears_its_load_error(db, home, monkeypatch):
         kinds = [r[0] for r in conn.execute("SELECT kind FROM ah.parse_issue WHERE kind = 'load_error'")]
         status = conn.execute("SELECT status FROM ah.source_file WHERE path = %s", (str(bad),)).fetchone()[0]
     assert (kinds, status) == ([], "ok")
+
+
+def test_the_pipelined_writer_builds_the_same_catalogue_as_writing_inline(db, home):
+    index(db, home, batch_lines=50)
+    inline = snap(db)
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        truncate_derived(conn)
+    with psycopg.connect(db.dsn, autocommit=True) as conn, psycopg.connect(db.dsn, autocommit=True) as writer:
+        summary = Loader(conn, writer_conn=writer, batch_lines=50).run(sources_for(home))
+    assert summary.files_failed == 0
+    assert snap(db) == inline

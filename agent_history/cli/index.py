@@ -46,11 +46,12 @@ def index_cmd(
         fail(str(exc), 2)
     stop = stop_on_signals()
     conn = db.connect(autocommit=True)
+    writer = db.connect(autocommit=True)  # batches are written while the next one is parsed
     failed = False
 
     def one_pass() -> bool:
         nonlocal failed
-        summary = _one_pass(conn, sources, stop, show_progress=console.is_terminal and not json)
+        summary = _one_pass(conn, writer, sources, stop, show_progress=console.is_terminal and not json)
         if summary is None:
             console.print("another index pass is running")
             return False
@@ -71,6 +72,7 @@ def index_cmd(
         run_every(every, stop, one_pass)
     finally:
         conn.close()
+        writer.close()
     if failed:
         raise typer.Exit(1)
 
@@ -81,10 +83,10 @@ def _batch_lines() -> int:
     return int(value) if value and value.isdigit() and int(value) > 0 else BATCH_LINES
 
 
-def _one_pass(conn, sources, stop, *, show_progress: bool) -> PassSummary | None:
+def _one_pass(conn, writer, sources, stop, *, show_progress: bool) -> PassSummary | None:
     if not show_progress:
         try:
-            return Loader(conn, stop=stop, batch_lines=_batch_lines()).run(sources)
+            return Loader(conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer).run(sources)
         except AnotherPassRunning:
             return None
     columns = (
@@ -107,7 +109,9 @@ def _one_pass(conn, sources, stop, *, show_progress: bool) -> PassSummary | None
             progress.update(files, advance=done)
 
         try:
-            return Loader(conn, stop=stop, progress=tick, batch_lines=_batch_lines()).run(sources, plan=plan)
+            return Loader(conn, stop=stop, progress=tick, batch_lines=_batch_lines(), writer_conn=writer).run(
+                sources, plan=plan
+            )
         except AnotherPassRunning:
             return None
 
@@ -220,8 +224,9 @@ def rebuild_cmd(
     except ValueError as exc:
         fail(str(exc), 2)
     conn = db.connect(autocommit=True)
+    writer = db.connect(autocommit=True)
     try:
-        summary = rebuild(conn, hot, cold_sources(db.settings), allow_missing=allow_missing)
+        summary = rebuild(conn, hot, cold_sources(db.settings), allow_missing=allow_missing, writer_conn=writer)
     except RebuildRefused as exc:
         fail(f"rebuild refused: {exc}", 1)
     except AnotherPassRunning:
@@ -229,6 +234,7 @@ def rebuild_cmd(
         return
     finally:
         conn.close()
+        writer.close()
     if json:
         print_json(summary.as_dict())
     else:

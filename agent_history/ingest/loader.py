@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import sys
 import threading
 import time
@@ -154,6 +155,12 @@ class Loader:
 
     Small files share a batch (one transaction covering several files' rows and offsets), so a
     home of many short sessions costs few round trips; a file larger than a batch is split.
+
+    With `writer_conn` (a second autocommit connection), batches are written by a writer thread
+    while the next batch is parsed: psycopg releases the GIL while it waits on the server, so
+    parsing and database work overlap on two cores. Batches are still written one at a time, in
+    order, each in its own transaction; every other write of the pass waits for the queue to
+    drain first.
     """
 
     def __init__(
@@ -163,11 +170,16 @@ class Loader:
         stop: threading.Event | None = None,
         progress: Callable[[str, int, int], None] | None = None,
         batch_lines: int = BATCH_LINES,
+        writer_conn: psycopg.Connection | None = None,
     ) -> None:
         self.conn = conn
         self.stop = stop or threading.Event()
         self.progress = progress
         self.batch_lines = batch_lines
+        self._writer_conn = writer_conn
+        self._queue: queue.Queue | None = None
+        self._writer: threading.Thread | None = None
+        self._writer_error: BaseException | None = None
         self._batch: list[_Pending] = []
         self._batch_lines = 0
         self._batch_bytes = 0
@@ -184,6 +196,11 @@ class Loader:
         # a server crash only means re-reading them: asynchronous commit is safe and saves an
         # fsync per batch.
         conn.execute("SET synchronous_commit = off")
+        if self._writer_conn is not None:
+            self._writer_conn.execute("SET synchronous_commit = off")
+            self._queue = queue.Queue(maxsize=1)
+            self._writer = threading.Thread(target=self._write_loop, name="ah-writer", daemon=True)
+            self._writer.start()
         started = time.monotonic()
         summary = PassSummary()
         self._summary = summary
@@ -211,10 +228,12 @@ class Loader:
                 summary.files_scanned += 1
                 self._index_file(ref, st, known[ref.path], summary)
             self._commit()
+            self._drain()
             summary.sessions_rolled_up = run_postpasses(conn)
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:
+            self._stop_writer()
             summary.seconds = time.monotonic() - started
             try:
                 conn.execute(
@@ -278,6 +297,7 @@ class Loader:
             with open(ref.path, "rb") as fh:
                 offset, line_count, state = k.offset, k.line_count, None
                 if k.offset > 0 and k.parser_version != parser_cls.VERSION:
+                    self._drain()
                     self._parser_upgraded(k, parser_cls, summary)
                     return
                 if k.offset > 0:
@@ -287,6 +307,7 @@ class Loader:
                         rewritten = head != k.head or ckpt != k.checkpoint
                     if rewritten:
                         self._commit()  # the purge must not share a batch with this file's old rows
+                        self._drain()
                         self._rewrite(k, st, summary)
                         offset, line_count = 0, 0
                     else:
@@ -298,6 +319,8 @@ class Loader:
         except psycopg.OperationalError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
+            self._commit()  # this file's earlier parts must not be written after the error
+            self._drain()
             self._load_error(ref, k.id, exc)
 
     def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls) -> None:
@@ -359,35 +382,73 @@ class Loader:
             self._commit()
 
     def _commit(self) -> None:
-        """Write the open batch in one transaction; if it fails, retry file by file so only the
-        failing file is rolled back, recorded and skipped."""
+        """Hand the open batch to the writer thread, or write it now without one."""
         batch, self._batch, self._batch_lines, self._batch_bytes = self._batch, [], 0, 0
+        if self._writer_error is not None:
+            raise self._writer_error
+        if not batch:
+            return
+        if self._queue is None:
+            self._write_batch(batch, self.conn)
+        else:
+            self._queue.put(batch)
+
+    def _drain(self) -> None:
+        """Wait until every handed-over batch is written; re-raise the writer's failure."""
+        if self._queue is not None:
+            self._queue.join()
+        if self._writer_error is not None:
+            raise self._writer_error
+
+    def _write_loop(self) -> None:
+        assert self._queue is not None and self._writer_conn is not None
+        while True:
+            batch = self._queue.get()
+            try:
+                if batch is None:
+                    return
+                if self._writer_error is None:
+                    self._write_batch(batch, self._writer_conn)
+            except BaseException as exc:  # noqa: BLE001 - surfaced to the pass by _commit/_drain
+                self._writer_error = exc
+            finally:
+                self._queue.task_done()
+
+    def _stop_writer(self) -> None:
+        if self._writer is not None and self._queue is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer, self._queue = None, None
+
+    def _write_batch(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
+        """Write a batch in one transaction; if it fails, retry file by file so only the
+        failing file is rolled back, recorded and skipped."""
         batch = [p for p in batch if p.source_id not in self._failed]
         if not batch:
             return
         try:
-            self._write(batch)
+            self._write(batch, conn)
         except psycopg.OperationalError:
             raise
         except Exception:  # noqa: BLE001 - isolate the failing file below
             if len(batch) == 1:
-                self._load_error(batch[0].ref, batch[0].source_id, sys.exc_info()[1])
+                self._load_error(batch[0].ref, batch[0].source_id, sys.exc_info()[1], conn)
                 return
             for pending in batch:
                 if pending.source_id in self._failed:
                     continue
                 try:
-                    self._write([pending])
+                    self._write([pending], conn)
                 except psycopg.OperationalError:
                     raise
                 except Exception as exc:  # noqa: BLE001
-                    self._load_error(pending.ref, pending.source_id, exc)
+                    self._load_error(pending.ref, pending.source_id, exc, conn)
 
-    def _write(self, batch: list[_Pending]) -> None:
+    def _write(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
         summary = self._summary
-        with self.conn.transaction():
-            counts = write_parts(self.conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
-            with self.conn.cursor() as cur:
+        with conn.transaction():
+            counts = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
+            with conn.cursor() as cur:
                 cur.executemany(
                     "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "
                     "checkpoint_sha256 = %s, parser_version = %s, parser_state = %s, status = 'ok', last_error = NULL, "
@@ -485,8 +546,11 @@ class Loader:
             )
         summary.issues["parser_upgraded"] += 1
 
-    def _load_error(self, ref: FileRef, source_id: int, exc: BaseException | None) -> None:
+    def _load_error(
+        self, ref: FileRef, source_id: int, exc: BaseException | None, conn: psycopg.Connection | None = None
+    ) -> None:
         """Record a failed file: status 'error', a `load_error` issue with the SQLSTATE; skip it."""
+        conn = conn or self.conn
         if source_id in self._failed:
             return
         self._failed.add(source_id)
@@ -496,16 +560,14 @@ class Loader:
         sqlstate = getattr(exc, "sqlstate", None)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
-        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            self.conn.rollback()
-        with self.conn.transaction():
-            self.conn.execute(
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        with conn.transaction():
+            conn.execute(
                 "UPDATE ah.source_file SET status = 'error', last_error = %s WHERE id = %s", (detail, source_id)
             )
-            offset = self.conn.execute(
-                "SELECT indexed_offset FROM ah.source_file WHERE id = %s", (source_id,)
-            ).fetchone()[0]
-            self.conn.execute(
+            offset = conn.execute("SELECT indexed_offset FROM ah.source_file WHERE id = %s", (source_id,)).fetchone()[0]
+            conn.execute(
                 "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, detail) VALUES (%s, 'load_error', %s, %s) "
                 "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
                 (source_id, offset, detail),
