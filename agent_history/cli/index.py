@@ -65,6 +65,13 @@ def index_cmd(
             print_json(summary.as_dict())
         else:
             console.print(_summary_line(summary), highlight=False, soft_wrap=True)
+            if summary.files_scanned == 0 and summary.skipped_homes:
+                err_console.print(
+                    "no agent home found: index a copy with --home DIR (laid out like ~) "
+                    "or add homes under [sources] in the config file",
+                    highlight=False,
+                    markup=False,
+                )
         failed = summary.files_failed > 0
         return True
 
