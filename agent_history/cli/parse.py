@@ -53,13 +53,13 @@ def parse_cmd(
                     str(s["messages"]),
                     str(s["human_prompts"]),
                     str(s["model_calls"]),
-                    f"{sum(v for k, v in s['tokens'].items() if k != 'reasoning'):,}",
+                    _token_total(s["tokens"]),
                     str(s["tool_calls"]),
                     str(sum(s["tool_errors_by_class"].values())),
                     str(sum(s["issues_by_kind"].values())),
                 )
             console.print(table)
-        for name, t in totals.items():
+        for name, t in sorted(totals.items(), key=lambda kv: kv[0] == "all"):  # "all" last
             if name == "all" and len(totals) == 2:
                 continue
             console.print(
@@ -69,7 +69,10 @@ def parse_cmd(
                 f"(+{t.get('api_error_notices', 0)} error notices)"
             )
             tok = t.get("tokens", {})
-            console.print("  tokens: " + ", ".join(f"{b} {tok.get(b, 0):,}" for b in TOKEN_BUCKETS))
+            console.print(
+                "  tokens: "
+                + ", ".join(f"{b} {tok[b]:,}" if tok.get(b) is not None else f"{b} -" for b in TOKEN_BUCKETS)
+            )
             console.print(f"  messages by class: {_fmt_counts(t.get('messages_by_class', {}))}")
             console.print(
                 f"  tool calls {t.get('tool_calls', 0)}; errors by class: {_fmt_counts(t.get('tool_errors_by_class', {}))}"
@@ -85,6 +88,12 @@ def parse_cmd(
         err_console.print(f"error: {r.path}: {r.error}", highlight=False)
     if errors:
         raise typer.Exit(1)
+
+
+def _token_total(tokens: dict) -> str:
+    """Sum of the disjoint buckets (reasoning is inside output); '-' when no call reports any."""
+    known = [v for k, v in tokens.items() if k != "reasoning" and v is not None]
+    return f"{sum(known):,}" if known else "-"
 
 
 def _short(path: str, width: int = 60) -> str:

@@ -29,6 +29,7 @@ def summarize(folded: dict) -> dict[str, Any]:
     not API-error notices), api_error_notices, tokens {bucket: tokens} (NULL buckets are
     skipped, not counted as 0), tool_calls, tool_errors_by_class, spawns, compactions,
     file_touches, git_events, issues_by_kind, unknown_record_types {type/subtype: count}.
+    A token bucket no call reports is None (unknown), not 0.
     """
 
     def rows(t):
@@ -39,7 +40,11 @@ def summarize(folded: dict) -> dict[str, Any]:
     calls = rows(ModelCallRow)
     billable = [c for c in calls if not c.is_api_error]
     tools = rows(ToolCallRow)
-    tokens = {b: sum(getattr(c, b) or 0 for c in billable) for b in TOKEN_BUCKETS}
+    tokens = {
+        b: (sum(v for v in vals if v is not None) if any(v is not None for v in vals) else None)
+        for b in TOKEN_BUCKETS
+        for vals in [[getattr(c, b) for c in billable]]
+    }
     unknown: Counter[str] = Counter()
     for r in rows(RecordTypeRow):
         if not r.known:
@@ -70,7 +75,10 @@ def add_summaries(total: dict[str, Any], one: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict):
             d = total.setdefault(k, {})
             for kk, vv in v.items():
-                d[kk] = d.get(kk, 0) + vv
+                if vv is None:
+                    d.setdefault(kk, None)
+                else:
+                    d[kk] = (d.get(kk) or 0) + vv
         elif isinstance(v, int):
             total[k] = total.get(k, 0) + v
     return total
