@@ -13,6 +13,7 @@ def set_dsn(dsn: str | None) -> None:
     _state["dsn"] = dsn
 
 
-def database(start: bool = True) -> Database:
-    """The Database for this invocation (DSN flag → env → config → embedded)."""
+def database() -> Database:
+    """The Database for this invocation (DSN flag → env → config → embedded). Nothing is started
+    or connected until its `dsn` is first used."""
     return Database(load_settings(_state["dsn"]))

@@ -63,7 +63,7 @@ def roles_cmd() -> None:
 @app.command("stop")
 def stop_cmd() -> None:
     """Stop the embedded server (no effect on a configured DSN)."""
-    db = database(start=False)
+    db = database()
     if not db.is_embedded:
         console.print("a DSN is configured; nothing to stop")
         return
