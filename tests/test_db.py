@@ -197,3 +197,15 @@ def test_roles_command_is_idempotent(cli_env):
 
 
 _ = os
+
+
+def test_scratch_server_is_private_and_removed_afterwards():
+    from agent_history.db.embedded import dsn_or_scratch
+
+    with dsn_or_scratch("host=/given dbname=x") as given:
+        assert given == "host=/given dbname=x"
+    with dsn_or_scratch(None, "ah-test-scratch-") as dsn:
+        with psycopg.connect(dsn) as conn:
+            pgdata = Path(conn.execute("SHOW data_directory").fetchone()[0])
+        assert pgdata.parent.name.startswith("ah-test-scratch-") and pgdata.is_dir()
+    assert not pgdata.parent.exists()

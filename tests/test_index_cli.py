@@ -202,3 +202,37 @@ def test_session_accepts_the_uid_slash_agent_id_form_sessions_prints(cli_env, ho
     assert (data["session"]["agent_id"], data["events"][0]["label"]) == ("a2271d1", "subagent_brief")
     bad = cli("session", "29ccd257", "--from", "5", "--to", "2", env=cli_env)
     assert bad.returncode == 2 and "--to must not be before --from" in bad.stderr
+
+
+def test_index_every_survives_a_database_restart(cli_env, home, tmp_path):
+    from agent_history.db import embedded
+
+    env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
+    env["AGENT_HISTORY_DATA_DIR"] = str(tmp_path / "loop")
+    pgdata = tmp_path / "loop" / "pg"
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "index", "--home", str(home), "--every", "1", "--json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (pgdata / "postmaster.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(4)  # a few passes
+        embedded.stop(pgdata)
+        time.sleep(2)  # at least one pass fails while the server is down
+        embedded.ensure_running(pgdata)
+        time.sleep(4)  # the loop reconnects
+        assert proc.poll() is None, proc.stderr.read()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        embedded.stop(pgdata)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    # a pass that started while the server was down either waited for the pool to reconnect or
+    # failed with one "pass failed, retrying" line; either way the loop went on
+    assert all(line.startswith(("pass failed, retrying in 1 s", "skipped")) for line in err.splitlines()), err
+    summaries = [json.loads(chunk) for chunk in out.replace("}\n{", "}\x00{").split("\x00") if chunk.strip()]
+    assert summaries[0]["files_changed"] == len(list(home.rglob("*.jsonl")))
+    assert summaries[-1]["files_changed"] == 0 and summaries[-1]["issues"].get("load_error", 0) == 0

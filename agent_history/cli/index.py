@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import psycopg
 import typer
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -45,13 +46,24 @@ def index_cmd(
     except ValueError as exc:
         fail(str(exc), 2)
     stop = stop_on_signals()
-    conn = db.connect(autocommit=True)
-    writer = db.connect(autocommit=True)  # batches are written while the next one is parsed
+    db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
+    # Two connections per pass: the loader's, and the writer thread's (batches are written while
+    # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.
+    pool = db.pool(min_size=2, max_size=2)
     failed = False
 
     def one_pass() -> bool:
         nonlocal failed
-        summary = _one_pass(conn, writer, sources, stop, show_progress=console.is_terminal and not json)
+        try:
+            with pool.connection() as conn, pool.connection() as writer:
+                summary = _one_pass(conn, writer, sources, stop, show_progress=console.is_terminal and not json)
+        except psycopg.OperationalError as exc:
+            if not every:
+                raise
+            # a loop outlives a database restart: say so and try again next interval
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            err_console.print(f"pass failed, retrying in {every:g} s: {first}", highlight=False, markup=False)
+            return True
         if summary is None:
             console.print("another index pass is running")
             return False
@@ -78,8 +90,7 @@ def index_cmd(
     try:
         run_every(every, stop, one_pass)
     finally:
-        conn.close()
-        writer.close()
+        pool.close()
     if failed:
         raise typer.Exit(1)
 

@@ -8,6 +8,7 @@ commands, `pool()` (psycopg-pool) for long-running processes. Connection failure
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -21,7 +22,8 @@ from agent_history.db.errors import AuthFailed, ServerUnreachable
 from agent_history.db.migrate import ensure_schema
 from agent_history.db.roles import READER, ensure_roles
 
-_AUTH_PATTERNS = ("password authentication failed", "no password supplied", "role", "authentication")
+# The pool logs every failed reconnect attempt; commands report failures as one line instead.
+logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
 
 
 def mask_dsn(dsn: str) -> str:
@@ -97,6 +99,18 @@ class Database:
         except psycopg.OperationalError as exc:
             raise translate(exc, self.where(dsn)) from None
 
-    def pool(self, *, min_size: int = 1, max_size: int = 4) -> ConnectionPool:
-        """A psycopg-pool for long-running processes (open; close it when done)."""
-        return ConnectionPool(self.dsn, min_size=min_size, max_size=max_size, open=True)
+    def pool(self, *, min_size: int = 1, max_size: int = 4, timeout_s: float = 30.0) -> ConnectionPool:
+        """An open psycopg-pool of autocommit owner connections for long-running processes
+        (`index --every`): each connection is checked before it is handed out, so a server that
+        restarted between passes costs a reconnect, not the process. Close it when done.
+        `pool.connection()` raises `psycopg_pool.PoolTimeout` (an OperationalError) after
+        `timeout_s` seconds without a usable connection."""
+        return ConnectionPool(
+            self.dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout_s,
+            kwargs={"autocommit": True},
+            check=ConnectionPool.check_connection,
+            open=True,
+        )

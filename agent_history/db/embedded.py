@@ -15,9 +15,13 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -131,3 +135,18 @@ def stop(pgdata: Path) -> bool:
                     return True
                 time.sleep(0.2)
     raise ServerUnreachable(f"embedded server in {pgdata} did not stop; see {pgdata / 'log'}")
+
+
+@contextmanager
+def dsn_or_scratch(dsn: str | None, prefix: str = "ah-scratch-") -> Iterator[str]:
+    """Yield `dsn` itself, or — when it is None — the DSN of a private embedded server in a new
+    temporary directory that is stopped and removed afterwards (evaluations, benchmarks)."""
+    if dsn is not None:
+        yield dsn
+        return
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield ensure_running(tmp / "pg")
+    finally:
+        stop(tmp / "pg")
+        shutil.rmtree(tmp, ignore_errors=True)

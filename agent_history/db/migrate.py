@@ -13,7 +13,6 @@ import hashlib
 import psycopg
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool
 
@@ -127,13 +126,3 @@ def ensure_schema(dsn: str) -> None:
         upgrade(dsn)
     else:
         apply_sql_files(dsn)
-
-
-def migration_context_revision(dsn: str) -> str | None:
-    """Alembic's own view of the current revision (used by tests)."""
-    engine = _engine(dsn)
-    try:
-        with engine.connect() as conn:
-            return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
-    finally:
-        engine.dispose()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -222,14 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="list every query, not only misses and ranks > 5")
     args = ap.parse_args(argv)
     queries = load_queries(args.queries)
-    tmp = None
-    try:
-        dsn = args.dsn
-        if dsn is None:
-            from agent_history.db import embedded
+    if not args.home.is_dir():
+        print(f"error: {args.home} is not a directory (the labelled corpus lives in ../shared)", file=sys.stderr)
+        return 2
+    from agent_history.db.embedded import dsn_or_scratch
 
-            tmp = Path(tempfile.mkdtemp(prefix="ah-eval-"))
-            dsn = embedded.ensure_running(tmp / "pg")
+    with dsn_or_scratch(args.dsn, "ah-eval-") as dsn:
         t0 = time.perf_counter()
         index_home(dsn, args.home)
         indexed = time.perf_counter() - t0
@@ -245,14 +242,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"unsatisfiable labels: {', '.join(bad)}")
             _print_report(report, args.verbose)
         return 0
-    finally:
-        if tmp is not None:
-            import shutil
-
-            from agent_history.db import embedded
-
-            embedded.stop(tmp / "pg")
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

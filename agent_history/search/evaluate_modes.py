@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -84,14 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     name = "all-MiniLM-L6-v2" if model_path == default_model_path() else model_path.name
     settings = EmbeddingSettings(provider="local", model=name, local_model_path=model_path)
     queries = load_queries(args.queries)
-    tmp = None
-    try:
-        dsn = args.dsn
-        if dsn is None:
-            from agent_history.db import embedded
+    if not args.home.is_dir():
+        print(f"error: {args.home} is not a directory (the labelled corpus lives in ../shared)", file=sys.stderr)
+        return 2
+    from agent_history.db.embedded import dsn_or_scratch
 
-            tmp = Path(tempfile.mkdtemp(prefix="ah-eval-"))
-            dsn = embedded.ensure_running(tmp / "pg")
+    with dsn_or_scratch(args.dsn, "ah-eval-") as dsn:
         t0 = time.perf_counter()
         index_home(dsn, args.home)
         indexed = time.perf_counter() - t0
@@ -118,14 +115,6 @@ def main(argv: list[str] | None = None) -> int:
             by = r.as_dict()["by_kind"]
             print(f"  {mode:<8} " + "  ".join(f"{k} {by[k]['hit@5']:.2f}" for k in kinds))
         return 0
-    finally:
-        if tmp is not None:
-            import shutil
-
-            from agent_history.db import embedded
-
-            embedded.stop(tmp / "pg")
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
