@@ -1,0 +1,211 @@
+"""The metric families agent-history exports, declared as data (pure: no I/O, no OTel import).
+
+One :class:`Family` per exported metric. The OTLP instrument name *is* the name Prometheus shows:
+names already end in the unit suffix that Prometheus' OTLP translation would append (``_bytes``
+for unit ``By``, ``_seconds`` for ``s``, ``_ratio`` for ``1``) and counters end in ``_total``, so
+the translation changes nothing and dashboards, alert rules and this table use one spelling.
+
+Label values come from small fixed sets (:data:`LABEL_VALUES`); a set given as ``None`` is
+filled at run time from configuration (namespaces: the configured ones; models: the priced
+models plus ``[metrics] models``, anything else reported as ``other``). A path, session id,
+prompt, file name or host is never a label.
+
+Collectors: ``archive`` (files on disk per namespace and tier), ``catalogue`` (database
+contents), ``runs`` (index / embed / journal-sync passes), ``efficiency`` (classifier and loops),
+``self`` (each collector's own health).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["gauge", "counter"]
+
+#: Closed label-value sets. ``None``: resolved at run time from configuration (see module doc).
+LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
+    "agent": ("claude", "codex", "pi", "gemini", "opencode", "cursor", "copilot", "claude_ai", "memory"),
+    "namespace": None,
+    "model": None,
+    "table": (
+        "session",
+        "turn",
+        "message",
+        "model_call",
+        "tool_call",
+        "subagent_spawn",
+        "compaction",
+        "file_touch",
+        "git_event",
+        "parse_issue",
+        "record_type_seen",
+        "source_file",
+        "chunk",
+        "embedding",
+        "loops",
+        "lane",
+        "session_summary",
+    ),
+    "kind": (
+        "blank_line",
+        "invalid_json",
+        "invalid_utf8",
+        "non_object",
+        "line_too_long",
+        "record_before_header",
+        "unknown_record_type",
+        "recovered_object",
+        "fused_line",
+        "bad_record",
+        "source_rewritten",
+        "parser_upgraded",
+        "load_error",
+        "other",
+    ),
+    "trigger": ("user", "model", "work", "status", "wait", "event", "noop", "orchestrate", "agent_msg", "unclassified"),
+    "role": ("root", "worker", "solo"),
+    "tier": ("hot", "cold"),
+    "collector": ("archive", "catalogue", "runs", "efficiency", "self"),
+    "run": ("index", "embed", "journal_sync"),
+    "bucket": ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"),
+    "embedding_status": ("pending", "failed", "done"),
+    "loop_status": ("finished", "waiting", "paused", "running", "stale"),
+    "outcome": ("success", "failure"),
+    "family": None,  # the family names of FAMILIES
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One metric family: OTLP instrument = Prometheus series name, its type, unit and labels."""
+
+    name: str
+    kind: Kind
+    unit: str  # UCUM as OTLP wants it: "" (a count), "By", "s", "1"
+    labels: tuple[str, ...]
+    collector: str
+    meaning: str
+
+
+def _f(name: str, kind: Kind, unit: str, labels: tuple[str, ...], collector: str, meaning: str) -> Family:
+    return Family(name, kind, unit, labels, collector, meaning)
+
+
+FAMILIES: tuple[Family, ...] = (
+    # --- archive: the agent homes on disk (hot) and their archive copies (cold) ---------------
+    _f("ah_archive_files", "gauge", "", ("namespace", "tier"), "archive", "transcript files found on disk"),
+    _f("ah_archive_bytes", "gauge", "By", ("namespace", "tier"), "archive", "bytes of those files"),
+    _f(
+        "ah_archive_newest_mtime_timestamp_seconds",
+        "gauge",
+        "s",
+        ("namespace", "tier"),
+        "archive",
+        "modification time of the newest file (Unix seconds)",
+    ),
+    _f(
+        "ah_archive_files_missing",
+        "gauge",
+        "",
+        ("namespace", "tier"),
+        "archive",
+        "catalogued files no longer found in this tier",
+    ),
+    _f(
+        "ah_archive_tier_available",
+        "gauge",
+        "",
+        ("namespace", "tier"),
+        "archive",
+        "1 when the tier's directory is readable, 0 when it is configured but unavailable",
+    ),
+    _f(
+        "ah_archive_uncopied_files",
+        "gauge",
+        "",
+        ("namespace",),
+        "archive",
+        "hot files with no cold copy yet (namespaces with a cold source only): the retention backlog",
+    ),
+    _f(
+        "ah_filesystem_used_ratio",
+        "gauge",
+        "1",
+        ("namespace", "tier"),
+        "archive",
+        "used fraction of the filesystem holding the tier's directory (0..1)",
+    ),
+    # --- catalogue: what the database holds -------------------------------------------------
+    _f("ah_catalogue_rows", "gauge", "", ("table",), "catalogue", "rows per catalogue table"),
+    _f("ah_catalogue_sessions", "gauge", "", ("agent",), "catalogue", "sessions (threads) per agent"),
+    _f("ah_catalogue_dirty_sessions", "gauge", "", (), "catalogue", "sessions waiting for the post-pass"),
+    _f("ah_catalogue_parse_issues", "gauge", "", ("kind",), "catalogue", "parse issues by kind"),
+    _f(
+        "ah_catalogue_lag_bytes",
+        "gauge",
+        "By",
+        ("namespace",),
+        "catalogue",
+        "bytes on disk not yet indexed (size minus indexed offset, summed over files)",
+    ),
+    _f("ah_embeddings", "gauge", "", ("embedding_status",), "catalogue", "embedding chunks by status"),
+    # --- runs: index / embed / journal-sync passes ------------------------------------------
+    _f("ah_runs_total", "counter", "", ("run", "outcome"), "runs", "passes finished, by outcome"),
+    _f("ah_run_success", "gauge", "", ("run",), "runs", "1 when the last pass succeeded, 0 when it failed"),
+    _f("ah_run_duration_seconds", "gauge", "s", ("run",), "runs", "duration of the last pass"),
+    _f("ah_run_files_changed", "gauge", "", ("run",), "runs", "files changed in the last pass"),
+    _f("ah_run_read_bytes", "gauge", "By", ("run",), "runs", "bytes read by the last pass"),
+    _f("ah_run_rows_written", "gauge", "", ("run",), "runs", "rows written by the last pass"),
+    _f(
+        "ah_run_last_success_timestamp_seconds",
+        "gauge",
+        "s",
+        ("run",),
+        "runs",
+        "end of the last successful pass (Unix seconds)",
+    ),
+    _f("ah_run_lock_held", "gauge", "", ("run",), "runs", "1 while a pass holds the run's advisory lock"),
+    # --- efficiency: classifier and loops ---------------------------------------------------
+    _f("ah_model_calls", "gauge", "", ("trigger", "role"), "efficiency", "model calls by trigger and thread role"),
+    _f(
+        "ah_poll_share_ratio",
+        "gauge",
+        "1",
+        ("role",),
+        "efficiency",
+        "(wait + status) / classified calls per role; absent when nothing is classified",
+    ),
+    _f("ah_tokens", "gauge", "", ("bucket", "agent", "model"), "efficiency", "tokens by bucket"),
+    _f("ah_cost_usd", "gauge", "", ("agent", "model"), "efficiency", "list-price cost in USD (priced calls only)"),
+    _f("ah_loops", "gauge", "", ("loop_status",), "efficiency", "loops by status"),
+    _f(
+        "ah_loop_root_idle_max_seconds",
+        "gauge",
+        "s",
+        (),
+        "efficiency",
+        "longest time since a running loop's root was last active; absent with no running loop",
+    ),
+    # --- self: each collector's own health ----------------------------------------------------
+    _f("ah_collector_success", "gauge", "", ("collector",), "self", "1 when the collector's last run succeeded"),
+    _f(
+        "ah_collector_last_success_timestamp_seconds",
+        "gauge",
+        "s",
+        ("collector",),
+        "self",
+        "end of the collector's last successful run (Unix seconds)",
+    ),
+    _f("ah_collector_duration_seconds", "gauge", "s", ("collector",), "self", "duration of the collector's last run"),
+    _f("ah_collector_errors_total", "counter", "", ("collector",), "self", "collector runs that failed or ran late"),
+    _f(
+        "ah_telemetry_dropped_samples_total",
+        "counter",
+        "",
+        ("family",),
+        "self",
+        "samples dropped because a label value was outside its declared set",
+    ),
+)
+
+BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
