@@ -70,13 +70,13 @@ def test_keyword_mode_never_calls_the_endpoint(embedded_db, embed_settings, embe
 
 def test_hybrid_answers_keyword_only_when_the_embedding_stalls(embedded_db, embed_settings, embed_server):
     db, _ = embedded_db
-    embed_server.stall_s = 5.0
+    embed_server.stall_s = 20.0  # far beyond the 3 s budget: the bound below cannot race a loaded machine
     t0 = time.monotonic()
     result = _search(db, "how long should entries stay in the redis cache", "hybrid", embed_settings)
     elapsed = time.monotonic() - t0
     assert result.mode is Mode.KEYWORD and result.hits
     assert result.note == "the query embedding did not return within 3 s: keyword results only"
-    assert 2.9 <= elapsed < 4.5
+    assert 2.9 <= elapsed < 15  # waited for the 3 s budget, not for the stalled answer
     assert all(h.backend != "hybrid" for h in result.hits)
 
 
