@@ -37,3 +37,14 @@ bench-embed SCALE="2000" EMBED="300":
 # Keyword-search evaluation on ../shared/corpus/home (private temporary server): hit@1, hit@5, MRR.
 eval *ARGS:
     python -m agent_history.search.evaluate {{ARGS}}
+
+# Regenerate the Grafana dashboards (dashboards/*.json) and the Prometheus rule and unit-test
+# files (alerts/*.yml) from their Python builders.
+dashboards:
+    python -m dashboards.generate
+
+# Generated files match their builders; alert rules are valid and pass their promtool unit tests.
+check:
+    python -m dashboards.generate --check
+    promtool check rules alerts/agent-history.rules.yml
+    promtool test rules alerts/agent-history.test.yml
