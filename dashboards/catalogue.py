@@ -5,7 +5,8 @@ metrics (Prometheus).
 Every SQL panel is filtered by the time picker through ``$__timeFilter`` and, where the rows carry
 them, by the ``namespace``, ``agent`` and ``model`` variables (``IN ($var)``: Grafana expands a
 multi-value PostgreSQL variable to a quoted, comma-separated list, *All* to every option).
-Models are shown as ``unknown`` when a call does not name one. Costs are list prices of priced
+Events without a timestamp of their own (legacy Codex tool calls, some messages and file touches)
+are placed at their session's start. Models are shown as ``unknown`` when a call does not name one. Costs are list prices of priced
 calls only: an unpriced model's calls cost NULL (unknown), never 0.
 
 The efficiency and loops panels use the shared interface fixed by the lead (issues 11 and 12):
@@ -21,6 +22,11 @@ UID = "ah-catalogue"
 # Filters on a session alias `s` (namespace, agent) and a model-call alias `c` (model).
 S = "s.namespace IN ($namespace) AND s.agent IN ($agent)"
 MODEL = "coalesce(c.model, 'unknown') IN ($model)"
+
+# Event times, falling back to the session's start when the record carries none.
+TOOL_TS = "coalesce(t.started_at, t.ended_at, s.started_at)"
+TOUCH_TS = "coalesce(f.ts, s.started_at)"
+MSG_TS = "coalesce(m.ts, s.started_at)"
 
 # One row per (call, token bucket): the buckets of ah.model_call, disjoint (DESIGN §5).
 BUCKETS = """CROSS JOIN LATERAL (VALUES ('input_uncached', c.input_uncached), ('cache_read', c.cache_read),
@@ -51,8 +57,8 @@ OVERVIEW = Section(
         SqlPanel(
             "Messages",
             "stat",
-            "SELECT count(*) AS messages FROM ah.message m\n"
-            "WHERE $__timeFilter(m.ts) AND m.namespace IN ($namespace) AND m.agent IN ($agent)",
+            "SELECT count(*) AS messages FROM ah.message m JOIN ah.session s ON s.id = m.session_id\n"
+            f"WHERE $__timeFilter({MSG_TS}) AND {S}",
             "Messages of every class written in the range.",
             width=6,
             height=4,
@@ -152,11 +158,11 @@ TOOLS = Section(
         SqlPanel(
             "Tool calls by day",
             "timeseries",
-            "SELECT $__timeGroupAlias(t.started_at, 1d),\n"
+            f"SELECT $__timeGroupAlias({TOOL_TS}, 1d),\n"
             "  CASE t.is_error WHEN true THEN 'error' WHEN false THEN 'ok' ELSE 'unknown' END AS metric,\n"
             "  count(*) AS calls\n"
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
-            f"WHERE $__timeFilter(t.started_at) AND {S}\nGROUP BY 1, 2 ORDER BY 1",
+            f"WHERE $__timeFilter({TOOL_TS}) AND {S}\nGROUP BY 1, 2 ORDER BY 1",
             "Tool calls per day: ok, error, or unknown (no result seen).",
             fmt="time_series",
         ),
@@ -165,7 +171,7 @@ TOOLS = Section(
             "barchart",
             "SELECT t.error_class, count(*) AS calls\n"
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
-            f"WHERE $__timeFilter(t.started_at) AND {S} AND t.error_class IS NOT NULL\n"
+            f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND t.error_class IS NOT NULL\n"
             "GROUP BY 1 ORDER BY calls DESC",
             "Failed tool calls by error class (DESIGN §6: denied, timeout, interrupted, validation_error, "
             "not_found, permission, network, nonzero_exit, tool_error, other).",
@@ -176,7 +182,7 @@ TOOLS = Section(
             "SELECT t.name AS tool, count(*) AS calls, count(*) FILTER (WHERE t.is_error) AS errors,\n"
             "  round(count(*) FILTER (WHERE t.is_error)::numeric / count(*), 4) AS error_share\n"
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
-            f"WHERE $__timeFilter(t.started_at) AND {S}\n"
+            f"WHERE $__timeFilter({TOOL_TS}) AND {S}\n"
             "GROUP BY 1 HAVING count(*) FILTER (WHERE t.is_error) > 0\nORDER BY errors DESC, tool LIMIT 20",
             "Tools with the most failed calls, with their share of failures.",
             unit="short",
@@ -188,18 +194,18 @@ TOOLS = Section(
             "  left(min(cmd.command), 200) AS example\n"
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
             f"CROSS JOIN LATERAL (SELECT {COMMAND} AS command) AS cmd\n"
-            f"WHERE $__timeFilter(t.started_at) AND {S} AND t.is_error AND cmd.command IS NOT NULL\n"
+            f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND t.is_error AND cmd.command IS NOT NULL\n"
             "GROUP BY 1 ORDER BY failures DESC, program LIMIT 20",
             "Failed shell commands grouped by the program they start with, with one example.",
         ),
         SqlPanel(
             "Latest error excerpts",
             "table",
-            "SELECT t.started_at AS time, s.agent, t.name AS tool, t.error_class,\n"
+            f"SELECT {TOOL_TS} AS time, s.agent, t.name AS tool, t.error_class,\n"
             "  left(t.error_excerpt, 300) AS excerpt, coalesce(s.title, s.session_uid) AS session\n"
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
-            f"WHERE $__timeFilter(t.started_at) AND {S} AND t.error_excerpt IS NOT NULL\n"
-            "ORDER BY t.started_at DESC NULLS LAST LIMIT 50",
+            f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND t.error_excerpt IS NOT NULL\n"
+            "ORDER BY time DESC NULLS LAST LIMIT 50",
             "The 50 most recent failures with the most informative part of their output.",
             width=24,
         ),
@@ -403,9 +409,9 @@ FILES = Section(
             "Most touched files",
             "table",
             "SELECT f.path, count(*) AS touches, count(DISTINCT f.session_id) AS sessions,\n"
-            "  count(*) FILTER (WHERE f.op <> 'read') AS writes, max(f.ts) AS last_touched\n"
+            f"  count(*) FILTER (WHERE f.op <> 'read') AS writes, max({TOUCH_TS}) AS last_touched\n"
             "FROM ah.file_touch f JOIN ah.session s ON s.id = f.session_id\n"
-            f"WHERE $__timeFilter(f.ts) AND {S}\nGROUP BY 1 ORDER BY touches DESC, f.path LIMIT 30",
+            f"WHERE $__timeFilter({TOUCH_TS}) AND {S}\nGROUP BY 1 ORDER BY touches DESC, f.path LIMIT 30",
             "Paths by number of touches (reads, creates, edits, deletes) in the range.",
             width=24,
         ),
