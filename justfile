@@ -47,4 +47,4 @@ dashboards:
 check:
     python -m dashboards.generate --check
     promtool check rules alerts/agent-history.rules.yml
-    promtool test rules alerts/agent-history.test.yml
+    promtool test rules alerts/agent-history.test.yml alerts/agent-history.test-10m.yml

@@ -44,6 +44,9 @@ class Rule:
     description: str
     runbook: str
     cases: tuple[Case, ...]
+    #: promtool evaluation step of this rule's tests: rules over day-long windows use 10m, so their
+    #: tests evaluate 240 steps instead of 2,400 (their cases must then sample every 10m too).
+    eval_interval: str = "1m"
 
     def annotations(self) -> dict[str, str]:
         """The rule's annotations (templates unrendered)."""
@@ -147,22 +150,26 @@ RULES: tuple[Rule, ...] = (
         (
             Case(
                 "increased",
-                (('ah_catalogue_parse_issues{kind="invalid_json"}', "3x60 5x60"),),
+                (('ah_catalogue_parse_issues{kind="invalid_json"}', "3x6 5x6"),),
                 "90m",
                 ({"kind": "invalid_json"},),
+                interval="10m",
             ),
-            Case("constant", (('ah_catalogue_parse_issues{kind="invalid_json"}', "3x60"),), "30m"),
+            Case("constant", (('ah_catalogue_parse_issues{kind="invalid_json"}', "3x6"),), "30m", interval="10m"),
             Case(
                 "increase older than 6 h",
-                (('ah_catalogue_parse_issues{kind="invalid_json"}', "3x30 5x420"),),
+                (('ah_catalogue_parse_issues{kind="invalid_json"}', "3x3 5x42"),),
                 "7h",
+                interval="10m",
             ),
             Case(
                 "load errors are another rule",
-                (('ah_catalogue_parse_issues{kind="load_error"}', "0x60 2x60"),),
+                (('ah_catalogue_parse_issues{kind="load_error"}', "0x6 2x6"),),
                 "90m",
+                interval="10m",
             ),
         ),
+        eval_interval="10m",
     ),
     Rule(
         "agent-history.indexer",
@@ -288,29 +295,33 @@ RULES: tuple[Rule, ...] = (
             Case(
                 "hot stale, cold newer",
                 (
-                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="hot"}', "0x2500"),
-                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="cold"}', "100000x2500"),
+                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="hot"}', "0x250"),
+                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="cold"}', "100000x250"),
                 ),
                 "40h",
                 ({"namespace": "claude-local", "tier": "hot"},),
+                interval="10m",
             ),
             Case(
                 "hot stale, cold not newer",
                 (
-                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="hot"}', "1000x2500"),
-                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="cold"}', "500x2500"),
+                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="hot"}', "1000x250"),
+                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="cold"}', "500x250"),
                 ),
                 "40h",
+                interval="10m",
             ),
             Case(
                 "hot under 36 h",
                 (
-                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="hot"}', "0x2500"),
-                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="cold"}', "100000x2500"),
+                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="hot"}', "0x250"),
+                    ('ah_archive_newest_mtime_timestamp_seconds{namespace="claude-local",tier="cold"}', "100000x250"),
                 ),
                 "30h",
+                interval="10m",
             ),
         ),
+        eval_interval="10m",
     ),
     Rule(
         "agent-history.archive",
@@ -370,10 +381,12 @@ RULES: tuple[Rule, ...] = (
         "(a daily archive copy plus slack): the archive job is not running.",
         "Run the archive copy by hand and check its schedule (cron/systemd timer).",
         (
-            Case("never cleared", (('ah_archive_uncopied_files{namespace="claude-local"}', "5x1700"),), "27h",
-                 ({"namespace": "claude-local"},)),
-            Case("cleared daily", (('ah_archive_uncopied_files{namespace="claude-local"}', "5x1260 0 5x400"),), "27h"),
+            Case("never cleared", (('ah_archive_uncopied_files{namespace="claude-local"}', "5x170"),), "27h",
+                 ({"namespace": "claude-local"},), interval="10m"),
+            Case("cleared daily", (('ah_archive_uncopied_files{namespace="claude-local"}', "5x126 0 5x40"),), "27h",
+                 interval="10m"),
         ),
+        eval_interval="10m",
     ),
     # --- loops --------------------------------------------------------------------------------
     Rule(
