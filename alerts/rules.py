@@ -79,7 +79,9 @@ RULES: tuple[Rule, ...] = (
         "Check the indexer service logs (`docker compose logs indexer`) and `agent-history status`; "
         "a pass that cannot take its advisory lock says so.",
         (
-            Case("stale", (('ah_run_last_success_timestamp_seconds{run="index"}', "0x60"),), "40m", ({"run": "index"},)),
+            Case(
+                "stale", (('ah_run_last_success_timestamp_seconds{run="index"}', "0x60"),), "40m", ({"run": "index"},)
+            ),
             Case("fresh", (('ah_run_last_success_timestamp_seconds{run="index"}', "0+60x60"),), "40m"),
             Case("just under 30 min", (('ah_run_last_success_timestamp_seconds{run="index"}', "0x60"),), "29m"),
         ),
@@ -102,8 +104,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "agent-history.indexer",
         "AhIndexLagStuck",
-        "min_over_time(ah_catalogue_lag_bytes[1h]) > 0\n"
-        "and ah_catalogue_lag_bytes >= ah_catalogue_lag_bytes offset 1h",
+        "min_over_time(ah_catalogue_lag_bytes[1h]) > 0\nand ah_catalogue_lag_bytes >= ah_catalogue_lag_bytes offset 1h",
         "",
         "warning",
         "Index lag of {{ $labels.namespace }} not decreasing for 1 h",
@@ -145,7 +146,7 @@ RULES: tuple[Rule, ...] = (
         "New parse issues of kind {{ $labels.kind }}",
         "Parse issues of kind {{ $labels.kind }} increased within the last 6 hours: a transcript "
         "format may have changed or a file was rewritten.",
-        "List them with `agent-history sql \"SELECT * FROM ah.parse_issue ORDER BY created_at DESC LIMIT 20\"` "
+        'List them with `agent-history sql "SELECT * FROM ah.parse_issue ORDER BY created_at DESC LIMIT 20"` '
         "and check the record types seen (`ah.record_type_seen`).",
         (
             Case(
@@ -180,11 +181,13 @@ RULES: tuple[Rule, ...] = (
         "Transcript files failed to load",
         "At least one file's batch was rolled back and skipped (parse issue `load_error`); its "
         "newer records are not in the catalogue.",
-        "Find the files with `agent-history sql \"SELECT f.path, p.detail FROM ah.parse_issue p JOIN "
+        'Find the files with `agent-history sql "SELECT f.path, p.detail FROM ah.parse_issue p JOIN '
         "ah.source_file f ON f.id = p.source_id WHERE p.kind = 'load_error'\"`, fix the cause, then "
         "`agent-history rebuild`.",
         (
-            Case("present", (('ah_catalogue_parse_issues{kind="load_error"}', "2x10"),), "5m", ({"kind": "load_error"},)),
+            Case(
+                "present", (('ah_catalogue_parse_issues{kind="load_error"}', "2x10"),), "5m", ({"kind": "load_error"},)
+            ),
             Case("none", (('ah_catalogue_parse_issues{kind="load_error"}', "0x10"),), "5m"),
         ),
     ),
@@ -211,8 +214,7 @@ RULES: tuple[Rule, ...] = (
         "1h",
         "critical",
         "Embedding chunks pending for over an hour",
-        "Chunks have been waiting for a vector for more than an hour without the backlog ever "
-        "draining.",
+        "Chunks have been waiting for a vector for more than an hour without the backlog ever draining.",
         "Check that the embedder runs (`embed --every`), that its endpoint answers and that the "
         "per-day token cap is not exhausted (`agent-history status`).",
         (
@@ -253,7 +255,9 @@ RULES: tuple[Rule, ...] = (
         "The {{ $labels.collector }} collector's runs have failed for 30 minutes; its metrics are stale.",
         "Read the metrics service log for the collector's error (a failed query or an unreadable directory).",
         (
-            Case("failing", (('ah_collector_success{collector="archive"}', "0x40"),), "35m", ({"collector": "archive"},)),
+            Case(
+                "failing", (('ah_collector_success{collector="archive"}', "0x40"),), "35m", ({"collector": "archive"},)
+            ),
             Case("failing briefly", (('ah_collector_success{collector="archive"}', "0x40"),), "25m"),
             Case("ok", (('ah_collector_success{collector="archive"}', "1x40"),), "35m"),
         ),
@@ -269,8 +273,12 @@ RULES: tuple[Rule, ...] = (
         "Look for a slow catalogue query (`pg_stat_statements`) or a huge archive directory; raise the "
         "collection interval if the work is legitimate.",
         (
-            Case("slow", (('ah_collector_duration_seconds{collector="catalogue"}', "90x20"),), "15m",
-                 ({"collector": "catalogue"},)),
+            Case(
+                "slow",
+                (('ah_collector_duration_seconds{collector="catalogue"}', "90x20"),),
+                "15m",
+                ({"collector": "catalogue"},),
+            ),
             Case("slow once", (('ah_collector_duration_seconds{collector="catalogue"}', "90x5 30 90x14"),), "15m"),
             Case("fast", (('ah_collector_duration_seconds{collector="catalogue"}', "5x20"),), "15m"),
         ),
@@ -335,8 +343,12 @@ RULES: tuple[Rule, ...] = (
         "Check the archive mount (NFS/USB disk) and its permissions; `agent-history rebuild-check` "
         "shows per-namespace counts.",
         (
-            Case("unavailable", (('ah_archive_tier_available{namespace="claude-local",tier="cold"}', "0x10"),), "8m",
-                 ({"namespace": "claude-local", "tier": "cold"},)),
+            Case(
+                "unavailable",
+                (('ah_archive_tier_available{namespace="claude-local",tier="cold"}', "0x10"),),
+                "8m",
+                ({"namespace": "claude-local", "tier": "cold"},),
+            ),
             Case("available", (('ah_archive_tier_available{namespace="claude-local",tier="cold"}', "1x10"),), "8m"),
         ),
     ),
@@ -350,8 +362,12 @@ RULES: tuple[Rule, ...] = (
         "The filesystem holding the hot tier of {{ $labels.namespace }} is more than 85 % used.",
         "Free space or move old transcripts to the cold tier once they have a cold copy.",
         (
-            Case("full", (('ah_filesystem_used_ratio{namespace="claude-local",tier="hot"}', "0.9x20"),), "15m",
-                 ({"namespace": "claude-local", "tier": "hot"},)),
+            Case(
+                "full",
+                (('ah_filesystem_used_ratio{namespace="claude-local",tier="hot"}', "0.9x20"),),
+                "15m",
+                ({"namespace": "claude-local", "tier": "hot"},),
+            ),
             Case("at 80 %", (('ah_filesystem_used_ratio{namespace="claude-local",tier="hot"}', "0.8x20"),), "15m"),
         ),
     ),
@@ -365,8 +381,12 @@ RULES: tuple[Rule, ...] = (
         "The filesystem holding the cold tier of {{ $labels.namespace }} is more than 90 % used.",
         "Grow the archive volume or prune archived transcripts that are no longer needed.",
         (
-            Case("full", (('ah_filesystem_used_ratio{namespace="claude-local",tier="cold"}', "0.95x20"),), "15m",
-                 ({"namespace": "claude-local", "tier": "cold"},)),
+            Case(
+                "full",
+                (('ah_filesystem_used_ratio{namespace="claude-local",tier="cold"}', "0.95x20"),),
+                "15m",
+                ({"namespace": "claude-local", "tier": "cold"},),
+            ),
             Case("at 88 %", (('ah_filesystem_used_ratio{namespace="claude-local",tier="cold"}', "0.88x20"),), "15m"),
         ),
     ),
@@ -381,10 +401,19 @@ RULES: tuple[Rule, ...] = (
         "(a daily archive copy plus slack): the archive job is not running.",
         "Run the archive copy by hand and check its schedule (cron/systemd timer).",
         (
-            Case("never cleared", (('ah_archive_uncopied_files{namespace="claude-local"}', "5x170"),), "27h",
-                 ({"namespace": "claude-local"},), interval="10m"),
-            Case("cleared daily", (('ah_archive_uncopied_files{namespace="claude-local"}', "5x126 0 5x40"),), "27h",
-                 interval="10m"),
+            Case(
+                "never cleared",
+                (('ah_archive_uncopied_files{namespace="claude-local"}', "5x170"),),
+                "27h",
+                ({"namespace": "claude-local"},),
+                interval="10m",
+            ),
+            Case(
+                "cleared daily",
+                (('ah_archive_uncopied_files{namespace="claude-local"}', "5x126 0 5x40"),),
+                "27h",
+                interval="10m",
+            ),
         ),
         eval_interval="10m",
     ),

@@ -51,7 +51,7 @@ OVERVIEW = Section(
             "stat",
             f"SELECT count(*) AS sessions FROM ah.session s WHERE $__timeFilter(s.started_at) AND {S}",
             "Threads (main sessions and sub-agents) started in the range.",
-            width=6,
+            width=4,
             height=4,
         ),
         SqlPanel(
@@ -60,7 +60,7 @@ OVERVIEW = Section(
             "SELECT count(*) AS messages FROM ah.message m JOIN ah.session s ON s.id = m.session_id\n"
             f"WHERE $__timeFilter({MSG_TS}) AND {S}",
             "Messages of every class written in the range.",
-            width=6,
+            width=4,
             height=4,
         ),
         SqlPanel(
@@ -69,20 +69,39 @@ OVERVIEW = Section(
             "SELECT count(*) AS model_calls FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id\n"
             f"WHERE $__timeFilter(c.ts) AND {S} AND {MODEL}",
             "Model API calls (responses) in the range.",
-            width=6,
+            width=4,
+            height=4,
+        ),
+        SqlPanel(
+            "Tokens",
+            "stat",
+            "SELECT sum(b.tokens) AS tokens\n"
+            f"FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id\n{BUCKETS}\n"
+            f"WHERE $__timeFilter(c.ts) AND {S} AND {MODEL}",
+            "Tokens of every bucket (unknown counts left out, not counted as 0).",
+            unit="short",
+            width=4,
             height=4,
         ),
         SqlPanel(
             "List-price cost",
             "stat",
-            f"SELECT sum({COST}) AS cost_usd,\n"
-            f"  count(*) FILTER (WHERE {COST} IS NULL) AS unpriced_calls\n"
+            f"SELECT round(sum({COST}), 6) AS cost_usd\n"
             "FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id\n"
             f"WHERE $__timeFilter(c.ts) AND {S} AND {MODEL}",
-            "USD at list price over priced calls; unpriced_calls counts calls whose cost is unknown "
-            "(no price for the model, or no usage recorded).",
+            "USD at list price over priced calls (see Unpriced calls).",
             unit="currencyUSD",
-            width=6,
+            width=4,
+            height=4,
+        ),
+        SqlPanel(
+            "Unpriced calls",
+            "stat",
+            f"SELECT count(*) FILTER (WHERE {COST} IS NULL) AS unpriced_calls\n"
+            "FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id\n"
+            f"WHERE $__timeFilter(c.ts) AND {S} AND {MODEL}",
+            "Calls whose cost is unknown (no list price for the model, or no usage recorded): not in the cost.",
+            width=4,
             height=4,
         ),
         SqlPanel(
@@ -190,13 +209,15 @@ TOOLS = Section(
         SqlPanel(
             "Top failing commands",
             "table",
-            "SELECT split_part(btrim(cmd.command), ' ', 1) AS program, count(*) AS failures,\n"
+            # leading `cd DIR &&` / `cd DIR;` hops are skipped: the program is what ran there
+            "SELECT split_part(btrim(regexp_replace(cmd.command, '^\\s*(cd\\s+[^;&|]+(&&|;)\\s*)+', '')), ' ', 1)\n"
+            "  AS program, count(*) AS failures,\n"
             "  left(min(cmd.command), 200) AS example\n"
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
             f"CROSS JOIN LATERAL (SELECT {COMMAND} AS command) AS cmd\n"
             f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND t.is_error AND cmd.command IS NOT NULL\n"
             "GROUP BY 1 ORDER BY failures DESC, program LIMIT 20",
-            "Failed shell commands grouped by the program they start with, with one example.",
+            "Failed shell commands grouped by the program they run (after any leading `cd DIR &&`), with one example.",
         ),
         SqlPanel(
             "Latest error excerpts",
@@ -258,7 +279,7 @@ EFFICIENCY = Section(
         SqlPanel(
             "Triggers by role",
             "barchart",
-            "SELECT e.role, sum(e.n_user) AS \"user\", sum(e.n_model) AS model, sum(e.n_work) AS work,\n"
+            'SELECT e.role, sum(e.n_user) AS "user", sum(e.n_model) AS model, sum(e.n_work) AS work,\n'
             "  sum(e.n_status) AS status, sum(e.n_wait) AS wait, sum(e.n_event) AS event, sum(e.n_noop) AS noop,\n"
             "  sum(e.n_orchestrate) AS orchestrate, sum(e.n_agent_msg) AS agent_msg,\n"
             "  sum(e.unclassified) AS unclassified\n"
@@ -423,8 +444,7 @@ F = "f.namespace IN ($namespace) AND f.agent IN ($agent)"
 
 INGEST = Section(
     "Ingest health",
-    "Does the indexer keep up: last good pass, bytes not yet read, parse issues, pending post-pass "
-    "and embedding work?",
+    "Does the indexer keep up: last good pass, bytes not yet read, parse issues, pending post-pass and embedding work?",
     (
         SqlPanel(
             "Last successful index pass",

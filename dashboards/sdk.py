@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
-from grafana_foundation_sdk.builders import barchart, stat, table, timeseries
+from grafana_foundation_sdk.builders import barchart, stat, table, text, timeseries
 from grafana_foundation_sdk.builders import dashboard as gd
 from grafana_foundation_sdk.builders import prometheus as gp
 from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models import text as tm
 
 #: Datasource uids, fixed by the provisioning files in observability/grafana/provisioning.
 POSTGRES = dm.DataSourceRef(type_val="grafana-postgresql-datasource", uid="ah-postgres")
@@ -123,7 +124,8 @@ def dashboard(
     variables: tuple[cogbuilder.Builder[dm.VariableModel], ...] = (),
     time_from: str = "now-30d",
 ) -> gd.Dashboard:
-    """The SDK dashboard builder: one collapsed-free row per section, panels in order."""
+    """The SDK dashboard builder: per section an expanded row, a text panel stating the question it
+    answers, then its panels in declaration order; ids 1, 2, … in that order."""
     d = (
         gd.Dashboard(title)
         .uid(uid)
@@ -138,12 +140,14 @@ def dashboard(
         d = d.with_variable(v)
     panel_id = 1
     for section in sections:
-        row = gd.Row(section.title).id(panel_id)
-        panel_id += 1
+        # An expanded row: its panels follow it at the top level (only collapsed rows nest them).
+        d = d.with_row(gd.Row(section.title).id(panel_id).collapsed(False))
+        question = text.Panel().id(panel_id + 1).mode(tm.TextMode.MARKDOWN).content(f"**{section.question}**")
+        d = d.with_panel(question.transparent(True).span(24).height(2))
+        panel_id += 2
         for spec in section.panels:
-            row = row.with_panel(_panel(spec, panel_id))
+            d = d.with_panel(_panel(spec, panel_id))
             panel_id += 1
-        d = d.with_row(row)
     return d
 
 

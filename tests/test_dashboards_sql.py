@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import psycopg
 import pytest
@@ -87,9 +88,32 @@ def test_stats_match_the_catalogue_and_the_time_picker_filters(corpus_db):  # no
         ).fetchone()
         assert (sessions, calls) == truth == (32, 1496)
         assert run(conn, by_title["Error classes"], variables, START, END) == [
-            ("nonzero_exit", 35), ("tool_error", 27), ("validation_error", 16),
-            ("interrupted", 9), ("denied", 8), ("not_found", 7),
+            ("nonzero_exit", 35),
+            ("tool_error", 27),
+            ("validation_error", 16),
+            ("interrupted", 9),
+            ("denied", 8),
+            ("not_found", 7),
         ]
+        one = {
+            t: run(conn, by_title[t], variables, START, END)[0][0]
+            for t in ("Messages", "Tokens", "List-price cost", "Unpriced calls")
+        }
+        # Unpriced: gpt-5.1-codex (40 calls, no confirmed price) and pi-fixture-model (2)
+        assert one == {
+            "Messages": 1586,
+            "Tokens": 174477480,
+            "List-price cost": Decimal("101.074007"),
+            "Unpriced calls": 42,
+        }
+        by_agent = run(conn, by_title["By agent and namespace"], variables, START, END)
+        assert [(r[0], r[1], r[2], r[6]) for r in by_agent] == [
+            ("pi", "pi-local", 3, Decimal("60.066688")),
+            ("claude", "claude-local", 25, Decimal("41.007319")),
+            ("codex", "codex-local", 4, None),  # cost unknown, not 0
+        ]
+        commands = run(conn, by_title["Top failing commands"], variables, START, END)
+        assert "cd" not in [r[0] for r in commands]
         git = run(conn, by_title["Commits and pushes per repo"], variables, START, END)
         assert (sum(r[1] for r in git), sum(r[2] for r in git)) == (49, 42)
         # A range before any transcript: every count is 0 and no series has a point.
@@ -98,14 +122,22 @@ def test_stats_match_the_catalogue_and_the_time_picker_filters(corpus_db):  # no
         assert run(conn, by_title["Tokens by day and bucket"], variables, *old) == []
         # One agent selected: only its sessions.
         claude = run(conn, by_title["Sessions"], {**variables, "agent": ["claude"]}, START, END)[0][0]
-        assert claude == conn.execute("SELECT count(*) FROM ah.session WHERE agent = 'claude' AND started_at IS NOT NULL").fetchone()[0] == 25
+        assert (
+            claude
+            == conn.execute(
+                "SELECT count(*) FROM ah.session WHERE agent = 'claude' AND started_at IS NOT NULL"
+            ).fetchone()[0]
+            == 25
+        )
         assert 0 < claude < sessions
 
 
 def test_a_panel_needing_a_missing_column_fails_with_its_title(corpus_db):  # noqa: F811
     broken = Target(
-        "Sessions by colour", "grafana-postgresql-datasource",
-        "SELECT s.colour FROM ah.session s WHERE $__timeFilter(s.started_at)", "table",
+        "Sessions by colour",
+        "grafana-postgresql-datasource",
+        "SELECT s.colour FROM ah.session s WHERE $__timeFilter(s.started_at)",
+        "table",
     )
     with psycopg.connect(corpus_db.reader_dsn) as conn, pytest.raises(PanelError) as info:
         run(conn, broken, {}, START, END)
