@@ -21,7 +21,6 @@ from alerts.rules import RULES
 from dashboards.generate import RULES_FILE, TEST_FILES, outputs
 from dashboards.sdk import UNUSED_FAMILIES
 from tests.conftest import REPO
-from tests.grafana_sql import targets
 
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool absent (Debian package `prometheus`)")
@@ -39,12 +38,18 @@ def _grafana(expr: str) -> str:
 
 def dashboard_exprs() -> list[tuple[str, str]]:
     """(where, PromQL) of every Prometheus target of the generated dashboards."""
+    return [(where, expr) for where, expr, _ in _dashboard_targets()]
+
+
+def _dashboard_targets() -> list[tuple[str, str, str]]:
+    """(where, PromQL, legend format) of every Prometheus target of the generated dashboards."""
     out = []
     for rel, text in outputs().items():
         if rel.endswith(".json"):
-            for t in targets(json.loads(text)):
-                if t.datasource == "prometheus":
-                    out.append((f"{rel}: {t.panel}", _grafana(t.query)))
+            for p in json.loads(text)["panels"]:
+                for t in p.get("targets") or []:
+                    if t["datasource"]["type"] == "prometheus":
+                        out.append((f"{rel}: {p['title']}", _grafana(t["expr"]), t.get("legendFormat", "")))
     return out
 
 
@@ -61,6 +66,45 @@ def _selectors(expr: str) -> list[promql_parser.VectorSelector]:
 
     promql_parser.walk(promql_parser.parse(expr), visit)
     return found
+
+
+def _grouping_labels(expr: str) -> list[tuple[set[str], list[str]]]:
+    """(labels of the families below, labels named) for each `by (…)`/`without (…)` and each
+    `on (…)`/`ignoring (…)` of an expression."""
+    found = []
+
+    def visit(node):
+        named = []
+        if isinstance(node, promql_parser.AggregateExpr) and node.modifier is not None:
+            named = list(node.modifier.labels)
+        elif isinstance(node, promql_parser.BinaryExpr) and node.modifier and node.modifier.matching:
+            named = list(node.modifier.matching.labels)
+        if named:
+            below: set[str] = set()
+            promql_parser.walk(
+                node,
+                lambda n: (
+                    below.update(BY_NAME[n.name].labels)
+                    if isinstance(n, promql_parser.VectorSelector) and n.name in BY_NAME
+                    else None
+                ),
+            )
+            found.append((below, named))
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
+    return found
+
+
+def test_grouping_and_legend_labels_are_declared():
+    problems = []
+    for where, expr in all_exprs():
+        for below, named in _grouping_labels(expr):
+            problems += [f"{where}: groups by undeclared label {x!r}" for x in named if x not in below]
+    for where, expr, legend in _dashboard_targets():
+        declared = {lab for sel in _selectors(expr) for lab in BY_NAME[sel.name].labels}
+        problems += [f"{where}: legend names {x!r}" for x in re.findall(r"\{\{(\w+)\}\}", legend) if x not in declared]
+    assert problems == []
+    assert _grouping_labels("sum by (colour) (ah_loops)") == [({"loop_status"}, ["colour"])]
 
 
 def _matchers(sel: promql_parser.VectorSelector) -> list[tuple[str, str, str]]:
