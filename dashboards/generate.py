@@ -33,8 +33,18 @@ def dashboard_json(build: Callable) -> str:
     return json.dumps(build().build(), cls=JSONEncoder, indent=2, ensure_ascii=False) + "\n"
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (PromQL spread over lines) as literal blocks, the rest as usual."""
+
+
+_Dumper.add_representer(
+    str,
+    lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v, style="|" if "\n" in v else None),
+)
+
+
 def _dump(data: object) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def _groups(rules: tuple[Rule, ...]) -> dict[str, list[Rule]]:
