@@ -70,7 +70,7 @@ def rules_yaml(rules: tuple[Rule, ...] = RULES) -> str:
     return HEADER.format(src="alerts/rules.py") + _dump({"groups": groups})
 
 
-def tests_yaml(eval_interval: str, rules: tuple[Rule, ...] = RULES) -> str:
+def unit_tests_yaml(eval_interval: str, rules: tuple[Rule, ...] = RULES) -> str:
     """The promtool unit-test file of the rules evaluated every ``eval_interval``: one test per
     (rule, case), expected annotations rendered.
 
@@ -112,7 +112,7 @@ def outputs() -> dict[str, str]:
         "dashboards/catalogue.json": dashboard_json(catalogue.build),
         "dashboards/operations.json": dashboard_json(operations.build),
         RULES_FILE: rules_yaml(),
-        **{path: tests_yaml(step) for step, path in TEST_FILES.items()},
+        **{path: unit_tests_yaml(step) for step, path in TEST_FILES.items()},
     }
 
 

@@ -19,7 +19,7 @@ import yaml
 
 from agent_history.telemetry.families import BY_NAME, FAMILIES, LABEL_VALUES
 from alerts.rules import RULES, render
-from dashboards.generate import RULES_FILE, TEST_FILES, outputs, tests_yaml
+from dashboards.generate import RULES_FILE, TEST_FILES, outputs, unit_tests_yaml
 from dashboards.sdk import UNUSED_FAMILIES
 from tests.conftest import REPO
 
@@ -254,10 +254,10 @@ def test_the_generator_refuses_untestable_rules():
     stale = RULES[0]
     only_firing = dataclasses.replace(stale, cases=tuple(c for c in stale.cases if c.fires))
     with pytest.raises(ValueError, match="AhIndexStale: needs at least one firing and one quiet case"):
-        tests_yaml("1m", (only_firing,))
+        unit_tests_yaml("1m", (only_firing,))
     sparse = dataclasses.replace(stale, cases=tuple(dataclasses.replace(c, interval="10m") for c in stale.cases))
     with pytest.raises(ValueError, match="AhIndexStale: cases must sample every 1m"):
-        tests_yaml("1m", (sparse,))
+        unit_tests_yaml("1m", (sparse,))
     with pytest.raises(ValueError, match="unsupported template"):
         render("lag {{ $value }}", {})
     assert render("lag of {{ $labels.namespace }}", {"namespace": "claude-local"}) == "lag of claude-local"
