@@ -8,12 +8,12 @@ test *ARGS:
 
 # Lint with ruff.
 lint:
-    ruff check agent_history tests migrations benchmarks
+    ruff check agent_history tests migrations benchmarks dashboards alerts
 
 # Format with ruff.
 fmt:
-    ruff format agent_history tests migrations benchmarks
-    ruff check --fix agent_history tests migrations benchmarks
+    ruff format agent_history tests migrations benchmarks dashboards alerts
+    ruff check --fix agent_history tests migrations benchmarks dashboards alerts
 
 # Ingest benchmark on a synthetic home (not timed tests): messages/s, MB/s, peak RSS, no-change
 # pass. SCALE = sessions. Then keyword-search latency at 100 k messages (bench-search for 1 M).
