@@ -261,3 +261,25 @@ def test_the_generator_refuses_untestable_rules():
     with pytest.raises(ValueError, match="unsupported template"):
         render("lag {{ $value }}", {})
     assert render("lag of {{ $labels.namespace }}", {"namespace": "claude-local"}) == "lag of claude-local"
+
+
+@pytest.mark.parametrize("rel", ["dashboards/catalogue.json", "dashboards/operations.json"])
+def test_dashboards_are_well_formed(rel):
+    dash = json.loads(outputs()[rel])
+    panels = dash["panels"]
+    assert len({p["id"] for p in panels}) == len(panels)
+    rows = [p for p in panels if p["type"] == "row"]
+    questions = [p for p in panels if p["type"] == "text"]
+    assert len(rows) == len(questions) >= 6
+    data = [p for p in panels if p["type"] not in ("row", "text")]
+    for p in data:
+        assert p["title"] and p["description"], p
+        assert p["gridPos"]["x"] + p["gridPos"]["w"] <= 24, p["title"]
+        refs = [t["refId"] for t in p["targets"]]
+        assert refs and len(set(refs)) == len(refs), p["title"]
+        assert all(t["datasource"] == p["datasource"] for t in p["targets"]), p["title"]
+    # every template variable is used by some panel
+    text = json.dumps([p.get("targets", []) for p in data])
+    for v in dash["templating"]["list"]:
+        assert f"${v['name']}" in text, v["name"]
+    assert dash["uid"] in ("ah-catalogue", "ah-operations") and "generated" in dash["tags"]
