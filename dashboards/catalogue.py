@@ -339,12 +339,12 @@ LOOPS = Section(
     (
         SqlPanel(
             "Loops by status",
-            "stat",
+            "barchart",
             f"SELECT l.status, count(*) AS loops FROM ah.loops l {LOOP_S}\n"
             f"WHERE $__timeFilter(l.started_at) AND {S}\nGROUP BY 1 ORDER BY 1",
             "Loops started in the range by status (finished, waiting, paused, running, stale).",
             width=24,
-            height=4,
+            height=6,
         ),
         SqlPanel(
             "Loop status",
