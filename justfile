@@ -8,12 +8,12 @@ test *ARGS:
 
 # Lint with ruff.
 lint:
-    ruff check agent_history tests migrations benchmarks
+    ruff check agent_history tests migrations benchmarks dashboards alerts
 
 # Format with ruff.
 fmt:
-    ruff format agent_history tests migrations benchmarks
-    ruff check --fix agent_history tests migrations benchmarks
+    ruff format agent_history tests migrations benchmarks dashboards alerts
+    ruff check --fix agent_history tests migrations benchmarks dashboards alerts
 
 # Ingest benchmark on a synthetic home (not timed tests): messages/s, MB/s, peak RSS, no-change
 # pass. SCALE = sessions. Then keyword-search latency at 100 k messages (bench-search for 1 M).
@@ -37,3 +37,14 @@ bench-embed SCALE="2000" EMBED="300":
 # Keyword-search evaluation on ../shared/corpus/home (private temporary server): hit@1, hit@5, MRR.
 eval *ARGS:
     python -m agent_history.search.evaluate {{ARGS}}
+
+# Regenerate the Grafana dashboards (dashboards/*.json) and the Prometheus rule and unit-test
+# files (alerts/*.yml) from their Python builders.
+dashboards:
+    python -m dashboards.generate
+
+# Generated files match their builders; alert rules are valid and pass their promtool unit tests.
+check:
+    python -m dashboards.generate --check
+    promtool check rules alerts/agent-history.rules.yml
+    promtool test rules alerts/agent-history.test.yml alerts/agent-history.test-10m.yml

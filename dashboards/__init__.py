@@ -1,0 +1,6 @@
+"""Grafana dashboards generated from Python (DESIGN §11): never edited in Grafana.
+
+``python -m dashboards.generate`` (``just dashboards``) writes ``dashboards/*.json`` and the
+Prometheus rule files under ``alerts/``; ``--check`` (``just check``) fails when a committed file
+differs from what its builder produces.
+"""
