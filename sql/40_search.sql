@@ -47,8 +47,9 @@ CREATE OR REPLACE FUNCTION ah.tsquery_all(lexemes text[]) RETURNS tsquery
     RETURN (SELECT coalesce(string_agg(ah.tsquery_literal(l), ' & '), '')::tsquery FROM unnest(lexemes) AS l);
 
 
--- Query terms → lexemes, analysed exactly like the documents (ah.search configuration over
--- ah.code_aware_text), with their document frequency and idf in `p_corpus`
+-- Query terms → lexemes, analysed exactly like the documents (ah.search_tsv: the ah.search
+-- configuration over ah.search_text, plus CJK bigrams and symbols; migration 0004), with their
+-- document frequency and idf in `p_corpus`
 -- ('message' | 'tool_call'). A lexeme produced by several terms keeps the largest weight.
 -- Stop words produce no lexeme; lexemes absent from the corpus come back with df = 0.
 CREATE OR REPLACE FUNCTION ah.search_lexemes(p_corpus text, terms text[], weights double precision[])
@@ -58,8 +59,7 @@ AS $$
     WITH q AS (
         SELECT l.lexeme, max(coalesce(t.weight, 1.0)) AS weight
         FROM unnest(terms, weights) AS t(term, weight)
-        CROSS JOIN LATERAL unnest(tsvector_to_array(
-            to_tsvector('ah.search'::regconfig, ah.code_aware_text(t.term)))) AS l(lexeme)
+        CROSS JOIN LATERAL unnest(tsvector_to_array(ah.search_tsv(t.term))) AS l(lexeme)
         GROUP BY l.lexeme
     ), n AS (
         SELECT coalesce((SELECT doc_count FROM ah.search_corpus WHERE corpus = p_corpus), 0) AS docs
