@@ -153,17 +153,24 @@ $$;
 -- A highlighted snippet: ts_headline over the window, matched words wrapped in U+0002 / U+0003
 -- (control characters that do not occur in transcripts; the CLI turns them into colour or
 -- strips them), whitespace collapsed. A short document is shown whole (HighlightAll); a longer
--- one as up to two fragments of 18–40 words around the matches.
+-- one as up to two fragments of 18–40 words around the matches. When ts_headline marks nothing
+-- (the match is a symbol, a CJK bigram or a part of a compound token, which its parser does not
+-- see as words, and it would show the window's first words), the snippet is the 300 characters
+-- from 100 before the first needle found: the caller marks the needles in it.
 CREATE OR REPLACE FUNCTION ah.search_snippet(doc text, needles text[], q tsquery, width integer DEFAULT 1200)
     RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-    SELECT regexp_replace(
-        ts_headline('ah.search'::regconfig, w.body, q,
-                    'StartSel=' || chr(2) || ', StopSel=' || chr(3) || CASE
-                        WHEN length(w.body) <= 300 THEN ', HighlightAll=true'
-                        ELSE ', MaxWords=40, MinWords=18, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "'
-                    END),
-        '\s+', ' ', 'g')
-    FROM (SELECT ah.snippet_window(doc, needles, width) AS body) AS w
+    SELECT CASE WHEN strpos(h.body, chr(2)) > 0 THEN h.body
+                ELSE regexp_replace(ah.snippet_window(doc, needles, 300), '\s+', ' ', 'g') END
+    FROM (
+        SELECT regexp_replace(
+            ts_headline('ah.search'::regconfig, w.body, q,
+                        'StartSel=' || chr(2) || ', StopSel=' || chr(3) || CASE
+                            WHEN length(w.body) <= 300 THEN ', HighlightAll=true'
+                            ELSE ', MaxWords=40, MinWords=18, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "'
+                        END),
+            '\s+', ' ', 'g') AS body
+        FROM (SELECT ah.snippet_window(doc, needles, width) AS body) AS w
+    ) AS h
 $$;
