@@ -120,9 +120,7 @@ def mark_terms(snippet: str, needles: list[str], min_len: int = 3) -> str:
     which ts_headline's parser never sees as words, are marked at any length, outside the
     spans already marked."""
     marked = HL_START in snippet
-    words = sorted(
-        {n for n in needles if has_script(n) or (not marked and len(n) >= min_len)}, key=len, reverse=True
-    )
+    words = sorted({n for n in needles if has_script(n) or (not marked and len(n) >= min_len)}, key=len, reverse=True)
     if not words:
         return snippet
     pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
