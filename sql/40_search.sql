@@ -131,17 +131,24 @@ CREATE OR REPLACE FUNCTION ah.bm25_matched(tsv tsvector, lexemes text[]) RETURNS
 
 -- The part of `doc` worth highlighting: about `width` characters around the first occurrence
 -- of the first needle (in the given order — callers pass the rarest terms first) found
--- case-insensitively; the head of the document when none is found. ts_headline parses its whole
--- input, so it is given this window instead of a document of up to 128 KiB.
+-- case-insensitively, else accent-insensitively (ah.fold, migration 0004: the stem `francai`
+-- is found in `Français`; the position is approximate where folding changes the length, as for
+-- `æ` → `ae`); the head of the document when none is found. ts_headline parses its whole input,
+-- so it is given this window instead of a document of up to 128 KiB.
 CREATE OR REPLACE FUNCTION ah.snippet_window(doc text, needles text[], width integer DEFAULT 1200)
     RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     WITH d AS (SELECT left(coalesce(doc, ''), 131072) AS body),
+    low AS (SELECT lower(d.body) AS text FROM d),
     hit AS (
-        SELECT strpos(lower(d.body), lower(n.needle)) AS pos
-        FROM d, unnest(needles) WITH ORDINALITY AS n(needle, ord)
-        WHERE n.needle <> '' AND strpos(lower(d.body), lower(n.needle)) > 0
+        SELECT p.pos
+        FROM low, unnest(needles) WITH ORDINALITY AS n(needle, ord)
+        CROSS JOIN LATERAL (
+            SELECT coalesce(nullif(strpos(low.text, lower(n.needle)), 0),
+                            strpos(ah.fold(low.text), ah.fold(lower(n.needle)))) AS pos
+        ) AS p
+        WHERE n.needle <> '' AND p.pos > 0
         ORDER BY n.ord
         LIMIT 1
     )

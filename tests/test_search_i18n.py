@@ -81,6 +81,8 @@ def test_accents_fold_both_ways(corpus_db, query):  # noqa: F811
         expected = contains_count(conn, "tool_call", "Français")
     assert expected == 2 and len(hits) == expected
     assert all("Français" in t for t in texts)
+    # the snippet is placed on the folded match and highlights it (ts_headline folds as well)
+    assert all(f"{HL_START}Français{HL_END}" in h.snippet for h in hits)
 
 
 def test_cjk_text_is_found_by_a_part_of_a_run(corpus_db):  # noqa: F811

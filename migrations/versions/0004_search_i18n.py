@@ -14,7 +14,8 @@ parser takes emoji and other symbols for blanks). What changes:
   non-ASCII letters through it before stemming: ``word``, ``hword``, ``hword_part`` →
   ``unaccent, english_stem``; ``file``, ``host``, ``url_path``, ``email`` → ``unaccent, simple``.
   Documents and query terms go through the same configuration, so folding agrees on both sides
-  and ``ts_headline`` highlights ``café`` for ``cafe``.
+  and ``ts_headline`` highlights ``café`` for ``cafe``. ``ah.fold(text)`` strips accents from a
+  whole text (used to place snippets, sql/40_search.sql).
 - ``ah.script_lexemes(text)`` — IMMUTABLE: the lexemes the parser cannot produce, as a tsvector
   with positions in document order:
   * CJK bigrams: every run of 3 or more Han / Hiragana / Katakana / Hangul characters gives its
@@ -78,6 +79,10 @@ BEGIN
             || quote_ident(s) || '.unaccent, english_stem';
     EXECUTE 'ALTER TEXT SEARCH CONFIGURATION ah.search ALTER MAPPING FOR file, host, url_path, email WITH '
             || quote_ident(s) || '.unaccent, simple';
+    -- Accents removed from a whole text (snippet placement): the extension's function with its
+    -- dictionary named, so the result does not depend on search_path (hence IMMUTABLE).
+    EXECUTE 'CREATE FUNCTION ah.fold(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE RETURN '
+            || quote_ident(s) || '.unaccent(' || quote_literal(quote_ident(s) || '.unaccent') || '::regdictionary, t)';
 END
 $$;
 
@@ -162,6 +167,7 @@ RETURN pg_catalog.to_tsvector('ah.search'::regconfig, ah.code_aware_text(
 DROP FUNCTION IF EXISTS ah.search_tsv(text) CASCADE;
 DROP FUNCTION IF EXISTS ah.search_text(text) CASCADE;
 DROP FUNCTION IF EXISTS ah.script_lexemes(text) CASCADE;
+DROP FUNCTION IF EXISTS ah.fold(text) CASCADE;
 ALTER TEXT SEARCH CONFIGURATION ah.search ALTER MAPPING FOR word, hword, hword_part WITH english_stem;
 ALTER TEXT SEARCH CONFIGURATION ah.search ALTER MAPPING FOR file, host, url_path, email WITH simple;
 DELETE FROM ah.meta WHERE left(key, 4) = 'sql:';
