@@ -82,7 +82,7 @@ def embed_cmd(
 
 @app.command("similar")
 def similar_cmd(
-    ref: str = typer.Argument(..., help="A session uid (or a prefix of ≥ 8 characters) or a message uid."),
+    ref: str = typer.Argument(..., help="A session uid (or a unique prefix of ≥ 6 characters) or a message uid."),
     limit: int = typer.Option(10, "--limit", "-n", help="Number of results."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

@@ -23,7 +23,7 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
-from agent_history.read.common import SessionNotFound, resolve_session
+from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
 from agent_history.search import hybrid
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
@@ -80,11 +80,13 @@ def run_search(
 ) -> tuple[list[SearchHit], str, str | None]:
     """(hits, mode used, note) from `search.hybrid.run_search`; mode None = hybrid when the
     catalogue has embeddings for the configured model, else keyword. Raises ToolFailure when
-    vector mode cannot run."""
+    vector mode cannot run or the session prefix names several sessions."""
     try:
         result = hybrid.run_search(conn, req, mode, env.embedding)
     except hybrid.VectorUnavailable as exc:
         raise ToolFailure(f"vector search unavailable: {exc}") from None
+    except AmbiguousSession as exc:
+        raise ToolFailure(str(exc)) from None
     return result.hits, str(result.mode), result.note
 
 
@@ -236,7 +238,7 @@ _COMMON = {
     "since": SINCE,
     "until": UNTIL,
     "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
-    "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 8 characters)."},
+    "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 6 characters)."},
 }
 
 SEARCH = ToolSpec(
