@@ -57,6 +57,9 @@ def embed_cmd(
         fail(str(exc), 2)
     stop = stop_on_signals()
     conn = db.connect(autocommit=True)
+    from agent_history.cli.index import _start_metrics
+
+    metrics = _start_metrics("embed", db, []) if every else None
 
     def one_pass() -> bool:
         worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
@@ -66,7 +69,9 @@ def embed_cmd(
             console.print("another embed pass is running")
             return False
         except EmbeddingError as exc:
+            _record(conn, None)
             fail(str(exc), 1)
+        _record(conn, summary)
         if json:
             print_json(summary.as_dict())
         else:
@@ -76,8 +81,21 @@ def embed_cmd(
     try:
         run_every(every, stop, one_pass)
     finally:
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
         conn.close()
         embedder.close()
+
+
+def _record(conn, summary: EmbedSummary | None) -> None:
+    """Record the pass for the `runs` metrics (ah.meta); None: the pass failed."""
+    from agent_history.telemetry.collectors import record_embed_pass
+
+    if summary is None:
+        record_embed_pass(conn, ok=False, seconds=None, files_changed=None, rows=None)
+    else:
+        rows = summary.chunks_written + summary.embedded
+        record_embed_pass(conn, ok=True, seconds=summary.seconds, files_changed=summary.sources, rows=rows)
 
 
 @app.command("similar")

@@ -50,6 +50,7 @@ def index_cmd(
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
     # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.
     pool = db.pool(min_size=2, max_size=2)
+    metrics = _start_metrics("index", db, sources) if every else None
     failed = False
 
     def one_pass() -> bool:
@@ -91,8 +92,21 @@ def index_cmd(
         run_every(every, stop, one_pass)
     finally:
         pool.close()
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
     if failed:
         raise typer.Exit(1)
+
+
+def _start_metrics(service: str, db, sources):
+    """The OTLP metrics pipeline of a periodic service, or None when no endpoint is configured
+    (then nothing of OpenTelemetry is imported). Raises ConfigError for a bad endpoint."""
+    from agent_history.telemetry.otlp import start_metrics
+
+    def warn(line: str) -> None:
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    return start_metrics(service, db, sources, warn=warn)
 
 
 def _batch_lines() -> int:
