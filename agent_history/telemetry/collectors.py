@@ -193,9 +193,7 @@ def _index_runs(conn: psycopg.Connection) -> list[Sample]:
                 out.append(S(family, value, run="index"))
         if rows is not None:
             out.append(S("ah_run_rows_written", rows, run="index"))
-    ok = conn.execute(
-        "SELECT extract(epoch FROM max(finished_at)) FROM ah.index_run WHERE status = 'ok'"
-    ).fetchone()[0]
+    ok = conn.execute("SELECT extract(epoch FROM max(finished_at)) FROM ah.index_run WHERE status = 'ok'").fetchone()[0]
     if ok is not None:
         out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run="index"))
     return out
@@ -218,7 +216,7 @@ def record_embed_pass(
         INSERT INTO ah.meta (key, value) VALUES (%(key)s, %(init)s)
         ON CONFLICT (key) DO UPDATE SET updated_at = now(), value = (
             ah.meta.value::jsonb || %(last)s::jsonb
-            || jsonb_build_object(%(count)s, coalesce((ah.meta.value::jsonb ->> %(count)s)::bigint, 0) + 1)
+            || jsonb_build_object(%(count)s::text, coalesce((ah.meta.value::jsonb ->> %(count)s::text)::bigint, 0) + 1)
         )::text
         """,
         {
@@ -273,7 +271,14 @@ def _columns(conn: psycopg.Connection, table: str) -> set[str]:
 
 
 #: The buckets of ah.model_call (disjoint token counts; source: migrations 0001_core).
-TOKEN_BUCKETS: tuple[str, ...] = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
+TOKEN_BUCKETS: tuple[str, ...] = (
+    "input_uncached",
+    "cache_read",
+    "cache_write_5m",
+    "cache_write_1h",
+    "output",
+    "reasoning",
+)
 #: The classified counts of ah.efficiency (shared interface of issue 11).
 CLASSIFIED = ("n_user", "n_model", "n_work", "n_status", "n_wait", "n_event", "n_noop", "n_orchestrate", "n_agent_msg")
 

@@ -187,6 +187,13 @@ class CollectorRunner:
             h.success, h.duration_s, h.last_success_at = True, time.monotonic() - t0, time.time()
             self._samples[SELF] = self.guard.admit(out)
 
+    def settle(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the collectors still running; True when none is."""
+        with self._lock:
+            pending = list(self._inflight.values())
+        done, not_done = wait(pending, timeout=timeout)
+        return not not_done
+
     # -- reading ----------------------------------------------------------------------------------
     def samples(self) -> list[Sample]:
         """The latest admitted samples of every collector (a copy)."""
