@@ -83,9 +83,10 @@ class CollectorRunner:
         self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
+        while True:  # the first round runs even when close() comes at once
             self.collect_round()
-            self._stop.wait(self.interval)
+            if self._stop.wait(self.interval):
+                return
 
     def close(self, *, final_round: bool = True) -> None:
         """Stop the thread (after its round in flight), run one last round, release connections."""
