@@ -186,6 +186,25 @@ def test_embed_pass_record_accumulates_counts_and_keeps_the_last_success(db, ctx
     assert emb in by_labels(got, "ah_run_last_success_timestamp_seconds")
 
 
+def test_cost_and_tokens_equal_the_per_call_functions_on_the_corpus(corpus_db, ctx):  # noqa: F811
+    with psycopg.connect(corpus_db.dsn) as conn:
+        got = collect_efficiency(conn, ctx)
+        rows = conn.execute(
+            "SELECT agent, model, sum(ah.call_cost_usd(model, ts, input_uncached, cache_read, cache_write_5m, "
+            "cache_write_1h, output)), sum(output) FROM ah.model_call GROUP BY 1, 2"
+        ).fetchall()
+    cost, output = Counter(), Counter()
+    for agent, model, usd, out in rows:
+        key = (("agent", agent), ("model", ctx.models.label(model)))
+        if usd is not None:
+            cost[key] += float(usd)
+        if out is not None:
+            output[(key[0], ("bucket", "output"), key[1])] += out
+    assert by_labels(got, "ah_cost_usd") == pytest.approx(dict(cost))
+    assert {k: v for k, v in by_labels(got, "ah_tokens").items() if k[1] == ("bucket", "output")} == dict(output)
+    assert round(sum(cost.values()), 6) == 101.074007  # the corpus's list-price total
+
+
 def test_efficiency_reports_nothing_until_the_interface_tables_exist(db, ctx):
     with psycopg.connect(db.dsn) as conn:
         got = collect_efficiency(conn, ctx)

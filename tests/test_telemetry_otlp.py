@@ -94,7 +94,6 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     got = points(last)
     assert {p.name for p in got} == {f.name for f in FAMILIES}  # every family arrives
     # every label value is in its declared set; counters cumulative and monotonic
-    settings = load_settings()
     with psycopg.connect(db.dsn) as conn:
         patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
         message_rows = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]

@@ -283,19 +283,33 @@ TOKEN_BUCKETS: tuple[str, ...] = (
 CLASSIFIED = ("n_user", "n_model", "n_work", "n_status", "n_wait", "n_event", "n_noop", "n_orchestrate", "n_agent_msg")
 
 
+#: Per (agent, model): list-price cost and token sums. The same per-call cost as
+#: ``ah.call_cost_usd`` (price of the call's UTC day; NULL rules of ``ah.priced_cost_usd``), with
+#: the price looked up once per (model, day) as the rollup does (sql/20_pricing.sql), not per call.
+COST_SQL = """
+WITH c AS (
+    SELECT *, coalesce((ts AT TIME ZONE 'UTC')::date, current_date) AS day FROM ah.model_call
+), p AS (
+    SELECT model, day, ah.price_for(model, day) AS price FROM (SELECT DISTINCT model, day FROM c) AS d
+)
+SELECT c.agent, lower(c.model),
+       sum(ah.priced_cost_usd(p.price, c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output)),
+       {sums}
+FROM c LEFT JOIN p ON p.model = c.model AND p.day = c.day
+GROUP BY 1, 2
+"""
+
+
 def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
     """Tokens by bucket, agent and model and list-price cost (NULL buckets and unpriced calls
     add nothing); model calls by trigger and thread role and poll share per role (once issue
     11's columns and view exist); loops by status and the longest idle running root (once
     issue 12's ``ah.loops`` exists)."""
     out: list[Sample] = []
-    sums = ", ".join(f"sum({b})" for b in TOKEN_BUCKETS)
+    sums = ", ".join(f"sum(c.{b})" for b in TOKEN_BUCKETS)
     tokens: dict[tuple[str, str, str], int] = {}
     cost: dict[tuple[str, str], float] = {}
-    for agent, model, usd, *values in conn.execute(
-        f"SELECT agent, lower(model), sum(ah.call_cost_usd(model, ts::date, input_uncached, cache_read, "
-        f"cache_write_5m, cache_write_1h, output)), {sums} FROM ah.model_call GROUP BY 1, 2"
-    ):
+    for agent, model, usd, *values in conn.execute(COST_SQL.format(sums=sums)):
         label = ctx.models.label(model)
         for bucket, v in zip(TOKEN_BUCKETS, values, strict=True):
             if v is not None:
