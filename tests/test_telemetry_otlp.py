@@ -24,6 +24,7 @@ from agent_history.telemetry.collectors import COLLECTORS
 from agent_history.telemetry.families import FAMILIES
 from agent_history.telemetry.otlp import start_metrics
 from agent_history.telemetry.policy import ModelLabels, Sample, resolve_label_values
+from tests.embed_corpus import embed_server, topic_db, topic_home  # noqa: F401 - fixtures
 from tests.otlp_receiver import Receiver, points, resource_attributes, values
 from tests.test_telemetry import create_interface
 
@@ -258,3 +259,42 @@ def test_a_bad_label_is_dropped_and_counted_through_the_exporter(cli_env, db, mo
     # dropped once per round: the thread's first round and close()'s final one
     assert values(last, "ah_telemetry_dropped_samples_total")[(("family", "ah_catalogue_lag_bytes"),)] == 2
     assert all("/" not in v for p in points(last) for _, v in p.labels)
+
+
+def test_embed_every_exports_its_runs_as_the_embed_service(topic_db, cli_env, embed_server, tmp_path):  # noqa: F811
+    from tests.embed_server import MODEL_NAME
+
+    db, _, _ = topic_db
+    Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(
+        f'[embedding]\nprovider = "openai"\nbase_url = "{embed_server.base_url}"\nmodel = "{MODEL_NAME}"\n'
+    )
+    with Receiver() as receiver:
+        proc = subprocess.Popen(
+            [PY, "-m", "agent_history", "embed", "--every", "60"],
+            env=clean_env(cli_env) | {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        line = next(x for x in proc.stdout if x.startswith("embedded"))
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=120)
+        code = proc.returncode
+        passes = 1 + sum(1 for x in rest.splitlines() if x.startswith("embedded"))
+        last = receiver.requests[-1]
+    assert code == 0 and "Traceback" not in err, err
+    assert resource_attributes(last) == [{"service.name": "agent-history-embed", "service.version": __version__}]
+    with psycopg.connect(db.dsn) as conn:
+        embedded = conn.execute("SELECT count(*) FROM ah.embedding").fetchone()[0]
+    emb = (("run", "embed"),)
+    assert f"{embedded:,} new vectors" in line
+    assert values(last, "ah_runs_total") == {  # one per pass printed
+        (("outcome", "success"), ("run", "embed")): passes,
+        (("outcome", "failure"), ("run", "embed")): 0,
+    }
+    assert values(last, "ah_run_success") == {emb: 1}
+    assert values(last, "ah_run_lock_held") == {emb: 0}
+    assert values(last, "ah_embeddings")[(("embedding_status", "done"),)] == embedded > 0
+    assert values(last, "ah_embeddings")[(("embedding_status", "pending"),)] == 0
+    assert emb in values(last, "ah_run_last_success_timestamp_seconds")
+    assert "ah_run_read_bytes" not in {p.name for p in points(last)}  # an embed pass reads no transcript
