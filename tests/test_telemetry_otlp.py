@@ -291,7 +291,7 @@ def test_embed_every_exports_its_runs_as_the_embed_service(topic_db, cli_env, em
     assert values(last, "ah_runs_total") == {  # one per pass printed
         (("outcome", "success"), ("run", "embed")): passes,
         (("outcome", "failure"), ("run", "embed")): 0,
-    }
+    }, (rest, err)
     assert values(last, "ah_run_success") == {emb: 1}
     assert values(last, "ah_run_lock_held") == {emb: 0}
     assert values(last, "ah_embeddings")[(("embedding_status", "done"),)] == embedded > 0
