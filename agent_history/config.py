@@ -37,7 +37,9 @@ The one documented place to change behaviour. The config file is
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
-AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000).
+AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
+OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
+(metrics export, see agent_history.telemetry.otlp).
 """
 
 from __future__ import annotations
