@@ -1,7 +1,7 @@
 """The collector thread: runs every collector each interval, bounded in time, and keeps the
 latest admitted samples for the exporter (issue 13).
 
-Each collector runs on a worker of its own pool with its own database connection, so a slow
+Each collection runs on a daemon thread of its own with the collector's own database connection, so a slow
 or failing one never delays the others nor the pass the process exists for. A round waits at
 most ``budget`` seconds (≤ 20); a collector still running then is reported late (success 0,
 one error) and is not started again until it returns; its samples arrive when it does. A
@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 
 import psycopg
@@ -73,7 +73,6 @@ class CollectorRunner:
         self._inflight: dict[str, Future] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._pool = ThreadPoolExecutor(max_workers=max(len(self.collectors), 1), thread_name_prefix="ah-collect")
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -95,7 +94,6 @@ class CollectorRunner:
             self._thread.join()
         if final_round:
             self.collect_round()
-        self._pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             idle = [n for n in self._conns if n not in self._inflight]
             conns = [self._conns.pop(n) for n in idle]
@@ -110,7 +108,7 @@ class CollectorRunner:
         with self._lock:
             for name, fn in self.collectors.items():
                 if name not in self._inflight:
-                    self._inflight[name] = started[name] = self._pool.submit(self._run_one, name, fn)
+                    self._inflight[name] = started[name] = self._spawn(name, fn)
         if started:
             wait(list(started.values()), timeout=self.budget)
         late = []
@@ -130,6 +128,20 @@ class CollectorRunner:
                 self.health[SELF].success, self.health[SELF].errors = False, self.health[SELF].errors + 1
                 self._samples[SELF] = []
             self.warn(f"metrics: collector self failed: {type(exc).__name__}: {exc}")
+
+    def _spawn(self, name: str, fn: Collector) -> Future:
+        """Run one collection on a daemon thread of its own (a collector stuck in the
+        filesystem never holds up the process's exit) and return its Future."""
+        fut: Future = Future()
+
+        def run() -> None:
+            try:
+                self._run_one(name, fn)
+            finally:
+                fut.set_result(None)
+
+        threading.Thread(target=run, name=f"ah-collect-{name}", daemon=True).start()
+        return fut
 
     def _conn(self, name: str) -> psycopg.Connection:
         conn = self._conns.get(name)
