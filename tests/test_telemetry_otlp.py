@@ -191,6 +191,11 @@ def test_a_hanging_receiver_does_not_stall_the_passes(cli_env, home):
         code, err = stop(proc)
     assert code == 0, err
     assert "Traceback" not in err
+    # the SDK's complaint as one line, not once per interval (consecutive repeats suppressed)
+    lines = err.splitlines()
+    assert "metrics: Failed to export metrics batch due to timeout, max retries or shutdown." in lines
+    assert all(line.startswith("metrics: ") for line in lines), lines
+    assert all(a != b for a, b in zip(lines, lines[1:], strict=False)), lines
 
 
 def test_no_endpoint_opens_no_socket_and_imports_no_opentelemetry(cli_env, home):

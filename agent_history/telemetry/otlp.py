@@ -13,7 +13,8 @@ command pays for it and no socket is opened. Nothing listens on a port.
 - Resource: exactly ``service.name`` (``agent-history-index``, ``-embed``, ``-journal-sync``)
   and ``service.version``; no detector runs, ``OTEL_RESOURCE_ATTRIBUTES`` is ignored (it
   could carry a host name).
-- The SDK's own log lines go to stderr as one line each (no traceback).
+- The SDK's own log lines go to stderr as one line each (no traceback), a repeat of the
+  previous line suppressed.
 """
 
 from __future__ import annotations
@@ -84,11 +85,26 @@ class _OneLine(logging.Formatter):
         return f"metrics: {first}{detail}"
 
 
+class _NoRepeat(logging.Filter):
+    """Drop a record whose message repeats the previous one (an unreachable receiver would
+    otherwise log the same line every interval)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: str | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        repeat, self._last = message == self._last, message
+        return not repeat
+
+
 def _quiet_sdk_logging() -> None:
     log = logging.getLogger("opentelemetry")
     if not any(isinstance(h.formatter, _OneLine) for h in log.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_OneLine())
+        handler.addFilter(_NoRepeat())
         log.addHandler(handler)
         log.propagate = False
         log.setLevel(logging.WARNING)
