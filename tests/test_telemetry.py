@@ -352,3 +352,27 @@ def test_a_slow_collector_is_reported_late_and_does_not_block_the_round(corpus_d
 def test_every_family_has_a_collector_that_can_produce_it():
     assert {f.collector for f in FAMILIES} == {*COLLECTORS, "self"}
     assert set(BY_NAME) == {f.name for f in FAMILIES}
+
+
+def test_lock_held_reads_the_bigint_advisory_lock_of_another_session(corpus_db, ctx):  # noqa: F811
+    from agent_history.embed.store import EMBED_LOCK
+    from agent_history.ingest.loader import INDEX_LOCK
+
+    with psycopg.connect(corpus_db.dsn, autocommit=True) as holder, psycopg.connect(corpus_db.dsn) as conn:
+        holder.execute("SELECT pg_advisory_lock(%s)", (INDEX_LOCK,))
+        got = by_labels(collect_runs(conn, ctx), "ah_run_lock_held")
+        assert got == {(("run", "index"),): 1, (("run", "embed"),): 0}
+        holder.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
+        holder.execute("SELECT pg_advisory_lock(%s)", (EMBED_LOCK,))
+        got = by_labels(collect_runs(conn, ctx), "ah_run_lock_held")
+        assert got == {(("run", "index"),): 0, (("run", "embed"),): 1}
+
+
+def test_an_unavailable_cold_tier_reports_available_0_and_no_counts(corpus_db, ctx, tmp_path):  # noqa: F811
+    ctx.cold = [Source("claude-local", "claude", tmp_path / "unmounted", "cold")]
+    with psycopg.connect(corpus_db.dsn) as conn:
+        got = collect_archive(conn, ctx)
+    cold = (("namespace", "claude-local"), ("tier", "cold"))
+    assert by_labels(got, "ah_archive_tier_available")[cold] == 0
+    assert cold not in by_labels(got, "ah_archive_files")  # unknown, not 0
+    assert by_labels(got, "ah_archive_uncopied_files") == {}  # no cold listing to compare with
