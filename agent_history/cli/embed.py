@@ -7,7 +7,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, stop_on_signals
+from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, fail, print_json
 from agent_history.embed.provider import EmbeddingError, make_embedder
 from agent_history.embed.worker import AnotherEmbedRunning, EmbedSummary, EmbedWorker
@@ -57,9 +57,7 @@ def embed_cmd(
         fail(str(exc), 2)
     stop = stop_on_signals()
     conn = db.connect(autocommit=True)
-    from agent_history.cli.index import _start_metrics
-
-    metrics = _start_metrics("embed", db, []) if every else None
+    metrics = start_metrics("embed", db, []) if every else None
 
     def one_pass() -> bool:
         worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
