@@ -106,6 +106,26 @@ def test_metrics_config_values(tmp_path, monkeypatch):
     assert (m.endpoint, m.interval, m.models) == (None, 15.0, ())
 
 
+def test_endpoint_precedence_metrics_variable_then_base_variable_then_config():
+    from agent_history.config import MetricsSettings
+    from agent_history.telemetry.otlp import export_timeout_s, metrics_endpoint
+
+    s = Settings(metrics=MetricsSettings(endpoint="http://cfg:4318/"))
+    assert metrics_endpoint(Settings(), {}) is None
+    assert metrics_endpoint(s, {}) == "http://cfg:4318/v1/metrics"
+    assert metrics_endpoint(s, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://base:4318"}) == "http://base:4318/v1/metrics"
+    both = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://base:4318", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://m/x"}
+    assert metrics_endpoint(s, both) == "http://m/x"
+    assert metrics_endpoint(s, {**both, "OTEL_SDK_DISABLED": "true"}) is None
+    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_METRICS_ENDPOINT must be an http"):
+        metrics_endpoint(s, {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "collector:4318"})
+    assert export_timeout_s({}) == 10.0
+    assert export_timeout_s({"OTEL_EXPORTER_OTLP_TIMEOUT": "30"}) == 10.0  # capped
+    assert export_timeout_s({"OTEL_EXPORTER_OTLP_TIMEOUT": "30", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT": "2.5"}) == 2.5
+    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_TIMEOUT must be a positive number"):
+        export_timeout_s({"OTEL_EXPORTER_OTLP_TIMEOUT": "0"})
+
+
 # --- collectors on the real corpus ----------------------------------------------------------------
 @pytest.fixture
 def ctx(corpus_home, corpus_db) -> CollectContext:  # noqa: F811

@@ -46,8 +46,11 @@ def metrics_endpoint(settings: Settings, environ: Mapping[str, str] = os.environ
 
     ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` is used as is (the OTel convention: a signal URL);
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` and ``[metrics] endpoint`` are base URLs to which
-    ``/v1/metrics`` is appended. Raises ConfigError for a value that is not an http(s) URL.
+    ``/v1/metrics`` is appended. ``OTEL_SDK_DISABLED=true`` turns export off whatever is set.
+    Raises ConfigError for a value that is not an http(s) URL.
     """
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
     for var, base in (("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", False), ("OTEL_EXPORTER_OTLP_ENDPOINT", True)):
         value = environ.get(var, "").strip()
         if value:
