@@ -7,7 +7,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, stop_on_signals
+from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, fail, print_json
 from agent_history.embed.provider import EmbeddingError, make_embedder
 from agent_history.embed.worker import AnotherEmbedRunning, EmbedSummary, EmbedWorker
@@ -57,6 +57,7 @@ def embed_cmd(
         fail(str(exc), 2)
     stop = stop_on_signals()
     conn = db.connect(autocommit=True)
+    metrics = start_metrics("embed", db, []) if every else None
 
     def one_pass() -> bool:
         worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
@@ -66,7 +67,9 @@ def embed_cmd(
             console.print("another embed pass is running")
             return False
         except EmbeddingError as exc:
+            _record(conn, None)
             fail(str(exc), 1)
+        _record(conn, summary)
         if json:
             print_json(summary.as_dict())
         else:
@@ -76,8 +79,21 @@ def embed_cmd(
     try:
         run_every(every, stop, one_pass)
     finally:
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
         conn.close()
         embedder.close()
+
+
+def _record(conn, summary: EmbedSummary | None) -> None:
+    """Record the pass for the `runs` metrics (ah.meta); None: the pass failed."""
+    from agent_history.telemetry.collectors import record_embed_pass
+
+    if summary is None:
+        record_embed_pass(conn, ok=False, seconds=None, files_changed=None, rows=None)
+    else:
+        rows = summary.chunks_written + summary.embedded
+        record_embed_pass(conn, ok=True, seconds=summary.seconds, files_changed=summary.sources, rows=rows)
 
 
 @app.command("similar")

@@ -25,3 +25,16 @@ def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[],
         deadline = time.monotonic() + every
         while time.monotonic() < deadline and not stop.is_set():
             stop.wait(min(1.0, deadline - time.monotonic()))
+
+
+def start_metrics(service: str, db, sources):
+    """The OTLP metrics pipeline of a periodic service (`index` | `embed`), or None when no
+    endpoint is configured (then nothing of OpenTelemetry is imported). Collector trouble is
+    reported on stderr, one line per change. Raises ConfigError for a bad endpoint or timeout."""
+    from agent_history.cli.output import err_console
+    from agent_history.telemetry.otlp import start_metrics as start
+
+    def warn(line: str) -> None:
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    return start(service, db, sources, warn=warn)
