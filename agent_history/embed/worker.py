@@ -30,7 +30,16 @@ import psycopg
 
 from agent_history.config import EmbeddingSettings
 from agent_history.embed import store
-from agent_history.embed.chunking import Chunk, chunk_text, sha256, source_text, worth_embedding
+from agent_history.embed.chunking import (
+    Chunk,
+    chunk_windows,
+    head_tail,
+    is_elided,
+    sha256,
+    source_text,
+    windows,
+    worth_embedding,
+)
 from agent_history.embed.provider import Embedder, EmbeddingError, InputRejected, estimate_tokens
 
 SOURCE_BATCH = 128
@@ -51,6 +60,7 @@ class EmbedSummary:
     embedded: int = 0  # new vectors stored
     cached: int = 0  # chunk inputs already in the cache (no request)
     failed: int = 0  # inputs the endpoint rejected
+    elided: int = 0  # sources too long to embed whole: embedded by their head and tail
     tokens: int = 0  # reported by the endpoint, else estimated
     requests: int = 0
     seconds: float = 0.0
@@ -136,11 +146,12 @@ class EmbedWorker:
 
     def _chunks(self, src: store.Source) -> tuple[bytes, list[Chunk]]:
         text = source_text(src.kind, src.text)
+        digest = src.sha256 if src.sha256 is not None else sha256(text)
         if not worth_embedding(src.kind, text):
-            return sha256(text), []
-        return sha256(text), chunk_text(
-            text, src.label, src.cwd, chunk_chars=self.settings.chunk_chars, overlap=self.settings.chunk_overlap
-        )
+            return digest, []
+        parts = head_tail(text, src.tail, src.length) if src.tail is not None else windows(text)
+        s = self.settings
+        return digest, chunk_windows(parts, src.label, src.cwd, chunk_chars=s.chunk_chars, overlap=s.chunk_overlap)
 
     def _stored_sets(self, sources: list[store.Source]) -> dict[int, tuple[bytes, list[tuple[int, bytes]]]]:
         col = "message_id" if sources[0].table == "message" else "tool_call_id"
@@ -159,7 +170,11 @@ class EmbedWorker:
         return out
 
     def _batch(self, sources: list[store.Source], summary: EmbedSummary) -> None:
-        chunked = [(src, *self._chunks(src)) for src in sources]
+        chunked = []
+        for src in sources:  # each source is bounded work: a signal is honoured between them
+            if self.stop.is_set():
+                raise _Stop("interrupted")
+            chunked.append((src, *self._chunks(src)))
         stored = self._stored_sets(sources)
         gone: set[int] = set()
         with self.conn.transaction():
@@ -172,6 +187,8 @@ class EmbedWorker:
                         gone.add(src.id)  # the loader deleted it (file rewritten): nothing to embed
                         continue
                     summary.chunks_written += len(chunks)
+                    if chunks and is_elided(src.length if src.length is not None else len(src.text)):
+                        summary.elided += 1
         inputs: dict[bytes, str] = {}
         for src, _, chunks in chunked:
             if src.id in gone:
