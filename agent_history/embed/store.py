@@ -25,9 +25,9 @@ from agent_history.embed.chunking import (
     MAX_SOURCE_CHARS,
     MESSAGE_CLASSES,
     MIN_CHARS,
+    TAIL_CHARS,
     TOOL_OUTPUT_MAX_CHARS,
     TOOL_OUTPUT_MIN_CHARS,
-    TAIL_CHARS,
     Chunk,
 )
 
