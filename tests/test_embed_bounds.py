@@ -19,6 +19,7 @@ import pytest
 
 from agent_history.embed.chunking import HEAD_CHARS, TAIL_CHARS
 from agent_history.embed.provider import CHECK_INPUT, OpenAIEmbedder
+from agent_history.embed.status import embedding_status, status_line
 from agent_history.embed.worker import EmbedWorker
 from tests.embed_corpus import *  # noqa: F403 - fixtures
 from tests.embed_corpus import _session, index_home
@@ -86,6 +87,7 @@ def test_a_huge_message_is_read_bounded_and_embedded_by_head_and_tail(huge_db, e
             "JOIN ah.chunk_source AS cs ON cs.message_id = m.id WHERE m.message_class = 'human_prompt'"
         ).fetchone()
         again = EmbedWorker(conn, embed_settings, embedder).run()
+        status = embedding_status(conn, embed_settings)
     assert length == len(HUGE_PROMPT) and examined  # recorded as examined: the whole text's sha256
     assert (summary.stopped, summary.failed, summary.elided) == (None, 0, 1)
     assert spans[0][0] == 0 and spans[-1][1] == len(HUGE_PROMPT.rstrip())
@@ -95,6 +97,8 @@ def test_a_huge_message_is_read_bounded_and_embedded_by_head_and_tail(huge_db, e
     assert not any(MIDDLE in i for i in embed_server.inputs)
     assert any(i.endswith("Conclusion: ship it.") for i in embed_server.inputs)
     assert (again.sources, again.requests) == (0, 0)  # not pending again
+    assert (status["elided"], status["pending"], status["failed"]) == (1, 0, 0)
+    assert "(1 long messages by head and tail)" in status_line(status)
 
 
 def test_embed_summary_says_how_many_sources_were_cut(huge_db, cli_env, embed_server):

@@ -265,6 +265,15 @@ def ensure_index(conn: psycopg.Connection, model: str) -> str | None:
     return name
 
 
+def elided_sources(conn: psycopg.Connection) -> int:
+    """Examined messages too long to embed whole (embedded by head and tail, `chunking.is_elided`)."""
+    return conn.execute(
+        "SELECT count(*) FROM ah.chunk_source AS cs JOIN ah.message AS m ON m.id = cs.message_id "
+        "WHERE cs.chunks > 0 AND octet_length(m.text) > %(max)s AND length(m.text) > %(max)s",
+        {"max": MAX_SOURCE_CHARS},
+    ).fetchone()[0]
+
+
 def embedding_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:
     """Chunks, chunks with a vector for `model`, failed chunks, chunks waiting for a vector."""
     row = conn.execute(
