@@ -4,14 +4,20 @@ One pass (`EmbedWorker.run`) holds the ``EMBED_LOCK`` advisory lock (a second co
 raises `AnotherEmbedRunning`), then walks pending messages and tool calls in id order, a batch
 of sources at a time:
 
-1. chunk each source (`chunking.chunk_text`: spans, header, redaction) and, in one
-   transaction, replace the chunk sets that changed and mark every source examined;
+1. chunk each source (`chunking.chunk_windows`: spans, header, redaction — bounded work per
+   source: a message longer than `chunking.MAX_SOURCE_CHARS` is read from the database as its
+   head and tail only and embedded so, counted in ``elided``) and, in one transaction, replace
+   the chunk sets that changed and mark every source examined;
 2. look the batch's inputs up in the cache by (model, sha256(input)); only inputs never seen
    by this model go to the provider, ``batch_size`` per request, each request committed on its
    own — so an interrupted pass keeps everything it paid for, and the next pass resumes with
    what is still pending (chunks without a vector are pending by definition);
 3. before each request the estimated tokens are checked against the per-run and per-day caps
    (``ah.embedding_usage``, UTC days): the pass stops *before* exceeding either, and says so.
+
+`stop` (set by SIGINT/SIGTERM in the CLI) is honoured between sources while chunking and
+between requests: the pass ends with ``stopped = "interrupted"``, keeping every request already
+answered. The CLI checks the provider (`Embedder.check`) before a pass starts.
 
 A request whose input the endpoint rejects (4xx) is retried one input at a time; inputs still
 rejected are recorded in ``ah.embedding_failure`` and counted as failed. Any other provider
