@@ -105,14 +105,18 @@ def test_pg_sleep_40_is_cancelled_at_30_seconds(env):
 
 
 # Runs the tool's code path (guarded read-only connection + run_sql) in a fresh process and
-# reports its peak resident memory: what the process received shows there.
+# reports its peak resident memory: what the process received shows there. VmHWM, not
+# getrusage's ru_maxrss, which keeps the parent's peak across fork + exec (the pytest process
+# may hold a loaded model).
 _PEAK_RSS = """
-import json, resource, sys
+import json, re, sys
 from agent_history.mcp.reader import guarded_connection
 from agent_history.mcp.sqltool import run_sql
 with guarded_connection(sys.argv[1]) as conn:
     data = run_sql(conn, sys.argv[2])
-print(json.dumps({"data": data, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+with open("/proc/self/status") as f:
+    peak_kb = int(re.search(r"^VmHWM:\\s+(\\d+) kB", f.read(), re.M).group(1))
+print(json.dumps({"data": data, "peak_mb": peak_kb // 1024}))
 """
 
 

@@ -119,7 +119,7 @@ def _describe(conn: psycopg.Connection, statement: str) -> tuple[list[dict[str, 
 
 
 _TRAILING = re.compile(r"[\s;]+\Z")
-_WRAP_SAVEPOINT = b"SAVEPOINT ah_sql_bounded"
+_SAVEPOINT = b"ah_sql_bounded"
 
 
 def _bounded(conn: psycopg.Connection, statement: str, oids: list[int]) -> tuple[str, list[bool]] | None:
@@ -150,9 +150,9 @@ def _bounded(conn: psycopg.Connection, statement: str, oids: list[int]) -> tuple
     # each cell is computed once and referenced, not recomputed in every expression above.
     wrapped = f"SELECT {', '.join(exprs)}\nFROM (SELECT * FROM (\n{body}\n) AS _ah_s OFFSET 0) AS _ah_q ({aliases})"
     pgconn = conn.pgconn
-    pgconn.exec_(_WRAP_SAVEPOINT)
+    pgconn.exec_(b"SAVEPOINT " + _SAVEPOINT)
     ok = pgconn.prepare(b"", wrapped.encode()).status == pq.ExecStatus.COMMAND_OK
-    pgconn.exec_(b"ROLLBACK TO SAVEPOINT ah_sql_bounded" if not ok else b"RELEASE SAVEPOINT ah_sql_bounded")
+    pgconn.exec_((b"RELEASE SAVEPOINT " if ok else b"ROLLBACK TO SAVEPOINT ") + _SAVEPOINT)
     return (wrapped, varlen) if ok else None
 
 
