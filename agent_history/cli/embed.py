@@ -17,10 +17,11 @@ def summary_line(s: EmbedSummary) -> str:
     """The one-line result of a pass."""
     stopped = f"; stopped: {s.stopped}" if s.stopped else ""
     index = f"; built HNSW index {s.index_built}" if s.index_built else ""
+    elided = f"; {s.elided:,} too long, embedded by head and tail" if s.elided else ""
     return (
         f"embedded ({s.model}): {s.sources:,} sources examined, {s.chunks_written:,} chunks written, "
         f"{s.embedded:,} new vectors, {s.cached:,} cached, {s.failed:,} failed; "
-        f"{s.tokens:,} tokens in {s.requests:,} requests; {s.seconds:.2f} s{stopped}{index}"
+        f"{s.tokens:,} tokens in {s.requests:,} requests; {s.seconds:.2f} s{elided}{stopped}{index}"
     )
 
 
@@ -51,11 +52,12 @@ def embed_cmd(
     settings = db.settings.embedding
     if settings is None:
         fail("embeddings are off: configure [embedding] in the config file (see `agent-history --help`)", 2)
+    stop = stop_on_signals()  # from here on SIGINT/SIGTERM end the pass cleanly, between chunks
     try:
         embedder = make_embedder(settings)
+        embedder.check()  # before any work: a misconfigured provider fails now, in one line
     except EmbeddingError as exc:
         fail(str(exc), 2)
-    stop = stop_on_signals()
     conn = db.connect(autocommit=True)
     metrics = start_metrics("embed", db, []) if every else None
 
