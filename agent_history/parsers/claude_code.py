@@ -103,7 +103,7 @@ from agent_history.model.rows import (
     SessionRow,
     TurnRow,
 )
-from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.claude_code_text import (
     blocks_of,
     classify_by_tags,
@@ -235,7 +235,8 @@ class ClaudeCodeParser(Parser):
     """Parser for Claude Code JSONL transcripts (contract in the module docstring)."""
 
     AGENT = AGENT
-    VERSION = 1
+    VERSION = 2
+    """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -278,6 +279,7 @@ class ClaudeCodeParser(Parser):
             return rows
         try:
             self._dispatch(record, rtype, pos, rows)
+            stamp_messages(rows, rtype, as_nonempty_str(as_dict(record.get("origin")).get("kind")), pos.byte_offset)
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
             rows.append(
                 ParseIssueRow(

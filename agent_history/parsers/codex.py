@@ -100,7 +100,7 @@ from agent_history.model.rows import (
     SessionRow,
     TurnRow,
 )
-from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.codex_calls import ToolCallRows
 from agent_history.parsers.codex_format import (
     Usage,
@@ -192,7 +192,8 @@ class CodexParser(ToolCallRows, Parser):
     """Parser for one Codex rollout file (see the module docstring for the format contract)."""
 
     AGENT = AGENT
-    VERSION = 1
+    VERSION = 2
+    """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -315,6 +316,8 @@ class CodexParser(ToolCallRows, Parser):
             self._item(subtype, body, ts, pos, rows)
         if not replay and self.turn is not None and not self.turn.get("c") and ts is not None:
             self.turn["l"] = _iso(ts)
+        role = body.get("role") if isinstance(body, dict) else None
+        stamp_messages(rows, f"{rtype}/{subtype}" if subtype else rtype, role if isinstance(role, str) else None, pos.byte_offset)
 
     @staticmethod
     def _classify(record: dict) -> tuple[str, str, str, Any, bool]:

@@ -103,7 +103,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers import pi_tools
-from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.coerce import as_int, as_str
 from agent_history.parsers.pi_tools import content_parts, session_uid_from_path
 from agent_history.parsers.timeutil import parse_ts
@@ -184,7 +184,8 @@ class PiParser(Parser):
     """Parser for one pi session file (see the module docstring for the format contract)."""
 
     AGENT = AGENT
-    VERSION = 1
+    VERSION = 2
+    """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -254,7 +255,11 @@ class PiParser(Parser):
                             "record_before_header", pos.byte_offset, pos.line_number, f"{rtype!r} before header"
                         )
                     )
-                rows.extend(self._entry(record, rtype, message, known, pos))
+                entry_rows = self._entry(record, rtype, message, known, pos)
+                origin = role if rtype == "message" else record.get("customType")
+                rows.extend(
+                    stamp_messages(entry_rows, str(rtype), origin if isinstance(origin, str) and origin else None, pos.byte_offset)
+                )
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
             rows.append(
                 ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, f"{type(exc).__name__}: {exc}"[:500])
