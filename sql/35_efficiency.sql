@@ -175,7 +175,7 @@ CREATE OR REPLACE FUNCTION ah.eff_message(agent text, message_class text, role t
     RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
-        WHEN role = 'tool' THEN NULL
+        WHEN role IN ('tool', 'assistant') THEN NULL  -- rules.NON_EVENT_ROLES
         WHEN message_class = 'agent_message' THEN
             CASE WHEN record_origin ~ 'notification' THEN 'event'
                  WHEN in_worker THEN 'user'

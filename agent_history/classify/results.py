@@ -70,7 +70,7 @@ def eff_message(
     `record_type` / `record_origin` are the raw record type and origin the harness wrote
     (`MessageRow.record_type`); `in_worker` is true in a sub-agent thread. Never raises.
     """
-    if role == "tool":
+    if role in rules.NON_EVENT_ROLES:
         return None
     if message_class == "agent_message":
         if record_origin is not None and _HARNESS_ORIGIN.search(record_origin):

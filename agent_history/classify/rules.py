@@ -158,8 +158,11 @@ COMMAND_RULES: tuple[tuple[str, str], ...] = (
 """(segment class, regex) — first match wins; no match ⇒ ``work``."""
 
 # -- messages ------------------------------------------------------------------------------
-# A message is an event when its class says so; role ``tool`` messages (a synchronous
-# sub-agent's report inside a tool result) are never events of their own: the tool result is.
+# A message is an event when its class says so, unless its role is in `NON_EVENT_ROLES`.
+NON_EVENT_ROLES: frozenset[str] = frozenset({"tool", "assistant"})
+"""Roles whose messages are never events of their own: ``tool`` (a synchronous sub-agent's
+report inside a tool result — the tool result is the event) and ``assistant`` (the model's own
+output, e.g. the brief pi records in the parent when its subagent tool runs, is part of its call)."""
 MESSAGE_CLASS_TRIGGERS: dict[str, str] = {
     "human_prompt": "user",  # what a person typed
     "queued_prompt": "user",  # typed while the agent worked (Claude queued_command)
