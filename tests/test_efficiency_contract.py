@@ -29,7 +29,7 @@ SYNTHETIC_RESULTS: list[tuple[str, str | None, str | None, str | None, bool | No
     ("claude", "Bash", json.dumps({"command": "echo ok"}), "ok", False),
     ("claude", "Bash", json.dumps({"command": "make -j4 2>&1 | tail"}), "", True),
     ("claude", "Bash", json.dumps({"command": "until [ -f done ]; do sleep 5; done"}), "", False),
-    ("claude", "Bash", json.dumps({"command": "(cd a && git fetch) ; echo \"x;y\""}), "", False),
+    ("claude", "Bash", json.dumps({"command": '(cd a && git fetch) ; echo "x;y"'}), "", False),
     ("claude", "Bash", json.dumps({"command": "cat 'runs/STATUS.md'"}), "", False),
     ("claude", "Bash", json.dumps({"command": "X=1 Y=2 env ps aux | grep x"}), "", False),
     ("claude", "Bash", json.dumps({"command": "do   sleep\t3"}), "", False),
@@ -202,7 +202,7 @@ def test_messages_python_equals_sql(corpus_db, corpus_files):  # noqa: F811
 
 def test_stored_triggers_equal_python_attribution_on_the_corpus(corpus_db, corpus_files):  # noqa: F811
     expected = {}
-    for (agent, uid, aid), calls in thread_triggers(corpus_files).items():
+    for (agent, _uid, _aid), calls in thread_triggers(corpus_files).items():
         for call_uid, trig in calls:
             expected[(agent, call_uid)] = trig
     with psycopg.connect(corpus_db.dsn) as conn:

@@ -155,9 +155,7 @@ def test_rebuild_after_a_parser_upgrade_fills_the_new_columns_and_triggers(db, t
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         Loader(conn).run(_sources(home))
-        upgraded = conn.execute(
-            "SELECT count(*) FROM ah.source_file WHERE status = 'parser_upgraded'"
-        ).fetchone()[0]
+        upgraded = conn.execute("SELECT count(*) FROM ah.source_file WHERE status = 'parser_upgraded'").fetchone()[0]
         issues = conn.execute("SELECT count(*) FROM ah.parse_issue WHERE kind = 'parser_upgraded'").fetchone()[0]
         assert (upgraded, issues) == (6, 6)
         assert conn.execute("SELECT count(trigger) FROM ah.model_call").fetchone()[0] == 0
@@ -184,8 +182,17 @@ def test_cli_efficiency_json_and_filters(db, cli_env):
     assert set(threads) == set(EXPECTED)
     root = threads[("claude", CLAUDE_SESSION, "")]
     assert root["role"] == "root" and root["calls"] == 11 and root["poll_share"] == 0.2727
-    assert root["triggers"] == {"user": 2, "model": 1, "work": 1, "status": 1, "wait": 2, "event": 1, "noop": 1,
-                                "orchestrate": 1, "agent_msg": 1}
+    assert root["triggers"] == {
+        "user": 2,
+        "model": 1,
+        "work": 1,
+        "status": 1,
+        "wait": 2,
+        "event": 1,
+        "noop": 1,
+        "orchestrate": 1,
+        "agent_msg": 1,
+    }
     assert root["tokens"] == {"input": 110, "cache_read": 11000, "output": 220}
     assert threads[("pi", PI_IDLE, "")]["poll_share"] is None
     totals = data["totals"]

@@ -139,7 +139,10 @@ COMMAND_RULES: tuple[tuple[str, str], ...] = (
     ("neutral", r"^$|^[})]+$|^(cd|pushd|popd|done|fi|esac|set|export|source|local|shopt)( |$)"),
     # `sleep N`, `until …; do …; done` loops, `while true`, `gh run watch`, `gh pr checks
     # --watch`, the shell's `wait`: the command only waits (issue 11)
-    ("wait", r"^sleep( |$)|^until( |$)|^while +(true|:)( |$)|^gh +run +watch( |$)|^gh +pr +checks .*--watch|^wait( |$)"),
+    (
+        "wait",
+        r"^sleep( |$)|^until( |$)|^while +(true|:)( |$)|^gh +run +watch( |$)|^gh +pr +checks .*--watch|^wait( |$)",
+    ),
     # git state (`git status|log|fetch|rev-parse`), CI and PR state (`gh run|pr
     # view|list|checks|status`), the backlog CLI (`backlog task list|view`), process lists
     # (`ps`, `pgrep`), and reading a state/report file (issue 11)

@@ -44,9 +44,7 @@ def thread_triggers(files: Iterable[tuple[int, Iterable[Row]]]) -> dict[Thread, 
                 events[key].append(Event("result", (order, r.output_byte_offset), trig, r.tool_call_uid))
             elif isinstance(r, MessageRow) and r.byte_offset is not None:
                 in_worker = worker.get(key, r.agent_id != "")
-                trig = eff_message(
-                    r.agent, r.message_class, r.role, r.text, r.record_type, r.record_origin, in_worker
-                )
+                trig = eff_message(r.agent, r.message_class, r.role, r.text, r.record_type, r.record_origin, in_worker)
                 if trig is not None:
                     events[key].append(Event("message", (order, r.byte_offset), trig, r.message_uid))
     out: dict[Thread, list[tuple[str, str]]] = {k: [] for k in worker}

@@ -5,11 +5,11 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.read import _agents, _namespaces, _short_ts, _when
-from agent_history.classify.rules import TRIGGERS
 
 _SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
 
