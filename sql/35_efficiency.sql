@@ -68,7 +68,7 @@ BEGIN
                      '|^gh +(run|pr) +(view|list|checks|status)( |$)'
                      '|^backlog +task +(list|view)( |$)'
                      '|^(ps|pgrep)( |$)'
-                     '|^(cat|head|tail|less|jq) .*(STATE|STATUS|REPORT|PROGRESS|CLOSEOUT|HANDOFF|state|status|report|progress'
+                     '|^(cat|head|tail|less|jq) [^>]*(STATE|STATUS|REPORT|PROGRESS|CLOSEOUT|HANDOFF|state|status|report|progress'
                      '|closeout|handoff)[^/ ]*[.](md|json|txt|yaml|yml)( |$|[\"''])')
             THEN 'status'
         -- true, :, pwd, date, clear, exit 0, an echo/printf that writes no file
@@ -81,20 +81,31 @@ $$;
 -- A shell command line → work | wait | status | noop (classify.commands.command_trigger): cut at
 -- &&, ||, ;, & and newlines after removing `2>&1`-style redirections; work if any segment is
 -- work, else wait if any waits, else status if any is a status look, else noop (also NULL).
+-- A loop that stops at the first work segment: a heredoc's body is cut into one segment per
+-- line, and most commands are work from their first segment on.
 CREATE OR REPLACE FUNCTION ah.eff_command(command text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT CASE
-               WHEN command IS NULL THEN 'noop'
-               WHEN bool_or(c = 'work') THEN 'work'
-               WHEN bool_or(c = 'wait') THEN 'wait'
-               WHEN bool_or(c = 'status') THEN 'status'
-               ELSE 'noop'
-           END
-    FROM (SELECT ah.eff_segment(seg) AS c
-          FROM regexp_split_to_table(regexp_replace(command, '[0-9]*>&[0-9-]*|&>>?', ' ', 'g'),
-                                     '&&|[|][|]|;|&|\n') AS seg) AS s;
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    seg  text;
+    c    text;
+    seen text[] := '{}';
+BEGIN
+    IF command IS NULL THEN
+        RETURN 'noop';
+    END IF;
+    FOREACH seg IN ARRAY regexp_split_to_array(regexp_replace(command, '[0-9]*>&[0-9-]*|&>>?', ' ', 'g'),
+                                               '&&|[|][|]|;|&|\n')
+    LOOP
+        c := ah.eff_segment(seg);
+        IF c = 'work' THEN
+            RETURN 'work';
+        END IF;
+        seen := seen || c;
+    END LOOP;
+    RETURN CASE WHEN 'wait' = ANY (seen) THEN 'wait' WHEN 'status' = ANY (seen) THEN 'status' ELSE 'noop' END;
 END;
+$$;
 
 -- Tool name → rule per harness (rules.TOOL_RULES); 'work' for anything not listed.
 CREATE OR REPLACE FUNCTION ah.eff_tool_rule(agent text, tool_name text) RETURNS text

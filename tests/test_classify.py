@@ -34,6 +34,7 @@ from make_fixtures import EXPECTED, HOME  # noqa: E402
         ("backlog task list --plain", "status"),
         ("ps aux | grep pytest", "status"),
         ("cat runs/loop-3/STATE.md", "status"),
+        ("cat > STATE.md <<'EOF'\nstatus: green\nEOF", "work"),
         ("sleep 30", "wait"),
         ("sleep 60 && gh run view 123", "wait"),
         ("until gh run view 1 | grep -q completed; do sleep 10; done", "wait"),

@@ -31,6 +31,8 @@ SYNTHETIC_RESULTS: list[tuple[str, str | None, str | None, str | None, bool | No
     ("claude", "Bash", json.dumps({"command": "until [ -f done ]; do sleep 5; done"}), "", False),
     ("claude", "Bash", json.dumps({"command": '(cd a && git fetch) ; echo "x;y"'}), "", False),
     ("claude", "Bash", json.dumps({"command": "cat 'runs/STATUS.md'"}), "", False),
+    ("claude", "Bash", json.dumps({"command": "cat > STATE.md <<'EOF'\nstatus: green\nEOF"}), "", False),
+    ("claude", "Bash", json.dumps({"command": "git status\n\n  sleep 1  \n"}), "", False),
     ("claude", "Bash", json.dumps({"command": "X=1 Y=2 env ps aux | grep x"}), "", False),
     ("claude", "Bash", json.dumps({"command": "do   sleep\t3"}), "", False),
     ("claude", "Bash", json.dumps({"command": 5}), "", False),

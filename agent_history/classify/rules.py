@@ -145,14 +145,14 @@ COMMAND_RULES: tuple[tuple[str, str], ...] = (
     ),
     # git state (`git status|log|fetch|rev-parse`), CI and PR state (`gh run|pr
     # view|list|checks|status`), the backlog CLI (`backlog task list|view`), process lists
-    # (`ps`, `pgrep`), and reading a state/report file (issue 11)
+    # (`ps`, `pgrep`), and reading (not writing: no `>`) a state/report file (issue 11)
     (
         "status",
         r"^git +(-C +[^ ]+ +)?(status|log|fetch|rev-parse)( |$)"
         r"|^gh +(run|pr) +(view|list|checks|status)( |$)"
         r"|^backlog +task +(list|view)( |$)"
         r"|^(ps|pgrep)( |$)"
-        r"|^(cat|head|tail|less|jq) .*(STATE|STATUS|REPORT|PROGRESS|CLOSEOUT|HANDOFF|state|status|report|progress"
+        r"|^(cat|head|tail|less|jq) [^>]*(STATE|STATUS|REPORT|PROGRESS|CLOSEOUT|HANDOFF|state|status|report|progress"
         r"|closeout|handoff)[^/ ]*[.](md|json|txt|yaml|yml)( |$|[\"'])",
     ),
     # `true`, `:`, `pwd`, `date`, `clear`, `exit 0`, an echo/printf that writes nothing to a file
