@@ -79,6 +79,10 @@ Identity and keys:
   become ``attachments`` metadata ``{type, media_type, bytes}`` on the record's first message
   (E14), never text. ``first_prompt`` = the first ``human_prompt`` (sub-agents have none).
 - Tool calls, spawns, file touches and git events: `claude_code_tools`.
+- Positions (issue 11): every MessageRow carries the record's raw ``type`` as ``record_type``
+  and its ``origin.kind`` as ``record_origin``; a tool call's ``output_byte_offset`` /
+  ``output_line`` are those of the ``user`` record holding its ``tool_result`` (server-side tool
+  results inside an assistant message get none: they are part of the model call).
 
 State (JSON, bounded): last ``sessionId`` seen, the open turn per session, unanswered tool calls
 (`claude_code_tools.MAX_PENDING`), recent ``compact_boundary`` uuids and the last

@@ -77,6 +77,12 @@ E19–E26):
   ``collab_agent_spawn_*`` events merge into the same row. Structured exit codes win over
   output text (E26). Rows, file touches, git events and spawns: `codex_calls`; argument and
   output shapes: `codex_tools`.
+- **Positions** (issue 11): every MessageRow carries ``record_type`` = ``<type>/<payload.type>``
+  (legacy items: ``legacy_item/<type>``) and ``record_origin`` = the item's ``role`` when it has
+  one; a tool call's ``output_byte_offset`` / ``output_line`` are those of the first record
+  carrying its result (``exec_command_end``, ``function_call_output``, ``mcp_tool_call_end``,
+  ``patch_apply_end``). A call's ``token_count`` is written before the items of its response,
+  so the results before it are what triggered it.
 - **Compactions.** ``compacted`` (with ``message`` = summary) and ``event_msg/context_compacted``
   describe one compaction: uid = ``<session>:compaction:<n>`` with n counted per
   representation like messages; the summary becomes a ``compaction_summary`` message;

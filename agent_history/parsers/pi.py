@@ -70,6 +70,9 @@ Format contract (read from the corpus and pi's ``session-manager.ts``):
   messages; the result text is a ``subagent_report``. Child usage inside the result's
   ``details`` is not counted (not in the corpus). Forks (``parentSession``) set
   ``SessionRow.forked_from_uid`` (the parent's id, taken from its file name).
+- **Positions** (issue 11): every MessageRow carries the entry ``type`` as ``record_type`` and
+  ``message.role`` (``customType`` of a ``custom_message``) as ``record_origin``; a tool call's
+  ``output_byte_offset`` / ``output_line`` are those of its ``toolResult`` entry.
 - **Session.** uid = header ``id`` (v1 headers have one too), else the file name's id part;
   cwd from the header; model = latest assistant model (header ``modelId`` / ``model_change``
   only until an assistant has answered); ``custom_title`` = latest ``session_info.name``;
