@@ -1,6 +1,7 @@
 """Post-passes over dirty sessions only (set-based SQL in `sql/30_postpass.sql`).
 
-Lineage (parent/root), spawn → child session, repository from cwd, per-session rollups.
+Lineage (parent/root), spawn → child session, repository from cwd, per-session rollups;
+then thread roles and model-call triggers (`sql/35_efficiency.sql`, issue 11).
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ def run_postpasses(conn: psycopg.Connection) -> int:
         exists = conn.execute("SELECT to_regprocedure('ah.refresh_sessions(bigint[])')").fetchone()[0]
         if exists is None:
             return 0
-        row = conn.execute(
+        ids = conn.execute(
             "WITH d AS (DELETE FROM ah.dirty_session RETURNING session_id) "
-            "SELECT ah.refresh_sessions(coalesce(array_agg(session_id), '{}')) FROM d"
-        ).fetchone()
-        rolled = int(row[0] or 0)
+            "SELECT coalesce(array_agg(session_id), '{}') FROM d"
+        ).fetchone()[0]
+        rolled = int(conn.execute("SELECT ah.refresh_sessions(%s::bigint[])", (ids,)).fetchone()[0] or 0)
+        # Efficiency (issue 11): roles and per-call triggers, after lineage (sql/35_efficiency.sql)
+        if conn.execute("SELECT to_regprocedure('ah.refresh_efficiency(bigint[])')").fetchone()[0] is not None:
+            conn.execute("SELECT ah.refresh_efficiency(%s::bigint[])", (ids,))
     # ParadeDB: BM25 indexes are built after the first bulk load (DESIGN §7); no-op on FTS.
     ensure_bm25_indexes(conn)
     return rolled

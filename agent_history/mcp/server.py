@@ -34,12 +34,13 @@ from agent_history.mcp.sqltool import SqlError
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec
 from agent_history.mcp.tools.activity import TOOLS as ACTIVITY_TOOLS
 from agent_history.mcp.tools.catalog import TOOLS as CATALOG_TOOLS
+from agent_history.mcp.tools.efficiency import TOOLS as EFFICIENCY_TOOLS
 from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
 from agent_history.mcp.tools.search import TOOLS as SEARCH_TOOLS
 
 log = logging.getLogger("agent_history.mcp")
 
-TOOLS: tuple[ToolSpec, ...] = (*SEARCH_TOOLS, *READ_TOOLS, *ACTIVITY_TOOLS, *CATALOG_TOOLS)
+TOOLS: tuple[ToolSpec, ...] = (*SEARCH_TOOLS, *READ_TOOLS, *ACTIVITY_TOOLS, *CATALOG_TOOLS, *EFFICIENCY_TOOLS)
 """Every tool, in the order `tools/list` shows them."""
 
 INSTRUCTIONS = (
