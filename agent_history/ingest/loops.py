@@ -85,6 +85,7 @@ def _detect_launches(conn: psycopg.Connection, dirty: list[int]) -> None:
         JOIN ah.session AS s ON s.id = m.session_id
         LEFT JOIN ah.repo AS r ON r.id = s.repo_id
         WHERE m.session_id = ANY (%s) AND m.message_class = ANY (%s) AND strpos(m.text, %s) > 0
+        ORDER BY m.session_id, m.source_id, m.byte_offset, m.id
         """,
         (dirty, list(rules.LAUNCH_CLASSES), rules.LAUNCH_MARKER),
     ).fetchall()

@@ -15,12 +15,13 @@ LAUNCH_CLASSES: tuple[str, ...] = ("human_prompt", "queued_prompt")
 """Message classes that can launch a loop: "a human or queued prompt" (issue 12, Launch)."""
 
 CLOSEOUT_PATH = re.compile(
-    r"(?<![\w./~-])(?P<path>(?:[\w.~-]+/|/)*codex/closeout-(?P<date>\d{4}-\d{2}-\d{2})-loop(?P<n>\d+)\.md)(?![\w./-])"
+    r"(?<![\w./~-])(?P<path>(?:[\w.~-]+/|/)*codex/closeout-(?P<date>\d{4}-\d{2}-\d{2})-loop(?P<n>\d+)\.md)(?![\w/-]|\.[\w/])"
 )
 """A closeout path: ``codex/closeout-<YYYY-MM-DD>-loop<N>.md`` with any directory prefix
-(issue 12, Launch). Delimited so ``xcodex/…`` or ``…loop3.md.bak`` do not match."""
+(issue 12, Launch). Delimited so ``xcodex/…`` or ``…loop3.md.bak`` do not match; a sentence's
+final period after the path is not part of it."""
 
-MD_PATH = re.compile(r"(?<![\w./~-])(?P<path>(?:[\w.~-]+/|/)*[\w.~-]+\.md)(?![\w./-])")
+MD_PATH = re.compile(r"(?<![\w./~-])(?P<path>(?:[\w.~-]+/|/)*[\w.~-]+\.md)(?![\w/-]|\.[\w/])")
 """Any ``.md`` path; the charter is the one in the closeout's directory that is not the
 closeout (issue 12, Launch: "another `.md` path in the same directory as the closeout")."""
 
