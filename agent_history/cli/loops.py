@@ -52,7 +52,12 @@ def loops_cmd(
         print_json({"loops": [r.as_dict() for r in rows]})
         return
     if not rows:
-        console.print("No loops found: no prompt with 'You are the root' and a codex/closeout-<date>-loop<N>.md path.")
+        console.print(
+            "No loops found: no prompt with 'You are the root' and a codex/closeout-<date>-loop<N>.md path.",
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+        )
         return
     table = Table("id", "status", "repo", "loop", "started", "wall", "lanes", "calls", "cost", "landed/parked")
     for r in rows:
