@@ -341,3 +341,15 @@ def test_the_shared_corpus_has_no_loops_and_says_so(corpus_home, cli_env):
         0, "No loops found: no prompt with 'You are the root' and a codex/closeout-<date>-loop<N>.md path."
     )  # fmt: skip
     assert json.loads(cli("loops", "--json", env=cli_env).stdout) == {"loops": []}
+
+
+def test_a_rebuild_empties_the_loop_tables_and_the_next_pass_derives_the_same_loops(catalogue):
+    from agent_history.ingest.rebuild import truncate_derived
+
+    before = {k: (v["status"], v["model_calls"], v["landed"], v["parked"], v["lanes"]) for k, v in loops(catalogue).items()}
+    with psycopg.connect(catalogue.dsn, autocommit=True) as conn:
+        truncate_derived(conn)
+        assert conn.execute("SELECT count(*) FROM ah.loops").fetchone()[0] == 0
+    index(catalogue)
+    after = {k: (v["status"], v["model_calls"], v["landed"], v["parked"], v["lanes"]) for k, v in loops(catalogue).items()}
+    assert after == before

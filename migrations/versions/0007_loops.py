@@ -88,6 +88,14 @@ CREATE TABLE ah.loop_closeout (
     CONSTRAINT loop_closeout_natural_key UNIQUE (loop_id, tool_call_uid)
 );
 COMMENT ON TABLE ah.loop_closeout IS 'Captured writes of a loop''s closeout path: SHA-256 and first line only, never the body.';
+
+-- A catalogue indexed before this revision: sessions with a launch-shaped prompt are marked dirty,
+-- so the next post-pass detects their loops (agent_history.loops.rules.LAUNCH_MARKER / LAUNCH_CLASSES).
+INSERT INTO ah.dirty_session (session_id)
+SELECT DISTINCT m.session_id
+FROM ah.message AS m
+WHERE m.message_class IN ('human_prompt', 'queued_prompt') AND strpos(m.text, 'You are the root') > 0
+ON CONFLICT (session_id) DO NOTHING;
 """
 
 DOWNGRADE = r"""
