@@ -56,7 +56,7 @@ CREATE TABLE ah.loops (
     landed               integer,
     parked               integer,
     refreshed_at         timestamptz,
-    CONSTRAINT loops_natural_key UNIQUE (agent, launch_message_uid)
+    CONSTRAINT loops_launch_key UNIQUE (agent, launch_message_uid)
 );
 CREATE INDEX loops_root_idx ON ah.loops (root_session_id);
 CREATE INDEX loops_status_idx ON ah.loops (status, started_at DESC);
@@ -70,7 +70,7 @@ CREATE TABLE ah.lane (
     link_method    text NOT NULL CHECK (link_method IN ('lineage', 'heuristic')),
     return_status  text CHECK (return_status IN ('complete', 'partial', 'blocked', 'failed')),
     returns        jsonb NOT NULL DEFAULT '[]',
-    CONSTRAINT lane_natural_key UNIQUE (loop_id, session_id)
+    CONSTRAINT lane_loop_session_key UNIQUE (loop_id, session_id)
 );
 CREATE INDEX lane_session_idx ON ah.lane (session_id);
 COMMENT ON TABLE ah.lane IS 'Sessions attached to a loop (lineage | heuristic) and their lane-return blocks.';
@@ -85,7 +85,7 @@ CREATE TABLE ah.loop_closeout (
     written_at     timestamptz,
     qualified      boolean NOT NULL,
     reason         text,                                  -- why it does not qualify
-    CONSTRAINT loop_closeout_natural_key UNIQUE (loop_id, tool_call_uid)
+    CONSTRAINT loop_closeout_write_key UNIQUE (loop_id, tool_call_uid)
 );
 COMMENT ON TABLE ah.loop_closeout IS 'Captured writes of a loop''s closeout path: SHA-256 and first line only, never the body.';
 
