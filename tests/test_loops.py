@@ -200,13 +200,21 @@ def test_a_relaunch_shares_the_closeout_and_a_second_launch_replaces_the_first(c
     got = loops(catalogue)
     first, again = got[("widgets", 5)], got[("widgets", 5, "relaunch")]
     assert first["root_uid"] != again["root_uid"]
-    assert first["closeout_abspath"] == again["closeout_abspath"] == "/home/dev/widgets/codex/closeout-2026-05-03-loop5.md"
+    assert (
+        first["closeout_abspath"] == again["closeout_abspath"] == "/home/dev/widgets/codex/closeout-2026-05-03-loop5.md"
+    )
     assert (first["status"], again["status"]) == ("finished", "finished")
-    assert first["end_evidence"] == again["end_evidence"] == (
-        "qualified closeout written by session c5b00000-0000-4000-8000-00000000005b"
+    assert (
+        first["end_evidence"]
+        == again["end_evidence"]
+        == ("qualified closeout written by session c5b00000-0000-4000-8000-00000000005b")
     )
     replaced, next_one = got[("widgets", 6)], got[("widgets", 7)]
-    assert (replaced["status"], replaced["ended_at"], replaced["window_end_at"]) == ("finished", at("16:30"), at("16:30"))
+    assert (replaced["status"], replaced["ended_at"], replaced["window_end_at"]) == (
+        "finished",
+        at("16:30"),
+        at("16:30"),
+    )
     assert replaced["end_evidence"] == f"replaced by the next launch of the same root (loop id {next_one['id']})"
     assert replaced["model_calls"] == 1 and next_one["model_calls"] == 1  # each keeps its own window's calls
 
@@ -232,7 +240,12 @@ def test_progress_columns_are_null_when_unknown_never_zero(catalogue):
 def test_a_second_pass_changes_nothing(catalogue):
     refresh(catalogue, at("17:30"))
     with psycopg.connect(catalogue.dsn) as conn:
-        snap = lambda: [conn.execute(f"SELECT * FROM ah.{t} ORDER BY id").fetchall() for t in ("loops", "lane", "loop_closeout")]  # noqa: E731
+
+        def snap() -> list:
+            return [
+                conn.execute(f"SELECT * FROM ah.{t} ORDER BY id").fetchall() for t in ("loops", "lane", "loop_closeout")
+            ]
+
         before = snap()
         with conn.transaction():
             assert refresh_loops(conn, [], now=at("17:30")) == 5  # the non-finished loops
@@ -346,10 +359,14 @@ def test_the_shared_corpus_has_no_loops_and_says_so(corpus_home, cli_env):
 def test_a_rebuild_empties_the_loop_tables_and_the_next_pass_derives_the_same_loops(catalogue):
     from agent_history.ingest.rebuild import truncate_derived
 
-    before = {k: (v["status"], v["model_calls"], v["landed"], v["parked"], v["lanes"]) for k, v in loops(catalogue).items()}
+    before = {
+        k: (v["status"], v["model_calls"], v["landed"], v["parked"], v["lanes"]) for k, v in loops(catalogue).items()
+    }
     with psycopg.connect(catalogue.dsn, autocommit=True) as conn:
         truncate_derived(conn)
         assert conn.execute("SELECT count(*) FROM ah.loops").fetchone()[0] == 0
     index(catalogue)
-    after = {k: (v["status"], v["model_calls"], v["landed"], v["parked"], v["lanes"]) for k, v in loops(catalogue).items()}
+    after = {
+        k: (v["status"], v["model_calls"], v["landed"], v["parked"], v["lanes"]) for k, v in loops(catalogue).items()
+    }
     assert after == before

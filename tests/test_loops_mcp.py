@@ -21,7 +21,9 @@ def env(db, tmp_path):
 
 def _ids(db) -> dict[tuple[str, int], int]:
     with psycopg.connect(db.dsn) as conn:
-        return {(r[0], r[1]): r[2] for r in conn.execute("SELECT repo, loop_number, min(id) FROM ah.loops GROUP BY 1, 2")}
+        return {
+            (r[0], r[1]): r[2] for r in conn.execute("SELECT repo, loop_number, min(id) FROM ah.loops GROUP BY 1, 2")
+        }
 
 
 def test_loops_tool_filters_by_status_and_repo_and_omits_unknown_values(db, env):

@@ -124,4 +124,6 @@ def loop_cmd(
         console.print(table)
     for c in detail.closeouts:
         mark = "qualified" if c.qualified else f"not qualified: {c.reason}"
-        console.print(f"  closeout write {_ts(c.written_at)} by {c.session_uid or '-'}: {mark}", soft_wrap=True, highlight=False)
+        console.print(
+            f"  closeout write {_ts(c.written_at)} by {c.session_uid or '-'}: {mark}", soft_wrap=True, highlight=False
+        )

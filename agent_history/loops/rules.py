@@ -31,9 +31,7 @@ SHA256_HEX = re.compile(r"(?<![0-9A-Fa-f])(?P<digest>[0-9a-f]{64})(?![0-9A-Fa-f]
 CLOSEOUT_FIRST_LINE = "# Closeout: {repo} loop{n} · Charter: {digest}"
 """Line 1 of a qualified closeout, exactly (issue 12, "A closeout qualifies")."""
 
-CLOSEOUT_FIRST_LINE_SHAPE = re.compile(
-    r"^# Closeout: (?P<repo>\S+) loop(?P<n>\d+) · Charter: (?P<digest>\S+)$"
-)
+CLOSEOUT_FIRST_LINE_SHAPE = re.compile(r"^# Closeout: (?P<repo>\S+) loop(?P<n>\d+) · Charter: (?P<digest>\S+)$")
 """The same line with its three fields captured, to say which one disagrees."""
 
 WAITING_LINE = re.compile(r"^WAITING: (?P<what>.+?) until (?P<until>\S.*?)\s*$")
@@ -61,9 +59,7 @@ PARKED_HEADING = re.compile(r"^##\s+Parked\s*$", re.IGNORECASE)
 SECTION_HEADING = re.compile(r"^#{1,2}\s")
 """A section ends at the next heading of level 1 or 2."""
 
-LIST_ENTRY_TASK = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?[*_`]*(?P<task>task-\d+)\b", re.IGNORECASE
-)
+LIST_ENTRY_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?[*_`]*(?P<task>task-\d+)\b", re.IGNORECASE)
 """A list entry opened by a task id (``- task-123 …``, ``1. **TASK-7** …``, ``- [x] task-3``):
 issue 12, Progress. Ids compare case-insensitively, so ``task-12`` and ``TASK-12`` are one task."""
 

@@ -91,9 +91,7 @@ def render_usage(
 ) -> str:
     """The Markdown block (ends with a newline). `as_of` is the catalogue's last index pass (UTC)."""
     out = [f"### Usage: {repo or 'unknown repo'} loop{loop_number}", ""]
-    out.append(
-        f"- As of {_utc(as_of)}, from the agent-history catalogue (it lags the transcripts by one index pass)."
-    )
+    out.append(f"- As of {_utc(as_of)}, from the agent-history catalogue (it lags the transcripts by one index pass).")
     out.append(f"- Closeout: `{closeout_path}`")
     if len(launches) > 1:
         ids = ", ".join(str(x.loop_id) for x in launches)

@@ -207,7 +207,10 @@ class LoopDetail:
 
 def loop_detail(conn: psycopg.Connection, ids: list[int]) -> LoopDetail:
     """The loops `ids` (from `resolve_loops`) with lanes and closeout evidence."""
-    loops = [LoopSummary(*r) for r in conn.execute(_SUMMARY_SQL + " WHERE l.id = ANY (%s) ORDER BY l.started_at, l.id", (ids,))]
+    loops = [
+        LoopSummary(*r)
+        for r in conn.execute(_SUMMARY_SQL + " WHERE l.id = ANY (%s) ORDER BY l.started_at, l.id", (ids,))
+    ]
     lanes = [
         LaneDetail(*r)
         for r in conn.execute(
