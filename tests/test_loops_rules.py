@@ -154,3 +154,32 @@ def test_codex_commands_and_their_working_trees():
     assert codex_dirs('{"command": "/usr/local/bin/codex --cd=/x exec go"}', "/repo") == ["/x"]
     assert codex_dirs('{"command": "cat codex/closeout-2026-05-03-loop1.md"}', "/repo") == []
     assert codex_dirs('{"command": "ls"}', "/repo") == []
+
+
+def test_usage_block_says_unknown_for_unpriced_calls_and_missing_calls():
+    from decimal import Decimal
+
+    from agent_history.loops.usage import UsageLaunch, UsageRow, format_duration, render_usage
+
+    launch = UsageLaunch(9, "pi", "0196b000", "stale", datetime(2026, 5, 3, 9, 0, tzinfo=UTC), None, 0, 2, None)
+    text = render_usage(
+        repo="sprockets",
+        loop_number=9,
+        closeout_path="codex/closeout-2026-05-03-loop9.md",
+        as_of=None,
+        launches=[launch],
+        rows=[UsageRow(9, "root", "pi-fixture-model", 2, None), UsageRow(9, "lane", None, 1, Decimal("0.5"))],
+    )
+    assert text.splitlines()[2:5] == [
+        "- As of unknown, from the agent-history catalogue (it lags the transcripts by one index pass).",
+        "- Closeout: `codex/closeout-2026-05-03-loop9.md`",
+        "- Launch 9: root pi `0196b000`, stale, started 2026-05-03 09:00 UTC, wall time unknown, 0 lanes.",
+    ]
+    assert text.splitlines()[5] == "- Total: 2 model calls, list-price cost unknown."
+    assert text.splitlines()[-2:] == [
+        "| 9 | root | pi-fixture-model | 2 | unknown |",
+        "| 9 | lane | unknown | 1 | 0.5000 |",
+    ]
+    assert [format_duration(s) for s in (None, 42, 601, 7260, 3 * 86400 + 4 * 3600)] == [
+        "unknown", "42s", "10m 01s", "2h 01m", "3d 04h"
+    ]  # fmt: skip
