@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
 from decimal import Decimal
@@ -84,7 +85,13 @@ def loop_cmd(
     with database().connect() as conn:
         try:
             ids = resolve_loops(conn, ref)
-        except (LoopNotFound, AmbiguousLoop) as exc:
+        except AmbiguousLoop as exc:
+            # a relative path names closeouts in several repositories: the one under this directory
+            try:
+                ids = resolve_loops(conn, os.path.normpath(os.path.join(os.getcwd(), ref)))
+            except LoopNotFound:
+                fail(str(exc), 1)
+        except LoopNotFound as exc:
             fail(str(exc), 1)
         if usage:
             sys.stdout.write(usage_report(conn, ids))
