@@ -3,13 +3,16 @@ against the synthetic loop homes (`fixtures/loops/home`) indexed by the real loa
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 import pytest
 
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
 from tests.mcp_client import call, call_tools, server_env
-from tests.test_loops import FIXTURE_HOME
+
+FIXTURE_HOME = Path(__file__).resolve().parents[1] / "fixtures" / "loops" / "home"
 
 
 @pytest.fixture
