@@ -21,13 +21,17 @@ and ``ah.loop_closeout``.
    - closeouts: writes of the exact closeout path (made absolute against the writer's cwd) by
      the root or a lane of this loop or of a loop with the same closeout path. Each is recorded
      with SHA-256 and first line only; it qualifies when whole, successful, inside the window
-     and its line 1 is `# Closeout: <repo> loop<N> · Charter: <digest>` for this launch.
+     and its line 1 is `# Closeout: <repo> loop<N> · Charter: <digest>` for this launch. A
+     write's time is its result's (else the call's); the first qualified write ends the run,
+     the last one's `## Landed` / `## Parked` lists are counted. A relaunch (a launch of the same
+     absolute closeout path in another root) shares the closeout; nothing else joins two roots.
    - status: `loops.status.loop_status`.
    - progress over the root's calls inside the window plus the lanes' whole sessions; NULL
      when unknown, never 0 (no calls → model_calls and tokens NULL; no tool calls → errors,
      commits, pushes NULL; cost only when every call is priced; landed/parked only from a
      qualified closeout that has the heading).
 Every write is guarded (`IS DISTINCT FROM` / compared first), so a second pass changes nothing.
+Cost: about 15 ms per recomputed loop (a dozen indexed queries) on the test machine.
 """
 
 from __future__ import annotations
