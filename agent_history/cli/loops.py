@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from agent_history.cli.app import app
@@ -104,7 +105,7 @@ def loop_cmd(
         console.print(f"This closeout has {len(detail.loops)} launches (a relaunch); all are shown.")
     for x in detail.loops:
         console.print(
-            f"[bold]loop {x.id}[/]: {x.repo or '-'} loop{x.loop_number} · {x.status}"
+            f"[bold]loop {x.id}[/]: {escape(x.repo or '-')} loop{x.loop_number} · {x.status}"
             + (f" until {_ts(x.waiting_until)}" if x.waiting_until else "")
             + f" · root {x.root_agent} {x.root_session_uid} · started {_ts(x.started_at)}"
             + (f" · ended {_ts(x.ended_at)}" if x.ended_at else ""),
@@ -112,14 +113,14 @@ def loop_cmd(
             highlight=False,
         )
         console.print(
-            f"  closeout {x.closeout_path} · charter {x.charter_path or '-'} · calls {_n(x.model_calls)} · "
+            f"  closeout {escape(x.closeout_path)} · charter {escape(x.charter_path or '-')} · calls {_n(x.model_calls)} · "
             f"tokens {_n(x.tokens)} · cost {_cost(x.cost_usd)} · errors {_n(x.errors)} · commits {_n(x.commits)} · "
             f"pushes {_n(x.pushes)} · landed {_n(x.landed)} · parked {_n(x.parked)}",
             soft_wrap=True,
             highlight=False,
         )
         if x.end_evidence:
-            console.print(f"  {x.end_evidence}", soft_wrap=True, highlight=False)
+            console.print(f"  {x.end_evidence}", soft_wrap=True, highlight=False, markup=False)
     if detail.lanes:
         table = Table("loop", "lane", "link", "role", "model", "calls", "tokens", "cost", "return")
         for a in detail.lanes:
@@ -132,5 +133,8 @@ def loop_cmd(
     for c in detail.closeouts:
         mark = "qualified" if c.qualified else f"not qualified: {c.reason}"
         console.print(
-            f"  closeout write {_ts(c.written_at)} by {c.session_uid or '-'}: {mark}", soft_wrap=True, highlight=False
+            f"  closeout write {_ts(c.written_at)} by {c.session_uid or '-'}: {mark}",
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
         )
