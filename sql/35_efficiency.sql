@@ -238,6 +238,8 @@ BEGIN
                     WHEN EXISTS (SELECT 1 FROM ah.subagent_spawn AS sp WHERE sp.session_id = s.id)
                       OR EXISTS (SELECT 1 FROM ah.session AS c
                                  WHERE c.parent_session_id = s.id AND coalesce(c.is_subagent, c.agent_id <> ''))
+                      -- roots a loop (issue 12): ingest.loops runs just before this in the post-pass
+                      OR EXISTS (SELECT 1 FROM ah.loops AS l WHERE l.root_session_id = s.id)
                     THEN 'root'
                     ELSE 'solo'
                END AS role

@@ -24,6 +24,7 @@ from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
+from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
@@ -195,6 +196,17 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
                 "resume": resume,
             }
         )
+    # The loops (issue 12) a root session belongs to, as root or through a lane.
+    roots = {}
+    for entry in sessions:
+        try:
+            roots[entry["session_uid"]] = resolve_session(conn, entry["session_uid"], "").id
+        except SessionNotFound:
+            pass
+    in_loops = loops_by_session(conn, list(roots.values()))
+    for entry in sessions:
+        if in_loops.get(roots.get(entry["session_uid"])):
+            entry["loop_ids"] = in_loops[roots[entry["session_uid"]]]
     out: dict[str, Any] = {"query": args["query"], "mode": mode, "hits_considered": len(hits)}
     if note:
         out["note"] = note
