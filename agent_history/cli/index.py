@@ -20,7 +20,14 @@ from agent_history.ingest.status import catalogue_status, list_issues
 
 
 def _summary_line(s: PassSummary) -> str:
-    rows = ", ".join(f"{k} {v:,}" for k, v in sorted(s.rows.items()) if v) or "none"
+    rows = (
+        ", ".join(
+            f"{k} {s.rows_new[k]:,} new" + (f" + {s.rows_merged[k]:,} merged" if s.rows_merged[k] else "")
+            for k, v in sorted(s.rows.items())
+            if v
+        )
+        or "none"
+    )
     issues = ", ".join(f"{k} {v}" for k, v in sorted(s.issues.items())) or "none"
     state = " (interrupted)" if s.interrupted else ""
     return (

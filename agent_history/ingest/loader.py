@@ -76,6 +76,11 @@ class PassSummary:
     files_failed: int = 0
     bytes_read: int = 0
     rows: Counter = field(default_factory=Counter)
+    """Rows written per table: new + merged (a re-observed row that changes nothing is not)."""
+    rows_new: Counter = field(default_factory=Counter)
+    """Rows inserted per table."""
+    rows_merged: Counter = field(default_factory=Counter)
+    """Existing rows changed by their merge policy per table (e.g. a larger token count)."""
     issues: Counter = field(default_factory=Counter)
     sessions_rolled_up: int = 0
     skipped_homes: list[str] = field(default_factory=list)
@@ -91,7 +96,9 @@ class PassSummary:
             "files_changed": self.files_changed,
             "files_failed": self.files_failed,
             "bytes_read": self.bytes_read,
-            "rows": dict(self.rows),
+            "rows": {k: v for k, v in self.rows.items() if v},
+            "rows_new": {k: v for k, v in self.rows_new.items() if v},
+            "rows_merged": {k: v for k, v in self.rows_merged.items() if v},
             "issues": dict(self.issues),
             "sessions_rolled_up": self.sessions_rolled_up,
             "skipped_homes": self.skipped_homes,
@@ -455,7 +462,7 @@ class Loader:
     def _write(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
         summary = self._summary
         with conn.transaction():
-            counts = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
+            written = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
             with conn.cursor() as cur:
                 cur.executemany(
                     "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "
@@ -484,7 +491,10 @@ class Loader:
                     "DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)",
                     ([p.source_id for p in batch],),
                 )
-        summary.rows.update(counts)
+        summary.rows_new.update(written.new)
+        summary.rows_merged.update(written.merged)
+        summary.rows.update(written.new)
+        summary.rows.update(written.merged)
         for p in batch:
             summary.bytes_read += p.consumed
             for row in p.rows:
