@@ -71,22 +71,20 @@ def test_reobserved_rows_that_change_nothing_are_neither_new_nor_merged(db, home
 
 
 def test_cli_summary_line_and_json_show_new_and_merged(cli_env, db, home):
+    env = {**cli_env, "AGENT_HISTORY_BATCH_LINES": "50"}
     out = subprocess.run(
-        [PY, "-m", "agent_history", "index", "--home", str(home)], env=cli_env, capture_output=True, text=True
+        [PY, "-m", "agent_history", "index", "--home", str(home)], env=env, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
-    counts = catalogue_counts(db, ("message", "session"))
     line = out.stdout.strip().splitlines()[-1]
-    assert f"message {counts['message']:,} new + " in line
-    assert f"session {counts['session']:,} new" in line
+    assert "; rows: compaction 4 new, file_touch 880 new, git_event 91 new, message 1,588 new, " in line
+    assert "model_call 1,496 new + 3 merged, " in line and "session 34 new + 29 merged, " in line
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         conn.execute("TRUNCATE ah.session, ah.source_file CASCADE")
     out = subprocess.run(
-        [PY, "-m", "agent_history", "index", "--home", str(home), "--json"],
-        env=cli_env,
-        capture_output=True,
-        text=True,
+        [PY, "-m", "agent_history", "index", "--home", str(home), "--json"], env=env, capture_output=True, text=True
     )
     data = json.loads(out.stdout)
-    assert data["rows_new"]["message"] == counts["message"]
-    assert data["rows"]["message"] == data["rows_new"]["message"] + data["rows_merged"].get("message", 0)
+    assert data["rows_new"] == catalogue_counts(db, data["rows_new"])
+    assert data["rows_merged"] == MERGED_IN_BATCHES_OF_50
+    assert data["rows"]["session"] == 34 + 29
