@@ -310,7 +310,7 @@ class Loader:
                     self._parser_upgraded(k, parser_cls, summary)
                     return
                 if k.offset > 0:
-                    why = f"it shrank to {st.st_size:,} bytes" if st.st_size < k.offset else None
+                    why = "it is shorter than what was indexed" if st.st_size < k.offset else None
                     if why is None:
                         state, windows, crc = conn.execute(
                             "SELECT parser_state, prefix_windows, prefix_crc32 FROM ah.source_file WHERE id = %s",
