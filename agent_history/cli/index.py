@@ -20,7 +20,14 @@ from agent_history.ingest.status import catalogue_status, list_issues
 
 
 def _summary_line(s: PassSummary) -> str:
-    rows = ", ".join(f"{k} {v:,}" for k, v in sorted(s.rows.items()) if v) or "none"
+    rows = (
+        ", ".join(
+            f"{k} {s.rows_new[k]:,} new" + (f" + {s.rows_merged[k]:,} merged" if s.rows_merged[k] else "")
+            for k, v in sorted(s.rows.items())
+            if v
+        )
+        or "none"
+    )
     issues = ", ".join(f"{k} {v}" for k, v in sorted(s.issues.items())) or "none"
     state = " (interrupted)" if s.interrupted else ""
     return (
@@ -212,18 +219,64 @@ def issues_cmd(
 
 @app.command("rebuild-check")
 def rebuild_check_cmd(
-    json: bool = typer.Option(True, "--json", help="Print JSON (the only format; accepted for symmetry)."),
+    json: bool = typer.Option(True, "--json/--table", help="Print JSON (default) or tables."),
+    verify: bool = typer.Option(
+        False, "--verify", help="Also re-hash every catalogued file and list those whose content changed unnoticed."
+    ),
 ) -> None:
-    """Per namespace: catalogued files found hot, cold, cold only, missing (JSON); exit 1 if rebuild would refuse."""
+    """Per namespace: catalogued files found hot, cold, cold only, missing; exit 1 if rebuild would
+    refuse (or, with --verify, if a catalogued file changed)."""
     from agent_history.ingest.rebuild import rebuild_check
     from agent_history.ingest.sources import cold_sources
+    from agent_history.ingest.verify import verify_prefixes
 
     db = database()
     with db.connect() as conn:
         result = rebuild_check(conn, cold_sources(db.settings))
-    print_json(result.as_dict())
-    if result.would_refuse:
+        verified = verify_prefixes(conn) if verify else None
+    data = result.as_dict()
+    if verified is not None:
+        data["verify"] = verified.as_dict()
+    if json:
+        print_json(data)
+    else:
+        _print_rebuild_check(data)
+    if result.would_refuse or (verified is not None and verified.changed):
         raise typer.Exit(1)
+
+
+def _print_rebuild_check(data: dict) -> None:
+    table = Table("namespace", "hot", "cold", "cold only", "missing")
+    for name, c in sorted(data["namespaces"].items()):
+        table.add_row(name, *(f"{c[k]:,}" for k in ("hot", "cold", "cold_only", "missing")))
+    console.print(table)
+    for path in data["missing_files"]:
+        console.print(f"missing from both tiers: {path}", highlight=False, markup=False, soft_wrap=True)
+    if data["would_refuse"]:
+        console.print("rebuild would refuse (`rebuild --allow-missing` drops the missing files)")
+    v = data.get("verify")
+    if v is None:
+        return
+    console.print(
+        f"verified {v['files_checked']:,} files ({v['bytes_hashed'] / 1e6:,.1f} MB hashed): "
+        f"{v['changed']:,} changed, {v['unnoticed']:,} of them unnoticed by index; "
+        f"{v['no_baseline']:,} without a baseline, {v['absent']:,} absent",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if not v["changed_files"]:
+        return
+    for c in v["changed_files"]:  # one line per file, the path whole (never wrapped)
+        noticed = "the next index re-reads it" if c["noticed_by_index"] else "unnoticed by index"
+        console.print(
+            f"{c['reason']} ({noticed}): {c['path']} [{c['namespace']}; "
+            f"{c['indexed_offset']:,} bytes indexed, now {c['size']:,}]",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    if v["unnoticed"]:
+        console.print("run `agent-history rebuild` to re-read the files index misses")
 
 
 @app.command("rebuild")
