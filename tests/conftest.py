@@ -112,7 +112,9 @@ def db(pg_server: TestServer) -> TestDatabase:
 
 @pytest.fixture
 def cli_env(db: TestDatabase, tmp_path, monkeypatch) -> dict[str, str]:
-    """Environment for running the CLI against the test database (no real home touched)."""
+    """Environment for running the CLI against the test database (no real home touched); its
+    config file exists and is empty (an AGENT_HISTORY_CONFIG naming a missing file is an error)."""
+    (tmp_path / "config.toml").touch()
     env = dict(os.environ)
     env.update(
         AGENT_HISTORY_DSN=db.dsn,

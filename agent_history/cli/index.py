@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, stop_on_signals
-from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.cli.output import console, fail, print_event, print_json
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
 from agent_history.ingest.status import catalogue_status, list_issues
@@ -62,27 +62,25 @@ def index_cmd(
                 raise
             # a loop outlives a database restart: say so and try again next interval
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            err_console.print(f"pass failed, retrying in {every:g} s: {first}", highlight=False, markup=False)
+            print_event(f"pass failed, retrying in {every:g} s: {first}")
             return True
         if summary is None:
             console.print("another index pass is running")
             return False
         for line in summary.skipped_homes:
-            err_console.print(f"skipped {line}", highlight=False, markup=False)
+            print_event(f"skipped {line}")
         for line in summary.skipped_paths[:20]:
-            err_console.print(f"skipped {line}", highlight=False, markup=False)
+            print_event(f"skipped {line}")
         if len(summary.skipped_paths) > 20:
-            err_console.print(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
+            print_event(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
         if json:
             print_json(summary.as_dict())
         else:
             console.print(_summary_line(summary), highlight=False, soft_wrap=True)
             if summary.files_scanned == 0 and summary.skipped_homes:
-                err_console.print(
+                print_event(
                     "no agent home found: index a copy with --home DIR (laid out like ~) "
-                    "or add homes under [sources] in the config file",
-                    highlight=False,
-                    markup=False,
+                    "or add homes under [sources] in the config file"
                 )
         failed = summary.files_failed > 0
         return True

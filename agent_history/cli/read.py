@@ -3,6 +3,10 @@
 Each command calls one library function (`search.keyword.search`, `read.*`) and renders its
 result — rich output on a terminal, ``--json`` for machines (snippets plain, highlight spans
 as character offsets).
+
+Exit codes (`EXIT_FOUND`, `EXIT_NOTHING`; 2 from `fail`/`main` for usage, config and database
+errors), the same with and without ``--json``: 0 when the lookup found something, 1 when it
+found nothing.
 """
 
 from __future__ import annotations
@@ -14,11 +18,20 @@ from rich.table import Table
 from rich.text import Text
 
 from agent_history.cli.app import app
-from agent_history.cli.context import database
+from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.output import console, fail, print_json
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import HL_END, HL_START, Scope, SearchHit, SearchRequest, parse_when
+
+
+EXIT_FOUND, EXIT_NOTHING = 0, 1
+
+
+def _found(anything: bool) -> None:
+    """End a read command: exit 1 when it found nothing (0 is the normal return)."""
+    if not anything:
+        raise typer.Exit(EXIT_NOTHING)
 
 
 def _agents(values: list[str] | None) -> tuple[str, ...]:
@@ -31,11 +44,12 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _when(value: str | None, *, end: bool = False) -> datetime | None:
+def _when(value: str | None, option: str, *, end: bool = False) -> datetime | None:
+    """`value` of `option` (``--since``/``--until``) as a time; a usage error (exit 2) if not one."""
     if not value:
         return None
     try:
-        return parse_when(value, end_of_day=end)
+        return parse_when(value, end_of_day=end, option=option)
     except ValueError as exc:
         fail(str(exc), 2)
     return None
@@ -136,8 +150,8 @@ def search_cmd(
         agents=_agents(agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=cls,
-        since=_when(since),
-        until=_when(until, end=True),
+        since=_when(since, "--since"),
+        until=_when(until, "--until", end=True),
         project=project,
         session=session,
     )
@@ -146,22 +160,24 @@ def search_cmd(
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
     with db.connect() as conn:
+        warn_empty_contexts(conn, context, db.settings.contexts)
         try:
             result = run_search(conn, req, mode, db.settings.embedding)
         except VectorUnavailable as exc:
-            fail(str(exc), 1)
+            fail(str(exc), 2)  # the search could not run: configuration or the endpoint
     hits = result.hits
     if json:
         print_json({"query": query, "namespaces": list(req.namespaces) or None, "mode": result.mode,
                     "note": result.note, "hits": [h.as_dict() for h in hits]})  # fmt: skip
+        _found(bool(hits))
         return
     if result.note:
         console.print(f"[yellow]note:[/] {result.note}", highlight=False, soft_wrap=True)
     if not hits:
         console.print("no matches")
-        return
     for n, h in enumerate(hits, 1):
         _render_hit(n, h)
+    _found(bool(hits))
 
 
 def _tokens(n: int | None) -> str:
@@ -193,18 +209,23 @@ def sessions_cmd(
 
     db = database()
     with db.connect() as conn:
+        warn_empty_contexts(conn, context, db.settings.contexts)
         rows = list_sessions(
             conn,
             agents=_agents(agent),
             namespaces=_namespaces(namespace, context, db.settings.contexts),
-            since=_when(since),
+            since=_when(since, "--since"),
             project=project,
             limit=limit,
             include_subagents=subagents,
         )
     if json:
         print_json([r.as_dict() for r in rows])
+        _found(bool(rows))
         return
+    if not rows:
+        console.print("no sessions")
+        _found(False)
     table = Table("started", "agent", "session", "title", "tokens", "cost", "duration", "subagents", "tools")
     for r in rows:
         cost = f"${r.cost_usd_with_subagents:.2f}" if r.cost_usd_with_subagents is not None else "-"
@@ -249,7 +270,7 @@ def session_cmd(
                 conn, uid, agent_id=agent_id, start=start, end=end, max_chars=None if full else (4000 if json else 400)
             )
     except (SessionNotFound, AmbiguousSession) as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_NOTHING)
     if json:
         print_json(tl.as_dict())
         return
@@ -294,10 +315,11 @@ def why_cmd(
         fail(str(exc), 2)
     if json:
         print_json({"sha": sha, "matches": [o.as_dict() for o in origins]})
+        _found(bool(origins))
         return
     if not origins:
         console.print(f"no commit or push {sha} in the catalogue")
-        raise typer.Exit(1)
+        _found(False)
     for o in origins:
         s = o.session
         head = Text(f"{o.op} {o.sha}", style="bold red")
@@ -348,23 +370,25 @@ def touched_cmd(
     db = database()
     try:
         with db.connect() as conn:
+            warn_empty_contexts(conn, context, db.settings.contexts)
             rows = touched(
                 conn,
                 pattern,
                 ops=tuple(op or ()),
                 agents=_agents(agent),
                 namespaces=_namespaces(namespace, context, db.settings.contexts),
-                since=_when(since),
+                since=_when(since, "--since"),
                 limit=limit,
             )
     except ValueError as exc:
         fail(str(exc), 2)
     if json:
         print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
+        _found(bool(rows))
         return
     if not rows:
         console.print(f"no session touched {pattern}")
-        return
+        _found(False)
     table = Table("last", "agent", "session", "ops", "paths", "title")
     for r in rows:
         s = r.session

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,10 +78,11 @@ def server_dsn(pgdata: Path, *, user: str = SUPERUSER, database: str = DATABASE)
     return psycopg.conninfo.make_conninfo(host=str(sock), user=user, dbname=database)
 
 
-def ensure_running(pgdata: Path) -> str:
+def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None) -> str:
     """Start the embedded server if needed, create the database; returns the owner DSN.
 
-    Raises DataDirNotWritable when the data dir cannot be written, ServerUnreachable when the
+    `on_start(pgdata)` is called just before this process starts the server (the first start
+    initialises a cluster and takes seconds) — not when it is already running. Raises DataDirNotWritable when the data dir cannot be written, ServerUnreachable when the
     server fails to start (the log is at ``<pgdata>/log``).
     """
     pgdata = pgdata.expanduser().resolve()
@@ -93,6 +94,8 @@ def ensure_running(pgdata: Path) -> str:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if socket_dir(pgdata) is None:
+                    if on_start is not None:
+                        on_start(pgdata)
                     pgdata.mkdir(exist_ok=True)
                     _server(pgdata)
             except (PermissionError, FileExistsError, NotADirectoryError) as exc:
