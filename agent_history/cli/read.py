@@ -24,7 +24,6 @@ from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import HL_END, HL_START, Scope, SearchHit, SearchRequest, parse_when
 
-
 EXIT_FOUND, EXIT_NOTHING = 0, 1
 
 

