@@ -8,12 +8,12 @@ from pathlib import Path
 import psycopg
 import typer
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, stop_on_signals
 from agent_history.cli.output import console, fail, print_event, print_json
+from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
 from agent_history.ingest.status import catalogue_status, list_issues
@@ -164,14 +164,9 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         f"keyword backend {d['keyword_backend']} · schema {d['schema_revision']}"
         + ("" if d["schema_at_head"] else " (not at head)"),
         highlight=False,
+        soft_wrap=True,
     )
-    table = Table("namespace", "files", "sessions", "messages", "model calls", "tokens", "issues")
-    for name, d in sorted(data["namespaces"].items()):
-        files = ", ".join(f"{k} {v}" for k, v in sorted(d["files"].items()))
-        issues = ", ".join(f"{k} {v}" for k, v in sorted(d["issues"].items())) or "-"
-        tokens = f"{d['tokens']:,}" if d["tokens"] is not None else "-"
-        table.add_row(name, files, f"{d['sessions']:,}", f"{d['messages']:,}", f"{d['model_calls']:,}", tokens, issues)
-    console.print(table)
+    _print_namespaces(data["namespaces"])
     last = data["last_pass"]
     if last:
         console.print(
@@ -180,6 +175,29 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     else:
         console.print("no index pass yet: run `agent-history index`")
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
+
+
+def _print_namespaces(namespaces: dict[str, dict]) -> None:
+    """The per-namespace table, one file status and one issue kind per line; headers wrap when
+    it is too wide, and when even that does not fit, one record per namespace (names whole)."""
+    records = []
+    for name, d in sorted(namespaces.items()):
+        tokens = f"{d['tokens']:,}" if d["tokens"] is not None else "-"
+        fields = (name, f"{d['sessions']:,}", f"{d['messages']:,}", f"{d['model_calls']:,}", tokens)
+        files = [f"{k} {v}" for k, v in sorted(d["files"].items())]
+        issues = [f"{k} {v}" for k, v in sorted(d["issues"].items())]
+        lines = ["files: " + ", ".join(files), *(f"issue: {i}" for i in issues)]
+        records.append((Record(fields, lines=lines, styles=("green",)), files, issues))
+    table = compact_table("namespace", "files", "sessions", "messages", "model calls", "tokens", "issues")
+    for rec, files, issues in records:
+        table.add_row(rec.fields[0], "\n".join(files), *rec.fields[1:], "\n".join(issues) or "-")
+    for column in table.columns[:2]:
+        column.no_wrap = True
+    wrap_headers_to_fit(console, table)
+    if fits(console, table):
+        console.print(table)
+    else:
+        print_records(console, ("namespace", "sessions", "messages", "model calls", "tokens"), [r for r, _, _ in records])
 
 
 @app.command("issues")
@@ -199,10 +217,19 @@ def issues_cmd(
     if not rows:
         console.print("no parse issues")
         return
-    table = Table("kind", "file", "byte", "line", "detail")
-    for r in rows:
-        table.add_row(r["kind"], r["path"], str(r["byte_offset"]), str(r["line_number"] or ""), r["detail"] or "")
-    console.print(table)
+    records = [
+        Record((r["kind"], str(r["byte_offset"]), str(r["line_number"] or "")), lines=(r["detail"] or "-",),
+               paths=(r["path"],), styles=("magenta",))
+        for r in rows
+    ]  # fmt: skip
+    table = compact_table("kind", "file", "byte", "line", "detail")
+    for rec in records:
+        table.add_row(rec.fields[0], rec.paths[0], *rec.fields[1:], rec.lines[0])
+    table.columns[0].no_wrap = True
+    if fits(console, table):
+        console.print(table)
+    else:  # the file on a line of its own: shortened in the middle only if longer than a line
+        print_records(console, ("kind", "byte", "line"), records)
 
 
 @app.command("rebuild-check")

@@ -14,12 +14,12 @@ from __future__ import annotations
 from datetime import datetime
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import HL_END, HL_START, Scope, SearchHit, SearchRequest, parse_when
@@ -225,23 +225,40 @@ def sessions_cmd(
     if not rows:
         console.print("no sessions")
         _found(False)
-    table = Table("started", "agent", "session", "title", "tokens", "cost", "duration", "subagents", "tools")
+    _print_sessions(rows)
+
+
+SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools")
+
+
+def _print_sessions(rows) -> None:
+    """A table with the title beside the figures when it fits the console; else records: the
+    figures on one line (uid whole), the title's first line below."""
+    records = []
     for r in rows:
         cost = f"${r.cost_usd_with_subagents:.2f}" if r.cost_usd_with_subagents is not None else "-"
-        title = (r.title or "").splitlines()[0][:60] if r.title else "-"
+        title = (r.title or "").splitlines()[0] if r.title else "-"
         uid = r.session_uid[:13] + (f"/{r.agent_id}" if r.agent_id else "")
-        table.add_row(
+        fields = (
             _short_ts(r.started_at),
             r.namespace or r.agent,
             uid,
-            title,
             _tokens(r.tokens_with_subagents),
             cost,
             _duration(r.duration_ms),
             str(r.subagent_count or 0),
             str(r.tool_call_count or 0),
         )
-    console.print(table)
+        records.append(Record(fields, lines=(title,), styles=(None, "green", "blue")))
+    table = compact_table(*SESSION_HEADERS[:3], "title", *SESSION_HEADERS[3:])
+    for rec in records:
+        table.add_row(*rec.fields[:3], rec.lines[0][:60], *rec.fields[3:])
+    for column in table.columns[:3]:
+        column.no_wrap = True
+    if fits(console, table):
+        console.print(table)
+    else:
+        print_records(console, SESSION_HEADERS, records)
 
 
 @app.command("session")
@@ -388,18 +405,21 @@ def touched_cmd(
     if not rows:
         console.print(f"no session touched {pattern}")
         _found(False)
-    table = Table("last", "agent", "session", "ops", "paths", "title")
+    records = []
     for r in rows:
         s = r.session
         ops = " ".join(f"{k}:{v}" for k, v in r.ops.items())
-        paths = "\n".join(r.paths[:5]) + (f"\n… {len(r.paths) - 5} more" if len(r.paths) > 5 else "")
         uid = s.session_uid[:13] + (f"/{s.agent_id}" if s.agent_id else "")
-        table.add_row(
-            _short_ts(r.last_ts),
-            s.namespace or s.agent,
-            uid,
-            ops,
-            paths,
-            (s.title or "").splitlines()[0][:50] if s.title else "-",
-        )
-    console.print(table)
+        title = (s.title or "").splitlines()[0] if s.title else "-"
+        more = [f"… {len(r.paths) - 5} more"] if len(r.paths) > 5 else []
+        fields = (_short_ts(r.last_ts), s.namespace or s.agent, uid, ops)
+        records.append(Record(fields, lines=(title,), paths=[*r.paths[:5], *more], styles=(None, "green", "blue")))
+    table = compact_table("last", "agent", "session", "ops", "paths", "title")
+    for rec in records:
+        table.add_row(*rec.fields, "\n".join(rec.paths), rec.lines[0][:50])
+    for column in table.columns[:3]:
+        column.no_wrap = True
+    if fits(console, table):
+        console.print(table)
+    else:  # paths on lines of their own, shortened in the middle only if longer than a line
+        print_records(console, ("last", "agent", "session", "ops"), records)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -40,15 +41,20 @@ def shorten_end(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS[: max(width, 0)]
 
 
+NATURAL = 1_000_000  # a width no table reaches: measuring at it gives the natural width
+
+
 def compact_table(*headers: str) -> Table:
-    """A rich table without vertical rules (two columns of padding between cells, a rule under
-    the header): the most room for values."""
-    return Table(*headers, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    """A rich table without vertical rules (two spaces between cells, a rule under the header):
+    the most room for values."""
+    return Table(*headers, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
 
 
 def fits(console: Console, table: Table) -> bool:
-    """Whether `table` fits `console`'s width with every column at its natural width."""
-    return console.measure(table).maximum <= console.width
+    """Whether `table` fits `console`'s width with every column at its natural width — or at
+    its set width, for columns given one (nothing cut)."""
+    unbounded = console.options.update(width=NATURAL, max_width=NATURAL)
+    return Measurement.get(console, unbounded, table).maximum <= console.width
 
 
 @dataclass
@@ -86,3 +92,15 @@ def print_records(console: Console, headers: Sequence[str], records: Sequence[Re
             console.print(Text(INDENT + shorten_end(line, room), style="italic"), soft_wrap=True)
         for path in r.paths:
             console.print(Text(INDENT + shorten_middle(path, room), style="dim"), soft_wrap=True)
+
+
+def wrap_headers_to_fit(console: Console, table: Table) -> None:
+    """When `table` is too wide, narrow each wrappable column to its longest word (of the header
+    and the values): headers and multi-word values wrap at spaces, no word is cut. Call after
+    adding rows; columns marked ``no_wrap`` are left alone."""
+    if fits(console, table):
+        return
+    for column in table.columns:
+        if not column.no_wrap:
+            words = [w for text in (column.header, *column.cells) for w in str(text).split()]
+            column.width = max(map(len, words), default=1)
