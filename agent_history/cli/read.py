@@ -229,6 +229,7 @@ def sessions_cmd(
 
 
 SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools")
+RECORD_HEADERS = (*SESSION_HEADERS[:6], "subs", "tools")  # 5 columns fewer: the line fits 80
 
 
 def _print_sessions(rows) -> None:
@@ -258,7 +259,7 @@ def _print_sessions(rows) -> None:
     if fits(console, table):
         console.print(table)
     else:
-        print_records(console, SESSION_HEADERS, records)
+        print_records(console, RECORD_HEADERS, records)
 
 
 @app.command("session")

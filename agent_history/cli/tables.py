@@ -70,24 +70,33 @@ class Record:
 
 def print_records(console: Console, headers: Sequence[str], records: Sequence[Record]) -> None:
     """Print `records` for a narrow console: a header line, then per record its aligned fields
-    and its indented lines (each one line: text cut at the end, paths in the middle)."""
+    and its indented lines (each one line: text cut at the end, paths in the middle). Fields that
+    do not fit the width after the first (which identify the record) move to an indented
+    ``header value`` line."""
     widths = [len(h) for h in headers]
     for r in records:
         widths = [max(w, len(f)) for w, f in zip(widths, r.fields, strict=True)]
+    shown, used = 1, widths[0]
+    while shown < len(widths) and used + len(GAP) + widths[shown] <= console.width:
+        used += len(GAP) + widths[shown]
+        shown += 1
     room = max(console.width - len(INDENT), 8)
 
     def aligned(cells: Sequence[str], styles: Sequence[str | None]) -> Text:
         line = Text()
-        for i, (cell, w) in enumerate(zip(cells, widths, strict=True)):
+        for i, (cell, w) in enumerate(zip(cells, widths[:shown], strict=False)):
             last = i == len(cells) - 1
             line.append(cell if last else cell.ljust(w), style=styles[i] if i < len(styles) else None)
             if not last:
                 line.append(GAP)
         return line
 
-    console.print(aligned(headers, ["bold"] * len(headers)), soft_wrap=True)
+    console.print(aligned(headers[:shown], ["bold"] * shown), soft_wrap=True)
     for r in records:
-        console.print(aligned(r.fields, r.styles), soft_wrap=True)
+        console.print(aligned(r.fields[:shown], r.styles), soft_wrap=True)
+        moved = "  ".join(f"{h} {f}" for h, f in zip(headers[shown:], r.fields[shown:], strict=True))
+        if moved:
+            console.print(Text(INDENT + shorten_end(moved, room)), soft_wrap=True)
         for line in r.lines:
             console.print(Text(INDENT + shorten_end(line, room), style="italic"), soft_wrap=True)
         for path in r.paths:
