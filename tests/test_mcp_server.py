@@ -289,3 +289,26 @@ def test_the_mcp_command_is_on_the_cli():
     _register()
     result = CliRunner().invoke(app, ["mcp", "--help"])
     assert result.exit_code == 0 and "Usage: agent-history mcp" in result.output
+
+
+def test_times_out_of_range_are_one_line_errors_naming_the_argument(env, capfd):
+    # issue 10: the tools answered "date value out of range" without context and logged a traceback
+    relative = "a relative time reaches back at most 100 years (36525d, 876600h or 5217w)"
+    _, results = call_tools(
+        env,
+        [
+            ("search", {"query": "build", "since": "1000000d"}),
+            ("find_sessions", {"query": "build", "until": "9999-12-31"}),
+            ("touched", {"pattern": "*", "since": "1000000000h"}),
+            ("infra_actions", {"since": "1000000d"}),
+            ("active_sessions", {"at": "0001-01-02", "minutes": 43_200}),
+        ],
+    )
+    assert [(r.is_error, r.text) for r in results] == [
+        (True, f"since 1000000d is out of range: {relative}"),
+        (True, "until 9999-12-31 is out of range: dates and timestamps go from 0001-01-02 to 9999-12-30"),
+        (True, f"since 1000000000h is out of range: {relative}"),
+        (True, f"since 1000000d is out of range: {relative}"),
+        (True, "at 0001-01-02 is out of range: the window would start before 0001-01-01"),
+    ]
+    assert "Traceback" not in capfd.readouterr().err
