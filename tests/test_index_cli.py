@@ -101,7 +101,7 @@ def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    wait_for_rows(db.dsn, proc)  # the handlers are installed and a batch is in: not a guess at start-up time
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -110,6 +110,17 @@ def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
     with db.connect() as conn:
         errors = conn.execute("SELECT count(*) FROM ah.parse_issue WHERE kind = 'load_error'").fetchone()[0]
     assert errors == 0
+
+
+def wait_for_rows(dsn: str, proc: subprocess.Popen, timeout: float = 300) -> None:
+    """Return once the pass of `proc` has committed message rows (an event in the database, not a
+    guess at how long start-up takes); fail if it exits or `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] == 0:
+            assert proc.poll() is None, "the pass ended before it was interrupted"
+            assert time.monotonic() < deadline, f"no rows within {timeout:g} s"
+            time.sleep(0.05)
 
 
 def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home, own_tmp):
@@ -126,7 +137,7 @@ def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(2.0)
+    wait_for_rows(embedded.server_dsn(pgdata), proc)  # mid-pass: a batch is committed, most are not
     embedded.stop(pgdata)
     out, err = proc.communicate(timeout=120)
     try:
