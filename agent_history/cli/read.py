@@ -230,6 +230,7 @@ def sessions_cmd(
 
 SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools")
 RECORD_HEADERS = (*SESSION_HEADERS[:6], "subs", "tools")  # 5 columns fewer: the line fits 80
+TITLE_WIDTH = 30  # narrowest title column in a table; narrower consoles get records
 
 
 def _print_sessions(rows) -> None:
@@ -254,9 +255,9 @@ def _print_sessions(rows) -> None:
     table = compact_table(*SESSION_HEADERS[:3], "title", *SESSION_HEADERS[3:])
     for rec in records:
         table.add_row(*rec.fields[:3], rec.lines[0][:60], *rec.fields[3:])
-    for column in table.columns[:3]:
+    for column in (*table.columns[:3], *table.columns[4:]):
         column.no_wrap = True
-    if fits(console, table):
+    if fits(console, table, wrapped={3: TITLE_WIDTH}):  # the title may wrap, at 30 columns or more
         console.print(table)
     else:
         print_records(console, RECORD_HEADERS, records)
@@ -418,9 +419,9 @@ def touched_cmd(
     table = compact_table("last", "agent", "session", "ops", "paths", "title")
     for rec in records:
         table.add_row(*rec.fields, "\n".join(rec.paths), rec.lines[0][:50])
-    for column in table.columns[:3]:
+    for column in table.columns[:5]:
         column.no_wrap = True
-    if fits(console, table):
+    if fits(console, table, wrapped={5: TITLE_WIDTH}):
         console.print(table)
     else:  # paths on lines of their own, shortened in the middle only if longer than a line
         print_records(console, ("last", "agent", "session", "ops"), records)

@@ -50,11 +50,20 @@ def compact_table(*headers: str) -> Table:
     return Table(*headers, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
 
 
-def fits(console: Console, table: Table) -> bool:
+def fits(console: Console, table: Table, wrapped: dict[int, int] | None = None) -> bool:
     """Whether `table` fits `console`'s width with every column at its natural width — or at
-    its set width, for columns given one (nothing cut)."""
-    unbounded = console.options.update(width=NATURAL, max_width=NATURAL)
-    return Measurement.get(console, unbounded, table).maximum <= console.width
+    its set width, for columns given one (nothing cut). `wrapped` maps column indexes to the
+    narrowest width at which that column may wrap (a title: ``{3: 30}``); those columns are
+    measured at that width and left free to grow again."""
+    saved = {i: table.columns[i].width for i in wrapped or {}}
+    for i, width in (wrapped or {}).items():
+        table.columns[i].width = width
+    try:
+        unbounded = console.options.update(width=NATURAL, max_width=NATURAL)
+        return Measurement.get(console, unbounded, table).maximum <= console.width
+    finally:
+        for i, width in saved.items():
+            table.columns[i].width = width
 
 
 @dataclass
