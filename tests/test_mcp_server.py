@@ -312,3 +312,15 @@ def test_times_out_of_range_are_one_line_errors_naming_the_argument(env, capfd):
         (True, "at 0001-01-02 is out of range: the window would start before 0001-01-01"),
     ]
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_context_naming_a_namespace_without_files_says_so_in_the_scope(env, tmp_path):
+    # issue 10: a context naming an unknown namespace just found nothing
+    (tmp_path / "config.toml").write_text('[contexts]\ntypo = ["claude-local", "codex-wrok"]\n')
+    data = call(env, "search", {"query": "tokenizer submodule", "context": "typo", "limit": 1}).data
+    assert data["scope"] == {
+        "context": "typo",
+        "namespaces": ["claude-local", "codex-wrok"],
+        "warning": "no files in the catalogue for namespace 'codex-wrok'",
+    }
+    assert data["hits"][0]["session_uid"] == "9e953218-585f-4692-89df-9e0747a31c68"
