@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -114,11 +115,11 @@ def catalogue(pg_server, corpus_home, tmp_path_factory):
 
 
 @pytest.fixture
-def env(catalogue, tmp_path):
-    (tmp_path / "config.toml").write_text(
+def env(catalogue, own_tmp):
+    (own_tmp / "config.toml").write_text(
         '[contexts]\nops = ["claude-ops"]\ncorpus = ["claude-local", "codex-local"]\n'
     )
-    return server_env(catalogue.dsn, catalogue.reader_dsn, tmp_path)
+    return server_env(catalogue.dsn, catalogue.reader_dsn, own_tmp)
 
 
 def owner_rows(db: TestDatabase, query: str, *params) -> list[tuple]:
@@ -314,9 +315,9 @@ def test_times_out_of_range_are_one_line_errors_naming_the_argument(env, capfd):
     assert "Traceback" not in capfd.readouterr().err
 
 
-def test_a_context_naming_a_namespace_without_files_says_so_in_the_scope(env, tmp_path):
+def test_a_context_naming_a_namespace_without_files_says_so_in_the_scope(env):
     # issue 10: a context naming an unknown namespace just found nothing
-    (tmp_path / "config.toml").write_text('[contexts]\ntypo = ["claude-local", "codex-wrok"]\n')
+    Path(env["AGENT_HISTORY_CONFIG"]).write_text('[contexts]\ntypo = ["claude-local", "codex-wrok"]\n')
     data = call(env, "search", {"query": "tokenizer submodule", "context": "typo", "limit": 1}).data
     assert data["scope"] == {
         "context": "typo",
