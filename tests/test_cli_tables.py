@@ -64,9 +64,7 @@ def test_fields_beyond_80_columns_move_to_an_indented_line():
 def test_a_table_too_wide_wraps_its_headers_not_its_values():
     console, out = console80()
     table = compact_table("namespace", "files", "sessions", "messages", "model calls", "tokens", "issues")
-    table.add_row(
-        "claude-local", "ok 1,290\nfailed 2", "1,234", "123,456", "98,765", "1,234,567", "invalid_json 12"
-    )
+    table.add_row("claude-local", "ok 1,290\nfailed 2", "1,234", "123,456", "98,765", "1,234,567", "invalid_json 12")
     for column in table.columns[:2]:
         column.no_wrap = True
     assert not fits(console, table)
