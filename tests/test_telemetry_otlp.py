@@ -128,7 +128,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         else:
             assert p.kind == "gauge", p
     # catalogue values equal the catalogue; parse issues by kind equal `agent-history issues`
-    assert values(last, "ah_catalogue_rows")[(("table", "message"),)] == message_rows == 1588
+    assert values(last, "ah_catalogue_rows")[(("table", "message"),)] == message_rows == 1646
     listed = subprocess.run(
         [PY, "-m", "agent_history", "issues", "--json", "--limit", "1000000"],
         env=clean_env(cli_env),
@@ -141,7 +141,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     # archive: hot files as discovery finds them, the cold copy one short
     hot_claude = len(list(iter_files(Source("claude-local", "claude", home / ".claude"))))
     files = values(last, "ah_archive_files")
-    assert files[(("namespace", "claude-local"), ("tier", "hot"))] == hot_claude == 29
+    assert files[(("namespace", "claude-local"), ("tier", "hot"))] == hot_claude == 29 + 9 + 2  # corpus, loops, efficiency
     assert files[(("namespace", "claude-local"), ("tier", "cold"))] == hot_claude - 1
     assert values(last, "ah_archive_uncopied_files") == {(("namespace", "claude-local"),): 1}
     # runs: the one pass, as ah.index_run recorded it
@@ -150,7 +150,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         (("outcome", "success"), ("run", "index")): 1,
         (("outcome", "failure"), ("run", "index")): 0,
     }
-    assert values(last, "ah_run_files_changed")[idx] == run[0] == 36
+    assert values(last, "ah_run_files_changed")[idx] == run[0] == 56  # every file of the merged home
     assert values(last, "ah_run_read_bytes")[idx] == run[1]
     assert values(last, "ah_run_lock_held")[idx] == 0
     # efficiency from the interface tables; self-health all green, nothing dropped
