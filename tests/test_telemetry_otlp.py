@@ -141,7 +141,8 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     # archive: hot files as discovery finds them, the cold copy one short
     hot_claude = len(list(iter_files(Source("claude-local", "claude", home / ".claude"))))
     files = values(last, "ah_archive_files")
-    assert files[(("namespace", "claude-local"), ("tier", "hot"))] == hot_claude == 29 + 9 + 2  # corpus, loops, efficiency
+    hot = (("namespace", "claude-local"), ("tier", "hot"))
+    assert files[hot] == hot_claude == 29 + 9 + 2  # corpus, loops, efficiency
     assert files[(("namespace", "claude-local"), ("tier", "cold"))] == hot_claude - 1
     assert values(last, "ah_archive_uncopied_files") == {(("namespace", "claude-local"),): 1}
     # runs: the one pass, as ah.index_run recorded it
