@@ -6,10 +6,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import psycopg
 import pytest
 
+from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
+from agent_history.ingest.loader import Loader
 from dashboards.generate import outputs
 from tests.conftest import TestDatabase
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
@@ -18,8 +21,8 @@ from tests.grafana_sql import PanelError, Target, interpolate, load, run, target
 START = datetime(2000, 1, 1, tzinfo=UTC)
 END = datetime(2100, 1, 1, tzinfo=UTC)
 
-#: Tables of the shared interface built in parallel (issues 11 and 12): panels reading them are
-#: checked by test_interface_panels_against_standins only (the lead switches it to the real tables).
+#: The classifier's and loops' tables (issues 11 and 12): the corpus has no loops, so panels reading
+#: them are checked on a catalogue with the loops fixture (test_efficiency_and_loops_panels_...).
 INTERFACE = ("ah.efficiency", "ah.loops", "ah.lane", "ah.loop_closeout", ".trigger", "thread_role")
 
 #: Panels whose data the corpus does not hold, and why (every other panel must return rows).
@@ -163,78 +166,34 @@ def test_interpolation_matches_grafana():
         interpolate("SELECT 1 WHERE a IN ($nope)", {}, START, END)
 
 
-# --- shared interface stand-ins (issues 11 and 12) ------------------------------------------------
-# The efficiency and loops tables are built in parallel on other branches. This helper creates
-# them with exactly the interface's names so the panels' SQL is checked now; at merge the lead
-# replaces `_standins` by the real migrations/post-pass and keeps the test.
-
-STANDINS = """
-ALTER TABLE ah.model_call ADD COLUMN trigger text;
-ALTER TABLE ah.session ADD COLUMN thread_role text;
-UPDATE ah.session s SET thread_role = CASE
-    WHEN s.agent_id <> '' OR s.parent_session_id IS NOT NULL THEN 'worker'
-    WHEN EXISTS (SELECT 1 FROM ah.session c WHERE c.parent_session_id = s.id) THEN 'root'
-    ELSE 'solo' END;
-CREATE VIEW ah.efficiency AS
-SELECT s.id AS session_id, s.agent, s.namespace, s.session_uid, s.agent_id, s.thread_role AS role, s.started_at,
-       count(c.id) AS calls,
-       count(*) FILTER (WHERE c.trigger = 'user') AS n_user, count(*) FILTER (WHERE c.trigger = 'model') AS n_model,
-       count(*) FILTER (WHERE c.trigger = 'work') AS n_work, count(*) FILTER (WHERE c.trigger = 'status') AS n_status,
-       count(*) FILTER (WHERE c.trigger = 'wait') AS n_wait, count(*) FILTER (WHERE c.trigger = 'event') AS n_event,
-       count(*) FILTER (WHERE c.trigger = 'noop') AS n_noop,
-       count(*) FILTER (WHERE c.trigger = 'orchestrate') AS n_orchestrate,
-       count(*) FILTER (WHERE c.trigger = 'agent_msg') AS n_agent_msg,
-       count(c.id) FILTER (WHERE c.trigger IS NULL) AS unclassified,
-       round((count(*) FILTER (WHERE c.trigger IN ('wait', 'status')))::numeric
-             / nullif(count(c.trigger), 0), 4) AS poll_share,
-       sum(c.input_uncached) AS input_tokens, sum(c.cache_read) AS cache_read_tokens, sum(c.output) AS output_tokens
-FROM ah.session s LEFT JOIN ah.model_call c ON c.session_id = s.id
-GROUP BY s.id;
-CREATE TABLE ah.loops (
-    id bigserial PRIMARY KEY, root_session_id bigint, launch_message_id bigint, closeout_path text,
-    charter_path text, charter_sha256 text, loop_number integer, repo text, started_at timestamptz,
-    status text, waiting_until timestamptz, ended_at timestamptz, end_evidence text,
-    root_last_active_at timestamptz, lanes integer, model_calls bigint, input_uncached bigint, cache_read bigint,
-    cache_write_5m bigint, cache_write_1h bigint, output bigint, reasoning bigint, cost_usd numeric,
-    errors integer, commits integer, pushes integer, landed integer, parked integer);
-CREATE TABLE ah.lane (
-    id bigserial PRIMARY KEY, loop_id bigint, session_id bigint, link_method text, return_status text,
-    returns jsonb);
-CREATE TABLE ah.loop_closeout (
-    loop_id bigint, sha256 text, first_line text, written_at timestamptz, qualified boolean, reason text);
--- one loop on the corpus' first root session, with one lane (its first child)
-INSERT INTO ah.loops (root_session_id, closeout_path, loop_number, repo, started_at, status, lanes, cost_usd)
-SELECT id, 'CLOSEOUT.md', 1, 'corpus', started_at, 'running', 1, NULL
-FROM ah.session WHERE thread_role = 'root' ORDER BY id LIMIT 1;
-INSERT INTO ah.lane (loop_id, session_id, link_method)
-SELECT l.id, c.id, 'lineage' FROM ah.loops l
-JOIN LATERAL (SELECT id FROM ah.session WHERE parent_session_id = l.root_session_id ORDER BY id LIMIT 1) c ON true;
-GRANT SELECT ON ah.efficiency, ah.loops, ah.lane, ah.loop_closeout TO ah_reader;
-"""
+# --- efficiency and loops panels (issues 11 and 12) -----------------------------------------------
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")
-def standin_db(corpus_db, pg_server):  # noqa: F811
-    """A copy of the corpus catalogue with the interface stand-ins added."""
+def loops_db(corpus_db, pg_server):  # noqa: F811
+    """A copy of the corpus catalogue with `fixtures/loops/home` and `fixtures/efficiency/home`
+    indexed too, by the real loader (post-pass: loops, lanes, roles, triggers)."""
+    from agent_history.db.roles import READER
+
     name = f"i_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {corpus_db.name}")
-    from agent_history.db.roles import READER
-
     db = TestDatabase(name, pg_server.dsn(name), pg_server.dsn(name, user=READER), pg_server)
     with psycopg.connect(db.dsn, autocommit=True) as conn:
-        conn.execute(STANDINS)
+        for home in (FIXTURES / "loops" / "home", FIXTURES / "efficiency" / "home"):
+            sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
+            assert Loader(conn).run(sources).files_failed == 0
     yield db
     with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def test_interface_panels_against_standins(standin_db):
-    """Efficiency and loops panels (shared interface of issues 11 and 12) run as ah_reader and
-    return rows. At merge: drop STANDINS/standin_db and run this on the real catalogue."""
+def test_efficiency_and_loops_panels_run_as_reader_on_a_catalogue_with_loops(loops_db):
+    """Every efficiency and loops panel returns rows as ah_reader; the counts are the tables'."""
     chosen = [t for t in _sql_targets(_catalogue()) if _is_interface(t)]
-    titles = {t.panel for t in chosen}
-    assert titles == {
+    by_title = {t.panel: t for t in chosen}
+    assert set(by_title) == {
         "Triggers by role",
         "Poll share of roots over time",
         "Poll share per root",
@@ -243,5 +202,22 @@ def test_interface_panels_against_standins(standin_db):
         "Cost and lanes per loop",
         "Landed and parked per repo",
     }
-    counts = _run_all(standin_db, chosen)
+    counts = _run_all(loops_db, chosen)
     assert {t for t, n in counts.items() if n == 0} == set()
+    dash = _catalogue()
+    with psycopg.connect(loops_db.reader_dsn) as conn:
+        variables = variable_options(conn, dash)
+        loops = dict(run(conn, by_title["Loops by status"], variables, START, END))
+        truth = dict(conn.execute("SELECT status, count(*) FROM ah.loops GROUP BY 1").fetchall())
+        assert loops == truth and sum(loops.values()) == 11  # the loops fixture's launches
+        triggers = {r[0]: r[1:] for r in run(conn, by_title["Triggers by role"], variables, START, END)}
+        calls = dict(
+            conn.execute(
+                "SELECT s.thread_role, count(*) FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id "
+                "WHERE NOT coalesce(c.is_api_error, false) AND s.started_at IS NOT NULL GROUP BY 1"
+            ).fetchall()
+        )
+        assert {role: sum(row) for role, row in triggers.items()} == calls
+        assert set(triggers) == {"root", "worker", "solo"}
+        lanes = {r[0]: r[2] for r in run(conn, by_title["Cost and lanes per loop"], variables, START, END)}
+        assert (lanes["widgets #1"], lanes["gadgets #3"], lanes["widgets #8"]) == (1, 1, 0)

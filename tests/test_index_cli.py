@@ -304,3 +304,20 @@ def test_index_every_survives_a_database_restart(cli_env, home, own_tmp):
     assert events.summaries[0]["files_changed"] == len(list(home.rglob("*.jsonl")))
     last = events.summaries[-1]
     assert last["files_changed"] == 0 and last["issues"].get("load_error", 0) == 0
+
+
+def test_a_stop_signal_while_waiting_ends_the_loop_without_another_pass():
+    import threading
+
+    from agent_history.cli.loop import run_every
+
+    class SignalledWhileWaiting(threading.Event):
+        """A stop event whose first wait is interrupted by the signal (no clock involved)."""
+
+        def wait(self, timeout=None):
+            self.set()
+            return True
+
+    passes: list[int] = []
+    run_every(3600, SignalledWhileWaiting(), lambda: passes.append(1) or True)
+    assert passes == [1]

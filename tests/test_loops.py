@@ -388,3 +388,34 @@ def test_loop_shows_the_loop_its_lanes_and_its_closeout_writes(db, indexed_cli):
     assert lines[-1] == "  closeout write 2026-05-03 09:10 by c1000000-0000-4000-8000-000000000001: qualified"
     relaunch = cli("loop", str(ids[("widgets", 5)]), env=indexed_cli).stdout.splitlines()
     assert relaunch[0] == "This closeout has 2 launches (a relaunch); all are shown."
+
+
+def test_a_loop_root_is_a_root_thread_and_a_lineage_lane_a_worker(catalogue):
+    """The post-pass runs rollups → loops → roles: `ah.refresh_efficiency` (sql/35_efficiency.sql)
+    makes every loop's root a `root`, also a root that spawned no sub-agent (it owns a loop)."""
+    with psycopg.connect(catalogue.dsn) as conn:
+        roots = conn.execute(
+            "SELECT l.repo, l.loop_number, s.agent, s.thread_role, "
+            "EXISTS (SELECT 1 FROM ah.session AS c WHERE c.parent_session_id = s.id) "
+            "OR EXISTS (SELECT 1 FROM ah.subagent_spawn AS sp WHERE sp.session_id = s.id) AS spawned "
+            "FROM ah.loops AS l JOIN ah.session AS s ON s.id = l.root_session_id ORDER BY l.started_at, l.id"
+        ).fetchall()
+        lanes = conn.execute(
+            "SELECT a.link_method, s.session_uid, s.agent_id, s.thread_role FROM ah.lane AS a "
+            "JOIN ah.session AS s ON s.id = a.session_id ORDER BY a.link_method, s.session_uid"
+        ).fetchall()
+        efficiency_roles = dict(
+            conn.execute(
+                "SELECT e.session_id, e.role FROM ah.efficiency AS e "
+                "WHERE e.session_id IN (SELECT root_session_id FROM ah.loops)"
+            ).fetchall()
+        )
+    assert {r[3] for r in roots} == {"root"} and len(roots) == 11
+    # only widgets #1's root spawned a sub-agent; the other ten are roots because they own a loop
+    assert [(r[0], r[1]) for r in roots if r[4]] == [("widgets", 1)]
+    assert {r[2] for r in roots if not r[4]} == {"claude", "codex", "pi"}
+    assert set(efficiency_roles.values()) == {"root"}
+    assert lanes == [  # the Codex exec heuristic's lane is a thread of its own, not a sub-agent
+        ("heuristic", "0196a000-0000-7000-8000-000000000002", "", "solo"),
+        ("lineage", "c1000000-0000-4000-8000-000000000001", "a1b2c3d", "worker"),
+    ]

@@ -1,11 +1,14 @@
 """Metrics (issue 13) in process: the label guard, the generated docs, `[metrics]` config, the
 collectors on the real corpus catalogue, the runner's failure and lateness handling, and the
-interface tables of issues 11/12 detected (absent → no series; present → their values)."""
+classifier's and loops' real tables (issues 11/12) filled by a real index pass."""
 
 from __future__ import annotations
 
+import shutil
 import threading
+import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -163,7 +166,7 @@ def test_catalogue_matches_the_database_and_the_issue_listing(corpus_db, ctx):  
             assert rows[(("table", table),)] == conn.execute(f"SELECT count(*) FROM ah.{table}").fetchone()[0]
         listed = Counter(i["kind"] for i in list_issues(conn, limit=1_000_000))
     assert rows[(("table", "message"),)] == 1588
-    assert (("table", "loops"),) not in rows  # issue 12's table does not exist here: no series
+    assert (rows[(("table", "loops"),)], rows[(("table", "lane"),)]) == (0, 0)  # the corpus has no loops
     issues = by_labels(got, "ah_catalogue_parse_issues")
     assert {k[0][1]: v for k, v in issues.items() if v} == dict(listed) == {"fused_line": 1}
     assert issues[(("kind", "load_error"),)] == 0  # every declared kind is reported
@@ -225,79 +228,105 @@ def test_cost_and_tokens_equal_the_per_call_functions_on_the_corpus(corpus_db, c
     assert round(sum(cost.values()), 6) == 101.074007  # the corpus's list-price total
 
 
-def test_efficiency_reports_nothing_until_the_interface_tables_exist(db, ctx):
+def test_efficiency_on_an_empty_catalogue_counts_zero_loops_and_has_no_ratios(db, ctx):
     with psycopg.connect(db.dsn) as conn:
         got = collect_efficiency(conn, ctx)
-    assert {s.family for s in got} == set()  # empty catalogue, no interface tables: no series at all
+    # loops per status are counts (0 is known); no calls: no tokens, cost, triggers or poll
+    # share (unknown, not 0); no running loop: no idle series
+    assert {s.family for s in got} == {"ah_loops"}
+    assert by_labels(got, "ah_loops") == {(("loop_status", s),): 0 for s in LOOP_STATUSES}
 
 
-EFFICIENCY_DDL = """
-ALTER TABLE ah.model_call ADD COLUMN trigger text;
-ALTER TABLE ah.session ADD COLUMN thread_role text;
-CREATE TABLE ah.efficiency (
-    session_id bigint, agent text, namespace text, session_uid text, agent_id text, role text,
-    started_at timestamptz, calls bigint, n_user bigint, n_model bigint, n_work bigint, n_status bigint,
-    n_wait bigint, n_event bigint, n_noop bigint, n_orchestrate bigint, n_agent_msg bigint,
-    unclassified bigint, poll_share numeric, input_tokens bigint, cache_read_tokens bigint, output_tokens bigint
-);
-CREATE TABLE ah.loops (
-    id bigserial PRIMARY KEY, root_session_id bigint, launch_message_id bigint, closeout_path text,
-    charter_path text, charter_sha256 text, loop_number integer, repo text, started_at timestamptz,
-    status text, waiting_until timestamptz, ended_at timestamptz, end_evidence text,
-    root_last_active_at timestamptz, lanes integer, model_calls integer, input_uncached bigint,
-    cache_read bigint, cache_write_5m bigint, cache_write_1h bigint, output bigint, reasoning bigint,
-    cost_usd numeric, errors integer, commits integer, pushes integer, landed integer, parked integer
-);
-"""
+#: The loop statuses in the order families.LABEL_VALUES declares them (migration 0007's CHECK).
+LOOP_STATUSES = ("finished", "waiting", "paused", "running", "stale")
+FIXTURES = REPO / "fixtures"
+#: The clock tests/test_loops.py recomputes the fixture's loop statuses at (some are running).
+LOOP_CLOCK = datetime(2026, 5, 3, 17, 30, tzinfo=UTC)
 
 
-def create_interface(conn: psycopg.Connection) -> None:
-    """Issue 11/12's shared interface, minimally, with rows derived from the catalogue."""
-    conn.execute(EFFICIENCY_DDL)
-    conn.execute("UPDATE ah.session SET thread_role = CASE WHEN is_subagent THEN 'worker' ELSE 'root' END")
-    # a deterministic classification: every third call waits, the rest are user-triggered,
-    # claude calls with an even id stay unclassified (NULL)
-    conn.execute(
-        "UPDATE ah.model_call SET trigger = CASE WHEN id % 3 = 0 THEN 'wait' WHEN agent = 'claude' "
-        "AND id % 2 = 0 THEN NULL ELSE 'user' END"
-    )
-    conn.execute(
-        "INSERT INTO ah.efficiency (session_id, role, calls, n_user, n_wait, n_status, unclassified) "
-        "VALUES (1, 'root', 10, 6, 3, 1, 0), (2, 'root', 4, 2, 0, 0, 2), (3, 'worker', 3, NULL, NULL, NULL, 3)"
-    )
-    conn.execute(
-        "INSERT INTO ah.loops (status, root_last_active_at) VALUES "
-        "('running', now() - interval '10 minutes'), ('running', now() - interval '2 minutes'), ('finished', NULL)"
-    )
+def merged_home(corpus_home: Path, dst: Path) -> Path:
+    """The corpus plus the loops and efficiency fixture homes in one home (no path is shared)."""
+    for src in (corpus_home, FIXTURES / "loops" / "home", FIXTURES / "efficiency" / "home"):
+        shutil.copytree(src, dst, dirs_exist_ok=True)
+    return dst
 
 
-def test_efficiency_reads_the_interface_of_issues_11_and_12(db, ctx):
+@pytest.fixture
+def interface_db(db, corpus_home, tmp_path) -> tuple:
+    """(database, context): the merged home indexed by the real loader (post-pass: rollups →
+    loops → roles and triggers), loop statuses then recomputed at :data:`LOOP_CLOCK`."""
     from agent_history.ingest.loader import Loader
+    from agent_history.ingest.loops import refresh_loops
 
+    home = merged_home(corpus_home, tmp_path / "home")
+    sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
     with psycopg.connect(db.dsn, autocommit=True) as conn:
-        Loader(conn).run(ctx.hot)
-        create_interface(conn)
-        got = collect_efficiency(conn, ctx)
-        expected = {
-            (("role", role), ("trigger", trigger)): n
-            for trigger, role, n in conn.execute(
-                "SELECT coalesce(c.trigger, 'unclassified'), s.thread_role, count(*) FROM ah.model_call c "
-                "JOIN ah.session s ON s.id = c.session_id GROUP BY 1, 2"
-            )
-        }
-    calls = by_labels(got, "ah_model_calls")
-    assert calls == expected
-    assert {k[1][1] for k in calls} == {"user", "wait", "unclassified"}
-    # (wait + status) / classified per role; the worker has nothing classified: no series
-    assert by_labels(got, "ah_poll_share_ratio") == {(("role", "root"),): 4 / 12}
-    assert by_labels(got, "ah_loops") == {
-        (("loop_status", s),): n
-        for s, n in {"finished": 1, "waiting": 0, "paused": 0, "running": 2, "stale": 0}.items()
-    }
+        assert Loader(conn).run(sources).files_failed == 0
+        with conn.transaction():
+            refresh_loops(conn, [], now=LOOP_CLOCK)
+        patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
+    return db, CollectContext(Settings(), sources, [], ModelLabels(patterns), runs=("index",))
+
+
+def poll_shares(conn: psycopg.Connection) -> dict[tuple, float]:
+    """(wait + status) / classified non-error calls per thread role, from ah.model_call itself."""
+    wait, classified = Counter(), Counter()
+    for role, trigger in conn.execute(
+        "SELECT s.thread_role, c.trigger FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id "
+        "WHERE NOT coalesce(c.is_api_error, false) AND c.trigger IS NOT NULL"
+    ):
+        classified[role] += 1
+        wait[role] += trigger in ("wait", "status")
+    return {(("role", r),): wait[r] / n for r, n in classified.items()}
+
+
+def test_efficiency_reads_the_real_classifier_and_loops_tables(interface_db):
+    db, ctx = interface_db
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        before = time.time()
+        with conn.transaction():  # the collector's now() is this transaction's start
+            got = collect_efficiency(conn, ctx)
+        after = time.time()
+        calls = Counter()
+        for trigger, role, api_error in conn.execute(
+            "SELECT c.trigger, s.thread_role, c.is_api_error FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id"
+        ):
+            if not api_error:
+                calls[(("role", role), ("trigger", trigger or "unclassified"))] += 1
+        api_errors = conn.execute("SELECT count(*) FROM ah.model_call WHERE is_api_error").fetchone()[0]
+        view_calls = conn.execute("SELECT sum(calls) FROM ah.efficiency").fetchone()[0]  # not the notices
+        shares = poll_shares(conn)
+        statuses = Counter(r[0] for r in conn.execute("SELECT status FROM ah.loops"))
+        oldest = conn.execute(
+            "SELECT extract(epoch FROM min(root_last_active_at))::float8 FROM ah.loops WHERE status = 'running'"
+        ).fetchone()[0]
+        # a catalogue whose workers' calls are not classified yet (indexed before migration 0006,
+        # not rebuilt): their calls are unclassified and the worker role has no poll share
+        conn.execute(
+            "UPDATE ah.model_call SET trigger = NULL WHERE session_id IN "
+            "(SELECT id FROM ah.session WHERE thread_role = 'worker')"
+        )
+        unrebuilt = collect_efficiency(conn, ctx)
+    assert by_labels(got, "ah_model_calls") == dict(calls)
+    assert sum(calls.values()) == 1538 and api_errors == 22 and view_calls == 1538
+    assert {k[0][1] for k in calls} == {"root", "worker", "solo"}
+    assert (calls[(("role", "root"), ("trigger", "wait"))], calls[(("role", "solo"), ("trigger", "work"))]) == (6, 1178)
+    assert by_labels(got, "ah_poll_share_ratio") == pytest.approx(shares)
+    # root (6 wait + 4 status) / 93, worker 3 / 25, solo 21 / 1420
+    assert {k[0][1]: round(v, 4) for k, v in shares.items()} == {"root": 0.1075, "worker": 0.12, "solo": 0.0148}
+    assert by_labels(got, "ah_loops") == {(("loop_status", s),): statuses[s] for s in LOOP_STATUSES}
+    assert dict(statuses) == {"finished": 6, "waiting": 1, "paused": 1, "running": 3}
     idle = by_labels(got, "ah_loop_root_idle_max_seconds")[()]
-    assert 600 <= idle < 3600
+    assert before - oldest <= idle <= after - oldest
     tokens = by_labels(got, "ah_tokens")
     assert tokens[(("agent", "codex"), ("bucket", "reasoning"), ("model", "other"))] == 19520
+    worker = {k: v for k, v in by_labels(unrebuilt, "ah_model_calls").items() if k[0] == ("role", "worker")}
+    assert worker == {
+        (("role", "worker"), ("trigger", "unclassified")): sum(
+            v for k, v in calls.items() if k[0] == ("role", "worker")
+        )
+    }
+    assert set(by_labels(unrebuilt, "ah_poll_share_ratio")) == {(("role", "root"),), (("role", "solo"),)}
 
 
 # --- the runner: a failing and a slow collector ---------------------------------------------------

@@ -26,7 +26,7 @@ from agent_history.telemetry.otlp import start_metrics
 from agent_history.telemetry.policy import ModelLabels, Sample, resolve_label_values
 from tests.embed_corpus import embed_server, topic_db, topic_home  # noqa: F401 - fixtures
 from tests.otlp_receiver import Receiver, points, resource_attributes, values
-from tests.test_telemetry import create_interface
+from tests.test_telemetry import LOOP_CLOCK, LOOP_STATUSES, merged_home, poll_shares
 
 PY = sys.executable
 
@@ -36,6 +36,12 @@ def home(corpus_home, tmp_path) -> Path:
     dst = tmp_path / "home"
     shutil.copytree(corpus_home, dst)
     return dst
+
+
+@pytest.fixture
+def loops_home(corpus_home, tmp_path) -> Path:
+    """The corpus plus fixtures/loops/home and fixtures/efficiency/home (loops, classified threads)."""
+    return merged_home(corpus_home, tmp_path / "merged")
 
 
 def clean_env(cli_env: dict) -> dict:
@@ -68,7 +74,10 @@ def stop(proc: subprocess.Popen) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db, home, tmp_path):
+def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db, loops_home, tmp_path):
+    from agent_history.ingest.loops import refresh_loops
+
+    home = loops_home
     cold = tmp_path / "cold" / ".claude"
     shutil.copytree(home / ".claude", cold)
     dropped_copy = sorted(cold.rglob("*.jsonl"))[0]
@@ -81,11 +90,13 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         conn.execute("SELECT 1")
     with Receiver() as receiver:
         env = clean_env(cli_env) | {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
-        proc = start_index(env, home)
+        proc = start_index(env, home, 3600)  # one pass: the next one is an hour away
         next_pass(proc)
-        with psycopg.connect(db.dsn, autocommit=True) as conn:  # issues 11/12's tables, filled now
-            create_interface(conn)
-        code, err = stop(proc)
+        # the pass filled the loops at the wall clock (all long over); recompute their statuses
+        # at the fixture's afternoon so some run and the idle family has a value
+        with psycopg.connect(db.dsn, autocommit=True) as conn, conn.transaction():
+            assert refresh_loops(conn, [], now=LOOP_CLOCK) == 5  # the loops not finished
+        code, err = stop(proc)  # no pass after the signal: the loops stay as recomputed
         assert code == 0, err
         assert "Traceback" not in err
         assert set(receiver.paths) == {"/v1/metrics"}
@@ -98,13 +109,14 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     with psycopg.connect(db.dsn) as conn:
         patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
         message_rows = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
-        calls = dict(
-            ((("role", r), ("trigger", t)), n)
-            for t, r, n in conn.execute(
-                "SELECT coalesce(c.trigger, 'unclassified'), s.thread_role, count(*) FROM ah.model_call c "
-                "JOIN ah.session s ON s.id = c.session_id GROUP BY 1, 2"
-            )
-        )
+        calls = Counter()
+        for trigger, role, api_error in conn.execute(
+            "SELECT c.trigger, s.thread_role, c.is_api_error FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id"
+        ):
+            if not api_error:  # API-error notices are not calls (sql/35_efficiency.sql)
+                calls[(("role", role), ("trigger", trigger or "unclassified"))] += 1
+        shares = poll_shares(conn)
+        statuses = Counter(r[0] for r in conn.execute("SELECT status FROM ah.loops"))
         run = conn.execute("SELECT files_changed, bytes_read FROM ah.index_run WHERE status = 'ok'").fetchone()
     allowed = resolve_label_values(["claude-local", "codex-local", "pi-local"], ModelLabels(patterns))
     declared = {f.name: f for f in FAMILIES}
@@ -116,7 +128,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         else:
             assert p.kind == "gauge", p
     # catalogue values equal the catalogue; parse issues by kind equal `agent-history issues`
-    assert values(last, "ah_catalogue_rows")[(("table", "message"),)] == message_rows == 1588
+    assert values(last, "ah_catalogue_rows")[(("table", "message"),)] == message_rows == 1646
     listed = subprocess.run(
         [PY, "-m", "agent_history", "issues", "--json", "--limit", "1000000"],
         env=clean_env(cli_env),
@@ -129,7 +141,8 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     # archive: hot files as discovery finds them, the cold copy one short
     hot_claude = len(list(iter_files(Source("claude-local", "claude", home / ".claude"))))
     files = values(last, "ah_archive_files")
-    assert files[(("namespace", "claude-local"), ("tier", "hot"))] == hot_claude == 29
+    hot = (("namespace", "claude-local"), ("tier", "hot"))
+    assert files[hot] == hot_claude == 29 + 9 + 2  # corpus, loops, efficiency
     assert files[(("namespace", "claude-local"), ("tier", "cold"))] == hot_claude - 1
     assert values(last, "ah_archive_uncopied_files") == {(("namespace", "claude-local"),): 1}
     # runs: the one pass, as ah.index_run recorded it
@@ -138,13 +151,17 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         (("outcome", "success"), ("run", "index")): 1,
         (("outcome", "failure"), ("run", "index")): 0,
     }
-    assert values(last, "ah_run_files_changed")[idx] == run[0] == 36
+    assert values(last, "ah_run_files_changed")[idx] == run[0] == 56  # every file of the merged home
     assert values(last, "ah_run_read_bytes")[idx] == run[1]
     assert values(last, "ah_run_lock_held")[idx] == 0
     # efficiency from the interface tables; self-health all green, nothing dropped
-    assert values(last, "ah_model_calls") == calls
-    assert values(last, "ah_poll_share_ratio") == {(("role", "root"),): pytest.approx(4 / 12)}
-    assert values(last, "ah_loops")[(("loop_status", "running"),)] == 2
+    assert values(last, "ah_model_calls") == dict(calls)
+    assert sum(calls.values()) == 1538
+    assert values(last, "ah_poll_share_ratio") == pytest.approx(shares)
+    assert {k[0][1]: round(v, 4) for k, v in shares.items()} == {"root": 0.1075, "worker": 0.12, "solo": 0.0148}
+    assert values(last, "ah_loops") == {(("loop_status", s),): statuses[s] for s in LOOP_STATUSES}
+    assert values(last, "ah_loops")[(("loop_status", "running"),)] == 3
+    assert values(last, "ah_loop_root_idle_max_seconds")[()] > 0
     assert set(values(last, "ah_collector_success").values()) == {1}
     assert len(values(last, "ah_collector_success")) == 5
     assert set(values(last, "ah_telemetry_dropped_samples_total").values()) == {0}
@@ -152,13 +169,8 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
 
 
 def test_a_failing_collector_shows_success_0_and_the_pass_still_succeeds(cli_env, db, home):
-    with psycopg.connect(db.dsn, autocommit=True) as conn:  # a present but broken ah.efficiency
-        conn.execute(
-            "CREATE VIEW ah.efficiency AS SELECT id AS session_id, 'root'::text AS role, "
-            "(1 / (id - id))::bigint AS n_wait, 0::bigint AS n_status, 0::bigint AS n_user, 0::bigint AS n_model, "
-            "0::bigint AS n_work, 0::bigint AS n_event, 0::bigint AS n_noop, 0::bigint AS n_orchestrate, "
-            "0::bigint AS n_agent_msg FROM ah.session"
-        )
+    with psycopg.connect(db.dsn, autocommit=True) as conn:  # the real ah.efficiency, drifted
+        conn.execute("ALTER VIEW ah.efficiency RENAME COLUMN n_wait TO n_wait_renamed")
     with Receiver() as receiver:
         proc = start_index(
             clean_env(cli_env) | {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": receiver.endpoint + "/v1/metrics"}, home
@@ -168,7 +180,7 @@ def test_a_failing_collector_shows_success_0_and_the_pass_still_succeeds(cli_env
         last = receiver.requests[-1]
     assert code == 0 and "Traceback" not in err
     assert "0 failed" not in summary and summary.startswith("indexed: ")
-    assert "metrics: collector efficiency failed: division by zero" in err.splitlines()
+    assert 'metrics: collector efficiency failed: column "n_wait" does not exist' in err.splitlines()
     success = values(last, "ah_collector_success")
     assert success == {(("collector", c),): (0 if c == "efficiency" else 1) for c in (*COLLECTORS, "self")}
     assert values(last, "ah_catalogue_rows")[(("table", "message"),)] == 1588

@@ -25,6 +25,8 @@ def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[],
         deadline = time.monotonic() + every
         while time.monotonic() < deadline and not stop.is_set():
             stop.wait(min(1.0, deadline - time.monotonic()))
+        if stop.is_set():  # a signal while waiting: exit, no pass after it
+            break
 
 
 def start_metrics(service: str, db, sources):

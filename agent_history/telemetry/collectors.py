@@ -6,9 +6,11 @@ inside the process and returns counts labelled from the closed sets. Families ar
 :mod:`agent_history.telemetry.families`; the label guard drops anything else. The ``self``
 collector is built by :mod:`agent_history.telemetry.runner` from the others' outcomes.
 
-Tables and columns other issues add (``ah.efficiency``, ``ah.model_call.trigger``,
-``ah.session.thread_role``, ``ah.loops``, ``ah.lane``, ``ah.session_summary``) are detected at
-each run: while absent their families report nothing (no series), never zeros.
+The classifier's and loops' tables (``ah.model_call.trigger``, ``ah.session.thread_role``,
+view ``ah.efficiency``: migration 0006 and sql/35_efficiency.sql; ``ah.loops``: migration 0007)
+are part of the schema: a missing one is a collector failure, not an empty family. Unknown
+stays absent, never 0: no poll-share series for a role with nothing classified, no idle series
+without a running loop (loop counts per status are counts, 0 included).
 """
 
 from __future__ import annotations
@@ -263,13 +265,6 @@ def collect_runs(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
 
 
 # --- efficiency ----------------------------------------------------------------------------------
-def _columns(conn: psycopg.Connection, table: str) -> set[str]:
-    rows = conn.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ah' AND table_name = %s", (table,)
-    ).fetchall()
-    return {r[0] for r in rows}
-
-
 #: The buckets of ah.model_call (disjoint token counts; source: migrations 0001_core).
 TOKEN_BUCKETS: tuple[str, ...] = (
     "input_uncached",
@@ -302,9 +297,10 @@ GROUP BY 1, 2
 
 def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
     """Tokens by bucket, agent and model and list-price cost (NULL buckets and unpriced calls
-    add nothing); model calls by trigger and thread role and poll share per role (once issue
-    11's columns and view exist); loops by status and the longest idle running root (once
-    issue 12's ``ah.loops`` exists)."""
+    add nothing); model calls (as ``ah.efficiency`` counts them: no API-error notices) by
+    trigger (``unclassified`` for NULL) and thread role; poll share per role, (wait + status) /
+    classified calls, absent when nothing is classified; loops by status and the longest time
+    (s, database clock) since a running loop's root was last active, absent with none running."""
     out: list[Sample] = []
     sums = ", ".join(f"sum(c.{b})" for b in TOKEN_BUCKETS)
     tokens: dict[tuple[str, str, str], int] = {}
@@ -318,30 +314,29 @@ def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sa
             cost[(agent, label)] = cost.get((agent, label), 0.0) + float(usd)
     out += [S("ah_tokens", v, bucket=b, agent=a, model=m) for (b, a, m), v in sorted(tokens.items())]
     out += [S("ah_cost_usd", v, agent=a, model=m) for (a, m), v in sorted(cost.items())]
-    if "trigger" in _columns(conn, "model_call") and "thread_role" in _columns(conn, "session"):
-        for trigger, role, n in conn.execute(
-            "SELECT coalesce(c.trigger, 'unclassified'), s.thread_role, count(*) FROM ah.model_call c "
-            "JOIN ah.session s ON s.id = c.session_id WHERE s.thread_role IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
-        ):
-            out.append(S("ah_model_calls", n, trigger=trigger, role=role))
-    if conn.execute("SELECT to_regclass('ah.efficiency')").fetchone()[0] is not None:
-        classified = " + ".join(f"coalesce(sum({c}), 0)" for c in CLASSIFIED)
-        for role, share in conn.execute(
-            f"SELECT role, (coalesce(sum(n_wait), 0) + coalesce(sum(n_status), 0))::float8 / nullif({classified}, 0) "
-            "FROM ah.efficiency WHERE role IS NOT NULL GROUP BY 1 ORDER BY 1"
-        ):
-            if share is not None:
-                out.append(S("ah_poll_share_ratio", share, role=role))
-    if conn.execute("SELECT to_regclass('ah.loops')").fetchone()[0] is not None:
-        statuses = {k: 0 for k in LABEL_VALUES["loop_status"] or ()}
-        for status, n in conn.execute("SELECT status, count(*) FROM ah.loops GROUP BY 1"):
-            statuses[status] = statuses.get(status, 0) + n  # an undeclared status is dropped + counted
-        out += [S("ah_loops", n, loop_status=k) for k, n in statuses.items()]
-        idle = conn.execute(
-            "SELECT extract(epoch FROM max(now() - root_last_active_at)) FROM ah.loops WHERE status = 'running'"
-        ).fetchone()[0]
-        if idle is not None:
-            out.append(S("ah_loop_root_idle_max_seconds", float(idle)))
+    # the calls ah.efficiency counts: API-error notices are not calls (sql/35_efficiency.sql)
+    for trigger, role, n in conn.execute(
+        "SELECT coalesce(c.trigger, 'unclassified'), s.thread_role, count(*) FROM ah.model_call c "
+        "JOIN ah.session s ON s.id = c.session_id WHERE s.thread_role IS NOT NULL "
+        "AND NOT coalesce(c.is_api_error, false) GROUP BY 1, 2 ORDER BY 1, 2"
+    ):
+        out.append(S("ah_model_calls", n, trigger=trigger, role=role))
+    classified = " + ".join(f"sum({c})" for c in CLASSIFIED)  # the view's counts are never NULL
+    for role, share in conn.execute(
+        f"SELECT role, (sum(n_wait) + sum(n_status))::float8 / nullif({classified}, 0) "
+        "FROM ah.efficiency WHERE role IS NOT NULL GROUP BY 1 ORDER BY 1"
+    ):
+        if share is not None:
+            out.append(S("ah_poll_share_ratio", share, role=role))
+    statuses = {k: 0 for k in LABEL_VALUES["loop_status"] or ()}
+    for status, n in conn.execute("SELECT status, count(*) FROM ah.loops GROUP BY 1"):
+        statuses[status] = statuses.get(status, 0) + n  # an undeclared status is dropped + counted
+    out += [S("ah_loops", n, loop_status=k) for k, n in statuses.items()]
+    idle = conn.execute(
+        "SELECT extract(epoch FROM max(now() - root_last_active_at)) FROM ah.loops WHERE status = 'running'"
+    ).fetchone()[0]
+    if idle is not None:
+        out.append(S("ah_loop_root_idle_max_seconds", float(idle)))
     return out
 
 

@@ -56,9 +56,10 @@ waits at most 20 s for its collectors, and one that is slower is reported late
 cumulative; one export may take at most 10 s; the resource carries only `service.name`
 (`agent-history-index`, `agent-history-embed`, `agent-history-journal-sync`) and
 `service.version`. Each service reports its own `run`; the other collectors report the same
-catalogue from both, so select by `service_name` (Prometheus `job`). Families of tables that
-do not exist yet (classifier, loops) report no series, not zeros. On SIGTERM the pass in
-flight finishes, one last collection is exported, and the process exits.
+catalogue from both, so select by `service_name` (Prometheus `job`). Unknown is never
+exported as 0: no poll share for a role with nothing classified, no idle time without a
+running loop. On SIGTERM the pass in flight finishes, one last collection is exported, and
+the process exits.
 
 Names are the Prometheus series names: the unit suffix is part of the name and counters end in
 `_total`, so Prometheus' OTLP translation changes nothing.
