@@ -30,9 +30,13 @@ The one documented place to change behaviour. The config file is
     max_tokens_per_day = 10000000      # per UTC day, summed over runs (ah.embedding_usage)
     # provider = "local"; local_model_path = "/models/all-MiniLM-L6-v2"   (extra: [local])
 
+    [journal]                          # journal-sync: where session summaries come from (read-only)
+    source = "~/.local/share/journal/journal.db"   # a SQLite file, or a postgresql:// DSN
+
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
-AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000).
+AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000),
+AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``).
 """
 
 from __future__ import annotations
@@ -164,6 +168,7 @@ class Settings:
     contexts: dict[str, list[str]] = field(default_factory=dict)
     data_dir: Path = field(default_factory=data_dir)
     embedding: EmbeddingSettings | None = None
+    journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -232,6 +237,8 @@ def load_settings(dsn: str | None = None) -> Settings:
             raise ConfigError(f"config contexts.{name} must be a list of namespace strings")
         s.contexts[str(name)] = list(namespaces)
     s.embedding = _embedding_settings(_table(raw, "embedding"))
+    s.journal_source = _text(_table(raw, "journal"), "journal", "source")
+    s.journal_source = os.environ.get("AGENT_HISTORY_JOURNAL_SOURCE") or s.journal_source
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

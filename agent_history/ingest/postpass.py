@@ -21,6 +21,9 @@ def run_postpasses(conn: psycopg.Connection) -> int:
             "SELECT ah.refresh_sessions(coalesce(array_agg(session_id), '{}')) FROM d"
         ).fetchone()
         rolled = int(row[0] or 0)
+        # journal summaries synced before their session was indexed (sql/50_journal.sql)
+        if rolled and conn.execute("SELECT to_regprocedure('ah.link_session_summaries()')").fetchone()[0]:
+            conn.execute("SELECT ah.link_session_summaries()")
     # ParadeDB: BM25 indexes are built after the first bulk load (DESIGN §7); no-op on FTS.
     ensure_bm25_indexes(conn)
     return rolled

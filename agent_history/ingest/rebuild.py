@@ -33,7 +33,17 @@ DERIVED_TABLES: tuple[str, ...] = (
     "embedding_failure",
 )
 """Tables a rebuild empties."""
-KEPT_TABLES: tuple[str, ...] = ("meta", "model_pricing", "index_run", "embedding", "embedding_model", "embedding_usage")
+KEPT_TABLES: tuple[str, ...] = (
+    "meta",
+    "model_pricing",
+    "index_run",
+    "embedding",
+    "embedding_model",
+    "embedding_usage",
+    "session_summary",  # journal-sync: not derived from transcripts; relinked by the post-pass
+    "session_topic",
+    "journal_sync_run",
+)
 """Tables a rebuild keeps: the embedding cache by (model, input sha256) makes re-embedding free
 (later also the collector tables)."""
 
