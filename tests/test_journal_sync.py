@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -102,7 +102,7 @@ def meta(conn, key: str) -> str | None:
     return row[0] if row else None
 
 
-T0 = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 
 
 def test_first_sync_copies_rows_topics_and_records_the_pass(conn, journal):
@@ -175,7 +175,7 @@ def test_changed_instance_id_wipes_and_resyncs(conn, journal, tmp_path):
     other.put("x1", "s-9", "2026-11-01T08:00:00Z", title="from B")  # older than the cursor
     r = sync_journal(conn, str(other.path), now=T0 + timedelta(minutes=5))
     assert (r.status, r.full_pass, r.wiped, r.inserted) == ("ok", True, 2, 1)
-    assert summaries(conn) == {"x1": ("from B", datetime(2026, 11, 1, 8, tzinfo=timezone.utc), None, "inst-B")}
+    assert summaries(conn) == {"x1": ("from B", datetime(2026, 11, 1, 8, tzinfo=UTC), None, "inst-B")}
     assert meta(conn, "journal_sync:app_instance_id") == "inst-B"
     assert meta(conn, "journal_sync:cursor") == "2026-11-01T08:00:00+00:00"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 #: The view a journal exports (issue 15).
@@ -154,7 +154,7 @@ def validate(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> list[Summar
                 agent=str(get("agent")),
                 session_uid=str(get("session_uid")),
                 agent_id=_text(get("agent_id")) or "",
-                analysed_at=analysed.astimezone(timezone.utc),
+                analysed_at=analysed.astimezone(UTC),
                 app_instance_id=str(get("app_instance_id")),
                 text={c: _text(get(c)) for c in TEXT_COLUMNS},
                 topics=_topics(get("topics_json"), conversation),

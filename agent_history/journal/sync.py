@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
 from agent_history.journal.rows import TEXT_COLUMNS, BatchRefused, Summary, validate
-from agent_history.journal.source import Export, SourceSkipped, describe, read_export
+from agent_history.journal.source import SourceSkipped, describe, read_export
 
 #: Advisory lock of a journal-sync pass (index and embed use their own keys).
 JOURNAL_LOCK = 0x6A6F75726E616C  # "journal"
@@ -204,7 +204,7 @@ def sync_journal(
     connection (psycopg.OperationalError) propagates; other database errors are ``failed``.
     The pass is recorded in ``ah.journal_sync_run``.
     """
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     started = time.monotonic()
     result = SyncResult(status="failed", source=describe(source) if source else "")
     run_id = conn.execute("INSERT INTO ah.journal_sync_run DEFAULT VALUES RETURNING id").fetchone()[0]
