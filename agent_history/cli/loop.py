@@ -25,3 +25,5 @@ def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[],
         deadline = time.monotonic() + every
         while time.monotonic() < deadline and not stop.is_set():
             stop.wait(min(1.0, deadline - time.monotonic()))
+        if stop.is_set():  # stopped while waiting: no further pass
+            return
