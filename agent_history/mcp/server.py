@@ -36,10 +36,11 @@ from agent_history.mcp.tools.activity import TOOLS as ACTIVITY_TOOLS
 from agent_history.mcp.tools.catalog import TOOLS as CATALOG_TOOLS
 from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
 from agent_history.mcp.tools.search import TOOLS as SEARCH_TOOLS
+from agent_history.mcp.tools.summaries import TOOLS as SUMMARY_TOOLS
 
 log = logging.getLogger("agent_history.mcp")
 
-TOOLS: tuple[ToolSpec, ...] = (*SEARCH_TOOLS, *READ_TOOLS, *ACTIVITY_TOOLS, *CATALOG_TOOLS)
+TOOLS: tuple[ToolSpec, ...] = (*SEARCH_TOOLS, *SUMMARY_TOOLS, *READ_TOOLS, *ACTIVITY_TOOLS, *CATALOG_TOOLS)
 """Every tool, in the order `tools/list` shows them."""
 
 INSTRUCTIONS = (

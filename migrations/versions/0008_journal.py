@@ -41,8 +41,17 @@ CREATE TABLE ah.session_summary (
     classification           text,
     project                  text,
     app_instance_id          text NOT NULL,
-    synced_at                timestamptz NOT NULL DEFAULT now()
+    synced_at                timestamptz NOT NULL DEFAULT now(),
+    -- Summaries are prose written for people: English stemming is right here ("decisions" finds
+    -- "decided"), unlike the code-aware message text. Title weighs most, then objective/outcomes.
+    search_tsv               tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', coalesce(title, '')), 'A')
+        || setweight(to_tsvector('english', coalesce(objective, '')), 'B')
+        || setweight(to_tsvector('english', coalesce(outcomes, '')), 'B')
+        || setweight(to_tsvector('english', coalesce(narrative, '')), 'C')
+    ) STORED
 );
+CREATE INDEX session_summary_search_idx ON ah.session_summary USING gin (search_tsv);
 CREATE INDEX session_summary_natural_key_idx ON ah.session_summary (agent, session_uid, agent_id);
 CREATE INDEX session_summary_session_idx ON ah.session_summary (session_id);
 

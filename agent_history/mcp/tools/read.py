@@ -20,6 +20,7 @@ from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
 from agent_history.read.why import why
 from agent_history.search.request import parse_when
+from agent_history.search.summaries import summaries_for_sessions
 
 MAX_EVENTS = 100
 
@@ -38,6 +39,9 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
     if not _in_scope(scope, timeline.session.namespace):
         raise LookupError(f"session {args['uid']} is in namespace {timeline.session.namespace}, outside this scope")
     out = timeline.as_dict()
+    journal = summaries_for_sessions(conn, [timeline.session.id]).get(timeline.session.id)
+    if journal:  # the journal's written summary of this thread (journal-sync)
+        out["journal_summary"] = journal
     for event in out["events"]:
         if not event.get("detail"):
             event.pop("detail", None)

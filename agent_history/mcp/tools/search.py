@@ -27,6 +27,7 @@ from agent_history.read.common import SessionNotFound, resolve_session
 from agent_history.search import hybrid
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
+from agent_history.search.summaries import summaries_for_sessions
 
 CLASS_GROUPS: dict[str, tuple[str, ...]] = {
     "conversational": classes.CONVERSATIONAL,
@@ -165,11 +166,16 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
     req = build_request(scope, args, min(200, limit * HITS_PER_SESSION))
     hits, mode, note = run_search(conn, req, args.get("mode"), env)
     sessions = []
-    for g in group_by_root(hits)[:limit]:
+    groups = group_by_root(hits)[:limit]
+    roots = {}
+    for g in groups:
         try:
-            root = resolve_session(conn, g.root_uid, "")
+            roots[g.root_uid] = resolve_session(conn, g.root_uid, "")
         except SessionNotFound:
-            root = None
+            roots[g.root_uid] = None
+    journal = summaries_for_sessions(conn, [r.id for r in roots.values() if r is not None])
+    for g in groups:
+        root = roots[g.root_uid]
         path = root.source_path if root else None
         template = RESUME_COMMANDS.get(g.agent)
         resume = {"session_uid": g.root_uid, "agent": g.agent, "cwd": root.cwd if root else None}
@@ -193,6 +199,8 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
                 "resume": resume,
             }
         )
+        if root is not None and root.id in journal:  # the journal's summary (journal-sync)
+            sessions[-1]["journal_summary"] = journal[root.id]
     out: dict[str, Any] = {"query": args["query"], "mode": mode, "hits_considered": len(hits)}
     if note:
         out["note"] = note
