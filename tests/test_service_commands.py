@@ -102,3 +102,57 @@ def test_index_embed_and_journal_sync_loops_each_do_a_pass_and_stop_on_sigterm(c
         runs = conn.execute("SELECT status, finished_at IS NOT NULL FROM ah.journal_sync_run").fetchall()
         assert runs == [("ok", True)]  # one pass, then a clean stop (not a second pass, not 'running')
         assert conn.execute("SELECT status FROM ah.index_run").fetchall() == [("ok",)]
+
+
+def test_journal_sync_every_survives_a_database_restart(cli_env, tmp_path):
+    """Synchronised on output: first pass printed → server stopped → a `pass failed, retrying`
+    line → server started → the next pass printed → SIGTERM."""
+    from agent_history.db import embedded
+
+    env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
+    env |= {"AGENT_HISTORY_DATA_DIR": str(tmp_path / "loop"), "PYTHONUNBUFFERED": "1"}
+    pgdata = tmp_path / "loop" / "pg"
+    journal = tmp_path / "journal.db"
+    with sqlite3.connect(journal) as j:
+        j.execute(f"CREATE TABLE conv ({', '.join(f'{c} TEXT' for c in COLUMNS)})")
+        j.execute(f"CREATE VIEW ah_export_session_summary AS SELECT {', '.join(COLUMNS)} FROM conv")
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "journal-sync", "--source", str(journal), "--every", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    events: queue.Queue[tuple[str, str | None]] = queue.Queue()
+
+    def pump(name: str, stream) -> None:
+        for line in stream:
+            events.put((name, line.rstrip("\n")))
+        events.put((name, None))
+
+    threading.Thread(target=pump, args=("out", proc.stdout), daemon=True).start()
+    threading.Thread(target=pump, args=("err", proc.stderr), daemon=True).start()
+    seen: list[tuple[str, str | None]] = []
+
+    def wait_for(stream: str, prefix: str) -> None:
+        while True:
+            name, line = events.get(timeout=SAFETY_TIMEOUT_S)
+            seen.append((name, line))
+            assert line is not None, seen
+            if name == stream and line.startswith(prefix):
+                return
+
+    try:
+        wait_for("out", "journal-sync (")
+        embedded.stop(pgdata)
+        wait_for("err", "pass failed, retrying in 1 s")
+        embedded.ensure_running(pgdata)
+        wait_for("out", "journal-sync (")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=SAFETY_TIMEOUT_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        embedded.stop(pgdata)
+    assert not any(line and "Traceback" in line for _, line in seen), seen

@@ -9,6 +9,7 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, stop_on_signals
 from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.db.errors import ServerUnreachable
 from agent_history.journal.sync import SyncResult, sync_journal
 
 
@@ -37,15 +38,20 @@ def journal_sync_cmd(
     if not source and not every:
         fail("no journal source: pass --source or set [journal] source in the config file", 2)
     stop = stop_on_signals()
-    conn = db.connect(autocommit=True)
+    conns: list[psycopg.Connection] = [db.connect(autocommit=True)]  # one-line errors before the loop
     last: list[SyncResult] = []
 
     def one_pass() -> bool:
         try:
-            result = sync_journal(conn, source, full=full and not last)
-        except psycopg.OperationalError as exc:
+            if not conns:  # reconnect after a lost connection (a loop outlives a database restart)
+                conns.append(db.connect(autocommit=True))
+            result = sync_journal(conns[0], source, full=full and not last)
+        except (psycopg.OperationalError, ServerUnreachable) as exc:
             if not every:
                 raise
+            for c in conns:
+                c.close()
+            conns.clear()
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             err_console.print(f"pass failed, retrying in {every:g} s: {first}", highlight=False, markup=False)
             return True
@@ -66,6 +72,7 @@ def journal_sync_cmd(
     try:
         run_every(every, stop, one_pass)
     finally:
-        conn.close()
+        for c in conns:
+            c.close()
     if not every and last and last[0].status != "ok":
         raise typer.Exit(1)
