@@ -104,21 +104,17 @@ def test_index_embed_and_journal_sync_loops_each_do_a_pass_and_stop_on_sigterm(c
         assert conn.execute("SELECT status FROM ah.index_run").fetchall() == [("ok",)]
 
 
-def test_journal_sync_every_survives_a_database_restart(cli_env, tmp_path):
-    """Synchronised on output: first pass printed → server stopped → a `pass failed, retrying`
-    line → server started → the next pass printed → SIGTERM."""
-    from agent_history.db import embedded
-
-    env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
-    env |= {"AGENT_HISTORY_DATA_DIR": str(tmp_path / "loop"), "PYTHONUNBUFFERED": "1"}
-    pgdata = tmp_path / "loop" / "pg"
+def test_journal_sync_every_survives_a_lost_connection(cli_env, db, tmp_path):
+    """Synchronised on output: first pass printed → the server terminates the loop's connection
+    (as a restart does) → a `pass failed, retrying` line → the next pass reconnects and prints
+    → SIGTERM → exit 0."""
     journal = tmp_path / "journal.db"
     with sqlite3.connect(journal) as j:
         j.execute(f"CREATE TABLE conv ({', '.join(f'{c} TEXT' for c in COLUMNS)})")
         j.execute(f"CREATE VIEW ah_export_session_summary AS SELECT {', '.join(COLUMNS)} FROM conv")
     proc = subprocess.Popen(
         [PY, "-m", "agent_history", "journal-sync", "--source", str(journal), "--every", "1"],
-        env=env,
+        env=cli_env | {"PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -144,9 +140,14 @@ def test_journal_sync_every_survives_a_database_restart(cli_env, tmp_path):
 
     try:
         wait_for("out", "journal-sync (")
-        embedded.stop(pgdata)
-        wait_for("err", "pass failed, retrying in 1 s")
-        embedded.ensure_running(pgdata)
+        with psycopg.connect(db.server.dsn(), autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = %s AND backend_type = 'client backend'",
+                (db.name,),
+            ).fetchone()[0]
+        assert killed == 1  # the loop's one connection
+        wait_for("err", "pass failed, retrying in 1 s: ")
         wait_for("out", "journal-sync (")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=SAFETY_TIMEOUT_S) == 0
@@ -154,5 +155,4 @@ def test_journal_sync_every_survives_a_database_restart(cli_env, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        embedded.stop(pgdata)
     assert not any(line and "Traceback" in line for _, line in seen), seen
