@@ -16,6 +16,7 @@ import pytest
 
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
+from agent_history.ingest.rebuild import truncate_derived
 from agent_history.journal.rows import COLUMNS
 from agent_history.journal.sync import sync_journal
 
@@ -257,6 +258,14 @@ def test_summary_is_linked_to_a_session_indexed_later(conn, journal, corpus_home
         "SELECT id FROM ah.session WHERE agent = 'claude' AND session_uid = %s AND agent_id = ''", (CORPUS_SESSION,)
     ).fetchone()[0]
     assert summaries(conn)["c1"][2] == session_id
+    # a rebuild keeps the summaries and renumbers sessions: the post-pass relinks by natural key
+    truncate_derived(conn)
+    conn.execute("INSERT INTO ah.session (agent, session_uid) VALUES ('claude', 'takes-the-old-id')")
+    assert summaries(conn)["c1"][2] is None  # unlinked, never pointing at a renumbered session
+    Loader(conn).run(sources)
+    new_id = conn.execute("SELECT id FROM ah.session WHERE session_uid = %s", (CORPUS_SESSION,)).fetchone()[0]
+    assert new_id != session_id
+    assert summaries(conn)["c1"][2] == new_id
 
 
 def test_postgresql_source_in_a_read_only_transaction(conn, db):

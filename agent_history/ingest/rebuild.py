@@ -52,6 +52,9 @@ def truncate_derived(conn: psycopg.Connection) -> None:
     """Empty every derived table (no CASCADE: a new foreign key into them must be listed here)."""
     with conn.transaction():
         conn.execute("TRUNCATE " + ", ".join(f"ah.{t}" for t in DERIVED_TABLES) + " RESTART IDENTITY")
+        # kept journal summaries: unlinked now (ids restart), relinked by the post-pass
+        if conn.execute("SELECT to_regclass('ah.session_summary')").fetchone()[0] is not None:
+            conn.execute("UPDATE ah.session_summary SET session_id = NULL WHERE session_id IS NOT NULL")
 
 
 class RebuildRefused(Exception):
