@@ -34,6 +34,11 @@ eval-modes *ARGS:
 bench-embed SCALE="2000" EMBED="300":
     python -m benchmarks.embed --sessions {{SCALE}} --embed {{EMBED}}
 
+# CPU cost of metrics collection (issue 13) on HOME, e.g. a 10x corpus home from
+# ../shared/tools/scale_home.py ../shared/corpus/home /tmp/b 10 (private temporary server).
+bench-metrics HOME ROUNDS="20":
+    python -m benchmarks.telemetry {{HOME}} --rounds {{ROUNDS}}
+
 # Keyword-search evaluation on ../shared/corpus/home (private temporary server): hit@1, hit@5, MRR.
 eval *ARGS:
     python -m agent_history.search.evaluate {{ARGS}}

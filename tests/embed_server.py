@@ -7,7 +7,9 @@
 sentence-transformers once per test session). Every request body is recorded (`requests`) so
 tests can count calls and inspect what left the process. Behaviour knobs for failure tests:
 `stall_s` (sleep before answering), `fail_with` (status codes to answer first, in order),
-`reject_containing` (400 for a batch containing that text), `api_key` (401 without it).
+`reject_containing` (400 for a batch containing that text), `api_key` (401 without it),
+`on_request` (called with each request body before it is answered, in the handler's thread:
+a test can hold a request there until it has done something, e.g. sent a signal).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -43,6 +46,7 @@ class EmbedServer:
     fail_with: list[int] = field(default_factory=list)
     reject_containing: str | None = None
     api_key: str | None = None
+    on_request: Callable[[dict], None] | None = None
     base_url: str = ""
     _httpd: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,7 +56,7 @@ class EmbedServer:
         with self._lock:
             self.requests.clear()
         self.stall_s, self.stall_queries_only, self.fail_with = 0.0, False, []
-        self.reject_containing, self.api_key = None, None
+        self.reject_containing, self.api_key, self.on_request = None, None, None
 
     @property
     def inputs(self) -> list[str]:
@@ -93,6 +97,8 @@ class EmbedServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                if server.on_request:
+                    server.on_request(body)
                 if self.path.rstrip("/") not in ("/v1/embeddings", "/embeddings"):
                     return self._reply(404, {"error": {"message": "no such route"}})
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":

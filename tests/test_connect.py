@@ -164,7 +164,7 @@ def test_connect_and_disconnect_round_trip_keeps_everything_else(agent, home):
     else:
         assert _load(config) == _load_text(original, config.suffix)
         assert not (home / note_rel).exists() and not (home / note_rel).parent.exists()
-    assert disconnect(agent).config.action == "unchanged"
+    assert disconnect(agent).config.action == "absent"  # a second disconnect: not connected
 
 
 def _load_text(text: str, suffix: str) -> dict:
@@ -263,3 +263,94 @@ def test_connect_print_shows_a_working_entry_and_writes_nothing(db, tmp_path):
     )
     assert "search" in {t.name for t in tools}
     assert results[0].data["rows"] == [[1]]
+
+
+OLD_EXE = "/opt/old/bin/agent-history"
+USER_DSN = "postgresql://ah_reader:hunter2@db.internal/ah"  # the user's own, with a password
+
+
+def _customised(agent: str) -> dict:
+    """An agent-history entry as a user might have edited it: another command, own env, an extra key."""
+    if agent == "opencode":
+        return {"type": "local", "command": [OLD_EXE, "mcp"], "enabled": True,
+                "environment": {"AGENT_HISTORY_READER_DSN": USER_DSN, "AGENT_HISTORY_CONFIG": "/home/me/ah.toml"},
+                "timeout": 30000}  # fmt: skip
+    return {"command": OLD_EXE, "args": ["mcp"], "timeout": 30000,
+            "env": {"AGENT_HISTORY_READER_DSN": USER_DSN, "AGENT_HISTORY_CONFIG": "/home/me/ah.toml"}}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", ["gemini", "codex", "opencode"])
+def test_a_customised_entry_keeps_the_users_env_and_lists_what_changes(agent, home, monkeypatch):
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", "/etc/agent-history.toml")
+    monkeypatch.setenv("AGENT_HISTORY_DATA_DIR", "/var/lib/agent-history")
+    rel, _, key, _ = CASES[agent]
+    config = home / rel
+    config.parent.mkdir(parents=True, exist_ok=True)
+    mine = _customised(agent)
+    if agent == "codex":
+        config.write_text(f"[mcp_servers.agent-history]\ncommand = {json.dumps(OLD_EXE)}\nargs = [\"mcp\"]\n"
+                          "timeout = 30000\n\n[mcp_servers.agent-history.env]\n"
+                          f"AGENT_HISTORY_READER_DSN = {json.dumps(USER_DSN)}\n"
+                          'AGENT_HISTORY_CONFIG = "/home/me/ah.toml"\n')  # fmt: skip
+    else:
+        config.write_text(json.dumps({key[0]: {key[1]: mine}}, indent=2))
+    env_key = "environment" if agent == "opencode" else "env"
+    ours = plan(agent, force=True).entry
+
+    result = connect(agent)
+    entry = _at(_load(config), key)
+    assert entry[env_key] == {"AGENT_HISTORY_READER_DSN": USER_DSN, "AGENT_HISTORY_CONFIG": "/home/me/ah.toml",
+                              "AGENT_HISTORY_DATA_DIR": "/var/lib/agent-history"}  # fmt: skip
+    assert entry["timeout"] == 30000
+    assert {k: v for k, v in entry.items() if k not in (env_key, "timeout")} == {
+        k: v for k, v in ours.items() if k != env_key
+    }
+    new_command = json.dumps(ours["command"])
+    old_command = json.dumps([OLD_EXE, "mcp"] if agent == "opencode" else OLD_EXE)
+    assert result.config.action == "updated"
+    assert result.changes == [f"command: {old_command} → {new_command}", f"{env_key} AGENT_HISTORY_DATA_DIR: added"]
+    assert result.kept == [
+        f"{env_key} AGENT_HISTORY_CONFIG: your value (`connect --force` writes ours)",
+        f"{env_key} AGENT_HISTORY_READER_DSN: yours",
+        "timeout: yours",
+    ]
+    assert connect(agent).config.action == "unchanged"  # merged once, stable after
+
+    forced = connect(agent, force=True)
+    assert _at(_load(config), key) == ours
+    assert forced.changes == [
+        f"{env_key} AGENT_HISTORY_CONFIG: changed",
+        f"{env_key} AGENT_HISTORY_READER_DSN: removed",
+        "timeout: removed (was 30000)",
+    ]
+    assert forced.kept == []
+
+
+def test_cli_says_what_changes_hides_env_values_and_a_second_disconnect_says_not_connected(home, tmp_path):
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"theme": "Dracula", "mcpServers": {"agent-history": _customised("gemini")}}))
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env["HOME"] = str(home)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "agent_history", *args], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    out = cli("connect", "gemini")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"gemini: MCP server entry updated: {settings} (backup: {settings}.bak)"
+    assert lines[1].startswith(f'  changed command: "{OLD_EXE}" → "') and lines[1].endswith('"')
+    assert lines[2:5] == [
+        "  kept env AGENT_HISTORY_CONFIG: yours",
+        "  kept env AGENT_HISTORY_READER_DSN: yours",
+        "  kept timeout: yours",
+    ]
+    assert "hunter2" not in out.stdout + out.stderr
+    assert cli("disconnect", "gemini").returncode == 0
+    again = cli("disconnect", "gemini")
+    assert (again.returncode, again.stdout) == (
+        0,
+        f"gemini: not connected (no 'agent-history' MCP server entry in {settings})\n",
+    )

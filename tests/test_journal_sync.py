@@ -324,3 +324,24 @@ def test_cli_json_status_and_config_source(cli_env, journal, tmp_path):
     p = cli("status", env=cli_env)
     assert "journal-sync: 1 summaries (0 linked to sessions), 1 topics; last pass " in p.stdout
     assert "(skipped: source_missing)" in p.stdout
+
+
+def test_passes_are_exported_as_run_journal_sync_metrics(conn, journal, tmp_path):
+    from agent_history.config import Settings
+    from agent_history.telemetry.collectors import CollectContext, collect_runs
+    from agent_history.telemetry.policy import ModelLabels
+
+    journal.put("c1", "s-1", "2026-11-30T10:00:00Z", topics=["a", "b"])
+    sync_journal(conn, str(journal.path), now=T0)
+    sync_journal(conn, str(tmp_path / "gone.db"), now=T0)  # skipped: source_missing
+    ctx = CollectContext(Settings(), [], [], ModelLabels(()), runs=("journal_sync",))
+    got = {(s.family, s.labels): s.value for s in collect_runs(conn, ctx)}
+    run = (("run", "journal_sync"),)
+    assert got[("ah_runs_total", (("outcome", "success"), *run))] == 1
+    assert got[("ah_runs_total", (("outcome", "failure"), *run))] == 1
+    assert got[("ah_run_success", run)] == 0  # the last pass was skipped
+    assert got[("ah_run_rows_written", run)] == 0
+    assert got[("ah_run_lock_held", run)] == 0
+    first_end = conn.execute("SELECT extract(epoch FROM min(finished_at)) FROM ah.journal_sync_run").fetchone()[0]
+    assert got[("ah_run_last_success_timestamp_seconds", run)] == float(first_end)
+    assert ("ah_run_read_bytes", run) not in got  # a journal pass reads no transcript bytes: absent, not 0

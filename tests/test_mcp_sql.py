@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -99,3 +102,73 @@ def test_pg_sleep_40_is_cancelled_at_30_seconds(env):
     assert result.is_error
     assert "canceling statement due to statement timeout" in result.text
     assert 29 <= elapsed < 38, elapsed
+
+
+# Runs the tool's code path (guarded read-only connection + run_sql) in a fresh process and
+# reports its peak resident memory: what the process received shows there. VmHWM, not
+# getrusage's ru_maxrss, which keeps the parent's peak across fork + exec (the pytest process
+# may hold a loaded model).
+_PEAK_RSS = """
+import json, re, sys
+from agent_history.mcp.reader import guarded_connection
+from agent_history.mcp.sqltool import run_sql
+with guarded_connection(sys.argv[1]) as conn:
+    data = run_sql(conn, sys.argv[2])
+with open("/proc/self/status") as f:
+    peak_kb = int(re.search(r"^VmHWM:\\s+(\\d+) kB", f.read(), re.M).group(1))
+print(json.dumps({"data": data, "peak_mb": peak_kb // 1024}))
+"""
+
+
+@pytest.mark.parametrize("statement", ["select repeat('x', 300000000)", "SELECT repeat('x', 300000000) AS big ;\n"])
+def test_a_300_mb_cell_is_cut_in_the_server_not_after_it_arrived(db, statement):
+    run = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, db.reader_dsn, statement], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["data"]["rows"] == [["x" * 2000]] and out["data"]["cells_cut"] == 1
+    assert out["peak_mb"] < 200  # receiving the value would take 300 MB (libpq's buffer) + 300 MB (the str)
+
+
+def test_long_cells_of_every_variable_length_type_are_cut_and_short_ones_keep_their_type(env):
+    _, results = call_tools(
+        env,
+        [
+            (
+                "sql",
+                {
+                    "statement": "SELECT 7 AS n, 2.5::numeric AS d, '{\"a\": [1, 2]}'::jsonb AS j, "
+                    "timestamptz '2026-03-01 10:00:00+00' AS at, 'short' AS t, 'short' AS t, "
+                    "decode('00ff', 'hex') AS b, ARRAY[1, 2] AS arr -- a comment at the end"
+                },
+            ),
+            (
+                "sql",
+                {
+                    "statement": "SELECT repeat('y', 2001) AS t, to_jsonb(repeat('z', 3000)) AS j, "
+                    "decode(repeat('ab', 1500), 'hex') AS b, array_fill(7, ARRAY[1000]) AS arr;"
+                },
+            ),
+            ("sql", {"statement": "SELECT g, repeat('w', 2500) FROM generate_series(1, 3) AS g ORDER BY g DESC"}),
+            ("sql", {"statement": "SHOW default_transaction_read_only"}),
+        ],
+    )
+    short = results[0].data
+    assert [c["name"] for c in short["columns"]] == ["n", "d", "j", "at", "t", "t", "b", "arr"]
+    assert short["rows"] == [[7, 2.5, {"a": [1, 2]}, "2026-03-01T10:00:00+00:00", "short", "short", "\\x00ff", [1, 2]]]
+    assert short["cells_cut"] == 0
+    long = results[1].data
+    assert long["cells_cut"] == 4
+    t, j, b, arr = long["rows"][0]
+    assert t == "y" * 2000 and j == '"' + "z" * 1999 and b == "\\x" + "ab" * 999 and arr.startswith("{7,7,")
+    assert len(arr) == 2000
+    ordered = results[2].data
+    assert [r[0] for r in ordered["rows"]] == [3, 2, 1] and ordered["cells_cut"] == 3
+    assert results[3].data["rows"] == [["on"]]  # not a query: runs as written
+
+
+def test_an_empty_statement_is_called_empty(env):
+    blanks = ["  ;  ", ";", "-- only a comment", "/* nothing */ ;", "   "]
+    _, results = call_tools(env, [("sql", {"statement": b}) for b in blanks])
+    assert [(r.is_error, r.text) for r in results] == [(True, "empty statement: pass exactly one SQL statement")] * 5

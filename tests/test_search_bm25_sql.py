@@ -83,11 +83,12 @@ def test_message_index_uses_source_code_text_literal_filters_and_the_id_key():
     assert params[0]["IndexElem"]["name"] == "id"  # the key field comes first
     assert casts(params) == [
         ("text", "pdb.source_code"),
+        ("text", "pdb.unicode_words"),
         ("namespace", "pdb.literal"),
         ("agent", "pdb.literal"),
         ("message_class", "pdb.literal"),
     ]
-    assert [p["IndexElem"].get("name") for p in params[5:]] == ["session_id", "ts"]
+    assert [p["IndexElem"].get("name") for p in params[6:]] == ["session_id", "ts"]
     (opt,) = stmt["options"]
     assert (opt["DefElem"]["defname"], opt["DefElem"]["arg"]["String"]["sval"]) == ("key_field", "id")
 
@@ -98,7 +99,9 @@ def test_tool_call_index_covers_input_and_output_text():
     assert casts(stmt["indexParams"]) == [
         ("name", "pdb.literal"),
         ("input", "pdb.source_code"),
+        ("input", "pdb.unicode_words"),
         ("output", "pdb.source_code"),
+        ("output", "pdb.unicode_words"),
         ("agent", "pdb.literal"),
     ]
 

@@ -7,6 +7,7 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.output import console, err_console, fail, print_json
 from agent_history.connect import AGENTS, ConnectError, ConnectResult, connect, disconnect, plan
+from agent_history.connect.targets import SERVER_NAME
 
 _AGENT_HELP = "One of: " + ", ".join(AGENTS)
 
@@ -16,9 +17,21 @@ def _report(result: ConnectResult, verb: str) -> None:
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     c, n = result.config, result.note
     backup = f" (backup: {c.backup})" if c.backup else ""
-    console.print(f"{result.agent}: MCP server entry {c.action}: {c.path}{backup}", highlight=False, soft_wrap=True)
+    if c.action == "absent":
+        console.print(
+            f"{result.agent}: not connected (no {SERVER_NAME!r} MCP server entry in {c.path})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        console.print(f"{result.agent}: MCP server entry {c.action}: {c.path}{backup}", highlight=False, soft_wrap=True)
+    for line in result.changes:
+        console.print(f"  changed {line}", highlight=False, soft_wrap=True)
+    for line in result.kept:
+        console.print(f"  kept {line}", highlight=False, soft_wrap=True)
     nbackup = f" (backup: {n.backup})" if n.backup else ""
-    console.print(f"{result.agent}: usage note {n.action}: {n.path}{nbackup}", highlight=False, soft_wrap=True)
+    if n.action != "absent" or c.action != "absent":
+        console.print(f"{result.agent}: usage note {n.action}: {n.path}{nbackup}", highlight=False, soft_wrap=True)
     if verb == "connect" and c.action != "unchanged":
         console.print(f"restart {result.agent} (or reload its MCP servers) to pick it up", highlight=False)
 
@@ -27,11 +40,14 @@ def _report(result: ConnectResult, verb: str) -> None:
 def connect_cmd(
     agent: str = typer.Argument(..., help=_AGENT_HELP),
     print_only: bool = typer.Option(False, "--print", help="Print the config snippet; write nothing."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing agent-history entry exactly (default: keep its env and extra keys)."
+    ),
     json: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:
     """Add the read-only MCP server (and a usage note) to an agent's user configuration."""
     try:
-        result = plan(agent) if print_only else connect(agent)
+        result = plan(agent, force=force) if print_only else connect(agent, force=force)
     except ConnectError as exc:
         fail(str(exc), 2)
     if json:

@@ -7,7 +7,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, stop_on_signals
+from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, fail, print_json
 from agent_history.embed.provider import EmbeddingError, make_embedder
 from agent_history.embed.worker import AnotherEmbedRunning, EmbedSummary, EmbedWorker
@@ -17,10 +17,11 @@ def summary_line(s: EmbedSummary) -> str:
     """The one-line result of a pass."""
     stopped = f"; stopped: {s.stopped}" if s.stopped else ""
     index = f"; built HNSW index {s.index_built}" if s.index_built else ""
+    elided = f"; {s.elided:,} too long, embedded by head and tail" if s.elided else ""
     return (
         f"embedded ({s.model}): {s.sources:,} sources examined, {s.chunks_written:,} chunks written, "
         f"{s.embedded:,} new vectors, {s.cached:,} cached, {s.failed:,} failed; "
-        f"{s.tokens:,} tokens in {s.requests:,} requests; {s.seconds:.2f} s{stopped}{index}"
+        f"{s.tokens:,} tokens in {s.requests:,} requests; {s.seconds:.2f} s{elided}{stopped}{index}"
     )
 
 
@@ -51,12 +52,14 @@ def embed_cmd(
     settings = db.settings.embedding
     if settings is None:
         fail("embeddings are off: configure [embedding] in the config file (see `agent-history --help`)", 2)
+    stop = stop_on_signals()  # from here on SIGINT/SIGTERM end the pass cleanly, between chunks
     try:
         embedder = make_embedder(settings)
+        embedder.check()  # before any work: a misconfigured provider fails now, in one line
     except EmbeddingError as exc:
         fail(str(exc), 2)
-    stop = stop_on_signals()
     conn = db.connect(autocommit=True)
+    metrics = start_metrics("embed", db, []) if every else None
 
     def one_pass() -> bool:
         worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
@@ -66,7 +69,9 @@ def embed_cmd(
             console.print("another embed pass is running")
             return False
         except EmbeddingError as exc:
+            _record(conn, None)
             fail(str(exc), 1)
+        _record(conn, summary)
         if json:
             print_json(summary.as_dict())
         else:
@@ -76,13 +81,26 @@ def embed_cmd(
     try:
         run_every(every, stop, one_pass)
     finally:
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
         conn.close()
         embedder.close()
 
 
+def _record(conn, summary: EmbedSummary | None) -> None:
+    """Record the pass for the `runs` metrics (ah.meta); None: the pass failed."""
+    from agent_history.telemetry.collectors import record_embed_pass
+
+    if summary is None:
+        record_embed_pass(conn, ok=False, seconds=None, files_changed=None, rows=None)
+    else:
+        rows = summary.chunks_written + summary.embedded
+        record_embed_pass(conn, ok=True, seconds=summary.seconds, files_changed=summary.sources, rows=rows)
+
+
 @app.command("similar")
 def similar_cmd(
-    ref: str = typer.Argument(..., help="A session uid (or a prefix of ≥ 8 characters) or a message uid."),
+    ref: str = typer.Argument(..., help="A session uid (or a unique prefix of ≥ 6 characters) or a message uid."),
     limit: int = typer.Option(10, "--limit", "-n", help="Number of results."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

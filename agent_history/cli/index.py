@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, stop_on_signals
+from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, err_console, fail, print_json
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
@@ -49,6 +49,7 @@ def index_cmd(
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
     # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.
+    metrics = start_metrics("index", db, sources) if every else None
     pool = db.pool(min_size=2, max_size=2)
     failed = False
 
@@ -91,6 +92,8 @@ def index_cmd(
         run_every(every, stop, one_pass)
     finally:
         pool.close()
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
     if failed:
         raise typer.Exit(1)
 

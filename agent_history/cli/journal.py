@@ -7,7 +7,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, stop_on_signals
+from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, err_console, fail, print_json
 from agent_history.db.errors import ServerUnreachable
 from agent_history.journal.sync import SyncResult, sync_journal
@@ -39,6 +39,7 @@ def journal_sync_cmd(
         fail("no journal source: pass --source or set [journal] source in the config file", 2)
     stop = stop_on_signals()
     conns: list[psycopg.Connection] = [db.connect(autocommit=True)]  # one-line errors before the loop
+    metrics = start_metrics("journal_sync", db, []) if every else None  # OTLP, when an endpoint is set
     last: list[SyncResult] = []
 
     def one_pass() -> bool:
@@ -74,5 +75,7 @@ def journal_sync_cmd(
     finally:
         for c in conns:
             c.close()
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
     if not every and last and last[0].status != "ok":
         raise typer.Exit(1)

@@ -27,3 +27,16 @@ def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[],
             stop.wait(min(1.0, deadline - time.monotonic()))
         if stop.is_set():  # stopped while waiting: no further pass
             return
+
+
+def start_metrics(service: str, db, sources):
+    """The OTLP metrics pipeline of a periodic service (`index` | `embed`), or None when no
+    endpoint is configured (then nothing of OpenTelemetry is imported). Collector trouble is
+    reported on stderr, one line per change. Raises ConfigError for a bad endpoint or timeout."""
+    from agent_history.cli.output import err_console
+    from agent_history.telemetry.otlp import start_metrics as start
+
+    def warn(line: str) -> None:
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    return start(service, db, sources, warn=warn)

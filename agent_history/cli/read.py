@@ -18,7 +18,7 @@ from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
-from agent_history.search.request import HL_END, HL_START, Scope, SearchHit, SearchRequest, parse_when
+from agent_history.search.request import HL_END, HL_START, MAX_LIMIT, Scope, SearchHit, SearchRequest, parse_when
 
 
 def _agents(values: list[str] | None) -> tuple[str, ...]:
@@ -111,7 +111,9 @@ def search_cmd(
     since: str = typer.Option(None, "--since", help="From: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
     until: str = typer.Option(None, "--until", help="Until (exclusive; a date means its end)."),
     project: str = typer.Option(None, "--project", "-p", help="Only sessions whose cwd is this directory or below."),
-    session: str = typer.Option(None, "--session", "-s", help="Only this session uid (or a prefix of ≥ 8 characters)."),
+    session: str = typer.Option(
+        None, "--session", "-s", help="Only this session uid (or a unique prefix of ≥ 6 characters)."
+    ),
     scope: Scope = typer.Option(
         Scope.MESSAGES, "--in", help="messages, tools (tool input/output), all, or summaries (journal summaries)."
     ),
@@ -130,6 +132,8 @@ def search_cmd(
         cls = classes.ALL
     else:
         cls = classes.CONVERSATIONAL
+    if not 1 <= limit <= MAX_LIMIT:
+        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
     db = database()
     req = SearchRequest(
         query=query,
@@ -157,7 +161,7 @@ def search_cmd(
                 result = SearchResult(search_summaries(conn, req), Mode.KEYWORD, None)
             else:
                 result = run_search(conn, req, mode, db.settings.embedding)
-        except VectorUnavailable as exc:
+        except (VectorUnavailable, AmbiguousSession) as exc:
             fail(str(exc), 1)
     hits = result.hits
     if json:

@@ -9,6 +9,12 @@ agent's user config and installs the usage note where the agent reads skills/ins
   the snippet to paste by hand).
 - Before a file is changed, its previous content is copied to ``<file>.bak``.
 - Idempotent: when the file already says what we would write, nothing is written (no backup).
+- An ``agent-history`` entry already there that differs from ours (edited by the user, or by an
+  older install) is not silently replaced: `merge_entry` keeps the user's environment variables
+  (ours are added where the user has none) and the keys we do not manage, and the result lists
+  every change (`ConnectResult.changes`) and what was kept (`kept`); ``force=True`` writes our
+  entry exactly. Environment values are never shown (they may hold secrets), only their names.
+- `disconnect` on an agent with no entry says so (action ``absent``: not connected).
 - Writes are atomic (temp file + rename) and keep the file's permissions.
 - `plan(agent)` computes everything without writing (``--print`` shows its snippet).
 """
@@ -36,7 +42,8 @@ class ConnectError(Exception):
 
 @dataclass
 class FileChange:
-    """One file's outcome: ``action`` is created | updated | removed | unchanged | absent."""
+    """One file's outcome: ``action`` is created | updated | removed | unchanged | absent
+    (``absent``: the file, or our entry in it, is not there — not connected)."""
 
     path: Path
     action: str
@@ -57,6 +64,8 @@ class ConnectResult:
     entry: dict[str, Any] | None
     snippet: str
     warnings: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)  # to an existing entry, one line each
+    kept: list[str] = field(default_factory=list)  # what of the user's entry was kept instead
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -68,6 +77,8 @@ class ConnectResult:
             "entry": self.entry,
             "snippet": self.snippet,
             "warnings": self.warnings,
+            "changes": self.changes,
+            "kept": self.kept,
         }
 
 
@@ -142,23 +153,77 @@ def _note_text(target: AgentTarget, old: str | None) -> str:
     return note.skill_text() if target.note_kind == "skill" else note.with_section(old or "")
 
 
-def plan(agent: str) -> ConnectResult:
-    """What `connect(agent)` would write, without writing. Raises ConnectError."""
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def merge_entry(
+    current: Any, ours: dict[str, Any], env_key: str, *, force: bool = False
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The entry to write over an existing `current` one: (entry, changes, kept).
+
+    Without `force`: our keys with our values, except `env_key`, which is the user's variables
+    plus ours that the user does not set; keys only the user has are kept. With `force` (or no
+    usable `current` entry): `ours`. `changes` lists each difference from `current` (keys by
+    value, variables by name only), `kept` each user value that differs from ours and stays.
+    """
+    if not isinstance(current, dict) or current == ours:
+        return ours, [], []
+    kept: list[str] = []
+    entry = dict(ours)
+    if not force:
+        user_env = current.get(env_key) if isinstance(current.get(env_key), dict) else {}
+        our_env = ours.get(env_key) or {}
+        env = {**our_env, **user_env}
+        if env:
+            entry[env_key] = env
+        kept += [
+            f"{env_key} {name}: your value (`connect --force` writes ours)"
+            for name in sorted(user_env)
+            if name in our_env and user_env[name] != our_env[name]
+        ]
+        kept += [f"{env_key} {name}: yours" for name in sorted(user_env) if name not in our_env]
+        for k, v in current.items():
+            if k not in entry:
+                entry[k] = v
+                kept.append(f"{k}: yours")
+    changes: list[str] = []
+    for k in [*ours, *sorted(k for k in {*current, *entry} if k not in ours)]:  # a stable order
+        old, new = current.get(k), entry.get(k)
+        if old == new:
+            continue
+        if k == env_key and isinstance(old or {}, dict) and isinstance(new or {}, dict):
+            old, new = old or {}, new or {}
+            for n in sorted({*old, *new}):
+                if old.get(n) != new.get(n):
+                    changes.append(f"{k} {n}: {'added' if n not in old else 'removed' if n not in new else 'changed'}")
+        elif k not in current:
+            changes.append(f"{k}: added {_show(new)}")
+        elif k not in entry:
+            changes.append(f"{k}: removed (was {_show(old)})")
+        else:
+            changes.append(f"{k}: {_show(old)} → {_show(new)}")
+    return entry, changes, kept
+
+
+def plan(agent: str, *, force: bool = False) -> ConnectResult:
+    """What `connect(agent, force=force)` would write, without writing. Raises ConnectError."""
     target = _target(agent)
     launch, warnings = server_launch()
-    entry = target.entry(launch)
     path = target.config_path()
     old = _read(path)
     key = target.key_path(_current(target, old))
+    current = _safe_get(target, old, key) if old is not None else None
+    entry, changes, kept = merge_entry(current, target.entry(launch), target.env_key, force=force)
     text = snippet(target, entry, key)
-    config_action = "created" if old is None else ("unchanged" if _safe_get(target, old, key) == entry else "updated")
+    config_action = "created" if old is None else ("unchanged" if current == entry else "updated")
     note_path = target.note_path()
     note_old = _read(note_path)
     note_action = (
         "created" if note_old is None else ("unchanged" if note_old == _note_text(target, note_old) else "updated")
     )
     return ConnectResult(
-        agent, FileChange(path, config_action), FileChange(note_path, note_action), entry, text, warnings
+        agent, FileChange(path, config_action), FileChange(note_path, note_action), entry, text, warnings, changes, kept
     )
 
 
@@ -169,9 +234,10 @@ def _safe_get(target: AgentTarget, text: str, key: tuple[str, ...]) -> Any:
         return None
 
 
-def connect(agent: str) -> ConnectResult:
-    """Write the server entry and the usage note for `agent` (idempotent). Raises ConnectError."""
-    result = plan(agent)
+def connect(agent: str, *, force: bool = False) -> ConnectResult:
+    """Write the server entry and the usage note for `agent` (idempotent); an existing entry is
+    merged (`merge_entry`) unless `force`. Raises ConnectError."""
+    result = plan(agent, force=force)
     target = _target(agent)
     path, entry = result.config.path, result.entry
     old = _read(path)
@@ -201,7 +267,7 @@ def disconnect(agent: str) -> ConnectResult:
             new = _remove(target, old, key)
         except edit.EditError as exc:
             raise ConnectError(f"cannot edit {path} ({exc}); remove the {SERVER_NAME!r} entry by hand") from None
-        config = FileChange(path, "unchanged") if new == old else _write(path, new, old)
+        config = FileChange(path, "absent") if new == old else _write(path, new, old)  # no entry: not connected
         if config.action == "updated":
             config.action = "removed"
     note_path = target.note_path()

@@ -57,6 +57,7 @@ class AgentTarget:
     note_path: Callable[[], Path]
     note_kind: str  # skill | section
     key_path: Callable[[dict[str, Any] | None], tuple[str, ...]] = lambda current: ("mcpServers", SERVER_NAME)
+    env_key: str = "env"  # the entry's environment table
 
 
 def _env_dir(var: str, default: Path) -> Path:
@@ -139,6 +140,7 @@ AGENTS: dict[str, AgentTarget] = {
         lambda: _opencode_dir() / "skills" / "agent-history" / "SKILL.md",
         "skill",
         key_path=_opencode_key,
+        env_key="environment",
     ),
     "gemini": AgentTarget(
         "gemini",

@@ -14,6 +14,11 @@ vector per input, in input order.
   ``local_model_path`` on first use, CPU, offline.
 
 `estimate_tokens` (characters / 4, rounded up) is what the token caps use *before* a request.
+
+`Embedder.check` is called before a pass does any work, so a misconfigured provider fails at
+once with one line: the local model is loaded; the endpoint gets one request of one short input
+(`CHECK_INPUT`), no retries — unreachable, 401/403/404 or a malformed reply is an error; 429 and
+5xx mean it is there but busy (the pass retries those).
 """
 
 from __future__ import annotations
@@ -64,6 +69,10 @@ class Embedder(Protocol):
     def close(self) -> None: ...
 
 
+CHECK_INPUT = "agent-history provider check"
+"""The one input `check` sends to an endpoint."""
+
+
 def estimate_tokens(text: str) -> int:
     """A provider-independent token estimate: ceil(characters / 4)."""
     return max(1, math.ceil(len(text) / 4))
@@ -77,9 +86,10 @@ FATAL_STATUS = {401: "unauthorized (check the API key)", 403: "forbidden (check 
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: float | None = None):
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status  # None: a transport error (no HTTP answer)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -125,6 +135,12 @@ class OpenAIEmbedder:
             if not key:
                 raise EmbeddingError(f"environment variable {settings.api_key_env} (embedding.api_key_env) is not set")
             headers["Authorization"] = f"Bearer {key}"
+        try:
+            base = httpx.URL(settings.base_url)
+        except httpx.InvalidURL as exc:
+            raise EmbeddingError(f"embedding.base_url {settings.base_url!r} is not a URL: {exc}") from None
+        if base.scheme not in ("http", "https") or not base.host:
+            raise EmbeddingError(f"embedding.base_url {settings.base_url!r} must be an http:// or https:// URL")
         self._url = settings.base_url.rstrip("/") + "/embeddings"
         self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(settings.timeout_s, connect=10.0))
         self._wait = _WaitRetryAfter(backoff_initial_s, backoff_max_s)
@@ -154,7 +170,9 @@ class OpenAIEmbedder:
         except httpx.TransportError as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
         if response.status_code in RETRY_STATUS:
-            raise _Retryable(f"HTTP {response.status_code}: {_excerpt(response)}", _retry_after(response))
+            raise _Retryable(
+                f"HTTP {response.status_code}: {_excerpt(response)}", _retry_after(response), response.status_code
+            )
         if response.status_code in FATAL_STATUS:
             raise EmbeddingError(
                 f"embedding endpoint {self._url}: HTTP {response.status_code} {FATAL_STATUS[response.status_code]}"
@@ -192,6 +210,18 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"embedding endpoint {self._url}: HTTP {response.status_code} {_excerpt(response)}")
         return self._parse(response, 1).vectors[0]
 
+    def check(self) -> None:
+        """One request of `CHECK_INPUT`, no retries (see the module docstring)."""
+        try:
+            self._post_once([CHECK_INPUT])
+        except _Retryable as exc:
+            if exc.status is None:  # transport: nothing answers at base_url
+                raise EmbeddingError(
+                    f"embedding endpoint {self._url} is unreachable (check embedding.base_url): {exc}"
+                ) from None
+        except InputRejected as exc:
+            raise EmbeddingError(f"embedding endpoint {self._url} rejected a one-line input: {exc}") from None
+
     def warm_up(self) -> None:
         """Nothing to prepare for an HTTP endpoint."""
 
@@ -218,7 +248,13 @@ def load_local_model(path: str):
             if not os.path.isdir(path):
                 raise EmbeddingError(f"embedding.local_model_path {path} is not a directory")
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            _LOCAL_MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
+            try:
+                _LOCAL_MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
+            except (OSError, ValueError, RuntimeError) as exc:  # not a model directory, bad weights
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise EmbeddingError(
+                    f"embedding.local_model_path {path} is not a sentence-transformers model: {first}"
+                ) from None
         return _LOCAL_MODELS[path]
 
 
@@ -240,6 +276,10 @@ class LocalEmbedder:
     def warm_up(self) -> None:
         """Load the model (before a query's deadline starts)."""
         self.model  # noqa: B018
+
+    def check(self) -> None:
+        """Load the model now (a bad ``local_model_path`` fails here). Raises EmbeddingError."""
+        self.warm_up()
 
     def embed_query(self, text: str, timeout_s: float) -> list[float]:
         """In process: the deadline is enforced by the caller (loading the model is not counted

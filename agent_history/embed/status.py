@@ -13,7 +13,8 @@ from agent_history.embed import store
 def embedding_status(conn: psycopg.Connection, settings: EmbeddingSettings | None) -> dict[str, Any]:
     """JSON-ready status. Keys: configured; when configured also provider, model, dimensions
     (None before the first vector), index (HNSW index name or None), pending (sources to
-    examine + chunks waiting for a vector), chunks, embedded, failed, tokens_today."""
+    examine + chunks waiting for a vector), chunks, embedded, failed, elided (messages too long
+    to embed whole, embedded by their head and tail), tokens_today."""
     if settings is None:
         return {"configured": False}
     model = settings.model_key
@@ -29,6 +30,7 @@ def embedding_status(conn: psycopg.Connection, settings: EmbeddingSettings | Non
         "chunks": counts["chunks"],
         "embedded": counts["embedded"],
         "failed": counts["failed"],
+        "elided": store.elided_sources(conn),
         "tokens_today": store.tokens_today(conn, model),
     }
 
@@ -38,7 +40,8 @@ def status_line(status: dict[str, Any]) -> str:
     if not status.get("configured"):
         return "embeddings: off (configure [embedding] in the config file to enable vector and hybrid search)"
     dims = f", {status['dimensions']} dims" if status["dimensions"] else ""
+    elided = f" ({status['elided']:,} long messages by head and tail)" if status.get("elided") else ""
     return (
         f"embeddings: {status['provider']} {status['model']}{dims} · {status['embedded']:,} embedded, "
-        f"{status['pending']:,} pending, {status['failed']:,} failed · {status['tokens_today']:,} tokens today"
+        f"{status['pending']:,} pending, {status['failed']:,} failed{elided} · {status['tokens_today']:,} tokens today"
     )

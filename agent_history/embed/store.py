@@ -17,11 +17,15 @@ import psycopg
 from psycopg import sql
 
 from agent_history.embed.chunking import (
+    CONTEXT_CHARS,
+    HEAD_CHARS,
     KIND_MESSAGE,
     KIND_TOOL_ERROR,
     KIND_TOOL_OUTPUT,
+    MAX_SOURCE_CHARS,
     MESSAGE_CLASSES,
     MIN_CHARS,
+    TAIL_CHARS,
     TOOL_OUTPUT_MAX_CHARS,
     TOOL_OUTPUT_MIN_CHARS,
     Chunk,
@@ -33,7 +37,11 @@ HNSW_MAX_VECTOR_DIMS = 2000  # pgvector: HNSW indexes `vector` up to 2,000 dims,
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A message or tool call to chunk: `table` is 'message' | 'tool_call'."""
+    """A message or tool call to chunk: `table` is 'message' | 'tool_call'.
+
+    A message longer than `MAX_SOURCE_CHARS` is read bounded: `text` is then its head and
+    `tail` its tail (`chunking.head_tail`), `length` its length in characters; `sha256` is the
+    sha256 of the whole text (``ah.message.text_sha256``), None for tool calls (computed)."""
 
     table: str
     id: int
@@ -41,6 +49,9 @@ class Source:
     label: str
     cwd: str | None
     text: str
+    tail: str | None = None
+    length: int | None = None
+    sha256: bytes | None = None
 
 
 # The chunked text of a tool call, as SQL (twin of `worker._tool_source`): the error excerpt of a
@@ -57,7 +68,10 @@ _UNEMBEDDED = """EXISTS (
 
 _PENDING: dict[str, str] = {
     "message": f"""
-SELECT m.id, m.message_class, s.cwd, m.text
+SELECT m.id, m.message_class, s.cwd,
+       CASE WHEN length(m.text) <= %(max)s THEN m.text ELSE left(m.text, %(head)s) END,
+       CASE WHEN length(m.text) > %(max)s THEN right(m.text, %(tail)s) END,
+       length(m.text), m.text_sha256
 FROM ah.message AS m
 JOIN ah.session AS s ON s.id = m.session_id
 WHERE m.id > %(after)s
@@ -80,7 +94,8 @@ SOURCE_TABLES: tuple[str, ...] = ("message", "tool_call")
 
 
 def _params(model: str, after: int, limit: int) -> dict:
-    return {"model": model, "after": after, "limit": limit, "min": MIN_CHARS, "classes": list(MESSAGE_CLASSES)}
+    return {"model": model, "after": after, "limit": limit, "min": MIN_CHARS, "classes": list(MESSAGE_CLASSES),
+            "max": MAX_SOURCE_CHARS, "head": HEAD_CHARS + CONTEXT_CHARS, "tail": TAIL_CHARS + CONTEXT_CHARS}  # fmt: skip
 
 
 def pending_sources(conn: psycopg.Connection, table: str, model: str, after: int, limit: int) -> list[Source]:
@@ -90,7 +105,7 @@ def pending_sources(conn: psycopg.Connection, table: str, model: str, after: int
         f"{_PENDING[table]}\nORDER BY {alias}.id LIMIT %(limit)s", _params(model, after, limit)
     ).fetchall()
     if table == "message":
-        return [Source("message", r[0], KIND_MESSAGE, r[1], r[2], r[3]) for r in rows]
+        return [Source("message", r[0], KIND_MESSAGE, r[1], r[2], r[3], r[4], r[5], bytes(r[6])) for r in rows]
     return [
         Source("tool_call", r[0], KIND_TOOL_ERROR if r[1] else KIND_TOOL_OUTPUT,
                f"{r[2]} {'error' if r[1] else 'output'}", r[3], r[4] or "")
@@ -248,6 +263,15 @@ def ensure_index(conn: psycopg.Connection, model: str) -> str | None:
     except psycopg.errors.InsufficientPrivilege:
         return None
     return name
+
+
+def elided_sources(conn: psycopg.Connection) -> int:
+    """Examined messages too long to embed whole (embedded by head and tail, `chunking.is_elided`)."""
+    return conn.execute(
+        "SELECT count(*) FROM ah.chunk_source AS cs JOIN ah.message AS m ON m.id = cs.message_id "
+        "WHERE cs.chunks > 0 AND octet_length(m.text) > %(max)s AND length(m.text) > %(max)s",
+        {"max": MAX_SOURCE_CHARS},
+    ).fetchone()[0]
 
 
 def embedding_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:

@@ -4,14 +4,20 @@ One pass (`EmbedWorker.run`) holds the ``EMBED_LOCK`` advisory lock (a second co
 raises `AnotherEmbedRunning`), then walks pending messages and tool calls in id order, a batch
 of sources at a time:
 
-1. chunk each source (`chunking.chunk_text`: spans, header, redaction) and, in one
-   transaction, replace the chunk sets that changed and mark every source examined;
+1. chunk each source (`chunking.chunk_windows`: spans, header, redaction — bounded work per
+   source: a message longer than `chunking.MAX_SOURCE_CHARS` is read from the database as its
+   head and tail only and embedded so, counted in ``elided``) and, in one transaction, replace
+   the chunk sets that changed and mark every source examined;
 2. look the batch's inputs up in the cache by (model, sha256(input)); only inputs never seen
    by this model go to the provider, ``batch_size`` per request, each request committed on its
    own — so an interrupted pass keeps everything it paid for, and the next pass resumes with
    what is still pending (chunks without a vector are pending by definition);
 3. before each request the estimated tokens are checked against the per-run and per-day caps
    (``ah.embedding_usage``, UTC days): the pass stops *before* exceeding either, and says so.
+
+`stop` (set by SIGINT/SIGTERM in the CLI) is honoured between sources while chunking and
+between requests: the pass ends with ``stopped = "interrupted"``, keeping every request already
+answered. The CLI checks the provider (`Embedder.check`) before a pass starts.
 
 A request whose input the endpoint rejects (4xx) is retried one input at a time; inputs still
 rejected are recorded in ``ah.embedding_failure`` and counted as failed. Any other provider
@@ -30,7 +36,16 @@ import psycopg
 
 from agent_history.config import EmbeddingSettings
 from agent_history.embed import store
-from agent_history.embed.chunking import Chunk, chunk_text, sha256, source_text, worth_embedding
+from agent_history.embed.chunking import (
+    Chunk,
+    chunk_windows,
+    head_tail,
+    is_elided,
+    sha256,
+    source_text,
+    windows,
+    worth_embedding,
+)
 from agent_history.embed.provider import Embedder, EmbeddingError, InputRejected, estimate_tokens
 
 SOURCE_BATCH = 128
@@ -51,6 +66,7 @@ class EmbedSummary:
     embedded: int = 0  # new vectors stored
     cached: int = 0  # chunk inputs already in the cache (no request)
     failed: int = 0  # inputs the endpoint rejected
+    elided: int = 0  # sources too long to embed whole: embedded by their head and tail
     tokens: int = 0  # reported by the endpoint, else estimated
     requests: int = 0
     seconds: float = 0.0
@@ -136,11 +152,12 @@ class EmbedWorker:
 
     def _chunks(self, src: store.Source) -> tuple[bytes, list[Chunk]]:
         text = source_text(src.kind, src.text)
+        digest = src.sha256 if src.sha256 is not None else sha256(text)
         if not worth_embedding(src.kind, text):
-            return sha256(text), []
-        return sha256(text), chunk_text(
-            text, src.label, src.cwd, chunk_chars=self.settings.chunk_chars, overlap=self.settings.chunk_overlap
-        )
+            return digest, []
+        parts = head_tail(text, src.tail, src.length) if src.tail is not None else windows(text)
+        s = self.settings
+        return digest, chunk_windows(parts, src.label, src.cwd, chunk_chars=s.chunk_chars, overlap=s.chunk_overlap)
 
     def _stored_sets(self, sources: list[store.Source]) -> dict[int, tuple[bytes, list[tuple[int, bytes]]]]:
         col = "message_id" if sources[0].table == "message" else "tool_call_id"
@@ -159,7 +176,11 @@ class EmbedWorker:
         return out
 
     def _batch(self, sources: list[store.Source], summary: EmbedSummary) -> None:
-        chunked = [(src, *self._chunks(src)) for src in sources]
+        chunked = []
+        for src in sources:  # each source is bounded work: a signal is honoured between them
+            if self.stop.is_set():
+                raise _Stop("interrupted")
+            chunked.append((src, *self._chunks(src)))
         stored = self._stored_sets(sources)
         gone: set[int] = set()
         with self.conn.transaction():
@@ -172,6 +193,8 @@ class EmbedWorker:
                         gone.add(src.id)  # the loader deleted it (file rewritten): nothing to embed
                         continue
                     summary.chunks_written += len(chunks)
+                    if chunks and is_elided(src.length if src.length is not None else len(src.text)):
+                        summary.elided += 1
         inputs: dict[bytes, str] = {}
         for src, _, chunks in chunked:
             if src.id in gone:

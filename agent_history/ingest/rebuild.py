@@ -31,6 +31,9 @@ DERIVED_TABLES: tuple[str, ...] = (
     "chunk",
     "chunk_source",
     "embedding_failure",
+    "loops",  # issue 12: derived by ingest.loops from the transcripts
+    "lane",
+    "loop_closeout",
 )
 """Tables a rebuild empties."""
 KEPT_TABLES: tuple[str, ...] = (

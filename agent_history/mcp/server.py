@@ -34,13 +34,23 @@ from agent_history.mcp.sqltool import SqlError
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec
 from agent_history.mcp.tools.activity import TOOLS as ACTIVITY_TOOLS
 from agent_history.mcp.tools.catalog import TOOLS as CATALOG_TOOLS
+from agent_history.mcp.tools.efficiency import TOOLS as EFFICIENCY_TOOLS
+from agent_history.mcp.tools.loops import TOOLS as LOOP_TOOLS
 from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
 from agent_history.mcp.tools.search import TOOLS as SEARCH_TOOLS
 from agent_history.mcp.tools.summaries import TOOLS as SUMMARY_TOOLS
 
 log = logging.getLogger("agent_history.mcp")
 
-TOOLS: tuple[ToolSpec, ...] = (*SEARCH_TOOLS, *SUMMARY_TOOLS, *READ_TOOLS, *ACTIVITY_TOOLS, *CATALOG_TOOLS)
+TOOLS: tuple[ToolSpec, ...] = (
+    *SEARCH_TOOLS,
+    *SUMMARY_TOOLS,
+    *READ_TOOLS,
+    *ACTIVITY_TOOLS,
+    *LOOP_TOOLS,
+    *CATALOG_TOOLS,
+    *EFFICIENCY_TOOLS,
+)
 """Every tool, in the order `tools/list` shows them."""
 
 INSTRUCTIONS = (
@@ -48,8 +58,8 @@ INSTRUCTIONS = (
     "before re-deriving a decision, re-debugging an error or asking the user something they may have "
     "answered before: `search` / `find_sessions` for text, `why` for a commit, `touched` for a file, "
     "`session` to read a transcript, `active_sessions` for what is running now, `infra_actions` for "
-    "ssh/scp/rsync against a host, `schema` + `sql` for anything else. Cite results by session uid, "
-    "file and byte offset (the `cite` field)."
+    "ssh/scp/rsync against a host, `loops` for long-running agent loops, `schema` + `sql` for anything "
+    "else. Cite results by session uid, file and byte offset (the `cite` field)."
 )
 
 EXPECTED_FAILURES = (ToolFailure, GuardRefused, SqlError, DatabaseError, ConfigError)

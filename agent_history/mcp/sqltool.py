@@ -12,6 +12,14 @@
   returned with a truncation note, and the rest of the query is cancelled. Every cell is cut to
   `MAX_CELL_CHARS` characters (JSON values are cut as their JSON text). The statement timeout
   (30 s) comes from the connection (`reader.STATEMENT_TIMEOUT_MS`).
+- Cut in the server: a query is run wrapped (`_bounded`) so that a cell of a variable-length
+  type (``typlen < 0``: text, bytea, json, arrays, numeric, …) longer than `MAX_CELL_CHARS` in
+  its text form arrives as the first ``MAX_CELL_CHARS + 1`` characters of that text instead of
+  the value — ``SELECT repeat('x', 300000000)`` sends 2,001 characters, not 300 MB — while
+  every other cell keeps its type. Statements the server will not take as a subquery (``SHOW``,
+  ``EXPLAIN``, a statement followed by a comment) run as written and are cut here.
+- An empty statement (blank, ``;``, only comments — the server says so) is an error that says
+  it is empty.
 
 Result shape::
 
@@ -85,28 +93,88 @@ def _fail(message: str) -> SqlError:
     return SqlError(f"statement failed: {_first_line(message)}{hint}")
 
 
-def _describe(conn: psycopg.Connection, statement: str) -> list[dict[str, str]]:
+EMPTY = "empty statement: pass exactly one SQL statement"
+
+
+def _describe(conn: psycopg.Connection, statement: str) -> tuple[list[dict[str, str]], list[int]]:
     """Parse `statement` as the unnamed prepared statement (extended protocol) and describe it.
 
     The server rejects more than one command here. Returns the result columns ([] for a command
-    that returns no rows). Raises SqlError.
+    that returns no rows) and their type OIDs. Raises SqlError.
     """
     pgconn = conn.pgconn
     res = pgconn.prepare(b"", statement.encode())
+    if res.status == pq.ExecStatus.EMPTY_QUERY:
+        raise SqlError(EMPTY)
     if res.status != pq.ExecStatus.COMMAND_OK:
         raise _fail((res.error_message or b"").decode(errors="replace"))
     desc = pgconn.describe_prepared(b"")
     if desc.status != pq.ExecStatus.COMMAND_OK:
         raise _fail((desc.error_message or b"").decode(errors="replace"))
-    return [
+    columns = [
         {"name": (desc.fname(i) or b"").decode(errors="replace"), "type": _type_name(conn, desc.ftype(i))}
         for i in range(desc.nfields)
     ]
+    return columns, [desc.ftype(i) for i in range(desc.nfields)]
+
+
+_TRAILING = re.compile(r"[\s;]+\Z")
+_SAVEPOINT = b"ah_sql_bounded"
+
+
+def _bounded(conn: psycopg.Connection, statement: str, oids: list[int]) -> tuple[str, list[bool]] | None:
+    """`statement` wrapped so that long variable-length cells are cut in the server.
+
+    Each variable-length column ``cN`` becomes two: the value when its text form has at most
+    `MAX_CELL_CHARS` characters (else NULL), and the first ``MAX_CELL_CHARS + 1`` characters of
+    that text when it is longer (else NULL). Returns the wrapped text and, per original column,
+    whether it was split so; None when no column is variable-length or the server does not
+    accept the statement as a subquery (checked under a savepoint, so the transaction lives on).
+    """
+    lengths = dict(conn.execute("SELECT oid::int, typlen FROM pg_type WHERE oid = ANY(%s)", (oids,)).fetchall())
+    varlen = [lengths.get(oid, -1) < 0 for oid in oids]
+    if not any(varlen):
+        return None
+    exprs = []
+    for n, split in enumerate(varlen, 1):
+        col = f"_ah_q.c{n}"
+        if split:
+            head = f"left({col}::text, {MAX_CELL_CHARS + 1})"  # reads no further than it keeps
+            exprs.append(f"CASE WHEN length({head}) <= {MAX_CELL_CHARS} THEN {col} END")
+            exprs.append(f"CASE WHEN length({head}) > {MAX_CELL_CHARS} THEN {head} END")
+        else:
+            exprs.append(col)
+    aliases = ", ".join(f"c{n}" for n in range(1, len(oids) + 1))
+    body = _TRAILING.sub("", statement)
+    # OFFSET 0 keeps the statement a subquery of its own (not flattened into the outer one), so
+    # each cell is computed once and referenced, not recomputed in every expression above.
+    wrapped = f"SELECT {', '.join(exprs)}\nFROM (SELECT * FROM (\n{body}\n) AS _ah_s OFFSET 0) AS _ah_q ({aliases})"
+    pgconn = conn.pgconn
+    pgconn.exec_(b"SAVEPOINT " + _SAVEPOINT)
+    ok = pgconn.prepare(b"", wrapped.encode()).status == pq.ExecStatus.COMMAND_OK
+    pgconn.exec_((b"RELEASE SAVEPOINT " if ok else b"ROLLBACK TO SAVEPOINT ") + _SAVEPOINT)
+    return (wrapped, varlen) if ok else None
+
+
+def _unwrap(row: tuple, varlen: list[bool]) -> list[Any]:
+    """The original cells of a row of the wrapped statement (a cut text where it was cut)."""
+    out, i = [], 0
+    for split in varlen:
+        if split:
+            value, cut_text = row[i], row[i + 1]
+            out.append(cut_text if cut_text is not None else value)
+            i += 2
+        else:
+            out.append(row[i])
+            i += 1
+    return out
 
 
 def _command(conn: psycopg.Connection) -> str:
     """Execute the described statement that returns no rows; its command tag (e.g. "SET")."""
     res = conn.pgconn.exec_prepared(b"", [])
+    if res.status == pq.ExecStatus.EMPTY_QUERY:
+        raise SqlError(EMPTY)
     if res.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
         raise _fail((res.error_message or b"").decode(errors="replace"))
     return (res.command_status or b"").decode()
@@ -115,8 +183,8 @@ def _command(conn: psycopg.Connection) -> str:
 def run_sql(conn: psycopg.Connection, statement: str) -> dict[str, Any]:
     """Run one statement on `conn` (already guarded, read-only, with a timeout); see module docstring."""
     if not statement or not statement.strip():
-        raise SqlError("empty statement: pass exactly one SQL statement")
-    columns = _describe(conn, statement)
+        raise SqlError(EMPTY)
+    columns, oids = _describe(conn, statement)
     rows: list[list[Any]] = []
     cut = 0
     more = False
@@ -125,12 +193,14 @@ def run_sql(conn: psycopg.Connection, statement: str) -> dict[str, Any]:
         status = _command(conn)
     else:
         try:
-            for row in conn.cursor().stream(statement):
+            bounded = _bounded(conn, statement, oids)
+            query, varlen = bounded if bounded else (statement, None)
+            for row in conn.cursor().stream(query):
                 if len(rows) == MAX_ROWS:
                     more = True
                     break  # stream() cancels the rest of the query
                 cells = []
-                for value in row:
+                for value in _unwrap(row, varlen) if varlen else row:
                     cell, was_cut = _cell(value)
                     cut += was_cut
                     cells.append(cell)

@@ -171,6 +171,12 @@ class MessageRow(Row):
     """Metadata of non-text parts (e.g. images: media type and size in bytes), never their data."""
     byte_offset: int | None = col(Merge.KEEP_FIRST)
     line_number: int | None = col(Merge.KEEP_FIRST)
+    record_type: str | None = col(Merge.KEEP_FIRST)
+    """The raw type of the record this came from, as the harness wrote it: Claude ``type``,
+    Codex ``type/payload.type`` (legacy items: the item type), pi entry ``type``."""
+    record_origin: str | None = col(Merge.KEEP_FIRST)
+    """Who the harness says wrote the record: Claude ``origin.kind``, Codex message ``role``,
+    pi ``message.role`` (``customType`` of a ``custom_message``); None when not written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +241,11 @@ class ToolCallRow(Row):
     ended_at: datetime | None = col(Merge.MAX)
     byte_offset: int | None = col(Merge.MIN)
     line_number: int | None = col(Merge.MIN)
+    output_byte_offset: int | None = col(Merge.MIN)
+    """Where the record carrying the *result* starts (bytes; the first one when several carry
+    it, e.g. Codex ``exec_command_end`` + ``function_call_output``); None while no result was seen."""
+    output_line: int | None = col(Merge.MIN)
+    """That record's line number (1-based)."""
 
 
 @dataclass(frozen=True, slots=True)

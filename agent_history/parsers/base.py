@@ -15,10 +15,10 @@ ids and small scalars, never message text or whole records).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from agent_history.model.rows import RecordTypeRow, Row
+from agent_history.model.rows import MessageRow, RecordTypeRow, Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +80,13 @@ def record_type_row(agent: str, record: dict, record_type: str, subtype: str | N
         known=known,
         count=1,
     )
+
+
+def stamp_messages(rows: list, record_type: str | None, record_origin: str | None, byte_offset: int) -> list:
+    """`rows` with every MessageRow of the record at `byte_offset` stamped with that record's raw
+    type and origin (in place; returns `rows`). Rows about other records (e.g. pi active-branch
+    corrections) are left alone. A parser calls it once per record, on that record's rows."""
+    for i, row in enumerate(rows):
+        if type(row) is MessageRow and row.record_type is None and row.byte_offset == byte_offset:
+            rows[i] = replace(row, record_type=record_type, record_origin=record_origin)
+    return rows

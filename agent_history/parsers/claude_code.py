@@ -79,6 +79,10 @@ Identity and keys:
   become ``attachments`` metadata ``{type, media_type, bytes}`` on the record's first message
   (E14), never text. ``first_prompt`` = the first ``human_prompt`` (sub-agents have none).
 - Tool calls, spawns, file touches and git events: `claude_code_tools`.
+- Positions (issue 11): every MessageRow carries the record's raw ``type`` as ``record_type``
+  and its ``origin.kind`` as ``record_origin``; a tool call's ``output_byte_offset`` /
+  ``output_line`` are those of the ``user`` record holding its ``tool_result`` (server-side tool
+  results inside an assistant message get none: they are part of the model call).
 
 State (JSON, bounded): last ``sessionId`` seen, the open turn per session, unanswered tool calls
 (`claude_code_tools.MAX_PENDING`), recent ``compact_boundary`` uuids and the last
@@ -103,7 +107,7 @@ from agent_history.model.rows import (
     SessionRow,
     TurnRow,
 )
-from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.claude_code_text import (
     blocks_of,
     classify_by_tags,
@@ -235,7 +239,8 @@ class ClaudeCodeParser(Parser):
     """Parser for Claude Code JSONL transcripts (contract in the module docstring)."""
 
     AGENT = AGENT
-    VERSION = 1
+    VERSION = 2
+    """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -278,6 +283,7 @@ class ClaudeCodeParser(Parser):
             return rows
         try:
             self._dispatch(record, rtype, pos, rows)
+            stamp_messages(rows, rtype, as_nonempty_str(as_dict(record.get("origin")).get("kind")), pos.byte_offset)
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
             rows.append(
                 ParseIssueRow(

@@ -345,6 +345,8 @@ def tool_result_rows(block: dict, index: int, rc: RecordCtx, tool_use_result: An
             ended_at=rc.ts,
             byte_offset=rc.pos.byte_offset,
             line_number=rc.pos.line_number,
+            output_byte_offset=rc.pos.byte_offset,
+            output_line=rc.pos.line_number,
         )
     ]
     shell_like = name in SHELL_TOOLS or (name is None and ("stdout" in tur or "stderr" in tur))

@@ -77,6 +77,12 @@ E19–E26):
   ``collab_agent_spawn_*`` events merge into the same row. Structured exit codes win over
   output text (E26). Rows, file touches, git events and spawns: `codex_calls`; argument and
   output shapes: `codex_tools`.
+- **Positions** (issue 11): every MessageRow carries ``record_type`` = ``<type>/<payload.type>``
+  (legacy items: ``legacy_item/<type>``) and ``record_origin`` = the item's ``role`` when it has
+  one; a tool call's ``output_byte_offset`` / ``output_line`` are those of the first record
+  carrying its result (``exec_command_end``, ``function_call_output``, ``mcp_tool_call_end``,
+  ``patch_apply_end``). A call's ``token_count`` is written before the items of its response,
+  so the results before it are what triggered it.
 - **Compactions.** ``compacted`` (with ``message`` = summary) and ``event_msg/context_compacted``
   describe one compaction: uid = ``<session>:compaction:<n>`` with n counted per
   representation like messages; the summary becomes a ``compaction_summary`` message;
@@ -100,7 +106,7 @@ from agent_history.model.rows import (
     SessionRow,
     TurnRow,
 )
-from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.codex_calls import ToolCallRows
 from agent_history.parsers.codex_format import (
     Usage,
@@ -192,7 +198,8 @@ class CodexParser(ToolCallRows, Parser):
     """Parser for one Codex rollout file (see the module docstring for the format contract)."""
 
     AGENT = AGENT
-    VERSION = 1
+    VERSION = 2
+    """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -315,6 +322,8 @@ class CodexParser(ToolCallRows, Parser):
             self._item(subtype, body, ts, pos, rows)
         if not replay and self.turn is not None and not self.turn.get("c") and ts is not None:
             self.turn["l"] = _iso(ts)
+        role = body.get("role") if isinstance(body, dict) else None
+        stamp_messages(rows, f"{rtype}/{subtype}" if subtype else rtype, role if isinstance(role, str) else None, pos.byte_offset)
 
     @staticmethod
     def _classify(record: dict) -> tuple[str, str, str, Any, bool]:

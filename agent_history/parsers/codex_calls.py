@@ -195,6 +195,8 @@ class ToolCallRows:
                 error_excerpt=excerpt,
                 duration_ms=duration,
                 ended_at=ts,
+                output_byte_offset=pos.byte_offset,
+                output_line=pos.line_number,
             )
         )
         if entry.get("k") == "shell" and isinstance(text, str) and text:

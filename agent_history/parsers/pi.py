@@ -70,6 +70,9 @@ Format contract (read from the corpus and pi's ``session-manager.ts``):
   messages; the result text is a ``subagent_report``. Child usage inside the result's
   ``details`` is not counted (not in the corpus). Forks (``parentSession``) set
   ``SessionRow.forked_from_uid`` (the parent's id, taken from its file name).
+- **Positions** (issue 11): every MessageRow carries the entry ``type`` as ``record_type`` and
+  ``message.role`` (``customType`` of a ``custom_message``) as ``record_origin``; a tool call's
+  ``output_byte_offset`` / ``output_line`` are those of its ``toolResult`` entry.
 - **Session.** uid = header ``id`` (v1 headers have one too), else the file name's id part;
   cwd from the header; model = latest assistant model (header ``modelId`` / ``model_change``
   only until an assistant has answered); ``custom_title`` = latest ``session_info.name``;
@@ -103,7 +106,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers import pi_tools
-from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.coerce import as_int, as_str
 from agent_history.parsers.pi_tools import content_parts, session_uid_from_path
 from agent_history.parsers.timeutil import parse_ts
@@ -184,7 +187,8 @@ class PiParser(Parser):
     """Parser for one pi session file (see the module docstring for the format contract)."""
 
     AGENT = AGENT
-    VERSION = 1
+    VERSION = 2
+    """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -254,7 +258,11 @@ class PiParser(Parser):
                             "record_before_header", pos.byte_offset, pos.line_number, f"{rtype!r} before header"
                         )
                     )
-                rows.extend(self._entry(record, rtype, message, known, pos))
+                entry_rows = self._entry(record, rtype, message, known, pos)
+                origin = role if rtype == "message" else record.get("customType")
+                rows.extend(
+                    stamp_messages(entry_rows, str(rtype), origin if isinstance(origin, str) and origin else None, pos.byte_offset)
+                )
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
             rows.append(
                 ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, f"{type(exc).__name__}: {exc}"[:500])

@@ -314,6 +314,8 @@ def tool_result_rows(p: PiParser, msg: dict, ctx: _EntryCtx) -> tuple[list[Row],
             ended_at=ctx.ts,
             byte_offset=ctx.pos.byte_offset,
             line_number=ctx.pos.line_number,
+            output_byte_offset=ctx.pos.byte_offset,
+            output_line=ctx.pos.line_number,
         )
     ]
     if (name or "").lower() in SHELL_TOOLS:

@@ -12,6 +12,11 @@ from datetime import datetime
 
 import psycopg
 
+MIN_UID_PREFIX = 6
+"""A session may be named by a unique prefix of its uid of at least this many characters
+(`session`, `search --session`, the MCP tools): long enough to be unique in practice, short
+enough to type."""
+
 
 class SessionNotFound(LookupError):
     """No session matches the given uid (or prefix)."""
@@ -63,13 +68,13 @@ def session_ref(row) -> SessionRef:
 
 
 def resolve_session(conn: psycopg.Connection, uid: str, agent_id: str | None = None) -> SessionRef:
-    """The session named by `uid` — exact, else a unique prefix of ≥ 6 characters — and
+    """The session named by `uid` — exact, else a unique prefix of ≥ `MIN_UID_PREFIX` characters — and
     `agent_id` ('' = the main thread; None = the main thread when there is one, else the only
     sub-agent thread). Raises SessionNotFound or AmbiguousSession."""
     uid = uid.strip()
     base = f"SELECT {SESSION_REF_COLUMNS} FROM ah.session AS s {SESSION_REF_JOINS} WHERE "
     rows = conn.execute(base + "s.session_uid = %s ORDER BY s.agent_id, s.id", (uid,)).fetchall()
-    if not rows and len(uid) >= 6:
+    if not rows and len(uid) >= MIN_UID_PREFIX:
         pattern = uid.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = conn.execute(
             base + "s.session_uid LIKE %s ORDER BY s.session_uid, s.agent_id, s.id LIMIT 50", (pattern,)

@@ -28,26 +28,55 @@ from psycopg import sql
 from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis
 from agent_history.search.request import HL_END, HL_START, SearchHit, SearchRequest
+from agent_history.search.scripts import cjk_bigrams, is_symbol
 
 SNIPPET_CHARS = 240
+
+FOLD = "'ascii_folding=true'"
+"""Token filter on every tokenized text field: accents folded (``café`` ↔ ``cafe``), as the
+FTS fallback does with ``unaccent``."""
 
 INDEXES: dict[str, str] = {
     "message_bm25": (
         "CREATE INDEX IF NOT EXISTS message_bm25 ON ah.message USING bm25 ("
-        "id, (text::pdb.source_code), (namespace::pdb.literal), (agent::pdb.literal), "
-        "(message_class::pdb.literal), session_id, ts"
+        f"id, (text::pdb.source_code({FOLD})), (text::pdb.unicode_words('alias=text_words', {FOLD})), "
+        "(namespace::pdb.literal), (agent::pdb.literal), (message_class::pdb.literal), session_id, ts"
         ") WITH (key_field = 'id')"
     ),
     "tool_call_bm25": (
         "CREATE INDEX IF NOT EXISTS tool_call_bm25 ON ah.tool_call USING bm25 ("
-        "id, (name::pdb.literal), (input::pdb.source_code), (output::pdb.source_code), "
+        f"id, (name::pdb.literal), (input::pdb.source_code({FOLD})), "
+        f"(input::pdb.unicode_words('alias=input_words', {FOLD})), (output::pdb.source_code({FOLD})), "
+        f"(output::pdb.unicode_words('alias=output_words', {FOLD})), "
         "(agent::pdb.literal), session_id, started_at"
         ") WITH (key_field = 'id')"
     ),
 }
 """Index name → DDL. Message text, and tool input/output, use the source-code tokenizer
-(splits camelCase, snake_case, punctuation); namespace, agent, class and tool name are literals
-(exact-match filters pushed down); session id and time are fast fields."""
+(splits camelCase, snake_case, punctuation) and, under an alias (``<column>_words``), the
+``unicode_words`` tokenizer (UAX #29 word boundaries: each Han / Hiragana character a token of
+its own, emoji kept as tokens — ParadeDB docs, "Unicode" tokenizer), which the query uses only
+for its CJK and symbol terms; namespace, agent, class and tool name are literals (exact-match
+filters pushed down); session id and time are fast fields. Migration 0004_search_i18n drops
+indexes built with older definitions, so `ensure_bm25_indexes` rebuilds them."""
+
+MAX_SCRIPT_CLAUSES = 16
+"""CJK bigram phrases plus symbol terms queried on the ``unicode_words`` alias, at most."""
+
+
+def script_clauses(analysis: QueryAnalysis) -> tuple[list[str], str]:
+    """What the query asks of the ``unicode_words`` alias (pure): the CJK bigrams of its terms,
+    each to be matched as a two-token phrase (CJK characters are single tokens there, so a
+    phrase of two adjacent ones is a bigram — the FTS fallback's matching), and its symbol terms
+    as one space-separated ``|||`` text ('' when none)."""
+    bigrams: list[str] = []
+    symbols: list[str] = []
+    for term in analysis.terms:
+        bigrams.extend(cjk_bigrams(term.text))
+        symbols.extend(c for c in term.text if is_symbol(c))
+    bigrams = list(dict.fromkeys(bigrams))[:MAX_SCRIPT_CLAUSES]
+    symbols = list(dict.fromkeys(symbols))[: max(0, MAX_SCRIPT_CLAUSES - len(bigrams))]
+    return bigrams, " ".join(symbols)
 
 
 def is_bm25(conn: psycopg.Connection) -> bool:
@@ -81,6 +110,8 @@ _CORPUS = {
         "table": "message",
         "match": "d.text ||| %(q)s",
         "phrase": "d.text ### %(p{i})s",
+        "bigram": "d.text::pdb.alias('text_words') ### %(b{i})s",
+        "symbols": "d.text::pdb.alias('text_words') ||| %(sym)s",
         "snippet": "pdb.snippet(d.text, start_tag => %(hl_start)s, end_tag => %(hl_end)s, max_num_chars => %(chars)s)",
         "namespace": "d.namespace",
         "ts": "d.ts",
@@ -91,6 +122,8 @@ _CORPUS = {
         "table": "tool_call",
         "match": "(d.input ||| %(q)s OR d.output ||| %(q)s)",
         "phrase": "(d.input ### %(p{i})s OR d.output ### %(p{i})s)",
+        "bigram": "(d.input::pdb.alias('input_words') ### %(b{i})s OR d.output::pdb.alias('output_words') ### %(b{i})s)",
+        "symbols": "(d.input::pdb.alias('input_words') ||| %(sym)s OR d.output::pdb.alias('output_words') ||| %(sym)s)",
         "snippet": (
             "coalesce(nullif(pdb.snippet(d.output, start_tag => %(hl_start)s, end_tag => %(hl_end)s, "
             "max_num_chars => %(chars)s), ''), nullif(pdb.snippet(d.input, start_tag => %(hl_start)s, "
@@ -110,7 +143,8 @@ def search_sql(req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> tupl
     Shape: a MATERIALIZED top-K CTE (match operators + filters, ``ORDER BY pdb.score(d.id)
     DESC, d.id LIMIT n``, snippet computed there where ParadeDB can highlight) joined to the
     session, root session and source file for provenance. Any term matches (``|||``); each
-    quoted phrase is an extra OR-ed ``###`` clause whose score adds to the documents matching it.
+    quoted phrase is an extra OR-ed ``###`` clause whose score adds to the documents matching it;
+    so is each CJK bigram and the symbol terms, on the ``unicode_words`` alias (`script_clauses`).
     """
     c = _CORPUS[corpus]
     flt = build_filter(req, corpus)
@@ -122,6 +156,13 @@ def search_sql(req: SearchRequest, analysis: QueryAnalysis, corpus: str) -> tupl
     for i, phrase in enumerate(analysis.phrases):
         params[f"p{i}"] = phrase
         clauses.append(sql.SQL(c["phrase"].format(i=i)))
+    bigrams, symbols = script_clauses(analysis)
+    for i, bigram in enumerate(bigrams):
+        params[f"b{i}"] = bigram
+        clauses.append(sql.SQL(c["bigram"].format(i=i)))
+    if symbols:
+        params["sym"] = symbols
+        clauses.append(sql.SQL(c["symbols"]))
     match = sql.SQL("({})").format(sql.SQL(" OR ").join(clauses)) if len(clauses) > 1 else clauses[0]
     stmt = sql.SQL(
         """

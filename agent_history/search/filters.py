@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from agent_history.model import classes
+from agent_history.read.common import MIN_UID_PREFIX
 from agent_history.search.request import SearchRequest
 
 CORPUS_TABLE = {"message": "message", "tool_call": "tool_call"}
@@ -64,9 +65,11 @@ def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
     if req.session:
         session_conds.append(
             sql.SQL(
-                "(s.session_uid = %(f_session)s OR (length(%(f_session)s) >= 8 AND s.session_uid LIKE %(f_session_like)s))"
+                "(s.session_uid = %(f_session)s OR (length(%(f_session)s) >= %(f_session_min)s "
+                "AND s.session_uid LIKE %(f_session_like)s))"
             )
         )
+        params["f_session_min"] = MIN_UID_PREFIX
         params["f_session"] = req.session
         params["f_session_like"] = like_prefix(req.session)
     if session_conds:

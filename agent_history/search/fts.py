@@ -48,6 +48,7 @@ from psycopg import sql
 from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis, TermKind
 from agent_history.search.request import SearchHit, SearchRequest, mark_terms
+from agent_history.search.scripts import has_script
 
 RARE_BUDGET = 2_000
 """Σ df of the lexemes whose every posting is scored."""
@@ -278,9 +279,10 @@ def _bonus_phrases(analysis: QueryAnalysis) -> list[tuple[str, float]]:
 
 
 def _needles(analysis: QueryAnalysis, lexemes: list[Lexeme]) -> list[str]:
-    """Strings to locate the snippet window: identifier-shaped terms as typed, then lexemes
-    from the rarest (highest idf) down."""
-    first = [t.text for t in analysis.terms if t.kind is not TermKind.WORD]
+    """Strings to locate the snippet window: identifier-shaped terms and terms with CJK or
+    symbol characters as typed (their lexemes — bigrams, parts — are not what the text shows),
+    then lexemes from the rarest (highest idf) down."""
+    first = [t.text for t in analysis.terms if t.kind is not TermKind.WORD or has_script(t.text)]
     rest = [x.lexeme for x in sorted(lexemes, key=lambda x: -x.idf)]
     return list(dict.fromkeys(first + rest))
 

@@ -25,6 +25,7 @@ import psycopg
 from agent_history.config import EmbeddingSettings
 from agent_history.embed.provider import Embedder, EmbeddingError
 from agent_history.embed.store import model_dimensions
+from agent_history.read.common import SessionNotFound, resolve_session
 from agent_history.search import keyword, vector
 from agent_history.search.fusion import KEYWORD_WEIGHT, rrf, vector_weight
 from agent_history.search.query import analyze
@@ -173,7 +174,35 @@ def run_search(
 ) -> SearchResult:
     """`search` for the CLI and MCP: resolve `mode` (None → `default_mode`), make the provider
     when one is needed, search, close it. Raises VectorUnavailable as `search` does, and for
-    a provider that cannot be made (e.g. the API key variable is unset) in vector mode."""
+    a provider that cannot be made (e.g. the API key variable is unset) in vector mode, and
+    AmbiguousSession for a ``session`` prefix naming several sessions. When
+    nothing is found and the query has no searchable term (blank, stop words, punctuation), the
+    note says so (`QueryAnalysis.empty_note`) instead of leaving a bare "no matches"."""
+    result = _run_search(conn, with_session_resolved(conn, req), mode, settings)
+    if not result.hits:
+        empty = analyze(req.query).empty_note()
+        if empty:
+            result.note = f"{result.note}; {empty}" if result.note else empty
+    return result
+
+
+def with_session_resolved(conn: psycopg.Connection, req: SearchRequest) -> SearchRequest:
+    """`req` with its ``session`` prefix replaced by the one session uid it names — the rule
+    of `read.common.resolve_session` (exact uid, else a unique prefix of ≥ `MIN_UID_PREFIX`
+    characters). Unchanged when no session matches (the search then finds nothing). Raises
+    AmbiguousSession when the prefix names several sessions."""
+    if not req.session:
+        return req
+    try:
+        ref = resolve_session(conn, req.session)
+    except SessionNotFound:
+        return req
+    return replace(req, session=ref.session_uid)
+
+
+def _run_search(
+    conn: psycopg.Connection, req: SearchRequest, mode: str | None, settings: EmbeddingSettings | None
+) -> SearchResult:
     from agent_history.embed.provider import make_embedder
 
     chosen = Mode(mode) if mode else default_mode(conn, settings)

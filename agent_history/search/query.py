@@ -8,7 +8,9 @@ Handled shapes, in the order they are recognised:
   with an inner capital, ``kebab-case`` flags (``--dry-run``), dotted names (``os.path.join``),
   ``Foo::bar``, error codes (``ECONNRESET``, ``E0425``, ``TypeError``, HTTP-ish numbers);
 - plain words — lowercased English stop words are dropped (the list mirrors PostgreSQL's
-  ``english.stop``, which the database applies as well);
+  ``english.stop``, which the database applies as well); a word of CJK characters is one term
+  (the database splits it into bigrams), and a token made of emoji or other symbols
+  (`search.scripts.SYMBOL_RANGES`: ``🚀``, ``✅``, ``→``) is a term, not punctuation;
 - natural-language questions (a question word or auxiliary first, or a trailing ``?``, and at
   least three words): conversational filler (``please``, ``remember``, ``happened`` …) is kept
   with a low weight instead of being dropped, so it can still break ties.
@@ -24,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+from agent_history.search.scripts import has_symbol
 
 STOP_WORDS: frozenset[str] = frozenset(
     """
@@ -94,6 +98,21 @@ class QueryAnalysis:
     def is_empty(self) -> bool:
         """Nothing searchable is left (only stop words or punctuation)."""
         return not self.terms and not self.phrases
+
+    def empty_note(self) -> str | None:
+        """Why nothing can match, for the person, or None when the query has a searchable term:
+        a blank query, or one of stop words and punctuation only (a quoted phrase of stop words
+        included: its words are not indexed)."""
+        if self.terms:
+            return None
+        if not self.raw.strip():
+            return "the query is empty: nothing to search for"
+        words = [w.strip(_EDGE).lower() for w in self.raw.replace('"', " ").split()]
+        stop = list(dict.fromkeys(w for w in words if w in STOP_WORDS))
+        if stop:
+            shown = ", ".join(stop[:6]) + (" …" if len(stop) > 6 else "")
+            return f"the query has no searchable terms: stop words ({shown}) and punctuation are not indexed"
+        return "the query has no searchable terms: punctuation is not indexed"
 
     def term_texts(self) -> list[str]:
         """Term texts, aligned with `term_weights()`."""
@@ -169,7 +188,7 @@ def analyze(raw: str) -> QueryAnalysis:
     seen: set[str] = set()
     for word in words:
         token = _trim(word)
-        if not token or not _WORDCHAR.search(token):
+        if not token or not (_WORDCHAR.search(token) or has_symbol(token)):
             continue
         kind = classify(token)
         key = token.lower()

@@ -14,10 +14,13 @@ from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
 from agent_history.model import classes
+from agent_history.search.scripts import has_script
 
 HL_START = "\x02"
 HL_END = "\x03"
 DEFAULT_LIMIT = 20
+MAX_LIMIT = 1000
+"""The most hits one CLI search returns (the MCP tools cap lower, for the model's context)."""
 
 
 class Scope(StrEnum):
@@ -49,7 +52,8 @@ class SearchRequest:
     until: datetime | None = None
     project: str | None = None
     session: str | None = None
-    """A session uid (matches main thread and its sub-agents) — or a uid prefix of ≥ 8 characters."""
+    """A session uid (matches main thread and its sub-agents) — or a uid prefix of ≥ 6 characters
+    (`read.common.MIN_UID_PREFIX`; the CLI and MCP resolve a prefix to one session first)."""
 
 
 @dataclass(slots=True)
@@ -110,16 +114,21 @@ class SearchHit:
 
 
 def mark_terms(snippet: str, needles: list[str], min_len: int = 3) -> str:
-    """`snippet` with case-insensitive occurrences of `needles` (≥ `min_len` characters) wrapped
-    in HL_START/HL_END — the fallback when ts_headline marked nothing because the match was a
-    part of a compound token (``pool`` inside ``src/db/pool.py``). Unchanged if already marked."""
-    if HL_START in snippet:
-        return snippet
-    words = sorted({n for n in needles if len(n) >= min_len}, key=len, reverse=True)
+    """`snippet` with case-insensitive occurrences of `needles` wrapped in HL_START/HL_END —
+    the fallback for what ts_headline cannot mark. A snippet ts_headline marked nothing in gets
+    every needle of ≥ `min_len` characters (the match was a part of a compound token: ``pool``
+    inside ``src/db/pool.py``); needles holding CJK or symbol characters (``构建``, ``🚀``),
+    which ts_headline's parser never sees as words, are marked at any length, outside the
+    spans already marked."""
+    marked = HL_START in snippet
+    words = sorted({n for n in needles if has_script(n) or (not marked and len(n) >= min_len)}, key=len, reverse=True)
     if not words:
         return snippet
     pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-    return pattern.sub(lambda m: HL_START + m.group(0) + HL_END, snippet)
+    parts = re.split(f"({HL_START}[^{HL_END}]*{HL_END})", snippet)
+    return "".join(
+        p if p.startswith(HL_START) else pattern.sub(lambda m: HL_START + m.group(0) + HL_END, p) for p in parts
+    )
 
 
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$", re.IGNORECASE)

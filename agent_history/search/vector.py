@@ -17,6 +17,7 @@ import psycopg
 from psycopg import sql
 
 from agent_history.embed.store import HNSW_MAX_VECTOR_DIMS, vector_expr, vector_literal
+from agent_history.read.common import MIN_UID_PREFIX
 from agent_history.search.filters import build_filter
 from agent_history.search.keyword import CORPORA
 from agent_history.search.request import Scope, SearchHit, SearchRequest
@@ -157,11 +158,12 @@ def find_message(conn: psycopg.Connection, ref: str) -> int | None:
 
 
 def find_session_uid(conn: psycopg.Connection, ref: str) -> str | None:
-    """The session uid `ref` names (exactly, or as a unique prefix of ≥ 8 characters), else None."""
+    """The session uid `ref` names (exactly, or as a unique prefix of ≥ `MIN_UID_PREFIX`
+    characters, the rule of `session`), else None."""
     rows = conn.execute(
         "SELECT DISTINCT session_uid FROM ah.session WHERE session_uid = %(r)s "
-        "OR (length(%(r)s) >= 8 AND session_uid LIKE %(p)s) LIMIT 2",
-        {"r": ref, "p": ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"},
+        "OR (length(%(r)s) >= %(n)s AND session_uid LIKE %(p)s) LIMIT 2",
+        {"r": ref, "n": MIN_UID_PREFIX, "p": ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"},
     ).fetchall()
     exact = [r[0] for r in rows if r[0] == ref]
     return exact[0] if exact else rows[0][0] if len(rows) == 1 else None

@@ -50,7 +50,7 @@ from tests.parsers.util import rows_of
 
 def test_module_exposes_parser_registered_as_codex():
     assert parser_class("codex") is CodexParser
-    assert (PARSER.AGENT, PARSER.VERSION) == ("codex", 1)
+    assert (PARSER.AGENT, PARSER.VERSION) == ("codex", 2)
 
 
 def test_session_uid_from_rollout_file_name():

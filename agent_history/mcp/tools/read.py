@@ -16,6 +16,7 @@ import psycopg
 
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
+from agent_history.read.loops import loops_by_session
 from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
 from agent_history.read.why import why
@@ -42,6 +43,9 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
     journal = summaries_for_sessions(conn, [timeline.session.id]).get(timeline.session.id)
     if journal:  # the journal's written summary of this thread (journal-sync)
         out["journal_summary"] = journal
+    loop_ids = loops_by_session(conn, [timeline.session.id]).get(timeline.session.id)
+    if loop_ids:  # the loops (issue 12) this thread is the root or a lane of
+        out["loop_ids"] = loop_ids
     for event in out["events"]:
         if not event.get("detail"):
             event.pop("detail", None)

@@ -23,7 +23,8 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
-from agent_history.read.common import SessionNotFound, resolve_session
+from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
+from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
@@ -81,11 +82,13 @@ def run_search(
 ) -> tuple[list[SearchHit], str, str | None]:
     """(hits, mode used, note) from `search.hybrid.run_search`; mode None = hybrid when the
     catalogue has embeddings for the configured model, else keyword. Raises ToolFailure when
-    vector mode cannot run."""
+    vector mode cannot run or the session prefix names several sessions."""
     try:
         result = hybrid.run_search(conn, req, mode, env.embedding)
     except hybrid.VectorUnavailable as exc:
         raise ToolFailure(f"vector search unavailable: {exc}") from None
+    except AmbiguousSession as exc:
+        raise ToolFailure(str(exc)) from None
     return result.hits, str(result.mode), result.note
 
 
@@ -201,6 +204,17 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
         )
         if root is not None and root.id in journal:  # the journal's summary (journal-sync)
             sessions[-1]["journal_summary"] = journal[root.id]
+    # The loops (issue 12) a root session belongs to, as root or through a lane.
+    roots = {}
+    for entry in sessions:
+        try:
+            roots[entry["session_uid"]] = resolve_session(conn, entry["session_uid"], "").id
+        except SessionNotFound:
+            pass
+    in_loops = loops_by_session(conn, list(roots.values()))
+    for entry in sessions:
+        if in_loops.get(roots.get(entry["session_uid"])):
+            entry["loop_ids"] = in_loops[roots[entry["session_uid"]]]
     out: dict[str, Any] = {"query": args["query"], "mode": mode, "hits_considered": len(hits)}
     if note:
         out["note"] = note
@@ -244,7 +258,7 @@ _COMMON = {
     "since": SINCE,
     "until": UNTIL,
     "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
-    "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 8 characters)."},
+    "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 6 characters)."},
 }
 
 SEARCH = ToolSpec(

@@ -1,0 +1,75 @@
+"""`efficiency`: model calls per thread by trigger (thin: parse, call `read.efficiency`, render)."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from agent_history.classify.rules import TRIGGERS
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.read import _agents, _namespaces, _short_ts, _when
+
+_SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
+
+
+def _share(value) -> str:
+    return "-" if value is None else f"{float(value):.4f}"
+
+
+@app.command("efficiency")
+def efficiency_cmd(
+    session: str = typer.Option(None, "--session", "-s", help="Only this session's threads (uid)."),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
+    since: str = typer.Option(None, "--since", help="Threads started since: 7d, 12h, YYYY-MM-DD …"),
+    role: str = typer.Option(None, "--role", help="root | worker | solo."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """What triggered each thread's model calls (user, model, work, status, wait, event, noop,
+    orchestrate, agent_msg) and its poll share = (wait + status) / classified calls."""
+    from agent_history.read.efficiency import ROLES, efficiency_report
+
+    if role is not None and role not in ROLES:
+        fail(f"unknown role {role!r} (known: {', '.join(ROLES)})", 2)
+    db = database()
+    with db.connect() as conn:
+        report = efficiency_report(
+            conn,
+            session_uid=session,
+            agents=_agents(agent),
+            namespaces=_namespaces(namespace, context, db.settings.contexts),
+            since=_when(since),
+            role=role,
+        )
+    if json:
+        print_json(report.as_dict())
+        return
+    table = Table("started", "agent", "thread", "role", "calls", *(_SHORT.get(t, t) for t in TRIGGERS), "uncl", "poll")
+    for t in report.threads:
+        uid = t.session_uid[:13] + (f"/{t.agent_id}" if t.agent_id else "")
+        table.add_row(
+            _short_ts(t.started_at),
+            t.namespace or t.agent,
+            uid,
+            t.role or "-",
+            str(t.calls),
+            *(str(t.triggers[k]) for k in TRIGGERS),
+            str(t.unclassified),
+            _share(t.poll_share),
+        )
+    tot = report.totals
+    table.add_section()
+    table.add_row(
+        "total",
+        "",
+        f"{tot['threads']} threads",
+        "",
+        str(tot["calls"]),
+        *(str(tot["triggers"][k]) for k in TRIGGERS),
+        str(tot["unclassified"]),
+        _share(tot["poll_share"]),
+    )
+    console.print(table)

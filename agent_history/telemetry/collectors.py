@@ -1,0 +1,394 @@
+"""The five collectors (DESIGN §11, issue 13): what is on disk, in the catalogue, in the run
+records, in the classifier and loops tables, and the collectors' own health.
+
+A collector is ``fn(conn, ctx) -> list[Sample]``: it reads (never writes), inspects text only
+inside the process and returns counts labelled from the closed sets. Families are declared in
+:mod:`agent_history.telemetry.families`; the label guard drops anything else. The ``self``
+collector is built by :mod:`agent_history.telemetry.runner` from the others' outcomes.
+
+Tables and columns other issues add (``ah.efficiency``, ``ah.model_call.trigger``,
+``ah.session.thread_role``, ``ah.loops``, ``ah.lane``, ``ah.session_summary``) are detected at
+each run: while absent their families report nothing (no series), never zeros.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import psycopg
+
+from agent_history.config import Settings
+from agent_history.ingest.discovery import Source, iter_files
+from agent_history.telemetry.families import LABEL_VALUES
+from agent_history.telemetry.policy import ModelLabels, Sample
+
+S = Sample.of
+
+#: ah.meta key holding the embed passes' record (written by :func:`record_embed_pass`).
+EMBED_RUN_KEY = "embed_run"
+
+#: ah.index_run.status → outcome label; `running` and `interrupted` (a stop signal, not a
+#: failure) are neither (source: agent_history.ingest.loader.Loader.run sets these).
+INDEX_OUTCOME: dict[str, str] = {"ok": "success", "ok_with_errors": "failure", "failed": "failure"}
+
+
+@dataclass
+class CollectContext:
+    """What the collectors may look at: settings, the hot and cold sources of this process and
+    the ``model`` label mapping."""
+
+    settings: Settings
+    hot: list[Source]
+    cold: list[Source]
+    models: ModelLabels
+    runs: tuple[str, ...] = ("index", "embed", "journal_sync")
+    extra: dict = field(default_factory=dict)
+
+
+Collector = Callable[[psycopg.Connection, CollectContext], list[Sample]]
+
+
+# --- archive -------------------------------------------------------------------------------------
+def _used_ratio(path: os.PathLike) -> float | None:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    used = st.f_blocks - st.f_bfree
+    total = used + st.f_bavail
+    return used / total if total else None
+
+
+def collect_archive(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
+    """Per namespace and tier: files, bytes, newest mtime, files missing (catalogued but gone),
+    tier available; per namespace with a cold source: hot files without a cold copy."""
+    out: list[Sample] = []
+    catalogued: dict[tuple[str, str], list[str]] = {}
+    for ns, tier, path in conn.execute("SELECT namespace, tier, path FROM ah.source_file"):
+        catalogued.setdefault((ns, tier), []).append(path)
+    rel_by_tier: dict[tuple[str, str], set[str]] = {}
+    for source in [*ctx.hot, *ctx.cold]:
+        key = (source.namespace, source.tier)
+        labels = {"namespace": source.namespace, "tier": source.tier}
+        available = source.home.is_dir() and os.access(source.home, os.R_OK | os.X_OK)
+        out.append(S("ah_archive_tier_available", 1 if available else 0, **labels))
+        if not available:
+            continue
+        files = size = 0
+        newest: float | None = None
+        seen: set[str] = set()
+        rels = rel_by_tier.setdefault(key, set())
+        for ref in iter_files(source):
+            try:
+                st = os.stat(ref.path)
+            except OSError:
+                continue
+            files += 1
+            size += st.st_size
+            newest = st.st_mtime if newest is None else max(newest, st.st_mtime)
+            seen.add(ref.path)
+            rels.add(ref.rel_path)
+        missing = sum(1 for p in catalogued.get(key, ()) if p not in seen and not os.path.isfile(p))
+        out += [
+            S("ah_archive_files", files, **labels),
+            S("ah_archive_bytes", size, **labels),
+            S("ah_archive_files_missing", missing, **labels),
+        ]
+        if newest is not None:
+            out.append(S("ah_archive_newest_mtime_timestamp_seconds", newest, **labels))
+        ratio = _used_ratio(source.home)
+        if ratio is not None:
+            out.append(S("ah_filesystem_used_ratio", ratio, **labels))
+    for cold in ctx.cold:
+        hot, copied = rel_by_tier.get((cold.namespace, "hot")), rel_by_tier.get((cold.namespace, "cold"))
+        if hot is not None and copied is not None:
+            out.append(S("ah_archive_uncopied_files", len(hot - copied), namespace=cold.namespace))
+    return out
+
+
+# --- catalogue -----------------------------------------------------------------------------------
+def _existing(conn: psycopg.Connection, tables: tuple[str, ...]) -> list[str]:
+    rows = conn.execute(
+        "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass('ah.' || quote_ident(t)) IS NOT NULL", (list(tables),)
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def collect_catalogue(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
+    """Rows per table (tables that exist), sessions per agent, dirty sessions, parse issues by
+    kind (every declared kind, 0 when none; undeclared kinds as ``other``), lag bytes per
+    namespace, embedding chunks by status (when ``[embedding]`` is configured)."""
+    out: list[Sample] = []
+    tables = _existing(conn, LABEL_VALUES["table"] or ())
+    if tables:
+        union = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM ah.{t}" for t in tables)
+        out += [S("ah_catalogue_rows", n, table=t) for t, n in conn.execute(union)]
+    for agent, n in conn.execute("SELECT agent, count(*) FROM ah.session GROUP BY 1 ORDER BY 1"):
+        out.append(S("ah_catalogue_sessions", n, agent=agent))
+    out.append(S("ah_catalogue_dirty_sessions", conn.execute("SELECT count(*) FROM ah.dirty_session").fetchone()[0]))
+    kinds = {k: 0 for k in LABEL_VALUES["kind"] or ()}
+    for kind, n in conn.execute("SELECT kind, count(*) FROM ah.parse_issue GROUP BY 1"):
+        kinds[kind if kind in kinds else "other"] += n
+    out += [S("ah_catalogue_parse_issues", n, kind=k) for k, n in kinds.items()]
+    lag: dict[str, int] = {}
+    for ns, path, offset in conn.execute("SELECT namespace, path, indexed_offset FROM ah.source_file"):
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue  # gone: counted by the archive collector as missing
+        lag[ns] = lag.get(ns, 0) + max(size - offset, 0)
+    out += [S("ah_catalogue_lag_bytes", n, namespace=ns) for ns, n in sorted(lag.items())]
+    if ctx.settings.embedding is not None:
+        from agent_history.embed import store
+
+        model = ctx.settings.embedding.model_key
+        counts = store.embedding_counts(conn, model)
+        pending = store.count_pending_sources(conn, model) + counts["unembedded"]
+        out += [
+            S("ah_embeddings", pending, embedding_status="pending"),
+            S("ah_embeddings", counts["failed"], embedding_status="failed"),
+            S("ah_embeddings", counts["embedded"], embedding_status="done"),
+        ]
+    return out
+
+
+# --- runs ----------------------------------------------------------------------------------------
+def _lock_held(conn: psycopg.Connection, key: int) -> bool:
+    """Whether any session of this database holds the bigint advisory lock `key`."""
+    return bool(
+        conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "AND ((classid::bigint << 32) | objid::bigint) = %s",
+            (key,),
+        ).fetchone()[0]
+    )
+
+
+def _index_runs(conn: psycopg.Connection) -> list[Sample]:
+    from agent_history.ingest.loader import INDEX_LOCK
+
+    out = [S("ah_run_lock_held", 1 if _lock_held(conn, INDEX_LOCK) else 0, run="index")]
+    totals = {"success": 0, "failure": 0}
+    for status, n in conn.execute("SELECT status, count(*) FROM ah.index_run GROUP BY 1"):
+        if status in INDEX_OUTCOME:
+            totals[INDEX_OUTCOME[status]] += n
+    out += [S("ah_runs_total", n, run="index", outcome=k) for k, n in totals.items()]
+    last = conn.execute(
+        "SELECT status, extract(epoch FROM finished_at - started_at), files_changed, bytes_read, "
+        "(SELECT sum(value::bigint) FROM jsonb_each_text(summary -> 'rows')) "
+        "FROM ah.index_run WHERE finished_at IS NOT NULL AND status = ANY(%s) ORDER BY id DESC LIMIT 1",
+        (list(INDEX_OUTCOME),),
+    ).fetchone()
+    if last is not None:
+        status, seconds, changed, read, rows = last
+        out.append(S("ah_run_success", 1 if INDEX_OUTCOME[status] == "success" else 0, run="index"))
+        out.append(S("ah_run_duration_seconds", float(seconds), run="index"))
+        for family, value in (("ah_run_files_changed", changed), ("ah_run_read_bytes", read)):
+            if value is not None:
+                out.append(S(family, value, run="index"))
+        if rows is not None:
+            out.append(S("ah_run_rows_written", rows, run="index"))
+    ok = conn.execute("SELECT extract(epoch FROM max(finished_at)) FROM ah.index_run WHERE status = 'ok'").fetchone()[0]
+    if ok is not None:
+        out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run="index"))
+    return out
+
+
+def record_embed_pass(
+    conn: psycopg.Connection, *, ok: bool, seconds: float | None, files_changed: int | None, rows: int | None
+) -> None:
+    """Record one finished embed pass in ``ah.meta`` (key :data:`EMBED_RUN_KEY`, a JSON object):
+    the last pass's outcome, duration (s), sources examined and rows written (None: unknown,
+    e.g. a pass that failed), the pass counts by outcome and the end of the last successful
+    pass (Unix seconds). One atomic upsert; `conn` must be in autocommit mode."""
+    outcome = "success" if ok else "failure"
+    now = time.time()
+    last = {"success": ok, "seconds": seconds, "files_changed": files_changed, "rows_written": rows, "ended_at": now}
+    if ok:
+        last["last_success_at"] = now
+    conn.execute(
+        """
+        INSERT INTO ah.meta (key, value) VALUES (%(key)s, %(init)s)
+        ON CONFLICT (key) DO UPDATE SET updated_at = now(), value = (
+            ah.meta.value::jsonb || %(last)s::jsonb
+            || jsonb_build_object(%(count)s::text, coalesce((ah.meta.value::jsonb ->> %(count)s::text)::bigint, 0) + 1)
+        )::text
+        """,
+        {
+            "key": EMBED_RUN_KEY,
+            "init": json.dumps({**last, f"{outcome}_total": 1}),
+            "last": json.dumps(last),
+            "count": f"{outcome}_total",
+        },
+    )
+
+
+def _embed_runs(conn: psycopg.Connection) -> list[Sample]:
+    from agent_history.embed.store import EMBED_LOCK
+
+    out = [S("ah_run_lock_held", 1 if _lock_held(conn, EMBED_LOCK) else 0, run="embed")]
+    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (EMBED_RUN_KEY,)).fetchone()
+    if row is None:
+        return out
+    rec = json.loads(row[0])
+    out += [S("ah_runs_total", rec.get(f"{k}_total", 0), run="embed", outcome=k) for k in ("success", "failure")]
+    out.append(S("ah_run_success", 1 if rec["success"] else 0, run="embed"))
+    for family, key in (
+        ("ah_run_duration_seconds", "seconds"),
+        ("ah_run_files_changed", "files_changed"),
+        ("ah_run_rows_written", "rows_written"),
+    ):
+        if rec.get(key) is not None:
+            out.append(S(family, rec[key], run="embed"))
+    if "last_success_at" in rec:
+        out.append(S("ah_run_last_success_timestamp_seconds", rec["last_success_at"], run="embed"))
+    return out
+
+
+#: ah.journal_sync_run.status → outcome label; a pass skipped because another one held the lock
+#: is neither (source: agent_history.journal.sync.SyncResult).
+JOURNAL_OUTCOME: dict[str, str] = {"ok": "success", "skipped": "failure", "refused": "failure", "failed": "failure"}
+
+
+def _journal_runs(conn: psycopg.Connection) -> list[Sample]:
+    """journal-sync passes from ``ah.journal_sync_run`` (none before migration 0008_journal)."""
+    if conn.execute("SELECT to_regclass('ah.journal_sync_run')").fetchone()[0] is None:
+        return []
+    from agent_history.journal.sync import JOURNAL_LOCK
+
+    run = "journal_sync"
+    out = [S("ah_run_lock_held", 1 if _lock_held(conn, JOURNAL_LOCK) else 0, run=run)]
+    counted = "finished_at IS NOT NULL AND skip_reason IS DISTINCT FROM 'another_pass'"
+    totals = {"success": 0, "failure": 0}
+    for status, n in conn.execute(f"SELECT status, count(*) FROM ah.journal_sync_run WHERE {counted} GROUP BY 1"):
+        if status in JOURNAL_OUTCOME:
+            totals[JOURNAL_OUTCOME[status]] += n
+    out += [S("ah_runs_total", n, run=run, outcome=k) for k, n in totals.items()]
+    last = conn.execute(
+        "SELECT status, extract(epoch FROM finished_at - started_at), rows_written FROM ah.journal_sync_run "
+        f"WHERE {counted} AND status = ANY(%s) ORDER BY id DESC LIMIT 1",
+        (list(JOURNAL_OUTCOME),),
+    ).fetchone()
+    if last is not None:
+        status, seconds, rows = last
+        out.append(S("ah_run_success", 1 if JOURNAL_OUTCOME[status] == "success" else 0, run=run))
+        out.append(S("ah_run_duration_seconds", float(seconds), run=run))
+        if rows is not None:
+            out.append(S("ah_run_rows_written", rows, run=run))
+    ok = conn.execute(
+        "SELECT extract(epoch FROM max(finished_at)) FROM ah.journal_sync_run WHERE status = 'ok'"
+    ).fetchone()[0]
+    if ok is not None:
+        out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run=run))
+    return out
+
+
+def collect_runs(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
+    """Index passes from ``ah.index_run`` (what ``status`` shows as the last pass), embed passes
+    from ``ah.meta`` (:func:`record_embed_pass`); advisory locks from ``pg_locks``. The embed
+    pass reads no transcript bytes, so it has no ``ah_run_read_bytes``."""
+    out: list[Sample] = []
+    if "index" in ctx.runs:
+        out += _index_runs(conn)
+    if "embed" in ctx.runs:
+        out += _embed_runs(conn)
+    if "journal_sync" in ctx.runs:
+        out += _journal_runs(conn)
+    return out
+
+
+# --- efficiency ----------------------------------------------------------------------------------
+def _columns(conn: psycopg.Connection, table: str) -> set[str]:
+    rows = conn.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ah' AND table_name = %s", (table,)
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+#: The buckets of ah.model_call (disjoint token counts; source: migrations 0001_core).
+TOKEN_BUCKETS: tuple[str, ...] = (
+    "input_uncached",
+    "cache_read",
+    "cache_write_5m",
+    "cache_write_1h",
+    "output",
+    "reasoning",
+)
+#: The classified counts of ah.efficiency (shared interface of issue 11).
+CLASSIFIED = ("n_user", "n_model", "n_work", "n_status", "n_wait", "n_event", "n_noop", "n_orchestrate", "n_agent_msg")
+
+
+#: Per (agent, model): list-price cost and token sums. The same per-call cost as
+#: ``ah.call_cost_usd`` (price of the call's UTC day; NULL rules of ``ah.priced_cost_usd``), with
+#: the price looked up once per (model, day) as the rollup does (sql/20_pricing.sql), not per call.
+COST_SQL = """
+WITH c AS (
+    SELECT *, coalesce((ts AT TIME ZONE 'UTC')::date, current_date) AS day FROM ah.model_call
+), p AS (
+    SELECT model, day, ah.price_for(model, day) AS price FROM (SELECT DISTINCT model, day FROM c) AS d
+)
+SELECT c.agent, lower(c.model),
+       sum(ah.priced_cost_usd(p.price, c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output)),
+       {sums}
+FROM c LEFT JOIN p ON p.model = c.model AND p.day = c.day
+GROUP BY 1, 2
+"""
+
+
+def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
+    """Tokens by bucket, agent and model and list-price cost (NULL buckets and unpriced calls
+    add nothing); model calls by trigger and thread role and poll share per role (once issue
+    11's columns and view exist); loops by status and the longest idle running root (once
+    issue 12's ``ah.loops`` exists)."""
+    out: list[Sample] = []
+    sums = ", ".join(f"sum(c.{b})" for b in TOKEN_BUCKETS)
+    tokens: dict[tuple[str, str, str], int] = {}
+    cost: dict[tuple[str, str], float] = {}
+    for agent, model, usd, *values in conn.execute(COST_SQL.format(sums=sums)):
+        label = ctx.models.label(model)
+        for bucket, v in zip(TOKEN_BUCKETS, values, strict=True):
+            if v is not None:
+                tokens[(bucket, agent, label)] = tokens.get((bucket, agent, label), 0) + int(v)
+        if usd is not None:
+            cost[(agent, label)] = cost.get((agent, label), 0.0) + float(usd)
+    out += [S("ah_tokens", v, bucket=b, agent=a, model=m) for (b, a, m), v in sorted(tokens.items())]
+    out += [S("ah_cost_usd", v, agent=a, model=m) for (a, m), v in sorted(cost.items())]
+    if "trigger" in _columns(conn, "model_call") and "thread_role" in _columns(conn, "session"):
+        for trigger, role, n in conn.execute(
+            "SELECT coalesce(c.trigger, 'unclassified'), s.thread_role, count(*) FROM ah.model_call c "
+            "JOIN ah.session s ON s.id = c.session_id WHERE s.thread_role IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
+        ):
+            out.append(S("ah_model_calls", n, trigger=trigger, role=role))
+    if conn.execute("SELECT to_regclass('ah.efficiency')").fetchone()[0] is not None:
+        classified = " + ".join(f"coalesce(sum({c}), 0)" for c in CLASSIFIED)
+        for role, share in conn.execute(
+            f"SELECT role, (coalesce(sum(n_wait), 0) + coalesce(sum(n_status), 0))::float8 / nullif({classified}, 0) "
+            "FROM ah.efficiency WHERE role IS NOT NULL GROUP BY 1 ORDER BY 1"
+        ):
+            if share is not None:
+                out.append(S("ah_poll_share_ratio", share, role=role))
+    if conn.execute("SELECT to_regclass('ah.loops')").fetchone()[0] is not None:
+        statuses = {k: 0 for k in LABEL_VALUES["loop_status"] or ()}
+        for status, n in conn.execute("SELECT status, count(*) FROM ah.loops GROUP BY 1"):
+            statuses[status] = statuses.get(status, 0) + n  # an undeclared status is dropped + counted
+        out += [S("ah_loops", n, loop_status=k) for k, n in statuses.items()]
+        idle = conn.execute(
+            "SELECT extract(epoch FROM max(now() - root_last_active_at)) FROM ah.loops WHERE status = 'running'"
+        ).fetchone()[0]
+        if idle is not None:
+            out.append(S("ah_loop_root_idle_max_seconds", float(idle)))
+    return out
+
+
+#: The collectors run by the runner, in order (``self`` is derived by the runner itself).
+COLLECTORS: dict[str, Collector] = {
+    "archive": collect_archive,
+    "catalogue": collect_catalogue,
+    "runs": collect_runs,
+    "efficiency": collect_efficiency,
+}
