@@ -1,8 +1,9 @@
 """Settings: defaults < TOML config file < environment < command-line flags (DESIGN §4).
 
 The one documented place to change behaviour. The config file is
-``$AGENT_HISTORY_CONFIG`` or ``$XDG_CONFIG_HOME/agent-history/config.toml``
-(default ``~/.config/agent-history/config.toml``). Example::
+``$AGENT_HISTORY_CONFIG`` (which must exist) or ``$XDG_CONFIG_HOME/agent-history/config.toml``
+(default ``~/.config/agent-history/config.toml``; absent means defaults). Unknown keys in the
+sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
 
     [database]
     dsn = "postgresql://ah@db.example/agent_history"   # omit for the embedded server
@@ -50,7 +51,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ def _xdg(var: str, default: str) -> Path:
 
 
 def config_path() -> Path:
-    """Where the config file is looked for."""
+    """Where the config file is looked for (`AGENT_HISTORY_CONFIG` when set, else the XDG path)."""
     explicit = os.environ.get("AGENT_HISTORY_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
@@ -213,6 +214,8 @@ class Settings:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
     raw: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """One-line warnings about the config file (unknown sections) for the caller to show."""
 
     @property
     def embedded_pgdata(self) -> Path:
@@ -220,9 +223,42 @@ class Settings:
         return self.data_dir / "pg"
 
 
+KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
+    "database": ("dsn", "reader_dsn", "reader_password", "writer_password", "statement_timeout_ms"),
+    "sources": None,  # keys are namespace names
+    "cold_sources": None,  # keys are namespace names
+    "contexts": None,  # keys are context names
+    "embedding": tuple(f.name for f in fields(EmbeddingSettings)),
+    "metrics": None,  # keys checked by _metrics_settings (unknown ones are errors there)
+    "journal": ("source",),  # journal-sync (issue 15)
+}
+"""The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
+in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
+unknown section is a warning (it may belong to a newer version)."""
+
+
+def _check_names(raw: dict[str, Any], path: Path) -> list[str]:
+    """Warnings for unknown sections; raises ConfigError for an unknown key in a known section."""
+    warnings = []
+    for section, value in raw.items():
+        if section not in KNOWN_KEYS:
+            known = ", ".join(KNOWN_KEYS)
+            warnings.append(f"config {path}: unknown section [{section}] ignored (known: {known})")
+            continue
+        keys = KNOWN_KEYS[section]
+        if keys is None or not isinstance(value, dict):
+            continue  # free keys, or a wrong type reported by the section's own check
+        unknown = [k for k in value if k not in keys]
+        if unknown:
+            raise ConfigError(f"config {path}: unknown key {section}.{unknown[0]} (known: {', '.join(keys)})")
+    return warnings
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     if not path.exists():
-        return {}  # no config file: defaults (also for an AGENT_HISTORY_CONFIG not written yet)
+        if os.environ.get("AGENT_HISTORY_CONFIG"):
+            raise ConfigError(f"config file {path} (AGENT_HISTORY_CONFIG) does not exist")
+        return {}  # no config file at the default place: defaults
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -260,11 +296,15 @@ def _paths(raw: dict[str, Any], section: str) -> dict[str, Path]:
 def load_settings(dsn: str | None = None) -> Settings:
     """Resolve settings: defaults < config file < environment < the `dsn` flag.
 
-    Raises ConfigError for an unreadable or invalid config file.
+    Raises ConfigError for an unreadable or invalid config file, an unknown key in a known
+    section, or an `AGENT_HISTORY_CONFIG` naming a missing file; unknown sections become
+    `Settings.warnings`. (Whether a context's namespaces have files is the catalogue's to say:
+    see `read.common.empty_namespaces`.)
     """
-    raw = _read_toml(config_path())
+    path = config_path()
+    raw = _read_toml(path)
     db = _table(raw, "database")
-    s = Settings(raw=raw)
+    s = Settings(raw=raw, warnings=_check_names(raw, path))
     s.dsn = _text(db, "database", "dsn")
     s.reader_dsn = _text(db, "database", "reader_dsn")
     s.reader_password = _text(db, "database", "reader_password")

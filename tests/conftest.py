@@ -111,15 +111,27 @@ def db(pg_server: TestServer) -> TestDatabase:
 
 
 @pytest.fixture
-def cli_env(db: TestDatabase, tmp_path, monkeypatch) -> dict[str, str]:
-    """Environment for running the CLI against the test database (no real home touched)."""
+def own_tmp() -> Path:
+    """A fresh directory outside pytest's basetemp, removed afterwards. Concurrent pytest runs on
+    one machine prune each other's basetemps — seen deleting a running test's embedded server
+    and config file — so what a test's subprocesses use lives here."""
+    path = Path(tempfile.mkdtemp(prefix="ah-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def cli_env(db: TestDatabase, own_tmp: Path, monkeypatch) -> dict[str, str]:
+    """Environment for running the CLI against the test database (no real home touched); its
+    config file exists and is empty (an AGENT_HISTORY_CONFIG naming a missing file is an error)."""
+    (own_tmp / "config.toml").touch()
     env = dict(os.environ)
     env.update(
         AGENT_HISTORY_DSN=db.dsn,
         AGENT_HISTORY_READER_DSN=db.reader_dsn,
-        AGENT_HISTORY_CONFIG=str(tmp_path / "config.toml"),
-        AGENT_HISTORY_DATA_DIR=str(tmp_path / "data"),
-        HOME=str(tmp_path / "home"),
+        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
+        HOME=str(own_tmp / "home"),
     )
     for k, v in env.items():
         if k.startswith("AGENT_HISTORY_") or k == "HOME":

@@ -38,6 +38,7 @@ def server_env(dsn: str, reader_dsn: str, tmp: Path, **extra: str) -> dict[str, 
     """Environment for a server against a test database, with no real home or config touched."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
     (tmp / "home").mkdir(parents=True, exist_ok=True)
+    (tmp / "config.toml").touch()  # an AGENT_HISTORY_CONFIG naming a missing file is an error
     env.update(
         AGENT_HISTORY_DSN=dsn,
         AGENT_HISTORY_READER_DSN=reader_dsn,

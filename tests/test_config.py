@@ -50,3 +50,58 @@ def test_sources_contexts_and_dsn_are_read(tmp_path, monkeypatch):
     assert s.sources["claude-work"] == tmp_path / "w"
     assert s.contexts == {"work": ["claude-work"]}
     assert load_settings(dsn="host=/z").dsn == "host=/z"
+
+
+def _write(tmp_path, monkeypatch, text: str):
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(path))
+    monkeypatch.delenv("AGENT_HISTORY_DSN", raising=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "known"),
+    [
+        ('[database]\ndsnn = "host=/x"\n', "database.dsnn", "dsn, reader_dsn, reader_password"),
+        ('[embedding]\nprovider = "openai"\nmodel = "m"\nbatchsize = 8\n', "embedding.batchsize", "provider, model"),
+    ],
+)
+def test_an_unknown_key_in_a_known_section_is_an_error_naming_file_and_key(tmp_path, monkeypatch, toml, key, known):
+    # issue 10: a misspelt `dsn` silently meant the embedded server
+    path = _write(tmp_path, monkeypatch, toml)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    message = str(err.value)
+    assert message.startswith(f"config {path}: unknown key {key} (known: {known}")
+    assert "\n" not in message
+
+
+def test_an_unknown_section_is_a_warning_naming_file_and_section(tmp_path, monkeypatch):
+    path = _write(tmp_path, monkeypatch, '[databse]\ndsn = "host=/x"\n[sources]\nclaude-work = "/w"\n')
+    s = load_settings()
+    assert s.dsn is None  # the misspelt section is not read ...
+    assert s.warnings == [  # ... and says so
+        f"config {path}: unknown section [databse] ignored (known: database, sources, cold_sources, contexts, embedding)"
+    ]
+
+
+def test_a_correct_config_has_no_warnings(tmp_path, monkeypatch):
+    _write(tmp_path, monkeypatch, '[database]\ndsn = "host=/x"\n[contexts]\nwork = ["claude-work"]\n')
+    assert load_settings().warnings == []
+
+
+def test_agent_history_config_naming_a_missing_file_is_an_error(tmp_path, monkeypatch):
+    missing = tmp_path / "nope.toml"
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(missing))
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value) == f"config file {missing} (AGENT_HISTORY_CONFIG) does not exist"
+
+
+def test_no_config_file_at_the_default_place_means_defaults(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENT_HISTORY_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("AGENT_HISTORY_DSN", raising=False)
+    s = load_settings()
+    assert (s.dsn, s.contexts, s.warnings) == (None, {}, [])

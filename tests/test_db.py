@@ -104,10 +104,10 @@ def test_reader_role_reads_with_read_only_default_and_timeout(db):
             conn.execute("INSERT INTO ah.meta (key, value) VALUES ('x', 'y')")
 
 
-def test_two_processes_starting_the_embedded_server_share_one(cli_env, tmp_path):
+def test_two_processes_starting_the_embedded_server_share_one(cli_env, own_tmp):
     """Two `db status` runs on a fresh data dir: one server starts, both migrate safely."""
     env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
-    env["AGENT_HISTORY_DATA_DIR"] = str(tmp_path / "shared-data")
+    env["AGENT_HISTORY_DATA_DIR"] = str(own_tmp / "shared-data")
     cmd = [PY, "-m", "agent_history", "db", "status", "--json"]
     procs = [
         subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
@@ -116,14 +116,14 @@ def test_two_processes_starting_the_embedded_server_share_one(cli_env, tmp_path)
     try:
         assert [p.returncode for p in procs] == [0, 0], [o[1][-800:] for o in outs]
         first, second = (json.loads(o[0]) for o in outs)
-        assert first["server"] == second["server"] == f"embedded server {tmp_path / 'shared-data' / 'pg'}"
+        assert first["server"] == second["server"] == f"embedded server {own_tmp / 'shared-data' / 'pg'}"
         assert first["schema_at_head"] and second["schema_at_head"]
-        pid_file = tmp_path / "shared-data" / "pg" / "postmaster.pid"
+        pid_file = own_tmp / "shared-data" / "pg" / "postmaster.pid"
         assert pid_file.exists()
     finally:
         from agent_history.db.embedded import stop
 
-        assert stop(tmp_path / "shared-data" / "pg") is True
+        assert stop(own_tmp / "shared-data" / "pg") is True
 
 
 def test_db_status_json_reports_versions_backend_revision_and_counts(cli_env):

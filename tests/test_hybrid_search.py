@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -133,9 +134,9 @@ def _cli(*args, env):
     )
 
 
-def test_cli_embed_status_search_and_similar(topic_db, cli_env, embed_server, tmp_path):
+def test_cli_embed_status_search_and_similar(topic_db, cli_env, embed_server):
     db, _, uids = topic_db
-    config = tmp_path / "config.toml"
+    config = Path(cli_env["AGENT_HISTORY_CONFIG"])
     off = _cli("status", env=cli_env)
     assert off.returncode == 0, off.stderr
     assert "embeddings: off" in off.stdout

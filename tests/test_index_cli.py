@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -26,8 +28,8 @@ def cli(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedProc
 
 
 @pytest.fixture
-def home(corpus_home, tmp_path) -> Path:
-    dst = tmp_path / "home"
+def home(corpus_home, own_tmp) -> Path:
+    dst = own_tmp / "corpus-home"
     shutil.copytree(corpus_home, dst)
     return dst
 
@@ -99,7 +101,7 @@ def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    wait_for_rows(db.dsn, proc)  # the handlers are installed and a batch is in: not a guess at start-up time
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -110,12 +112,23 @@ def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
     assert errors == 0
 
 
-def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home, tmp_path):
+def wait_for_rows(dsn: str, proc: subprocess.Popen, timeout: float = 300) -> None:
+    """Return once the pass of `proc` has committed message rows (an event in the database, not a
+    guess at how long start-up takes); fail if it exits or `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] == 0:
+            assert proc.poll() is None, "the pass ended before it was interrupted"
+            assert time.monotonic() < deadline, f"no rows within {timeout:g} s"
+            time.sleep(0.05)
+
+
+def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home, own_tmp):
     from agent_history.db import embedded
 
     env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
-    env.update(AGENT_HISTORY_DATA_DIR=str(tmp_path / "own"), AGENT_HISTORY_BATCH_LINES="2")
-    pgdata = tmp_path / "own" / "pg"
+    env.update(AGENT_HISTORY_DATA_DIR=str(own_tmp / "own"), AGENT_HISTORY_BATCH_LINES="2")
+    pgdata = own_tmp / "own" / "pg"
     assert cli("db", "status", env=env).returncode == 0  # server up, schema migrated
     proc = subprocess.Popen(
         [PY, "-m", "agent_history", "index", "--home", str(home)],
@@ -124,7 +137,7 @@ def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(2.0)
+    wait_for_rows(embedded.server_dsn(pgdata), proc)  # mid-pass: a batch is committed, most are not
     embedded.stop(pgdata)
     out, err = proc.communicate(timeout=120)
     try:
@@ -142,11 +155,11 @@ def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home,
         embedded.stop(pgdata)
 
 
-def test_rebuild_from_hot_and_cold_equals_the_original(cli_env, db, home, tmp_path):
+def test_rebuild_from_hot_and_cold_equals_the_original(cli_env, db, home, own_tmp):
     assert cli("index", "--home", str(home), env=cli_env).returncode == 0
     with db.connect() as conn:
         original = snapshot(conn)
-    cold_claude = tmp_path / "cold-claude"
+    cold_claude = own_tmp / "cold-claude"
     shutil.copytree(home / ".claude", cold_claude)
     gone = sorted((home / ".claude").rglob("*.jsonl"))[:3]
     for p in gone:
@@ -204,35 +217,90 @@ def test_session_accepts_the_uid_slash_agent_id_form_sessions_prints(cli_env, ho
     assert bad.returncode == 2 and "--to must not be before --from" in bad.stderr
 
 
-def test_index_every_survives_a_database_restart(cli_env, home, tmp_path):
+class ProcessEvents:
+    """What a running process writes, as events in the order it wrote them: its stderr is merged
+    into stdout (one pipe), each indented JSON object (`index --json`: ``{`` … ``}`` lines) is a
+    ``("summary", dict)`` and every other line a ``("log", line)``. A reader thread feeds a queue,
+    so a test waits for what the process says, never for a time."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.queue: queue.Queue = queue.Queue()
+        self.log: list[str] = []
+        self.summaries: list[dict] = []
+        threading.Thread(target=self._read, args=(proc.stdout,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        buf: list[str] = []
+        for line in stream:
+            if buf or line.rstrip("\n") == "{":
+                buf.append(line)
+                if line.rstrip("\n") == "}":
+                    self.queue.put(("summary", json.loads("".join(buf))))
+                    buf = []
+            else:
+                self.queue.put(("log", line.rstrip("\n")))
+        self.queue.put(("eof", None))
+
+    def wait_for(self, wanted, timeout: float = 300) -> tuple[str, object]:
+        """The next event for which `wanted(kind, value)` is true (recording every event seen);
+        fails the test if the process ends or `timeout` seconds pass first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no such event within {timeout:g} s; log so far: {self.log}"
+            try:
+                kind, value = self.queue.get(timeout=left)
+            except queue.Empty:
+                continue
+            self._record(kind, value)
+            assert kind != "eof", f"the process ended; log: {self.log}"
+            if wanted(kind, value):
+                return kind, value
+
+    def _record(self, kind: str, value) -> None:
+        if kind == "summary":
+            self.summaries.append(value)
+        elif kind == "log":
+            self.log.append(value)
+
+    def drain(self) -> None:
+        """Record the remaining events up to the end of the output (after the process exited)."""
+        while (event := self.queue.get(timeout=60))[0] != "eof":
+            self._record(*event)
+
+
+def test_index_every_survives_a_database_restart(cli_env, home, own_tmp):
     from agent_history.db import embedded
 
     env = {k: v for k, v in cli_env.items() if k not in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN")}
-    env["AGENT_HISTORY_DATA_DIR"] = str(tmp_path / "loop")
-    pgdata = tmp_path / "loop" / "pg"
+    env["AGENT_HISTORY_DATA_DIR"] = str(own_tmp / "loop")
+    pgdata = own_tmp / "loop" / "pg"
     proc = subprocess.Popen(
         [PY, "-m", "agent_history", "index", "--home", str(home), "--every", "1", "--json"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+    events = ProcessEvents(proc)
     try:
-        deadline = time.monotonic() + 120
-        while not (pgdata / "postmaster.pid").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(4)  # a few passes
+        events.wait_for(lambda kind, _: kind == "summary")  # the first pass is done
         embedded.stop(pgdata)
-        time.sleep(2)  # at least one pass fails while the server is down
+        # The server stays down until the loop says so: a pass that was running, or the next
+        # one once the pool gives up waiting for a connection (30 s), reports one retry line.
+        events.wait_for(lambda kind, line: kind == "log" and line.startswith("pass failed"))
+        failed_at = len(events.summaries)
         embedded.ensure_running(pgdata)
-        time.sleep(4)  # the loop reconnects
-        assert proc.poll() is None, proc.stderr.read()
+        events.wait_for(lambda kind, _: kind == "summary")  # a pass after the failure: reconnected
+        assert len(events.summaries) == failed_at + 1 and proc.poll() is None
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        events.drain()
         embedded.stop(pgdata)
-    assert proc.returncode == 0, err
-    assert "Traceback" not in err
-    # a pass that started while the server was down either waited for the pool to reconnect or
-    # failed with one "pass failed, retrying" line; either way the loop went on
-    assert all(line.startswith(("pass failed, retrying in 1 s", "skipped")) for line in err.splitlines()), err
-    summaries = [json.loads(chunk) for chunk in out.replace("}\n{", "}\x00{").split("\x00") if chunk.strip()]
-    assert summaries[0]["files_changed"] == len(list(home.rglob("*.jsonl")))
-    assert summaries[-1]["files_changed"] == 0 and summaries[-1]["issues"].get("load_error", 0) == 0
+    assert proc.returncode == 0, events.log
+    # one event, one line: every log line is a whole retry line (one once wrapped at 80 columns
+    # in CI, leaving "command" on a line of its own) or a skipped path; no traceback
+    assert events.log and all(
+        line.startswith(("pass failed, retrying in 1 s: ", "skipped")) for line in events.log
+    ), events.log
+    assert events.summaries[0]["files_changed"] == len(list(home.rglob("*.jsonl")))
+    last = events.summaries[-1]
+    assert last["files_changed"] == 0 and last["issues"].get("load_error", 0) == 0

@@ -76,9 +76,9 @@ def make_role(db):
 
 
 @pytest.mark.parametrize("kind", list(UNSAFE))
-def test_unsafe_role_is_refused_naming_the_check(kind, db, make_role, tmp_path):
+def test_unsafe_role_is_refused_naming_the_check(kind, db, make_role, own_tmp):
     role = make_role(UNSAFE[kind])
-    env = server_env(db.dsn, db.server.dsn(db.name, user=role), tmp_path)
+    env = server_env(db.dsn, db.server.dsn(db.name, user=role), own_tmp)
     result = call(env, "sql", {"statement": "SELECT 1"})
     assert result.is_error, result.text
     check = EXPECTED_CHECK.get(kind, kind)
@@ -87,16 +87,16 @@ def test_unsafe_role_is_refused_naming_the_check(kind, db, make_role, tmp_path):
     assert EXPECTED_TEXT[kind] in result.text
 
 
-def test_a_role_with_only_the_reader_grants_passes(db, make_role, tmp_path):
+def test_a_role_with_only_the_reader_grants_passes(db, make_role, own_tmp):
     role = make_role([])
-    env = server_env(db.dsn, db.server.dsn(db.name, user=role), tmp_path)
+    env = server_env(db.dsn, db.server.dsn(db.name, user=role), own_tmp)
     assert call(env, "sql", {"statement": "SELECT current_user"}).data["rows"] == [[role]]
 
 
-def test_ah_reader_passes_and_every_tool_is_guarded(db, tmp_path):
-    env = server_env(db.dsn, db.reader_dsn, tmp_path)
+def test_ah_reader_passes_and_every_tool_is_guarded(db, own_tmp):
+    env = server_env(db.dsn, db.reader_dsn, own_tmp)
     assert call(env, "sql", {"statement": "SELECT current_user"}).data["rows"] == [["ah_reader"]]
-    owner_env = server_env(db.dsn, db.dsn, tmp_path)  # the owner as "reader": refused by every tool
+    owner_env = server_env(db.dsn, db.dsn, own_tmp)  # the owner as "reader": refused by every tool
     for tool, args in [("schema", {}), ("search", {"query": "x"}), ("active_sessions", {})]:
         result = call(owner_env, tool, args)
         assert result.is_error and "refused by the role guard" in result.text

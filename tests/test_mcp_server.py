@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -117,11 +118,11 @@ def catalogue(pg_server, corpus_home, tmp_path_factory):
 
 
 @pytest.fixture
-def env(catalogue, tmp_path):
-    (tmp_path / "config.toml").write_text(
+def env(catalogue, own_tmp):
+    (own_tmp / "config.toml").write_text(
         '[contexts]\nops = ["claude-ops"]\ncorpus = ["claude-local", "codex-local"]\n'
     )
-    return server_env(catalogue.dsn, catalogue.reader_dsn, tmp_path)
+    return server_env(catalogue.dsn, catalogue.reader_dsn, own_tmp)
 
 
 def owner_rows(db: TestDatabase, query: str, *params) -> list[tuple]:
@@ -292,3 +293,38 @@ def test_the_mcp_command_is_on_the_cli():
     _register()
     result = CliRunner().invoke(app, ["mcp", "--help"])
     assert result.exit_code == 0 and "Usage: agent-history mcp" in result.output
+
+
+def test_times_out_of_range_are_one_line_errors_naming_the_argument(env, capfd):
+    # issue 10: the tools answered "date value out of range" without context and logged a traceback
+    relative = "a relative time reaches back at most 100 years (36525d, 876600h or 5217w)"
+    _, results = call_tools(
+        env,
+        [
+            ("search", {"query": "build", "since": "1000000d"}),
+            ("find_sessions", {"query": "build", "until": "9999-12-31"}),
+            ("touched", {"pattern": "*", "since": "1000000000h"}),
+            ("infra_actions", {"since": "1000000d"}),
+            ("active_sessions", {"at": "0001-01-02", "minutes": 43_200}),
+        ],
+    )
+    assert [(r.is_error, r.text) for r in results] == [
+        (True, f"since 1000000d is out of range: {relative}"),
+        (True, "until 9999-12-31 is out of range: dates and timestamps go from 0001-01-02 to 9999-12-30"),
+        (True, f"since 1000000000h is out of range: {relative}"),
+        (True, f"since 1000000d is out of range: {relative}"),
+        (True, "at 0001-01-02 is out of range: the window would start before 0001-01-01"),
+    ]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_context_naming_a_namespace_without_files_says_so_in_the_scope(env):
+    # issue 10: a context naming an unknown namespace just found nothing
+    Path(env["AGENT_HISTORY_CONFIG"]).write_text('[contexts]\ntypo = ["claude-local", "codex-wrok"]\n')
+    data = call(env, "search", {"query": "tokenizer submodule", "context": "typo", "limit": 1}).data
+    assert data["scope"] == {
+        "context": "typo",
+        "namespaces": ["claude-local", "codex-wrok"],
+        "warning": "no files in the catalogue for namespace 'codex-wrok'",
+    }
+    assert data["hits"][0]["session_uid"] == "9e953218-585f-4692-89df-9e0747a31c68"

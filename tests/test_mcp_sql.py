@@ -13,8 +13,8 @@ from tests.mcp_client import call, call_tools, server_env
 
 
 @pytest.fixture
-def env(db, tmp_path):
-    return server_env(db.dsn, db.reader_dsn, tmp_path)
+def env(db, own_tmp):
+    return server_env(db.dsn, db.reader_dsn, own_tmp)
 
 
 def test_a_second_statement_is_rejected_by_the_extended_protocol(env):

@@ -41,6 +41,7 @@ def test_reader_role_can_search(corpus_db):  # noqa: F811
 
 
 def test_cli_search_answers_a_question_with_snippets(corpus_db, tmp_path):  # noqa: F811
+    (tmp_path / "none.toml").touch()
     env = {
         "AGENT_HISTORY_DSN": corpus_db.dsn,
         "AGENT_HISTORY_CONFIG": str(tmp_path / "none.toml"),

@@ -109,6 +109,43 @@ def test_parse_when_rejects_garbage_with_one_line():
         parse_when("yesterday", now=NOW)
 
 
+@pytest.mark.parametrize("value", ["1000000d", "1000000000h", "99999999999999999999w", "36526d", "52596001m"])
+def test_a_relative_time_beyond_100_years_names_the_option_and_the_range(value):
+    # issue 10: `sessions --since 1000000d` raised OverflowError: date value out of range
+    with pytest.raises(ValueError) as err:
+        parse_when(value, now=NOW, option="--since")
+    assert str(err.value) == (
+        f"--since {value} is out of range: a relative time reaches back at most 100 years (36525d, 876600h or 5217w)"
+    )
+
+
+def test_a_relative_time_of_exactly_100_years_is_accepted():
+    assert parse_when("36525d", now=NOW) == datetime(1925, 6, 10, 12, 0, tzinfo=UTC)
+    assert parse_when("876600h", now=NOW) == parse_when("36525d", now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("value", "end"),
+    [("9999-12-31", False), ("9999-12-31", True), ("0001-01-01", False), ("0001-01-01T00:00:00+05:00", False)],
+)
+def test_a_date_at_the_edge_of_the_calendar_names_the_option_and_the_range(value, end):
+    # issue 10: the end of 9999-12-31 (and 0001-01-01 in UTC) overflowed datetime
+    with pytest.raises(ValueError) as err:
+        parse_when(value, now=NOW, end_of_day=end, option="--until")
+    assert str(err.value) == f"--until {value} is out of range: dates and timestamps go from 0001-01-02 to 9999-12-30"
+
+
+def test_the_last_accepted_date_ends_at_the_start_of_the_next_day():
+    assert parse_when("9999-12-30", now=NOW, end_of_day=True) == datetime(9999, 12, 31, tzinfo=UTC)
+    assert parse_when("0001-01-02", now=NOW) == datetime(1, 1, 2, tzinfo=UTC)
+
+
+def test_garbage_names_the_option_too():
+    with pytest.raises(ValueError) as err:
+        parse_when("2025-13-01", now=NOW, option="since")
+    assert str(err.value) == "since: not a time: '2025-13-01' (use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp)"
+
+
 def test_tsquery_literals_quote_anything():
     assert tsquery_literal("it's") == "'it''s'"
     assert tsquery_literal("back\\slash") == "'back\\\\slash'"

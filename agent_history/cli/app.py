@@ -6,12 +6,11 @@ import sys
 
 import psycopg
 import typer
-from rich.markup import escape
 
 from agent_history import __version__
 from agent_history.cli import db as db_cli
 from agent_history.cli.context import set_dsn
-from agent_history.cli.output import err_console
+from agent_history.cli.output import err_console, print_error
 from agent_history.config import ConfigError
 from agent_history.db.errors import DatabaseError
 
@@ -20,6 +19,9 @@ app = typer.Typer(
     help="A PostgreSQL catalogue of coding-agent transcripts.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Usage errors as click's plain "Error: …" line, not a rich panel wrapped at 80 columns, when
+    # stderr is a pipe or a log file (one event, one line); rich panels only on a terminal.
+    rich_markup_mode="rich" if sys.stderr.isatty() else None,
 )
 app.add_typer(db_cli.app, name="db")
 
@@ -56,20 +58,18 @@ def main() -> None:
     try:
         app()
     except (DatabaseError, ConfigError) as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        print_error(str(exc))
         sys.exit(2)
     except psycopg.ProgrammingError as exc:  # e.g. a malformed DSN
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        err_console.print(f"[bold red]error:[/] {escape(first)}", highlight=False, soft_wrap=True)
+        print_error(first)
         sys.exit(2)
     except OSError as exc:  # a data dir or file the user cannot read or write
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        print_error(str(exc))
         sys.exit(2)
     except psycopg.OperationalError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        err_console.print(
-            f"[bold red]error:[/] database connection lost: {escape(first)}", highlight=False, soft_wrap=True
-        )
+        print_error(f"database connection lost: {first}")
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -130,13 +130,14 @@ def similar_cmd(
                 kind, hits = "sessions", vector.similar_sessions(conn, uid, model, dims, req)
         except vector.NotEmbedded as exc:
             fail(str(exc), 1)
+    from agent_history.cli.read import _found, _render_hit
+
     if json:
         print_json({"ref": ref, "kind": kind, "model": model, "hits": [h.as_dict() for h in hits]})
+        _found(bool(hits))  # exit 1 when nothing was found, as every read command
         return
     if not hits:
         console.print("nothing similar")
-        return
-    from agent_history.cli.read import _render_hit
-
     for n, h in enumerate(hits, 1):
         _render_hit(n, h)
+    _found(bool(hits))

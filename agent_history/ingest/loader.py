@@ -1,17 +1,19 @@
 """The loader: the only writer of transcript rows (DESIGN §7).
 
-Per file, by what `stat` and two prefix hashes say:
+Per file, by what `stat` and the prefix hashes (`agent_history.ingest.prefix`) say:
 - new → parse from byte 0;
 - unchanged (same size and mtime as at the end of the last complete read) → skipped unread;
-- grown → ``sha256(first 64 KiB)`` and ``sha256(64 KiB before the offset)`` must match the
-  saved ones, then parsing resumes at the saved offset with the saved parser state;
-- shrunk or hash mismatch → rewritten: every row the file contributed is purged (its sessions
-  marked dirty), it is re-parsed from 0 and a `source_rewritten` issue is recorded;
+- grown (or touched) → ``sha256(first 64 KiB)``, ``sha256(64 KiB before the offset)`` and the
+  sampled windows in between must match the saved ones, then parsing resumes at the saved
+  offset with the saved parser state;
+- shrunk or any mismatch → rewritten: every row the file contributed is purged (its sessions
+  marked dirty), it is re-parsed from 0 and a `source_rewritten` issue says which check failed;
 - parser version changed with offset > 0 → `parser_upgraded` issue, left for `rebuild`.
 
-Limit of the two-hash check (by design, DESIGN §7): an edit that keeps the file's length and
-touches neither the first 64 KiB nor the 64 KiB before the offset goes unseen. Harnesses append;
-the rewrites they do make (pi re-writing a v1 file with ids, truncation) change those bytes.
+Limit of these checks: an edit that changes the file's length always reaches the checkpoint, but
+a same-length edit between the windows goes unseen by a pass (re-reading every prefix would make
+a pass cost the whole catalogue). Each batch extends a CRC-32 of the whole prefix;
+`rebuild-check --verify` re-reads whole files against it and lists what changed unnoticed.
 
 Only complete ``\\n``-terminated lines are read. Each batch (bounded by lines and bytes) is one
 transaction: rows, dirty-session marks and the file's new offset/hashes/state commit together,
@@ -22,7 +24,6 @@ the database connection aborts the pass (`psycopg.OperationalError` propagates).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import sys
@@ -38,6 +39,14 @@ from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.postpass import run_postpasses
+from agent_history.ingest.prefix import (
+    HASH_WINDOW,
+    crc_range,
+    edge_hashes,
+    extend_crc,
+    prefix_change,
+    update_windows,
+)
 from agent_history.ingest.sidecar import read_sidecar
 from agent_history.ingest.writer import Part, purge_source, write_parts
 from agent_history.model.rows import ParseIssueRow, Row
@@ -46,8 +55,8 @@ from agent_history.parsers.base import ParseContext, Parser
 from agent_history.parsers.driver import feed_bytes
 from agent_history.parsers.lines import MAX_LINE_BYTES, complete_prefix
 
-HASH_WINDOW = 64 * 1024
-"""Bytes hashed at the head of a file and before its offset (DESIGN §7)."""
+__all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassSummary"]
+
 BATCH_BYTES = 8 * 1024 * 1024
 """Upper bound of one batch's bytes (a single longer line is read whole, up to MAX_LINE_BYTES)."""
 BATCH_LINES = 20_000
@@ -67,6 +76,11 @@ class PassSummary:
     files_failed: int = 0
     bytes_read: int = 0
     rows: Counter = field(default_factory=Counter)
+    """Rows written per table: new + merged (a re-observed row that changes nothing is not)."""
+    rows_new: Counter = field(default_factory=Counter)
+    """Rows inserted per table."""
+    rows_merged: Counter = field(default_factory=Counter)
+    """Existing rows changed by their merge policy per table (e.g. a larger token count)."""
     issues: Counter = field(default_factory=Counter)
     sessions_rolled_up: int = 0
     skipped_homes: list[str] = field(default_factory=list)
@@ -82,7 +96,9 @@ class PassSummary:
             "files_changed": self.files_changed,
             "files_failed": self.files_failed,
             "bytes_read": self.bytes_read,
-            "rows": dict(self.rows),
+            "rows": {k: v for k, v in self.rows.items() if v},
+            "rows_new": {k: v for k, v in self.rows_new.items() if v},
+            "rows_merged": {k: v for k, v in self.rows_merged.items() if v},
             "issues": dict(self.issues),
             "sessions_rolled_up": self.sessions_rolled_up,
             "skipped_homes": self.skipped_homes,
@@ -103,15 +119,6 @@ class _Known:
     checkpoint: str | None
     parser_version: int | None
     status: str
-
-
-def _hashes(fh, offset: int) -> tuple[str, str]:
-    fh.seek(0)
-    head = hashlib.sha256(fh.read(min(HASH_WINDOW, offset))).hexdigest()
-    start = max(0, offset - HASH_WINDOW)
-    fh.seek(start)
-    ckpt = hashlib.sha256(fh.read(offset - start)).hexdigest()
-    return head, ckpt
 
 
 def _read_batch(fh, offset: int, size: int) -> bytes:
@@ -143,6 +150,8 @@ class _Pending:
     head: str
     checkpoint: str
     state: dict
+    windows: dict
+    crc: int | None
     parser_version: int
     size: int | None
     """Recorded only when every complete line was read (else a crash could skip the rest)."""
@@ -295,27 +304,28 @@ class Loader:
         try:
             parser_cls = parser_class(ref.source.agent)
             with open(ref.path, "rb") as fh:
-                offset, line_count, state = k.offset, k.line_count, None
+                offset, line_count, state, windows, crc = k.offset, k.line_count, None, None, 0
                 if k.offset > 0 and k.parser_version != parser_cls.VERSION:
                     self._drain()
                     self._parser_upgraded(k, parser_cls, summary)
                     return
                 if k.offset > 0:
-                    rewritten = st.st_size < k.offset
-                    if not rewritten:
-                        head, ckpt = _hashes(fh, k.offset)
-                        rewritten = head != k.head or ckpt != k.checkpoint
-                    if rewritten:
+                    why = "it is shorter than what was indexed" if st.st_size < k.offset else None
+                    if why is None:
+                        state, windows, crc = conn.execute(
+                            "SELECT parser_state, prefix_windows, prefix_crc32 FROM ah.source_file WHERE id = %s",
+                            (k.id,),
+                        ).fetchone()
+                        why = prefix_change(fh, k.offset, k.head, k.checkpoint, windows)
+                    if why is not None:
                         self._commit()  # the purge must not share a batch with this file's old rows
                         self._drain()
-                        self._rewrite(k, st, summary)
-                        offset, line_count = 0, 0
-                    else:
-                        state = conn.execute(
-                            "SELECT parser_state FROM ah.source_file WHERE id = %s", (k.id,)
-                        ).fetchone()[0]
+                        self._rewrite(k, st, summary, why)
+                        offset, line_count, state, windows, crc = 0, 0, None, None, 0
+                    elif crc is None:  # indexed before prefix CRCs were kept: the baseline starts now
+                        crc = crc_range(fh, 0, k.offset)
                 summary.files_changed += 1
-                self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls)
+                self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, windows, crc)
         except psycopg.OperationalError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
@@ -323,7 +333,7 @@ class Loader:
             self._drain()
             self._load_error(ref, k.id, exc)
 
-    def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls) -> None:
+    def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, windows, crc) -> None:
         ctx = ParseContext(
             path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=read_sidecar(ref.path)
         )
@@ -341,8 +351,10 @@ class Loader:
                     rows.append(ParseIssueRow("line_too_long", offset, line_count + 1, f"{nl - offset} bytes"))
                     consumed, buf = nl - offset, b""
                     line_count += 1
+                    crc = crc_range(fh, offset, nl, crc)
             if buf:
                 buf, consumed = self._limit_lines(buf)
+                crc = extend_crc(buf, crc)
                 rows.extend(feed_bytes(parser, buf, offset, line_count + 1))
                 line_count += buf.count(b"\n")
             new_offset = offset + consumed
@@ -350,7 +362,8 @@ class Loader:
             final = at_eof or self.stop.is_set()
             if final:
                 rows.extend(parser.flush())
-            head, ckpt = _hashes(fh, new_offset)
+            head, ckpt = edge_hashes(fh, new_offset)
+            windows = update_windows(fh, new_offset, windows)
             self._add(
                 _Pending(
                     ref,
@@ -361,6 +374,8 @@ class Loader:
                     head,
                     ckpt,
                     orjson.loads(orjson.dumps(parser.state())),
+                    windows,
+                    crc,
                     parser_cls.VERSION,
                     size if at_eof else None,
                     st.st_mtime_ns if at_eof else None,
@@ -447,12 +462,13 @@ class Loader:
     def _write(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
         summary = self._summary
         with conn.transaction():
-            counts = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
+            written = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
             with conn.cursor() as cur:
                 cur.executemany(
                     "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "
                     "checkpoint_sha256 = %s, parser_version = %s, parser_state = %s, status = 'ok', last_error = NULL, "
-                    "last_indexed_at = now(), size = %s, mtime_ns = %s WHERE id = %s",
+                    "last_indexed_at = now(), size = %s, mtime_ns = %s, prefix_windows = %s, prefix_crc32 = %s "
+                    "WHERE id = %s",
                     [
                         (
                             p.offset,
@@ -463,6 +479,8 @@ class Loader:
                             Jsonb(p.state),
                             p.size,
                             p.mtime_ns,
+                            Jsonb(p.windows),
+                            p.crc,
                             p.source_id,
                         )
                         for p in batch
@@ -473,7 +491,10 @@ class Loader:
                     "DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)",
                     ([p.source_id for p in batch],),
                 )
-        summary.rows.update(counts)
+        summary.rows_new.update(written.new)
+        summary.rows_merged.update(written.merged)
+        summary.rows.update(written.new)
+        summary.rows.update(written.merged)
         for p in batch:
             summary.bytes_read += p.consumed
             for row in p.rows:
@@ -508,12 +529,13 @@ class Loader:
         return None
 
     # -- special cases --------------------------------------------------------------------------
-    def _rewrite(self, k: _Known, st, summary: PassSummary) -> None:
+    def _rewrite(self, k: _Known, st, summary: PassSummary, why: str) -> None:
         with self.conn.transaction():
             purge_source(self.conn, k.id)
             self.conn.execute(
                 "UPDATE ah.source_file SET indexed_offset = 0, line_count = 0, parser_state = NULL, "
-                "rewrite_count = rewrite_count + 1, size = NULL, mtime_ns = NULL WHERE id = %s",
+                "rewrite_count = rewrite_count + 1, size = NULL, mtime_ns = NULL, prefix_windows = NULL, "
+                "prefix_crc32 = NULL WHERE id = %s",
                 (k.id,),
             )
             self.conn.execute(
@@ -524,7 +546,7 @@ class Loader:
                     k.id,
                     k.offset,
                     k.line_count,
-                    f"file changed before byte {k.offset} (now {st.st_size} bytes); re-parsed",
+                    f"file changed before byte {k.offset} ({why}; now {st.st_size} bytes); re-parsed",
                 ),
             )
         summary.issues["source_rewritten"] += 1

@@ -4,7 +4,9 @@ For each row type the loader ``COPY``s pre-folded rows into a temp staging table
 ``INSERT … SELECT … ON CONFLICT (natural key) DO UPDATE`` whose SET list applies each column's
 merge policy (the SQL twin of `model.policy.merge_value`). The update is guarded by
 ``IS DISTINCT FROM`` so re-reading a copy (fork, archive) rewrites nothing and marks nothing
-dirty. Event rows name their session by ``(agent, session_uid, agent_id)``; the merge joins
+dirty. Every merge returns ``inserted`` per written row (``xmax = 0`` holds for a row version
+the statement inserted, not for one its ``DO UPDATE`` wrote), so a pass can count new rows and
+merged rows apart. Event rows name their session by ``(agent, session_uid, agent_id)``; the merge joins
 ``ah.session`` to store ``session_id``.
 """
 
@@ -73,8 +75,9 @@ def _is_event(row_type: type[Row]) -> bool:
 def merge_sql(row_type: type[Row]) -> str:
     """The ``INSERT … ON CONFLICT DO UPDATE`` merging staged rows of `row_type` into ``ah.<table>``.
 
-    Sessions and event rows return the affected ``session_id`` (for dirty marks); per-source
-    rows (parse issues, record-type counters) are keyed with ``source_id``.
+    Every written row returns ``inserted`` (new, not merged); sessions and event rows also
+    return the affected ``session_id`` (for dirty marks); per-source rows (parse issues,
+    record-type counters) are keyed with ``source_id``.
     """
     table, stg = row_type.TABLE, staging_name(row_type)
     policies = row_type.policies()
@@ -85,14 +88,14 @@ def merge_sql(row_type: type[Row]) -> str:
         source = f"{stg} s"
         conflict = key
         extra = {"namespace": Merge.KEEP_FIRST, "source_id": Merge.KEEP_FIRST}
-        returning = " RETURNING t.id AS session_id"
+        returning = " RETURNING t.id AS session_id, (t.xmax = 0) AS inserted"
     elif row_type.PER_SOURCE:
         target = ["source_id", *row_type.columns()]
         select = [f"s.{c}" for c in target]
         source = f"{stg} s"
         conflict = ["source_id", *key]
         extra = {}
-        returning = ""
+        returning = " RETURNING (t.xmax = 0) AS inserted"
     else:
         own = [c for c in row_type.columns() if c not in _SESSION_REF]
         target = [*own, "session_id", "source_id"]
@@ -106,7 +109,7 @@ def merge_sql(row_type: type[Row]) -> str:
         )
         conflict = key
         extra = {"source_id": Merge.KEEP_FIRST}
-        returning = " RETURNING t.session_id"
+        returning = " RETURNING t.session_id, (t.xmax = 0) AS inserted"
     sets, olds, news = [], [], []
     for col, policy in {**{c: policies[c] for c in target if c in policies}, **extra}.items():
         if col in _SESSION_REF and _is_event(row_type):
@@ -129,9 +132,18 @@ def merge_sql(row_type: type[Row]) -> str:
     )
 
 
+_COUNTS = "SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM up"
+
+
 def dirty_sql(merge: str) -> str:
-    """Wrap a merge that returns ``session_id`` so the affected sessions are marked dirty."""
+    """Wrap a merge that returns ``session_id`` so the affected sessions are marked dirty; the
+    statement returns one row (new rows, merged rows)."""
     return (
-        f"WITH up AS ({merge}) INSERT INTO ah.dirty_session (session_id) "
-        "SELECT DISTINCT session_id FROM up ON CONFLICT (session_id) DO NOTHING"
+        f"WITH up AS ({merge}), dirty AS (INSERT INTO ah.dirty_session (session_id) "
+        "SELECT DISTINCT session_id FROM up ON CONFLICT (session_id) DO NOTHING) " + _COUNTS
     )
+
+
+def count_sql(merge: str) -> str:
+    """Wrap a merge so the statement returns one row (new rows, merged rows)."""
+    return f"WITH up AS ({merge}) " + _COUNTS

@@ -16,6 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.ingest.sql_merge import (
+    count_sql,
     dirty_sql,
     merge_sql,
     pg_type,
@@ -40,6 +41,15 @@ def _prepare(conn: psycopg.Connection) -> None:
     for row_type in ROW_TYPES:
         conn.execute(staging_ddl(row_type))
     conn._ah_staging_ready = info.backend_pid  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """Rows one write added per table: `new` rows inserted, `merged` existing rows changed by
+    their merge policy (a re-observed row that changes nothing is in neither)."""
+
+    new: Counter[str]
+    merged: Counter[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +95,15 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
     return out
 
 
-def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Counter[str]:
-    """Merge the rows of several parts into the catalogue; returns rows staged per table.
+def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
+    """Merge the rows of several parts into the catalogue; returns new and merged rows per table.
 
     Must be called inside a transaction (the caller's batch). One COPY and one merge per table
     whatever the number of files, sessions first; affected sessions are marked dirty.
     """
     _prepare(conn)
     folded = _fold_parts(parts)
-    staged: Counter[str] = Counter()
+    written = Written(Counter(), Counter())
     with conn.cursor() as cur:
         for row_type in ROW_TYPES:
             recs = folded.get(row_type)
@@ -110,12 +120,14 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Counter[str]:
                     values += [source_id, namespace]
                     copy.write_row(values)
             merge = merge_sql(row_type)
-            cur.execute(merge if row_type.PER_SOURCE else dirty_sql(merge))
-            staged[row_type.TABLE] += len(recs)
-    return staged
+            cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))
+            new, merged = cur.fetchone()
+            written.new[row_type.TABLE] += new
+            written.merged[row_type.TABLE] += merged
+    return written
 
 
-def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: Iterable[Row]) -> Counter[str]:
+def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: Iterable[Row]) -> Written:
     """Merge the rows of one source file (see `write_parts`)."""
     return write_parts(conn, [Part(source_id, namespace, list(rows))])
 

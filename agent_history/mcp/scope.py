@@ -10,6 +10,8 @@ from typing import Any
 
 import psycopg
 
+from agent_history.read.common import empty_namespaces
+
 
 class ScopeError(ValueError):
     """An unknown context name (the message lists the known ones)."""
@@ -17,16 +19,23 @@ class ScopeError(ValueError):
 
 @dataclass(frozen=True)
 class Scope:
-    """`namespaces` is None for "all namespaces"; `searched` is what was actually covered."""
+    """`namespaces` is None for "all namespaces"; `searched` is what was actually covered;
+    `empty` the chosen namespaces with no files in the catalogue (a typo finds nothing there)."""
 
     context: str | None
     namespaces: list[str] | None
     searched: list[str]
+    empty: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"context": name | "all" | null, "namespaces": [...]}`` for a result."""
+        """``{"context": name | "all" | null, "namespaces": [...]}`` for a result, plus a
+        ``"warning"`` naming the namespaces without files when there are any."""
         context = self.context if self.context else ("all" if self.namespaces is None else None)
-        return {"context": context, "namespaces": self.searched}
+        out: dict[str, Any] = {"context": context, "namespaces": self.searched}
+        if self.empty:
+            names = ", ".join(repr(n) for n in self.empty)
+            out["warning"] = f"no files in the catalogue for namespace {names}"
+        return out
 
 
 def catalogue_namespaces(conn: psycopg.Connection) -> list[str]:
@@ -56,4 +65,5 @@ def resolve_scope(
         chosen = [n for n in (chosen if chosen is not None else namespaces) if n in namespaces]
     if chosen is None:
         return Scope(None, None, catalogue_namespaces(conn))
-    return Scope(context, sorted(set(chosen)), sorted(set(chosen)))
+    chosen = sorted(set(chosen))
+    return Scope(context, chosen, chosen, tuple(empty_namespaces(conn, chosen)))

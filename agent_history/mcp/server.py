@@ -115,7 +115,10 @@ def build_server(env: ToolEnv, tools: tuple[ToolSpec, ...] = TOOLS) -> Server:
 
 def default_env(settings: Settings | None = None) -> ToolEnv:
     """A `ToolEnv` from `settings` (default: env + config); the reader DSN is resolved on first use."""
-    settings = settings or load_settings()
+    if settings is None:
+        settings = load_settings()
+        for warning in settings.warnings:  # `agent-history mcp` has shown them already
+            log.warning(warning)
     lock = threading.Lock()
     cache: dict[str, str] = {}
 

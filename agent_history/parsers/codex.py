@@ -13,6 +13,12 @@ E19–E26):
   format drift shows); any other type is unknown (RecordTypeRow known=False + an
   ``unknown_record_type`` issue). A known record with the wrong shape is a ``bad_record``
   issue. ``feed`` never raises.
+- **Timestamps.** A record without its own ``timestamp`` (every item of a legacy file) dates its
+  point-in-time rows (`INHERITS_TS`: message, model call, spawn, compaction, file touch, git
+  event) by the last timestamp seen before it in the file — in a legacy file the header's — so
+  search shows when the session ran instead of ``-``. Intervals (tool-call start/end, turns) and
+  the session's bounds use only records' own timestamps: an inherited one would invent a zero
+  duration.
 - **Session.** uid = the first ``session_meta.payload.id`` (legacy: header ``id``); before it
   (or without one) the id in the file name ``rollout-<ts>-<id>.jsonl`` (one
   ``record_before_header`` issue). cwd, ``git.branch``, ``cli_version`` from the meta (cwd of
@@ -91,6 +97,7 @@ E19–E26):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from datetime import datetime
@@ -99,11 +106,14 @@ from typing import Any
 from agent_history.model import classes
 from agent_history.model.rows import (
     CompactionRow,
+    FileTouchRow,
+    GitEventRow,
     MessageRow,
     ModelCallRow,
     ParseIssueRow,
     Row,
     SessionRow,
+    SubagentSpawnRow,
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
@@ -170,6 +180,17 @@ USER_TEXT_CLASSES: tuple[tuple[str, str], ...] = (
 TURN_OPENERS: frozenset[str] = frozenset({classes.HUMAN_PROMPT, classes.SUBAGENT_BRIEF})
 """Message classes that start a turn in files without turn ids."""
 
+INHERITS_TS: tuple[type[Row], ...] = (
+    MessageRow,
+    ModelCallRow,
+    SubagentSpawnRow,
+    CompactionRow,
+    FileTouchRow,
+    GitEventRow,
+)
+"""Point-in-time rows that take the last seen timestamp when their record has none (legacy
+items: ../shared/corpus/home/.codex/sessions/2025/09/10/, corpus/samples/codex ``*legacy*``)."""
+
 BURST_GAP_MS = 20
 """Fork-time burst: consecutive records at most this far apart (ms) are the copied history."""
 MAX_OCCURRENCES = 4000
@@ -199,7 +220,8 @@ class CodexParser(ToolCallRows, Parser):
 
     AGENT = AGENT
     VERSION = 2
-    """2: message record type/origin and tool-result positions (issue 11)."""
+    """2: message record type/origin and tool-result positions (issue 11); records without a
+    timestamp date their point-in-time rows by the last one seen."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
@@ -211,6 +233,9 @@ class CodexParser(ToolCallRows, Parser):
         self.cwd: str | None = as_nonempty_str(s.get("cwd"))
         self.t0: datetime | None = parse_ts(s.get("t0"))
         self.t1: datetime | None = parse_ts(s.get("t1"))
+        self.last_ts: datetime | None = parse_ts(s.get("lt"))
+        self.record_dated = True
+        """Whether the record being fed has its own timestamp (set by `_feed`)."""
         self.first_prompt_done = bool(s.get("fp"))
         tot = s.get("tot")
         self.prev_total: list | None = list(tot) if isinstance(tot, list) else None
@@ -245,6 +270,7 @@ class CodexParser(ToolCallRows, Parser):
             "cwd": self.cwd,
             "t0": _iso(self.t0),
             "t1": _iso(self.t1),
+            "lt": _iso(self.last_ts),
             "fp": self.first_prompt_done,
             "tot": self.prev_total,
             "ctx": self.ctx_tokens,
@@ -265,10 +291,16 @@ class CodexParser(ToolCallRows, Parser):
         rows: list[Row] = []
         if not isinstance(record, dict):
             return [ParseIssueRow("non_object", pos.byte_offset, pos.line_number, "record is not an object")]
+        self.record_dated = True
         try:
             self._feed(record, pos, rows)
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
             rows.append(self._issue("bad_record", pos, f"{type(exc).__name__}: {exc}"))
+        if not self.record_dated and self.last_ts is not None:  # see "Timestamps" above
+            rows = [
+                dataclasses.replace(r, ts=self.last_ts) if isinstance(r, INHERITS_TS) and r.ts is None else r  # type: ignore[attr-defined,call-arg]
+                for r in rows
+            ]
         return rows
 
     def flush(self) -> Iterable[Row]:
@@ -300,6 +332,8 @@ class CodexParser(ToolCallRows, Parser):
         if ts is not None:
             self.t0 = ts if self.t0 is None or ts < self.t0 else self.t0
             self.t1 = ts if self.t1 is None or ts > self.t1 else self.t1
+            self.last_ts = ts
+        self.record_dated = ts is not None
         if rtype == "legacy_state":
             return
         if form == "wrapped" and not isinstance(body, dict):

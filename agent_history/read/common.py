@@ -94,3 +94,17 @@ def resolve_session(conn: psycopg.Connection, uid: str, agent_id: str | None = N
 def iso(ts: datetime | None) -> str | None:
     """ISO 8601 text of a timestamp (None stays None)."""
     return ts.isoformat() if ts else None
+
+
+def empty_namespaces(conn: psycopg.Connection, namespaces: list[str] | tuple[str, ...]) -> list[str]:
+    """Those of `namespaces` (in their order) with no indexed source file in the catalogue — a
+    misspelt or never-indexed namespace in a context, which would otherwise just find nothing."""
+    if not namespaces:
+        return []
+    present = {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT namespace FROM ah.source_file WHERE namespace = ANY(%s)", (list(namespaces),)
+        ).fetchall()
+    }
+    return [n for n in dict.fromkeys(namespaces) if n not in present]

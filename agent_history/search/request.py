@@ -139,24 +139,42 @@ _UNITS = {
     "d": timedelta(days=1),
     "w": timedelta(weeks=1),
 }
+MAX_RELATIVE = timedelta(days=36_525)
+"""How far back a relative time may reach: 100 years (36,525 days). A fixed bound, so the
+accepted range does not depend on today's date; anything older is before any transcript."""
+EARLIEST, LATEST = date(1, 1, 2), date(9999, 12, 30)
+"""ISO dates and timestamps accepted: one day inside Python's `datetime` range, so the end of a
+day and a conversion to UTC cannot overflow (PostgreSQL's range is wider)."""
+_HELP = "use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp"
 
 
-def parse_when(value: str, *, now: datetime | None = None, end_of_day: bool = False) -> datetime:
-    """A time bound from ``7d`` / ``12h`` / ``30m`` / ``2w`` (that long before `now`), an ISO date
-    (``2025-11-20``: its start in UTC, or its end with `end_of_day`) or an ISO timestamp (naive
-    means UTC). Raises ValueError with a one-line message otherwise."""
+def parse_when(value: str, *, now: datetime | None = None, end_of_day: bool = False, option: str = "time") -> datetime:
+    """A timezone-aware bound from ``7d`` / ``12h`` / ``30m`` / ``2w`` (that long before `now`), an
+    ISO date (``2025-11-20``: its start in UTC, or its end with `end_of_day`) or an ISO timestamp
+    (naive means UTC).
+
+    Raises ValueError with a one-line message starting with `option` (the flag or argument name,
+    e.g. ``--since``): for text that is not a time, a relative time beyond `MAX_RELATIVE`, or a
+    date outside `EARLIEST`…`LATEST`.
+    """
     now = now or datetime.now(UTC)
     m = _RELATIVE.match(value)
     if m:
-        return now - float(m.group(1)) * _UNITS[m.group(2).lower()]
+        amount, unit = float(m.group(1)), _UNITS[m.group(2).lower()]
+        if amount * unit.total_seconds() > MAX_RELATIVE.total_seconds():
+            raise ValueError(
+                f"{option} {value.strip()} is out of range: a relative time reaches back at most 100 years "
+                f"({MAX_RELATIVE.days}d, {MAX_RELATIVE.days * 24}h or {MAX_RELATIVE.days // 7}w)"
+            )
+        return now - amount * unit
     text = value.strip()
+    is_date = re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) is not None
     try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            d = date.fromisoformat(text)
-            if end_of_day:
-                return datetime.combine(d + timedelta(days=1), time.min, UTC)
-            return datetime.combine(d, time.min, UTC)
         ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"not a time: {value!r} (use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp)") from None
+        raise ValueError(f"{option}: not a time: {value!r} ({_HELP})") from None
+    if not EARLIEST <= ts.date() <= LATEST:
+        raise ValueError(f"{option} {text} is out of range: dates and timestamps go from {EARLIEST} to {LATEST}")
+    if is_date:
+        return datetime.combine(ts.date() + timedelta(days=1) if end_of_day else ts.date(), time.min, UTC)
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)

@@ -131,6 +131,8 @@ class ToolEnv:
                 result = spec.handler(conn, scope, args, self)
         except (ScopeError, ValueError, LookupError) as exc:
             raise ToolFailure(str(exc)) from None
+        except OverflowError as exc:  # a date or number beyond its type's range: say which tool
+            raise ToolFailure(f"{spec.name}: a value is out of range ({exc})") from None
         except psycopg.Error as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ToolFailure(f"{spec.name} failed: {first}") from None

@@ -78,8 +78,11 @@ def active_sessions_handler(
     conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv
 ) -> dict[str, Any]:
     """`active_sessions` tool: ``{"window": {from, to}, "sessions": [...]}`` newest activity first."""
-    hi = parse_when(args["at"]) if args.get("at") else datetime.now(UTC)
-    lo = hi - timedelta(minutes=args["minutes"])
+    hi = parse_when(args["at"], option="at") if args.get("at") else datetime.now(UTC)
+    try:
+        lo = hi - timedelta(minutes=args["minutes"])
+    except OverflowError:
+        raise ValueError(f"at {args['at']} is out of range: the window would start before 0001-01-01") from None
     rows = conn.execute(
         ACTIVE_SQL,
         {"lo": lo, "hi": hi, "namespaces": _namespaces(scope), "limit": args["limit"], "prompt_chars": PROMPT_CHARS},
@@ -109,8 +112,8 @@ def _host_matches(wanted: str | None, host: str) -> bool:
 def infra_actions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`infra_actions` tool: ``{"host", "window", "actions": [...], "hosts": {host: count}}``."""
     programs = args["programs"]
-    since = parse_when(args["since"]) if args.get("since") else None
-    until = parse_when(args["until"], end_of_day=True) if args.get("until") else None
+    since = parse_when(args["since"], option="since") if args.get("since") else None
+    until = parse_when(args["until"], end_of_day=True, option="until") if args.get("until") else None
     host = args.get("host") or None
     rows = conn.execute(
         INFRA_SQL,

@@ -72,7 +72,7 @@ def touched_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
         args["pattern"],
         ops=tuple(args.get("ops") or ()),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        since=parse_when(args["since"]) if args.get("since") else None,
+        since=parse_when(args["since"], option="since") if args.get("since") else None,
         limit=args["limit"],
         touches_per_session=args["touches_per_session"],
     )

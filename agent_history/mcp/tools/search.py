@@ -70,8 +70,8 @@ def build_request(scope: Scope, args: dict[str, Any], limit: int) -> SearchReque
         agents=tuple(args.get("agents") or ()),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
         classes=_classes(args["classes"]),
-        since=parse_when(args["since"]) if args.get("since") else None,
-        until=parse_when(args["until"], end_of_day=True) if args.get("until") else None,
+        since=parse_when(args["since"], option="since") if args.get("since") else None,
+        until=parse_when(args["until"], end_of_day=True, option="until") if args.get("until") else None,
         project=args.get("project"),
         session=args.get("session"),
     )
