@@ -345,3 +345,21 @@ def test_passes_are_exported_as_run_journal_sync_metrics(conn, journal, tmp_path
     first_end = conn.execute("SELECT extract(epoch FROM min(finished_at)) FROM ah.journal_sync_run").fetchone()[0]
     assert got[("ah_run_last_success_timestamp_seconds", run)] == float(first_end)
     assert ("ah_run_read_bytes", run) not in got  # a journal pass reads no transcript bytes: absent, not 0
+
+
+def test_journal_source_config_key_env_override_and_typo(tmp_path, monkeypatch):
+    from agent_history.config import ConfigError, load_settings
+
+    cfg = tmp_path / "config.toml"
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(cfg))
+    monkeypatch.delenv("AGENT_HISTORY_JOURNAL_SOURCE", raising=False)
+    cfg.write_text('[journal]\nsource = "/srv/journal.db"\n')
+    assert load_settings().journal_source == "/srv/journal.db"
+    monkeypatch.setenv("AGENT_HISTORY_JOURNAL_SOURCE", "postgresql://j@journal/db")
+    assert load_settings().journal_source == "postgresql://j@journal/db"
+    cfg.write_text('[journal]\nsorce = "/srv/journal.db"\n')
+    with pytest.raises(ConfigError, match="sorce"):
+        load_settings()
+    cfg.write_text("[journal]\nsource = 3\n")
+    with pytest.raises(ConfigError, match="journal.source must be a string"):
+        load_settings()
