@@ -36,9 +36,13 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     interval = 15                      # seconds between collections and exports (1..3600)
     models = ["gpt-oss-120b"]          # extra `model` label values (priced models always are)
 
+    [journal]                          # journal-sync: where session summaries come from (read-only)
+    source = "~/.local/share/journal/journal.db"   # a SQLite file, or a postgresql:// DSN
+
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
+AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
 (metrics export, see agent_history.telemetry.otlp).
 """
@@ -208,6 +212,7 @@ class Settings:
     data_dir: Path = field(default_factory=data_dir)
     embedding: EmbeddingSettings | None = None
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -225,6 +230,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "contexts": None,  # keys are context names
     "embedding": tuple(f.name for f in fields(EmbeddingSettings)),
     "metrics": None,  # keys checked by _metrics_settings (unknown ones are errors there)
+    "journal": ("source",),  # journal-sync (issue 15)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -315,6 +321,8 @@ def load_settings(dsn: str | None = None) -> Settings:
         s.contexts[str(name)] = list(namespaces)
     s.embedding = _embedding_settings(_table(raw, "embedding"))
     s.metrics = _metrics_settings(_table(raw, "metrics"))
+    s.journal_source = _text(_table(raw, "journal"), "journal", "source")
+    s.journal_source = os.environ.get("AGENT_HISTORY_JOURNAL_SOURCE") or s.journal_source
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

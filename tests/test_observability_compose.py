@@ -35,7 +35,7 @@ def _config(*profile: str) -> dict:
 def test_compose_is_valid_without_the_profile_and_only_the_new_services_carry_it():
     services = _config()["services"]
     assert {n for n, s in services.items() if "observability" in s.get("profiles", [])} == OBSERVABILITY
-    assert {n for n, s in services.items() if not s.get("profiles")} == {"db", "indexer"}
+    assert {n for n, s in services.items() if not s.get("profiles")} == {"db", "indexer", "embedder", "journal-sync"}
 
 
 def test_compose_with_the_profile_pins_images_mounts_existing_files_and_passes_the_reader_password():

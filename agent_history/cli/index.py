@@ -150,10 +150,13 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     db = database()
     from agent_history.embed.status import embedding_status, status_line
+    from agent_history.journal.status import journal_status
+    from agent_history.journal.status import status_line as journal_line
 
     with db.connect() as conn:
         data = catalogue_status(conn)
         data["embedding"] = embedding_status(conn, db.settings.embedding)
+        data["journal_sync"] = journal_status(conn)
     dbs = db_status(db)
     data["database"] = {
         k: dbs[k]
@@ -186,6 +189,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     else:
         console.print("no index pass yet: run `agent-history index`")
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
+    console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
 
 
 def _print_namespaces(namespaces: dict[str, dict]) -> None:

@@ -127,7 +127,9 @@ def search_cmd(
     session: str = typer.Option(
         None, "--session", "-s", help="Only this session uid (or a unique prefix of ≥ 6 characters)."
     ),
-    scope: Scope = typer.Option(Scope.MESSAGES, "--in", help="messages, tools (tool input/output) or all."),
+    scope: Scope = typer.Option(
+        Scope.MESSAGES, "--in", help="messages, tools (tool input/output), all, or summaries (journal summaries)."
+    ),
     mode: str = typer.Option(None, "--mode", help="keyword, vector or hybrid (default: hybrid once embeddings exist)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -158,14 +160,21 @@ def search_cmd(
         project=project,
         session=session,
     )
-    from agent_history.search.hybrid import Mode, VectorUnavailable, run_search
+    from agent_history.search.hybrid import Mode, SearchResult, VectorUnavailable, run_search
 
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
+    if scope is Scope.SUMMARIES and mode not in (None, Mode.KEYWORD):
+        fail("--in summaries is keyword search only (English full text)", 2)
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         try:
-            result = run_search(conn, req, mode, db.settings.embedding)
+            if scope is Scope.SUMMARIES:
+                from agent_history.search.summaries import search_summaries
+
+                result = SearchResult(search_summaries(conn, req), Mode.KEYWORD, None)
+            else:
+                result = run_search(conn, req, mode, db.settings.embedding)
         except VectorUnavailable as exc:
             fail(str(exc), 2)  # the search could not run: configuration or the endpoint
         except AmbiguousSession as exc:
@@ -293,15 +302,22 @@ def session_cmd(
             tl = session_timeline(
                 conn, uid, agent_id=agent_id, start=start, end=end, max_chars=None if full else (4000 if json else 400)
             )
+            from agent_history.search.summaries import summaries_for_sessions
+
+            journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
     except (SessionNotFound, AmbiguousSession) as exc:
         fail(str(exc), EXIT_NOTHING)
     if json:
-        print_json(tl.as_dict())
+        print_json(tl.as_dict() | ({"journal_summary": journal} if journal else {}))
         return
     s = tl.session
     console.print(Text(f"{s.session_uid}" + (f"/{s.agent_id}" if s.agent_id else ""), style="bold blue"))
     if s.title:
         console.print(Text(s.title.splitlines()[0][:160], style="italic"))
+    if journal:  # the journal's summary (journal-sync)
+        for key in ("title", "objective", "outcomes", "unfinished"):
+            if journal.get(key):
+                console.print(Text(f"{key}: {journal[key]}", style="cyan"), soft_wrap=True)
     console.print(Text(f"{s.namespace}  {s.cwd or '-'}  {s.source_path or ''}", style="dim"), soft_wrap=True)
     first = tl.events[0].seq if tl.events else 0
     last = tl.events[-1].seq if tl.events else 0

@@ -32,6 +32,9 @@ def run_postpasses(conn: psycopg.Connection, *, now: datetime | None = None) -> 
         # Efficiency (issue 11): roles and per-call triggers, after lineage (sql/35_efficiency.sql)
         if conn.execute("SELECT to_regprocedure('ah.refresh_efficiency(bigint[])')").fetchone()[0] is not None:
             conn.execute("SELECT ah.refresh_efficiency(%s::bigint[])", (ids,))
+        # journal summaries synced before their session was indexed (sql/50_journal.sql)
+        if rolled and conn.execute("SELECT to_regprocedure('ah.link_session_summaries()')").fetchone()[0]:
+            conn.execute("SELECT ah.link_session_summaries()")
     # ParadeDB: BM25 indexes are built after the first bulk load (DESIGN §7); no-op on FTS.
     ensure_bm25_indexes(conn)
     return rolled

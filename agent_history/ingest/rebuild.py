@@ -36,7 +36,17 @@ DERIVED_TABLES: tuple[str, ...] = (
     "loop_closeout",
 )
 """Tables a rebuild empties."""
-KEPT_TABLES: tuple[str, ...] = ("meta", "model_pricing", "index_run", "embedding", "embedding_model", "embedding_usage")
+KEPT_TABLES: tuple[str, ...] = (
+    "meta",
+    "model_pricing",
+    "index_run",
+    "embedding",
+    "embedding_model",
+    "embedding_usage",
+    "session_summary",  # journal-sync: not derived from transcripts; relinked by the post-pass
+    "session_topic",
+    "journal_sync_run",
+)
 """Tables a rebuild keeps: the embedding cache by (model, input sha256) makes re-embedding free
 (later also the collector tables)."""
 
@@ -45,6 +55,9 @@ def truncate_derived(conn: psycopg.Connection) -> None:
     """Empty every derived table (no CASCADE: a new foreign key into them must be listed here)."""
     with conn.transaction():
         conn.execute("TRUNCATE " + ", ".join(f"ah.{t}" for t in DERIVED_TABLES) + " RESTART IDENTITY")
+        # kept journal summaries: unlinked now (ids restart), relinked by the post-pass
+        if conn.execute("SELECT to_regclass('ah.session_summary')").fetchone()[0] is not None:
+            conn.execute("UPDATE ah.session_summary SET session_id = NULL WHERE session_id IS NOT NULL")
 
 
 class RebuildRefused(Exception):

@@ -38,11 +38,18 @@ from agent_history.mcp.tools.efficiency import TOOLS as EFFICIENCY_TOOLS
 from agent_history.mcp.tools.loops import TOOLS as LOOP_TOOLS
 from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
 from agent_history.mcp.tools.search import TOOLS as SEARCH_TOOLS
+from agent_history.mcp.tools.summaries import TOOLS as SUMMARY_TOOLS
 
 log = logging.getLogger("agent_history.mcp")
 
 TOOLS: tuple[ToolSpec, ...] = (
-    *SEARCH_TOOLS, *READ_TOOLS, *ACTIVITY_TOOLS, *LOOP_TOOLS, *CATALOG_TOOLS, *EFFICIENCY_TOOLS
+    *SEARCH_TOOLS,
+    *SUMMARY_TOOLS,
+    *READ_TOOLS,
+    *ACTIVITY_TOOLS,
+    *LOOP_TOOLS,
+    *CATALOG_TOOLS,
+    *EFFICIENCY_TOOLS,
 )
 """Every tool, in the order `tools/list` shows them."""
 

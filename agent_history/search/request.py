@@ -29,6 +29,7 @@ class Scope(StrEnum):
     MESSAGES = "messages"
     TOOLS = "tools"
     ALL = "all"
+    SUMMARIES = "summaries"  # journal session summaries (search.summaries; English stemming)
 
 
 @dataclass(frozen=True, slots=True)

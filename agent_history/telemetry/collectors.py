@@ -47,7 +47,7 @@ class CollectContext:
     hot: list[Source]
     cold: list[Source]
     models: ModelLabels
-    runs: tuple[str, ...] = ("index", "embed")
+    runs: tuple[str, ...] = ("index", "embed", "journal_sync")
     extra: dict = field(default_factory=dict)
 
 
@@ -252,6 +252,44 @@ def _embed_runs(conn: psycopg.Connection) -> list[Sample]:
     return out
 
 
+#: ah.journal_sync_run.status → outcome label; a pass skipped because another one held the lock
+#: is neither (source: agent_history.journal.sync.SyncResult).
+JOURNAL_OUTCOME: dict[str, str] = {"ok": "success", "skipped": "failure", "refused": "failure", "failed": "failure"}
+
+
+def _journal_runs(conn: psycopg.Connection) -> list[Sample]:
+    """journal-sync passes from ``ah.journal_sync_run`` (none before migration 0008_journal)."""
+    if conn.execute("SELECT to_regclass('ah.journal_sync_run')").fetchone()[0] is None:
+        return []
+    from agent_history.journal.sync import JOURNAL_LOCK
+
+    run = "journal_sync"
+    out = [S("ah_run_lock_held", 1 if _lock_held(conn, JOURNAL_LOCK) else 0, run=run)]
+    counted = "finished_at IS NOT NULL AND skip_reason IS DISTINCT FROM 'another_pass'"
+    totals = {"success": 0, "failure": 0}
+    for status, n in conn.execute(f"SELECT status, count(*) FROM ah.journal_sync_run WHERE {counted} GROUP BY 1"):
+        if status in JOURNAL_OUTCOME:
+            totals[JOURNAL_OUTCOME[status]] += n
+    out += [S("ah_runs_total", n, run=run, outcome=k) for k, n in totals.items()]
+    last = conn.execute(
+        "SELECT status, extract(epoch FROM finished_at - started_at), rows_written FROM ah.journal_sync_run "
+        f"WHERE {counted} AND status = ANY(%s) ORDER BY id DESC LIMIT 1",
+        (list(JOURNAL_OUTCOME),),
+    ).fetchone()
+    if last is not None:
+        status, seconds, rows = last
+        out.append(S("ah_run_success", 1 if JOURNAL_OUTCOME[status] == "success" else 0, run=run))
+        out.append(S("ah_run_duration_seconds", float(seconds), run=run))
+        if rows is not None:
+            out.append(S("ah_run_rows_written", rows, run=run))
+    ok = conn.execute(
+        "SELECT extract(epoch FROM max(finished_at)) FROM ah.journal_sync_run WHERE status = 'ok'"
+    ).fetchone()[0]
+    if ok is not None:
+        out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run=run))
+    return out
+
+
 def collect_runs(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
     """Index passes from ``ah.index_run`` (what ``status`` shows as the last pass), embed passes
     from ``ah.meta`` (:func:`record_embed_pass`); advisory locks from ``pg_locks``. The embed
@@ -261,6 +299,8 @@ def collect_runs(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
         out += _index_runs(conn)
     if "embed" in ctx.runs:
         out += _embed_runs(conn)
+    if "journal_sync" in ctx.runs:
+        out += _journal_runs(conn)
     return out
 
 

@@ -21,6 +21,7 @@ from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
 from agent_history.read.why import why
 from agent_history.search.request import parse_when
+from agent_history.search.summaries import summaries_for_sessions
 
 MAX_EVENTS = 100
 
@@ -39,6 +40,9 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
     if not _in_scope(scope, timeline.session.namespace):
         raise LookupError(f"session {args['uid']} is in namespace {timeline.session.namespace}, outside this scope")
     out = timeline.as_dict()
+    journal = summaries_for_sessions(conn, [timeline.session.id]).get(timeline.session.id)
+    if journal:  # the journal's written summary of this thread (journal-sync)
+        out["journal_summary"] = journal
     loop_ids = loops_by_session(conn, [timeline.session.id]).get(timeline.session.id)
     if loop_ids:  # the loops (issue 12) this thread is the root or a lane of
         out["loop_ids"] = loop_ids

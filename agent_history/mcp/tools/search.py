@@ -28,6 +28,7 @@ from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
+from agent_history.search.summaries import summaries_for_sessions
 
 CLASS_GROUPS: dict[str, tuple[str, ...]] = {
     "conversational": classes.CONVERSATIONAL,
@@ -168,11 +169,16 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
     req = build_request(scope, args, min(200, limit * HITS_PER_SESSION))
     hits, mode, note = run_search(conn, req, args.get("mode"), env)
     sessions = []
-    for g in group_by_root(hits)[:limit]:
+    groups = group_by_root(hits)[:limit]
+    roots = {}
+    for g in groups:
         try:
-            root = resolve_session(conn, g.root_uid, "")
+            roots[g.root_uid] = resolve_session(conn, g.root_uid, "")
         except SessionNotFound:
-            root = None
+            roots[g.root_uid] = None
+    journal = summaries_for_sessions(conn, [r.id for r in roots.values() if r is not None])
+    for g in groups:
+        root = roots[g.root_uid]
         path = root.source_path if root else None
         template = RESUME_COMMANDS.get(g.agent)
         resume = {"session_uid": g.root_uid, "agent": g.agent, "cwd": root.cwd if root else None}
@@ -196,6 +202,8 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
                 "resume": resume,
             }
         )
+        if root is not None and root.id in journal:  # the journal's summary (journal-sync)
+            sessions[-1]["journal_summary"] = journal[root.id]
     # The loops (issue 12) a root session belongs to, as root or through a lane.
     roots = {}
     for entry in sessions:

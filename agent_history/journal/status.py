@@ -1,0 +1,39 @@
+"""The journal-sync part of `status`: the last pass and the summaries held (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+
+def journal_status(conn: psycopg.Connection) -> dict[str, Any] | None:
+    """``{"summaries", "linked", "topics", "last_pass"}`` where ``last_pass`` is None before the
+    first pass, else ``{"finished_at", "status", "skip_reason", "full_pass", "rows_read",
+    "rows_written", "message", "seconds"}``. None when the schema predates journal-sync."""
+    if conn.execute("SELECT to_regclass('ah.journal_sync_run')").fetchone()[0] is None:
+        return None
+    summaries, linked = conn.execute("SELECT count(*), count(session_id) FROM ah.session_summary").fetchone()
+    topics = conn.execute("SELECT count(*) FROM ah.session_topic").fetchone()[0]
+    last = conn.execute(
+        "SELECT finished_at, status, skip_reason, full_pass, rows_read, rows_written, summary->>'message', "
+        "extract(epoch FROM finished_at - started_at) "
+        "FROM ah.journal_sync_run WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    keys = ("finished_at", "status", "skip_reason", "full_pass", "rows_read", "rows_written", "message", "seconds")
+    last_pass = None if last is None else dict(zip(keys, last, strict=True))
+    if last_pass is not None:
+        last_pass["seconds"] = float(last_pass["seconds"])
+    return {"summaries": summaries, "linked": linked, "topics": topics, "last_pass": last_pass}
+
+
+def status_line(data: dict[str, Any] | None) -> str:
+    """One line for `status`: summaries held and the last pass (with its skip reason)."""
+    if data is None:
+        return "journal-sync: schema too old (run `agent-history db migrate`)"
+    last = data["last_pass"]
+    held = f"{data['summaries']:,} summaries ({data['linked']:,} linked to sessions), {data['topics']:,} topics"
+    if last is None:
+        return f"journal-sync: {held}; no pass yet"
+    reason = f": {last['skip_reason']}" if last["skip_reason"] else ""
+    return f"journal-sync: {held}; last pass {last['finished_at']:%Y-%m-%d %H:%M:%S %Z} ({last['status']}{reason})"
