@@ -190,6 +190,7 @@ def test_symbol_blocks_left_out_are_not_tokens_and_modifiers_do_not_split_an_emo
 
 def _cli_env(database, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    (tmp_path / "none.toml").write_text("")  # an explicit config file must exist (issue 10, defect 5)
     env.update(
         AGENT_HISTORY_DSN=database.dsn,
         AGENT_HISTORY_CONFIG=str(tmp_path / "none.toml"),
@@ -222,7 +223,7 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 def test_cli_says_why_a_query_without_searchable_terms_finds_nothing(corpus_db, tmp_path, query, note):  # noqa: F811
     env = _cli_env(corpus_db, tmp_path)
     out = cli(env, query)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr  # found nothing: exit 1 (README, exit codes)
     assert note in out.stdout and "no matches" in out.stdout
     data = json.loads(cli(env, query, "--json").stdout)
     assert data["hits"] == [] and note in data["note"]
@@ -230,7 +231,7 @@ def test_cli_says_why_a_query_without_searchable_terms_finds_nothing(corpus_db, 
 
 def test_a_real_miss_is_still_a_plain_no_match(corpus_db, tmp_path):  # noqa: F811
     out = cli(_cli_env(corpus_db, tmp_path), "xyzzyplughfrobnicate")
-    assert out.returncode == 0 and out.stdout.strip() == "no matches"
+    assert out.returncode == 1 and out.stdout.strip() == "no matches"
 
 
 def test_mcp_search_says_why_a_stop_word_query_finds_nothing(corpus_db, tmp_path):  # noqa: F811
@@ -263,7 +264,8 @@ def test_search_session_takes_the_same_prefix_as_session(db, tmp_path):
 
     def found(prefix: str) -> list[str]:
         out = cli(env, "tokenizer", "--session", prefix, "--json")
-        assert out.returncode == 0, out.stderr
+        assert out.returncode in (0, 1), out.stderr  # 1: found nothing
+        assert (out.returncode == 0) == bool(json.loads(out.stdout)["hits"])
         return [h["session_uid"] for h in json.loads(out.stdout)["hits"]]
 
     assert found("abcxyz") == [uids[2]]  # 6 characters, unique (before: 8 were needed)

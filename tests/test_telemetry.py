@@ -104,7 +104,8 @@ def test_metrics_config_values(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(path))
     m = load_settings().metrics
     assert (m.endpoint, m.interval, m.models) == ("http://collector:4318", 30.0, ("llama-3",))
-    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(tmp_path / "absent.toml"))
+    (tmp_path / "empty.toml").write_text("")  # no [metrics] section: the defaults
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(tmp_path / "empty.toml"))
     m = load_settings().metrics
     assert (m.endpoint, m.interval, m.models) == (None, 15.0, ())
 

@@ -41,7 +41,7 @@ def efficiency_cmd(
             session_uid=session,
             agents=_agents(agent),
             namespaces=_namespaces(namespace, context, db.settings.contexts),
-            since=_when(since),
+            since=_when(since, "--since"),
             role=role,
         )
     if json:

@@ -45,7 +45,7 @@ def loops_cmd(
     if status is not None and status not in STATUSES:
         fail(f"unknown status {status!r} (known: {', '.join(STATUSES)})", 2)
     try:
-        since_at = parse_when(since) if since else None
+        since_at = parse_when(since, option="--since") if since else None
     except ValueError as exc:
         fail(str(exc), 2)
     with database().connect() as conn:

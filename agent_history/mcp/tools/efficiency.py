@@ -27,7 +27,7 @@ def efficiency_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, A
         session_uid=args.get("session_uid"),
         agents=tuple(args.get("agents") or ()),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        since=parse_when(since) if since else None,
+        since=parse_when(since, option="since") if since else None,
         role=args.get("role"),
         limit=args["limit"],
     )

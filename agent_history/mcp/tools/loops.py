@@ -30,7 +30,7 @@ def loops_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], 
     rows = list_loops(
         conn,
         status=args.get("status"),
-        since=parse_when(args["since"]) if args.get("since") else None,
+        since=parse_when(args["since"], option="since") if args.get("since") else None,
         repo=args.get("repo"),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
         limit=args["limit"],
