@@ -52,8 +52,8 @@ from agent_history.ingest.writer import Part, purge_source, write_parts
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext, Parser
+from agent_history.parsers.common.lines import MAX_LINE_BYTES, complete_prefix
 from agent_history.parsers.driver import feed_bytes
-from agent_history.parsers.lines import MAX_LINE_BYTES, complete_prefix
 
 __all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassSummary"]
 

@@ -11,7 +11,7 @@ import re
 
 from agent_history.parsers.base import ParseContext, Parser, Pos
 
-_MODULES = {"claude": "claude_code", "codex": "codex", "pi": "pi"}
+_MODULES = {"claude": "claude_code.parser", "codex": "codex.parser", "pi": "pi.parser"}
 AGENTS: tuple[str, ...] = tuple(_MODULES)
 
 

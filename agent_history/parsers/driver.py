@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from agent_history.model.rows import Row
 from agent_history.parsers.base import ParseContext, Parser
-from agent_history.parsers.lines import iter_records
+from agent_history.parsers.common.lines import iter_records
 
 
 def feed_bytes(parser: Parser, buf: bytes, base_offset: int = 0, base_line: int = 1) -> Iterator[Row]:

@@ -13,9 +13,9 @@ from agent_history.model.rows import (
     ParseIssueRow,
 )
 from agent_history.parsers.base import ParseContext
-from agent_history.parsers.codex import PARSER
+from agent_history.parsers.codex.parser import PARSER
+from agent_history.parsers.common.lines import iter_lines
 from agent_history.parsers.driver import parse_bytes
-from agent_history.parsers.lines import iter_lines
 from tests.parsers.util import parse_in_batches, parse_resumed, rows_of
 
 SID = "0199ffff-0000-7000-8000-000000000001"

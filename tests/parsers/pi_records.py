@@ -10,7 +10,7 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import parse_bytes
-from agent_history.parsers.pi import PARSER
+from agent_history.parsers.pi.parser import PARSER
 from tests.parsers.util import parse_in_batches, parse_resumed, rows_of
 
 SESSION_FILE = "/home/u/.pi/agent/sessions/--home-u-proj--/2025-12-01T10-00-00-000Z_sess-synthetic.jsonl"

@@ -26,10 +26,10 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Pos
-from agent_history.parsers.claude_code import MAX_SEEN_UUIDS, PARSER
-from agent_history.parsers.claude_code_tools import MAX_PENDING
+from agent_history.parsers.claude_code.parser import MAX_SEEN_UUIDS, PARSER
+from agent_history.parsers.claude_code.tools import MAX_PENDING
+from agent_history.parsers.common.lines import iter_lines
 from agent_history.parsers.driver import parse_bytes
-from agent_history.parsers.lines import iter_lines
 from tests.parsers.util import parse_file, parse_in_batches, parse_resumed, rows_of
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"

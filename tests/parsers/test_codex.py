@@ -21,7 +21,7 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext, Pos
-from agent_history.parsers.codex import MAX_OCCURRENCES, PARSER, CodexParser, session_uid_from_path
+from agent_history.parsers.codex.parser import MAX_OCCURRENCES, PARSER, CodexParser, session_uid_from_path
 from tests.parsers.codex_records import (
     PATH,
     SID,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.model.rows import FileTouchRow, MessageRow, SessionRow, ToolCallRow, TurnRow
-from agent_history.parsers.codex import PARSER
+from agent_history.parsers.codex.parser import PARSER
 from tests.parsers.codex_records import assert_batch_independent
 from tests.parsers.util import parse_file, rows_of
 

@@ -25,7 +25,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Pos
-from agent_history.parsers.codex import PARSER, CodexParser
+from agent_history.parsers.codex.parser import PARSER, CodexParser
 from agent_history.parsers.driver import feed_bytes
 from tests.parsers.codex_records import (
     PATH,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_history.parsers.errors import ERROR_CLASSES, ERROR_RULES, classify_error, error_excerpt
+from agent_history.parsers.common.errors import ERROR_CLASSES, ERROR_RULES, classify_error, error_excerpt
 
 CLAUDE_REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "

@@ -20,8 +20,8 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers import detect_agent
 from agent_history.parsers.base import ParseContext
-from agent_history.parsers.claude_code import PARSER
-from agent_history.parsers.lines import complete_prefix, iter_lines
+from agent_history.parsers.claude_code.parser import PARSER
+from agent_history.parsers.common.lines import complete_prefix, iter_lines
 from tests.parsers.util import parse_file, parse_in_batches, parse_resumed, rows_of
 
 CLAUDE_CASES = ("E01", "E02", "E04", "E05", "E06", "E07", "E09", "E10", "E11", "E13", "E14", "E15", "E17", "E18")

@@ -13,8 +13,8 @@ import pytest
 from agent_history.model import classes
 from agent_history.model.rows import MessageRow, ModelCallRow, ParseIssueRow, SessionRow, ToolCallRow
 from agent_history.parsers.base import ParseContext
-from agent_history.parsers.codex import PARSER
-from agent_history.parsers.lines import iter_lines
+from agent_history.parsers.codex.parser import PARSER
+from agent_history.parsers.common.lines import iter_lines
 from tests.parsers.util import parse_file, parse_in_batches, parse_resumed, rows_of
 
 CASES = ("E19", "E20", "E22", "E23", "E25", "E26")

@@ -8,7 +8,7 @@ import pytest
 
 from agent_history.model import classes
 from agent_history.model.rows import MessageRow, ModelCallRow, ParseIssueRow, RecordTypeRow, SessionRow
-from agent_history.parsers.pi import PARSER
+from agent_history.parsers.pi.parser import PARSER
 from tests.parsers.util import parse_file, rows_of
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_history.parsers.gitout import GitSighting, git_event_uid, git_sightings
+from agent_history.parsers.common.gitout import GitSighting, git_event_uid, git_sightings
 
 PI_RELEASE = (
     "\n> pi-web-ui-example@1.15.5 check\n> tsgo --noEmit\n\n✅ All pre-commit checks passed!\n"

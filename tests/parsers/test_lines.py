@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_history.parsers.base import Pos
-from agent_history.parsers.lines import complete_prefix, decode_line, iter_lines, iter_records
+from agent_history.parsers.common.lines import complete_prefix, decode_line, iter_lines, iter_records
 
 POS = Pos(byte_offset=100, length=0, line_number=7)
 

@@ -20,7 +20,7 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers.base import ParseContext, Pos
 from agent_history.parsers.driver import feed_bytes
-from agent_history.parsers.pi import PiParser
+from agent_history.parsers.pi.parser import PiParser
 from tests.parsers.pi_records import (
     BRANCHED,
     HEADER,
@@ -93,7 +93,7 @@ def test_state_keeps_ids_and_timestamps_never_text():
 
 
 def test_tree_state_is_capped(monkeypatch):
-    import agent_history.parsers.pi as pi
+    import agent_history.parsers.pi.parser as pi
 
     monkeypatch.setattr(pi, "MAX_NODES", 3)
     records = [HEADER] + [user(f"e{i}", f"e{i - 1}" if i else None, f"q{i}", i + 1) for i in range(6)]

@@ -22,7 +22,7 @@ from agent_history.model.rows import (
     ToolCallRow,
     TurnRow,
 )
-from agent_history.parsers.pi import PARSER
+from agent_history.parsers.pi.parser import PARSER
 from tests.parsers.pi_records import (
     HEADER,
     _ts,

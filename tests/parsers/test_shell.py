@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_history.parsers.shell import touch_uid, touches_from_patch, touches_from_shell
+from agent_history.parsers.common.shell import touch_uid, touches_from_patch, touches_from_shell
 
 OPS = {"read", "create", "edit", "delete", "move"}
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_history.parsers.timeutil import parse_ts
+from agent_history.parsers.common.timeutil import parse_ts
 
 
 def test_claude_iso_with_z_and_milliseconds():

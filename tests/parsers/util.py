@@ -8,8 +8,8 @@ from pathlib import Path
 from agent_history.model.merge import fold
 from agent_history.model.rows import Row
 from agent_history.parsers.base import ParseContext, Parser
+from agent_history.parsers.common.lines import iter_lines
 from agent_history.parsers.driver import feed_bytes, parse_bytes
-from agent_history.parsers.lines import iter_lines
 
 
 def parse_file(parser_cls: type[Parser], path: Path, ctx_path: str | None = None) -> dict:

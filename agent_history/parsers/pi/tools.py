@@ -1,6 +1,6 @@
 """pi tool calls, results, user ``!commands``, file touches, git events and sub-agent spawns.
 
-The tool half of the pi parser (`agent_history.parsers.pi` holds the format contract).
+The tool half of the pi parser (`agent_history.parsers.pi.parser` holds the format contract).
 
 - A ``toolCall`` block ``{id, name, arguments}`` in an assistant message → ToolCallRow keyed
   by the call id (input = ``arguments`` as JSON text, started_at = the message's timestamp).
@@ -34,20 +34,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from agent_history.model import classes
 from agent_history.model.rows import FileTouchRow, GitEventRow, ParseIssueRow, Row, SubagentSpawnRow, ToolCallRow
-from agent_history.parsers.coerce import as_int, as_str
-from agent_history.parsers.errors import classify_error
-from agent_history.parsers.gitout import git_event_rows
-from agent_history.parsers.shell import touches_from_shell
-from agent_history.parsers.touches import file_touch_rows
-
-if TYPE_CHECKING:
-    from agent_history.parsers.pi import PiParser, _EntryCtx
+from agent_history.parsers.common.coerce import as_int, as_str
+from agent_history.parsers.common.errors import classify_error
+from agent_history.parsers.common.gitout import git_event_rows
+from agent_history.parsers.common.shell import touches_from_shell
+from agent_history.parsers.common.touches import file_touch_rows
+from agent_history.parsers.pi.context import EntryCtx, PiState
 
 AGENT = "pi"
 
@@ -129,7 +127,7 @@ def _path_arg(args: Any) -> str | None:
     return as_str(args.get("path")) or as_str(args.get("file_path"))
 
 
-def _touches(p: PiParser, ctx: _EntryCtx, tool_call_uid: str, pairs: list[tuple[str, str]]) -> list[FileTouchRow]:
+def _touches(p: PiState, ctx: EntryCtx, tool_call_uid: str, pairs: list[tuple[str, str]]) -> list[FileTouchRow]:
     """Touches of one call; relative paths joined to the session cwd (module docstring)."""
     return file_touch_rows(
         pairs,
@@ -144,7 +142,7 @@ def _touches(p: PiParser, ctx: _EntryCtx, tool_call_uid: str, pairs: list[tuple[
 
 
 def _git_events(
-    p: PiParser, ctx: _EntryCtx, tool_call_uid: str, output: str | None, command: str | None
+    p: PiState, ctx: EntryCtx, tool_call_uid: str, output: str | None, command: str | None
 ) -> list[GitEventRow]:
     return git_event_rows(
         agent=AGENT,
@@ -174,7 +172,7 @@ def _spawn_items(call_id: str, args: Any) -> list[tuple[str, str | None, str]]:
     return out
 
 
-def _spawn_rows(p: PiParser, ctx: _EntryCtx, call_id: str, args: Any) -> list[Row]:
+def _spawn_rows(p: PiState, ctx: EntryCtx, call_id: str, args: Any) -> list[Row]:
     rows: list[Row] = []
     for spawn_uid, agent, task in _spawn_items(call_id, args):
         rows.append(
@@ -195,7 +193,7 @@ def _spawn_rows(p: PiParser, ctx: _EntryCtx, call_id: str, args: Any) -> list[Ro
     return rows
 
 
-def _remember_pending(p: PiParser, call_id: str, name: str | None, args: Any) -> None:
+def _remember_pending(p: PiState, call_id: str, name: str | None, args: Any) -> None:
     hint = None
     if name in SHELL_TOOLS and isinstance(args, dict):
         command = as_str(args.get("command"))
@@ -207,7 +205,7 @@ def _remember_pending(p: PiParser, call_id: str, name: str | None, args: Any) ->
 
 
 def tool_call_rows(
-    p: PiParser, blocks: list[dict], ctx: _EntryCtx, message_uid: str | None, call_uid: str | None, stop: str | None
+    p: PiState, blocks: list[dict], ctx: EntryCtx, message_uid: str | None, call_uid: str | None, stop: str | None
 ) -> list[Row]:
     """Rows for the ``toolCall`` blocks of one assistant message (calls, touches, spawns)."""
     executed = stop is None or stop == "toolUse"
@@ -258,7 +256,7 @@ def tool_call_rows(
     return rows
 
 
-def close_pending(p: PiParser, ctx: _EntryCtx, outcome: str) -> list[Row]:
+def close_pending(p: PiState, ctx: EntryCtx, outcome: str) -> list[Row]:
     """Mark every still-unanswered call ``outcome`` (the turn ended or a new prompt came)."""
     rows: list[Row] = [
         ToolCallRow(agent=AGENT, tool_call_uid=call_id, session_uid=p._sid(), agent_id="", outcome=outcome)
@@ -268,7 +266,7 @@ def close_pending(p: PiParser, ctx: _EntryCtx, outcome: str) -> list[Row]:
     return rows
 
 
-def tool_result_rows(p: PiParser, msg: dict, ctx: _EntryCtx) -> tuple[list[Row], str | None]:
+def tool_result_rows(p: PiState, msg: dict, ctx: EntryCtx) -> tuple[list[Row], str | None]:
     """Rows for one ``toolResult`` message → (rows, sub-agent report text or None)."""
     call_id = as_str(msg.get("toolCallId"))
     if not call_id:
@@ -342,7 +340,7 @@ def bash_execution_text(msg: dict) -> str | None:
     return text
 
 
-def bash_execution_rows(p: PiParser, msg: dict, ctx: _EntryCtx) -> list[Row]:
+def bash_execution_rows(p: PiState, msg: dict, ctx: EntryCtx) -> list[Row]:
     """A user ``!command`` → a ``user_bash`` ToolCallRow + its file touches and git events."""
     command = as_str(msg.get("command"))
     if command is None:

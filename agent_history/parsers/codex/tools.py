@@ -1,6 +1,6 @@
 """Codex tool calls: arguments, outputs, exit codes, durations and the files a call touched. Pure.
 
-The format facts `agent_history.parsers.codex` relies on for tool calls (Codex CLI 0.3x–0.15x):
+The format facts `agent_history.parsers.codex.parser` relies on for tool calls (Codex CLI 0.3x–0.15x):
 
 - ``function_call`` carries ``name``, ``call_id`` and ``arguments`` — a JSON *string* (sometimes
   already an object in hand-written files). ``custom_tool_call`` carries a raw ``input`` string
@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from agent_history.parsers.shell import touches_from_patch, touches_from_shell
+from agent_history.parsers.common.shell import touches_from_patch, touches_from_shell
 
 __all__ = [
     "OutputInfo",

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from agent_history.model.rows import FileTouchRow
 from agent_history.parsers.base import Pos
-from agent_history.parsers.shell import touch_uid
+from agent_history.parsers.common.shell import touch_uid
 
 __all__ = ["file_touch_rows", "resolve_path"]
 

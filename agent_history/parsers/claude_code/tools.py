@@ -69,12 +69,12 @@ from agent_history.model.rows import (
     ToolCallRow,
 )
 from agent_history.parsers.base import Pos
-from agent_history.parsers.claude_code_text import json_text, text_of_content
-from agent_history.parsers.coerce import as_dict, as_int, as_list, as_nonempty_str
-from agent_history.parsers.errors import classify_error
-from agent_history.parsers.gitout import git_event_rows
-from agent_history.parsers.shell import touches_from_shell
-from agent_history.parsers.touches import file_touch_rows
+from agent_history.parsers.claude_code.text import json_text, text_of_content
+from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str
+from agent_history.parsers.common.errors import classify_error
+from agent_history.parsers.common.gitout import git_event_rows
+from agent_history.parsers.common.shell import touches_from_shell
+from agent_history.parsers.common.touches import file_touch_rows
 
 __all__ = [
     "FILE_TOOL_OPS",

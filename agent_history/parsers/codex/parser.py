@@ -117,8 +117,8 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
-from agent_history.parsers.codex_calls import ToolCallRows
-from agent_history.parsers.codex_format import (
+from agent_history.parsers.codex.calls import ToolCallRows
+from agent_history.parsers.codex.format import (
     Usage,
     attachment,
     block_texts,
@@ -130,8 +130,8 @@ from agent_history.parsers.codex_format import (
     usage_minus,
     user_text,
 )
-from agent_history.parsers.coerce import as_nonempty_str, as_strict_int
-from agent_history.parsers.timeutil import parse_ts
+from agent_history.parsers.common.coerce import as_nonempty_str, as_strict_int
+from agent_history.parsers.common.timeutil import parse_ts
 
 AGENT = "codex"
 

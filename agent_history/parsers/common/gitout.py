@@ -44,7 +44,7 @@ from datetime import datetime
 
 from agent_history.model.rows import GitEventRow
 from agent_history.parsers.base import Pos
-from agent_history.parsers.errors import strip_ansi
+from agent_history.parsers.common.errors import strip_ansi
 
 __all__ = ["GitSighting", "git_event_rows", "git_event_uid", "git_sightings"]
 

@@ -62,7 +62,7 @@ Format contract (read from the corpus and pi's ``session-manager.ts``):
   compactions) belong to no turn.
 - **Tool calls.** Assistant ``toolCall`` blocks ``{id, name, arguments}`` pair with
   ``toolResult`` messages ``{toolCallId, toolName, content, isError, details}``. See
-  `agent_history.parsers.pi_tools` for outcomes, exit codes, file touches, git events and
+  `agent_history.parsers.pi.tools` for outcomes, exit codes, file touches, git events and
   sub-agent spawns.
 - **Sub-agents.** pi has no built-in sub-agent; the ``subagent`` extension runs
   ``pi --mode json -p --no-session`` children, so no child session file exists. Its tool call
@@ -105,11 +105,12 @@ from agent_history.model.rows import (
     SessionRow,
     TurnRow,
 )
-from agent_history.parsers import pi_tools
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
-from agent_history.parsers.coerce import as_int, as_str
-from agent_history.parsers.pi_tools import content_parts, session_uid_from_path
-from agent_history.parsers.timeutil import parse_ts
+from agent_history.parsers.common.coerce import as_int, as_str
+from agent_history.parsers.common.timeutil import parse_ts
+from agent_history.parsers.pi import tools as pi_tools
+from agent_history.parsers.pi.context import EntryCtx
+from agent_history.parsers.pi.tools import content_parts, session_uid_from_path
 
 AGENT = "pi"
 
@@ -351,7 +352,7 @@ class PiParser(Parser):
                 rows.extend(self._advance_leaf(eid, parent))
             else:
                 self._add_node(eid, parent)
-        ctx = _EntryCtx(key=key, eid=eid, ts=ts, pos=pos, raw_ts=as_str(record.get("timestamp")) or "")
+        ctx = EntryCtx(key=key, eid=eid, ts=ts, pos=pos, raw_ts=as_str(record.get("timestamp")) or "")
         if rtype == "message":
             if msg is None:
                 rows.append(
@@ -379,7 +380,7 @@ class PiParser(Parser):
                 self._pass["title"] = name.strip()
         return rows
 
-    def _message(self, msg: dict, ctx: _EntryCtx) -> list[Row]:
+    def _message(self, msg: dict, ctx: EntryCtx) -> list[Row]:
         role = msg.get("role")
         if role == "assistant":
             return self._assistant(msg, ctx)
@@ -409,7 +410,7 @@ class PiParser(Parser):
             rows.append(self._message_row(ctx, "", msg_role, cls, text, attachments=attachments))
         return rows
 
-    def _assistant(self, msg: dict, ctx: _EntryCtx) -> list[Row]:
+    def _assistant(self, msg: dict, ctx: EntryCtx) -> list[Row]:
         rows: list[Row] = []
         model = as_str(msg.get("model"))
         stop = as_str(msg.get("stopReason"))
@@ -447,7 +448,7 @@ class PiParser(Parser):
             rows.extend(pi_tools.close_pending(self, ctx, "no_result"))
         return rows
 
-    def _model_call(self, msg: dict, usage: dict, model: str | None, stop: str | None, ctx: _EntryCtx) -> ModelCallRow:
+    def _model_call(self, msg: dict, usage: dict, model: str | None, stop: str | None, ctx: EntryCtx) -> ModelCallRow:
         counts = {name: as_int(usage.get(name)) for name in ("input", "output", "cacheRead", "cacheWrite")}
         billed = any(v for v in counts.values())
         return ModelCallRow(
@@ -472,7 +473,7 @@ class PiParser(Parser):
             line_number=ctx.pos.line_number,
         )
 
-    def _compaction(self, record: dict, ctx: _EntryCtx) -> list[Row]:
+    def _compaction(self, record: dict, ctx: EntryCtx) -> list[Row]:
         rows: list[Row] = []
         summary = as_str(record.get("summary"))
         summary_uid = None
@@ -498,7 +499,7 @@ class PiParser(Parser):
 
     def _message_row(
         self,
-        ctx: _EntryCtx,
+        ctx: EntryCtx,
         suffix: str,
         role: str,
         cls: str,
@@ -529,7 +530,7 @@ class PiParser(Parser):
             line_number=ctx.pos.line_number,
         )
 
-    def _open_turn(self, ctx: _EntryCtx) -> list[Row]:
+    def _open_turn(self, ctx: EntryCtx) -> list[Row]:
         rows = list(pi_tools.close_pending(self, ctx, "no_result"))
         self.turn, self.busy, self.entry_turn = ctx.key, True, ctx.key
         rows.append(
@@ -605,15 +606,6 @@ class PiParser(Parser):
                 break
             rows.extend(self._corrections(x, True))
         return rows
-
-
-class _EntryCtx:
-    """Per-entry facts shared by the row builders (key, id, timestamp, position)."""
-
-    __slots__ = ("key", "eid", "ts", "pos", "raw_ts")
-
-    def __init__(self, *, key: str, eid: str | None, ts: datetime | None, pos: Pos, raw_ts: str) -> None:
-        self.key, self.eid, self.ts, self.pos, self.raw_ts = key, eid, ts, pos, raw_ts
 
 
 PARSER = PiParser

@@ -1,6 +1,6 @@
 """Codex record fields: token usage, session source, message content. Pure; never raises.
 
-Shapes read here (see `agent_history.parsers.codex` for the whole format contract):
+Shapes read here (see `agent_history.parsers.codex.parser` for the whole format contract):
 - Token usage objects (``token_count.info.total_token_usage`` / ``last_token_usage``):
   ``input_tokens`` (includes ``cached_input_tokens``), ``output_tokens`` (includes
   ``reasoning_output_tokens``), ``total_tokens`` (absent in some versions, E20).
@@ -19,7 +19,7 @@ import hashlib
 import re
 from typing import Any, NamedTuple
 
-from agent_history.parsers.coerce import as_nonempty_str, as_strict_int
+from agent_history.parsers.common.coerce import as_nonempty_str, as_strict_int
 
 __all__ = [
     "Usage",

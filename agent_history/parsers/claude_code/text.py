@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from agent_history.model import classes
-from agent_history.parsers.coerce import as_dict, as_list, as_nonempty_str
+from agent_history.parsers.common.coerce import as_dict, as_list, as_nonempty_str
 
 __all__ = [
     "TEXT_RULES",

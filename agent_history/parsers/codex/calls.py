@@ -2,7 +2,7 @@
 
 `ToolCallRows` is mixed into `agent_history.parsers.codex.CodexParser`; it builds the rows of
 one tool call from the records that describe it (pure helpers in
-`agent_history.parsers.codex_tools`):
+`agent_history.parsers.codex.tools`):
 
 - uid ``<session>:<call_id>`` for every record of a call: ``function_call`` /
   ``custom_tool_call`` / ``local_shell_call`` (name, input, started), their outputs (output,
@@ -31,12 +31,12 @@ from __future__ import annotations
 from typing import Any
 
 from agent_history.model.rows import SubagentSpawnRow, ToolCallRow
-from agent_history.parsers import codex_tools as tools
-from agent_history.parsers.codex_format import short_sha
-from agent_history.parsers.coerce import as_nonempty_str, as_strict_int
-from agent_history.parsers.errors import classify_error
-from agent_history.parsers.gitout import git_event_rows
-from agent_history.parsers.touches import file_touch_rows, resolve_path
+from agent_history.parsers.codex import tools
+from agent_history.parsers.codex.format import short_sha
+from agent_history.parsers.common.coerce import as_nonempty_str, as_strict_int
+from agent_history.parsers.common.errors import classify_error
+from agent_history.parsers.common.gitout import git_event_rows
+from agent_history.parsers.common.touches import file_touch_rows, resolve_path
 
 AGENT = "codex"
 MAX_CALLS = 256

@@ -108,13 +108,13 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
-from agent_history.parsers.claude_code_text import (
+from agent_history.parsers.claude_code.text import (
     blocks_of,
     classify_by_tags,
     classify_user_text,
     media_attachment,
 )
-from agent_history.parsers.claude_code_tools import (
+from agent_history.parsers.claude_code.tools import (
     PendingCalls,
     RecordCtx,
     interrupted_rows,
@@ -122,9 +122,9 @@ from agent_history.parsers.claude_code_tools import (
     tool_result_rows,
     tool_use_rows,
 )
-from agent_history.parsers.coerce import as_dict, as_int, as_list, as_nonempty_str
-from agent_history.parsers.errors import strip_ansi
-from agent_history.parsers.timeutil import parse_ts
+from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str
+from agent_history.parsers.common.errors import strip_ansi
+from agent_history.parsers.common.timeutil import parse_ts
 
 AGENT = "claude"
 
