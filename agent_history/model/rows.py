@@ -130,6 +130,8 @@ class SessionRow(Row):
     ended_at: datetime | None = col(Merge.MAX)
     byte_offset: int | None = col(Merge.KEEP_FIRST)
     line_number: int | None = col(Merge.KEEP_FIRST)
+    source_type: str = col(Merge.LATEST, "session")
+    """`session` (a transcript) or `memory` (a Markdown memory file indexed as one document)."""
 
 
 @dataclass(frozen=True, slots=True)

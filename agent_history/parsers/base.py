@@ -90,3 +90,31 @@ def stamp_messages(rows: list, record_type: str | None, record_origin: str | Non
         if type(row) is MessageRow and row.record_type is None and row.byte_offset == byte_offset:
             rows[i] = replace(row, record_type=record_type, record_origin=record_origin)
     return rows
+
+
+class DocumentParser:
+    """Base class for a parser of *whole-document* sources (DESIGN §7 source kinds): a JSON file
+    the harness rewrites in place (Gemini ≤ 0.39 session JSON, OpenCode storage JSON, VS Code
+    `chatSessions/*.json`, claude.ai `conversations.json`) or a Markdown memory file.
+
+    Constructed per source as ``DocumentParser(ctx)``; the loader reads the whole document when
+    its size, mtime or content hash changed and calls ``parse(data)`` once with all its bytes.
+    The rows returned are the document's *complete* current content: the loader merges them by
+    natural key (an unchanged item changes nothing) and purges rows of the previous version that
+    are not returned. Pure: never opens a file or a connection; bad input becomes
+    `ParseIssueRow`s, never an exception. Rows carry a `Pos` whose ``byte_offset`` is the item's
+    ordinal in document order (0-based), ``line_number`` = ordinal + 1 and ``length`` 0, so
+    "file order" sorts work as for JSONL.
+    """
+
+    AGENT: ClassVar[str]
+    """Harness name (gemini | opencode | copilot-vscode | claude-ai | …)."""
+    VERSION: ClassVar[int]
+    """Bump when output for the same input changes."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
+
+    def parse(self, data: bytes) -> Iterable[Row]:
+        """Every row of the document `data` (its raw bytes, any encoding the format uses)."""
+        raise NotImplementedError
