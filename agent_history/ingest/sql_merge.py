@@ -32,6 +32,8 @@ def pg_type(annotation: str) -> str:
         return "boolean"
     if a.startswith("int"):
         return "bigint"
+    if a.startswith("float"):
+        return "numeric"
     return "text"
 
 

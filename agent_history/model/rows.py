@@ -211,6 +211,17 @@ class ModelCallRow(Row):
     ts: datetime | None = col(Merge.MIN)
     byte_offset: int | None = col(Merge.KEEP_FIRST)
     line_number: int | None = col(Merge.KEEP_FIRST)
+    recorded_cost_usd: float | None = col(Merge.LATEST)
+    """The cost the harness itself recorded for this call (USD; pi, OpenCode), NULL when none."""
+    duration_ms: int | None = col(Merge.LATEST)
+    """Wall time of the call in ms, NULL when the transcript carries none."""
+    duration_basis: str | None = col(Merge.LATEST)
+    """What `duration_ms` measures: `recorded` (the harness's own field), `request_to_response`
+    (request timestamp → response timestamp), … — named by the parser that fills it."""
+    ttft_ms: int | None = col(Merge.LATEST)
+    """Time to first token in ms, where recorded."""
+    thinking_ms: int | None = col(Merge.LATEST)
+    """Time spent thinking/reasoning in ms, where recorded."""
 
 
 @dataclass(frozen=True, slots=True)
