@@ -39,6 +39,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [journal]                          # journal-sync: where session summaries come from (read-only)
     source = "~/.local/share/journal/journal.db"   # a SQLite file, or a postgresql:// DSN
 
+    [web]                              # `agent-history web` (issue 20)
+    token = "..."                      # required with --allow-remote (non-loopback bind); or AGENT_HISTORY_WEB_TOKEN
+
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
@@ -213,6 +216,7 @@ class Settings:
     embedding: EmbeddingSettings | None = None
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
+    web_token: str | None = None  # `web --allow-remote`: every request must carry it
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -231,6 +235,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "embedding": tuple(f.name for f in fields(EmbeddingSettings)),
     "metrics": None,  # keys checked by _metrics_settings (unknown ones are errors there)
     "journal": ("source",),  # journal-sync (issue 15)
+    "web": ("token",),  # `agent-history web` (issue 20)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -323,6 +328,7 @@ def load_settings(dsn: str | None = None) -> Settings:
     s.metrics = _metrics_settings(_table(raw, "metrics"))
     s.journal_source = _text(_table(raw, "journal"), "journal", "source")
     s.journal_source = os.environ.get("AGENT_HISTORY_JOURNAL_SOURCE") or s.journal_source
+    s.web_token = os.environ.get("AGENT_HISTORY_WEB_TOKEN") or _text(_table(raw, "web"), "web", "token")
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

@@ -1,0 +1,201 @@
+"""The Starlette application of `agent-history web`.
+
+Every page handler runs in a worker thread with one fresh connection from
+`agent_history.mcp.reader.guarded_connection` — the reader role, a READ ONLY transaction, the
+MCP server's role guard run first — and closes it afterwards, so no route can write. Each
+response names the role and the transaction's read-only flag (``X-AH-Role``,
+``X-AH-Read-Only``) and the server time (``Server-Timing: app;dur=<ms>``).
+
+Middleware, outermost first (`WebSettings` decides):
+- Host check: on a loopback bind only ``Host`` headers naming a loopback address are served (a
+  DNS-rebinding page cannot reach the catalogue through the person's browser).
+- Token: with ``--allow-remote`` every request needs the token — ``Authorization: Bearer <t>``,
+  the ``ah_web_token`` cookie, or ``?token=<t>`` once (answered with the cookie and a redirect
+  to the same URL without it). Compared in constant time.
+- Security headers on every response: a CSP without inline script (``script-src 'self'``),
+  nosniff, no referrer, no framing, no caching of pages.
+
+Failures become a page with one line and a status: 400 (bad filter), 404 (no such session),
+503 (role guard refused / database unreachable), 500 (anything else; logged to stderr).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import wraps
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from agent_history.config import EmbeddingSettings
+from agent_history.web.bind import is_loopback
+from agent_history.web.render import environment
+
+log = logging.getLogger("agent_history.web")
+
+STATIC = Path(__file__).parent / "static"
+TOKEN_COOKIE = "ah_web_token"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS: dict[str, str] = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+"""Sent with every response (OWASP Secure Headers; CSP level 3)."""
+
+
+@dataclass
+class WebSettings:
+    """What the app needs. `reader_dsn` is called on the first request (so the server starts
+    even while the database is down). `token` None = no token (loopback only). `loopback_only`
+    turns on the Host check."""
+
+    reader_dsn: Callable[[], str]
+    token: str | None = None
+    loopback_only: bool = True
+    embedding: EmbeddingSettings | None = None
+    contexts: dict[str, list[str]] = field(default_factory=dict)
+    statement_timeout_ms: int = 30_000
+
+
+class PageError(Exception):
+    """A request the page cannot answer: `status` and a one-line message for the person."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _host_name(host_header: str) -> str:
+    if host_header.startswith("["):
+        return host_header[1 : host_header.find("]")] if "]" in host_header else host_header
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
+class _Guard(BaseHTTPMiddleware):
+    def __init__(self, app, settings: WebSettings) -> None:
+        super().__init__(app)
+        self.settings = settings
+
+    async def dispatch(self, request: Request, call_next) -> Response:
+        s = self.settings
+        if s.loopback_only and not is_loopback(_host_name(request.headers.get("host", ""))):
+            return _secure(PlainTextResponse("this server answers only to loopback host names\n", 421))
+        if s.token:
+            given = request.query_params.get("token")
+            if given is not None and hmac.compare_digest(given.encode(), s.token.encode()):
+                rest = urlencode([(k, v) for k, v in parse_qsl(request.url.query) if k != "token"])
+                target = request.url.path + (f"?{rest}" if rest else "")
+                resp = RedirectResponse(target, 303)
+                resp.set_cookie(TOKEN_COOKIE, s.token, httponly=True, samesite="strict")
+                return _secure(resp)
+            auth = request.headers.get("authorization", "")
+            presented = auth[7:] if auth.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE, "")
+            if not hmac.compare_digest(presented.encode(), s.token.encode()):
+                return _secure(PlainTextResponse("token required (see [web] token in the config)\n", 401))
+        return _secure(await call_next(request))
+
+
+def _secure(resp: Response) -> Response:
+    for k, v in SECURITY_HEADERS.items():
+        resp.headers[k] = v
+    if not resp.headers.get("cache-control"):
+        resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+class Pages:
+    """Shared state of the handlers: settings, templates, the lazily resolved reader DSN."""
+
+    def __init__(self, settings: WebSettings) -> None:
+        self.settings = settings
+        self.env = environment()
+        self._dsn: str | None = None
+
+    @property
+    def dsn(self) -> str:
+        """The reader DSN (resolved once)."""
+        if self._dsn is None:
+            self._dsn = self.settings.reader_dsn()
+        return self._dsn
+
+    @contextmanager
+    def reader(self):
+        """A guarded read-only reader connection and (role, transaction_read_only)."""
+        from agent_history.mcp.reader import guarded_connection
+
+        with guarded_connection(self.dsn, statement_timeout_ms=self.settings.statement_timeout_ms) as conn:
+            role, ro = conn.execute("SELECT current_user, current_setting('transaction_read_only')").fetchone()
+            yield conn, (role, ro)
+
+    def html(self, template: str, status: int = 200, **context) -> HTMLResponse:
+        """Render `template` with `context` (plus the nav's current page)."""
+        body = self.env.get_template(template).render(**context)
+        return HTMLResponse(body, status)
+
+    def error(self, status: int, message: str) -> HTMLResponse:
+        """The error page."""
+        return self.html("error.html", status, page="", title=f"Error {status}", message=message, status=status)
+
+
+def page(pages: Pages, handler: Callable) -> Callable:
+    """Wrap `handler(request, conn, pages) -> Response` as a sync Starlette endpoint with one
+    guarded reader connection, timing and role headers, and error pages."""
+    from agent_history.db.errors import DatabaseError
+    from agent_history.mcp.guard import GuardRefused
+    from agent_history.read.common import AmbiguousSession, SessionNotFound
+
+    @wraps(handler)
+    def endpoint(request: Request) -> Response:
+        started = time.perf_counter()
+        role = None
+        try:
+            with pages.reader() as (conn, role):
+                resp = handler(request, conn, pages)
+        except PageError as exc:
+            resp = pages.error(exc.status, str(exc))
+        except (SessionNotFound, AmbiguousSession) as exc:
+            resp = pages.error(404, str(exc))
+        except ValueError as exc:
+            resp = pages.error(400, str(exc).splitlines()[0] if str(exc) else "bad request")
+        except (GuardRefused, DatabaseError) as exc:
+            resp = pages.error(503, str(exc).splitlines()[0])
+        except Exception as exc:  # noqa: BLE001 - a page, not a traceback, for the person
+            log.exception("web: %s %s failed", request.method, request.url.path)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            resp = pages.error(500, f"internal error ({type(exc).__name__}): {first}")
+        if role is not None:
+            resp.headers["X-AH-Role"] = role[0]
+            resp.headers["X-AH-Read-Only"] = role[1]
+        resp.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        return resp
+
+    return endpoint
+
+
+def create_app(settings: WebSettings) -> Starlette:
+    """The ASGI app serving every page, `/api/usage` and `/static/`."""
+    from agent_history.web import routes
+
+    pages = Pages(settings)
+    table = [Route(path, page(pages, fn), methods=["GET"]) for path, fn in routes.PAGES]
+    table.append(Route("/", lambda request: RedirectResponse("/search", 303), methods=["GET"]))
+    table.append(Route("/favicon.ico", lambda request: Response(status_code=204), methods=["GET"]))
+    table.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
+    return Starlette(routes=table, middleware=[Middleware(_Guard, settings=settings)])

@@ -1,0 +1,243 @@
+"""One handler per page: parse the query string, call the read layer, render a template.
+
+Each handler is ``(request, conn, pages) -> Response`` and runs inside `app.page` (one guarded
+reader connection per request). Filters are plain GET parameters, so every page works without
+JavaScript and every view is a URL that can be bookmarked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from agent_history.model import classes
+from agent_history.web.app import PageError, Pages
+
+CLASS_GROUPS: dict[str, tuple[str, ...]] = {
+    "conversational": classes.CONVERSATIONAL,
+    "prompts": classes.PROMPTS,
+    "all": classes.ALL,
+}
+"""Search page "class" choices: the groups of the CLI/MCP search, then each class alone."""
+SEARCH_LIMIT = 50
+SESSIONS_PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The filters the list pages share (GET parameters of the same names)."""
+
+    agents: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    since: datetime | None
+    until: datetime | None
+    project: str | None
+    params: dict  # the raw values, to refill the form and build links
+
+
+def filters_of(request: Request) -> Filters:
+    """Filters from the query string. Raises ValueError (→ 400) for a time that is not one."""
+    from agent_history.search.request import parse_when
+
+    q = request.query_params
+    agents = tuple(a for a in q.getlist("agent") if a)
+    namespaces = tuple(n for n in q.getlist("namespace") if n)
+    since = parse_when(q["since"], option="since") if q.get("since") else None
+    until = parse_when(q["until"], end_of_day=True, option="until") if q.get("until") else None
+    project = q.get("project") or None
+    params = {"agent": list(agents), "namespace": list(namespaces), "since": q.get("since", ""),
+              "until": q.get("until", ""), "project": q.get("project", "")}
+    return Filters(agents, namespaces, since, until, project, params)
+
+
+def _choices(conn: psycopg.Connection) -> dict:
+    """Agents and namespaces present in the catalogue (the filter forms' options)."""
+    return {
+        "all_agents": [r[0] for r in conn.execute("SELECT DISTINCT agent FROM ah.session ORDER BY 1")],
+        "all_namespaces": [r[0] for r in conn.execute("SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1")],
+    }
+
+
+def _int(request: Request, name: str, default: int, lo: int = 1) -> int:
+    raw = request.query_params.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < lo:
+        raise ValueError(f"{name} must be at least {lo}, got {value}")
+    return value
+
+
+def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Search: query, mode, filters; hits with highlighted snippets, provenance and a link to the hit."""
+    from agent_history.search import hybrid
+    from agent_history.search.request import Scope, SearchRequest
+
+    f = filters_of(request)
+    q = request.query_params
+    text = q.get("q", "").strip()
+    group = q.get("class", "conversational")
+    if group in CLASS_GROUPS:
+        chosen = CLASS_GROUPS[group]
+    elif group in classes.ALL:
+        chosen = (group,)
+    else:
+        raise ValueError(f"unknown message class {group!r}")
+    corpus = q.get("in", "messages")
+    if corpus not in ("messages", "tools", "all"):
+        raise ValueError(f"unknown search scope {corpus!r} (messages, tools, all)")
+    default_mode = hybrid.default_mode(conn, pages.settings.embedding)
+    modes = ["keyword"] + (["hybrid"] if default_mode is hybrid.Mode.HYBRID else [])
+    mode = q.get("mode") or str(default_mode)
+    if mode not in modes:
+        raise ValueError(f"mode {mode!r} is not available here (available: {', '.join(modes)})")
+    result = None
+    if text:
+        req = SearchRequest(query=text, limit=SEARCH_LIMIT, scope=Scope(corpus), agents=f.agents,
+                            namespaces=f.namespaces, classes=chosen, since=f.since, until=f.until, project=f.project)
+        try:
+            result = hybrid.run_search(conn, req, mode, pages.settings.embedding)
+        except hybrid.VectorUnavailable as exc:
+            raise PageError(503, f"vector search unavailable: {exc}") from None
+    params = {**f.params, "q": text, "class": group, "in": corpus, "mode": mode}
+    return pages.html("search.html", page="search", title="Search", params=params, result=result, modes=modes,
+                      groups=list(CLASS_GROUPS), all_classes=classes.ALL, **_choices(conn))
+
+
+def hit_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/hit/{kind}/{id}: redirect to the session page holding that message or tool call, at it."""
+    from agent_history.web.queries import PAGE_EVENTS, event_position
+
+    kind = request.path_params["kind"]
+    try:
+        event_id = int(request.path_params["id"])
+    except ValueError:
+        raise PageError(404, f"no {kind} {request.path_params['id']!r}") from None
+    pos = event_position(conn, kind, event_id)
+    if pos is None:
+        raise PageError(404, f"no {kind} {event_id} in the catalogue (it may have been re-indexed)")
+    session_id, seq = pos
+    uid, agent_id = conn.execute("SELECT session_uid, agent_id FROM ah.session WHERE id = %s", (session_id,)).fetchone()
+    from agent_history.web.render import query
+
+    target = f"/session/{uid}?" + query({}, agent_id=agent_id, page=(seq - 1) // PAGE_EVENTS + 1) + f"#e{seq}"
+    return RedirectResponse(target, 303)
+
+
+def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Sessions: filters, sort, sub-agents nested under their parent, loop badges, paging."""
+    from agent_history.read.loops import loops_by_session
+    from agent_history.web.queries import SORTS, list_threads
+
+    f = filters_of(request)
+    sort = request.query_params.get("sort", "date")
+    n = _int(request, "page", 1)
+    rows, more = list_threads(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until,
+                              project=f.project, sort=sort, limit=SESSIONS_PER_PAGE,
+                              offset=(n - 1) * SESSIONS_PER_PAGE)
+    loops = loops_by_session(conn, [r.id for r in rows]) if rows else {}
+    for r in rows:
+        r.loops = loops.get(r.id, [])
+    params = {**f.params, "sort": sort}
+    return pages.html("sessions.html", page="sessions", title="Sessions", rows=rows, sorts=list(SORTS),
+                      params=params, page_no=n, more=more, **_choices(conn))
+
+
+def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Session: header, analytics, and one page of the timeline in file order."""
+    from agent_history.read.common import resolve_session
+    from agent_history.read.sessions import summary_of
+    from agent_history.web.queries import IDLE_GAP, PAGE_EVENTS, session_analytics, timeline_page
+
+    agent_id = request.query_params.get("agent_id")
+    ref = resolve_session(conn, request.path_params["uid"], agent_id if agent_id is not None else None)
+    n = _int(request, "page", 1)
+    total, events = timeline_page(conn, ref.id, n)
+    pages_total = max(1, (total + PAGE_EVENTS - 1) // PAGE_EVENTS)
+    if n > pages_total:
+        raise PageError(404, f"session {ref.session_uid} has {pages_total} page(s) of events, not {n}")
+    threads = conn.execute(
+        "SELECT session_uid, agent_id, subagent_type, title FROM ah.session "
+        "WHERE (root_session_id = %(id)s OR parent_session_id = %(id)s) AND id <> %(id)s "
+        "ORDER BY started_at NULLS LAST, id",
+        {"id": ref.id},
+    ).fetchall()
+    return pages.html(
+        "session.html", page="sessions", title=ref.title or ref.session_uid, ref=ref,
+        summary=summary_of(conn, ref.id), analytics=session_analytics(conn, ref.id), events=events,
+        total=total, page_no=n, pages_total=pages_total, page_size=PAGE_EVENTS, idle_gap=IDLE_GAP,
+        threads=threads, params={"agent_id": ref.agent_id},
+    )
+
+
+def _usage(request: Request, conn: psycopg.Connection):
+    from agent_history.web.usage import usage_cells
+
+    f = filters_of(request)
+    return f, usage_cells(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until)
+
+
+def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Usage: charts (tokens by agent, cost by model, per day), breakdown tables, efficiency by
+    role, loops."""
+    from agent_history.read.efficiency import efficiency_report, totals_of
+    from agent_history.read.loops import list_loops
+    from agent_history.web.render import query
+    from agent_history.web.usage import rollup
+
+    f, cells = _usage(request, conn)
+    report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since)
+    by_role: dict[str, list] = {}
+    for t in report.threads:
+        by_role.setdefault(t.role or "unknown", []).append(t)
+    roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
+    loops = list_loops(conn, since=f.since, namespaces=f.namespaces, limit=50)
+    from agent_history.classify.rules import TRIGGERS
+
+    return pages.html(
+        "usage.html", page="usage", title="Usage", params=f.params, api=f"/api/usage?{query(f.params)}",
+        by_day=rollup(cells, "day"), by_model=rollup(cells, "model"), by_agent=rollup(cells, "agent"),
+        roles=roles, triggers=TRIGGERS, loops=loops, **_choices(conn),
+    )
+
+
+def usage_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/api/usage: the charts' JSON (`web.usage.chart_payload`)."""
+    from agent_history.web.usage import chart_payload
+
+    _f, cells = _usage(request, conn)
+    return JSONResponse(chart_payload(cells))
+
+
+def status_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Status: server facts, namespaces with files by status and parse issues by kind, last
+    pass, embedding coverage, row counts."""
+    from agent_history.db.status import CORE_TABLES
+    from agent_history.embed.status import embedding_status
+    from agent_history.ingest.status import catalogue_status
+    from agent_history.web.queries import server_facts
+
+    counts = {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in CORE_TABLES}
+    return pages.html(
+        "status.html", page="status", title="Status", facts=server_facts(conn), catalogue=catalogue_status(conn),
+        embedding=embedding_status(conn, pages.settings.embedding), counts=counts,
+    )
+
+
+PAGES: tuple[tuple[str, object], ...] = (
+    ("/search", search_page),
+    ("/hit/{kind}/{id}", hit_page),
+    ("/sessions", sessions_page),
+    ("/session/{uid}", session_page),
+    ("/usage", usage_page),
+    ("/api/usage", usage_api),
+    ("/status", status_page),
+)
+"""Every page route (GET) and its handler."""

@@ -1,0 +1,171 @@
+"""The usage page's data: tokens and list-price cost by day, model and agent.
+
+One query (`usage_cells`) over ``ah.model_call`` joined to its session, cost from
+``ah.call_cost_usd`` (sql/20_pricing.sql) — the one place this page reads usage, so it can be
+pointed at the `usage` module (issue 19) when that lands. Rules:
+
+- API-error notices (``is_api_error``) are not calls (as in the session rollup, sql/30_postpass.sql).
+- Tokens are the disjoint buckets input_uncached + cache_read + cache_write_5m + cache_write_1h +
+  output; a cell's tokens are NULL when no call in it reported any bucket (unknown, never 0).
+- Cost is NULL for a call whose model has no price row or whose usage is unknown; a cell's cost is
+  the sum over priced calls, NULL when none is priced, and ``unpriced_calls`` says how many were
+  left out, so a partial sum is never shown as the whole.
+- Days are UTC calendar days of the call's timestamp; calls without a timestamp are counted
+  under day None (shown in the tables, not on the charts).
+
+The aggregation (`rollup`, `chart_payload`) is pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+
+import psycopg
+from psycopg import sql
+
+
+@dataclass(frozen=True, slots=True)
+class UsageCell:
+    """Calls of one (UTC day, agent, model). Tokens in tokens, cost in USD; None = unknown."""
+
+    day: date | None
+    agent: str
+    model: str | None
+    calls: int
+    tokens: int | None
+    output_tokens: int | None
+    cost_usd: Decimal | None
+    unpriced_calls: int
+    recorded_cost_usd: Decimal | None
+
+
+@dataclass(slots=True)
+class UsageTotal:
+    """A row of a breakdown table (by day, model or agent)."""
+
+    key: str
+    calls: int = 0
+    tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: Decimal | None = None
+    unpriced_calls: int = 0
+    recorded_cost_usd: Decimal | None = None
+
+
+_USAGE_SQL = """
+SELECT (mc.ts AT TIME ZONE 'UTC')::date AS day,
+       s.agent,
+       mc.model,
+       count(*) AS calls,
+       sum(CASE WHEN num_nonnulls(mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output) > 0
+                THEN coalesce(mc.input_uncached, 0) + coalesce(mc.cache_read, 0) + coalesce(mc.cache_write_5m, 0)
+                   + coalesce(mc.cache_write_1h, 0) + coalesce(mc.output, 0) END)::bigint AS tokens,
+       sum(mc.output)::bigint AS output_tokens,
+       sum(c.cost) AS cost_usd,
+       count(*) FILTER (WHERE c.cost IS NULL) AS unpriced_calls,
+       sum(mc.recorded_cost_usd) AS recorded_cost_usd
+FROM ah.model_call AS mc
+JOIN ah.session AS s ON s.id = mc.session_id
+CROSS JOIN LATERAL (
+    SELECT ah.call_cost_usd(mc.model, mc.ts, mc.input_uncached, mc.cache_read, mc.cache_write_5m,
+                            mc.cache_write_1h, mc.output) AS cost
+) AS c
+WHERE NOT coalesce(mc.is_api_error, false) AND {where}
+GROUP BY 1, 2, 3
+ORDER BY 1 NULLS LAST, 2, 3
+"""
+
+
+def usage_cells(
+    conn: psycopg.Connection,
+    *,
+    agents: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[UsageCell]:
+    """Usage per (UTC day, agent, model) for calls matching the filters (`since` inclusive,
+    `until` exclusive, on the call's timestamp; a bound excludes calls without one)."""
+    conds: list[sql.Composable] = [sql.SQL("TRUE")]
+    params: dict = {}
+    if agents:
+        conds.append(sql.SQL("s.agent = ANY(%(agents)s)"))
+        params["agents"] = list(agents)
+    if namespaces:
+        conds.append(sql.SQL("s.namespace = ANY(%(namespaces)s)"))
+        params["namespaces"] = list(namespaces)
+    if since is not None:
+        conds.append(sql.SQL("mc.ts >= %(since)s"))
+        params["since"] = since
+    if until is not None:
+        conds.append(sql.SQL("mc.ts < %(until)s"))
+        params["until"] = until
+    stmt = sql.SQL(_USAGE_SQL).format(where=sql.SQL(" AND ").join(conds))
+    return [UsageCell(*row) for row in conn.execute(stmt, params)]
+
+
+def _add(a, b):
+    """Sum where None is unknown: unknown + x = x, unknown + unknown = unknown."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def rollup(cells: list[UsageCell], by: str) -> list[UsageTotal]:
+    """Totals of `cells` by ``day`` | ``model`` | ``agent``: days in order (unknown day last),
+    models and agents by tokens, largest first. Raises ValueError for another `by`."""
+    if by not in ("day", "model", "agent"):
+        raise ValueError(f"unknown breakdown {by!r} (day, model, agent)")
+    out: dict[str, UsageTotal] = {}
+    for c in cells:
+        value = getattr(c, by)
+        key = value.isoformat() if isinstance(value, date) else (value or "unknown")
+        t = out.setdefault(key, UsageTotal(key))
+        t.calls += c.calls
+        t.tokens = _add(t.tokens, c.tokens)
+        t.output_tokens = _add(t.output_tokens, c.output_tokens)
+        t.cost_usd = _add(t.cost_usd, c.cost_usd)
+        t.unpriced_calls += c.unpriced_calls
+        t.recorded_cost_usd = _add(t.recorded_cost_usd, c.recorded_cost_usd)
+    rows = list(out.values())
+    if by == "day":
+        return sorted(rows, key=lambda t: (t.key == "unknown", t.key))
+    return sorted(rows, key=lambda t: (-(t.tokens or 0), t.key))
+
+
+MAX_MODEL_SERIES = 6
+"""Cost-by-day chart: the costliest models get a line each, the rest are summed as "other"."""
+
+
+def chart_payload(cells: list[UsageCell]) -> dict:
+    """The charts' JSON (static/charts.js): ``{"days": [ISO day…], "tokens_by_agent": {agent:
+    [tokens | null per day]}, "cost_by_model": {model: [USD | null per day]}}`` over the days
+    that have a timestamp, every day between the first and last (gaps are null, not 0)."""
+    dated = [c for c in cells if c.day is not None]
+    if not dated:
+        return {"days": [], "tokens_by_agent": {}, "cost_by_model": {}}
+    first, last = min(c.day for c in dated), max(c.day for c in dated)
+    days = [date.fromordinal(o) for o in range(first.toordinal(), last.toordinal() + 1)]
+    index = {d: i for i, d in enumerate(days)}
+    cost_rank = rollup([c for c in dated if c.cost_usd is not None], "model")
+    by_cost = sorted(cost_rank, key=lambda t: (-(t.cost_usd or 0), t.key))
+    top = {t.key for t in by_cost[:MAX_MODEL_SERIES]}
+    tokens: dict[str, list] = {}
+    cost: dict[str, list] = {}
+    for c in dated:
+        i = index[c.day]
+        series = tokens.setdefault(c.agent, [None] * len(days))
+        series[i] = _add(series[i], c.tokens)
+        if c.cost_usd is not None:
+            name = (c.model or "unknown") if (c.model or "unknown") in top else "other"
+            series = cost.setdefault(name, [None] * len(days))
+            series[i] = _add(series[i], c.cost_usd)
+    return {
+        "days": [d.isoformat() for d in days],
+        "tokens_by_agent": dict(sorted(tokens.items())),
+        "cost_by_model": {k: [float(v) if v is not None else None for v in vs] for k, vs in sorted(cost.items())},
+    }
