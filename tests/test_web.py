@@ -197,6 +197,7 @@ def test_usage_chart_renders_the_days_with_calls(server, page, web_db):
         ).fetchone()[0]
     page.goto(f"{server.url}/usage")
     page.wait_for_selector("#chart-tokens[data-points]")
+    page.wait_for_selector("#chart-cost[data-points]")
     assert page.get_attribute("#chart-tokens", "data-points") == str(agent_days)
     assert page.locator("#chart-tokens canvas").count() == 1
     assert page.locator("#chart-cost canvas").count() == 1
@@ -275,7 +276,7 @@ def test_remote_mode_needs_the_token_and_the_guard_refuses_an_owner_role(web_db,
         assert httpx.get(s.url + "/status").status_code == 401
         assert httpx.get(s.url + "/status", headers={"Authorization": "Bearer wrong"}).status_code == 401
         r = httpx.get(s.url + "/status", headers={"Authorization": f"Bearer {token}"})
-        assert r.status_code == 503
+        assert r.status_code == 503, r.text[-600:]
         assert "refused by the role guard" in r.text
         r = httpx.get(s.url + f"/status?token={token}")
         assert r.status_code == 303 and r.headers["location"] == "/status"

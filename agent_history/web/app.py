@@ -151,7 +151,7 @@ class Pages:
 
     def error(self, status: int, message: str) -> HTMLResponse:
         """The error page."""
-        return self.html("error.html", status, page="", title=f"Error {status}", message=message, status=status)
+        return self.html("error.html", status, page="", title=f"Error {status}", message=message)
 
 
 def page(pages: Pages, handler: Callable) -> Callable:
