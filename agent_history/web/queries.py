@@ -114,10 +114,9 @@ def list_threads(
         conds.append(sql.SQL("(s.cwd = %(project)s OR s.cwd LIKE %(project_like)s)"))
         params["project"] = project.rstrip("/") or "/"
         params["project_like"] = like_prefix(project.rstrip("/") + "/")
-    stmt = sql.SQL("SELECT {cols} FROM ah.session AS s WHERE {where} ORDER BY {order}, s.id DESC "
-                   "LIMIT %(limit)s OFFSET %(offset)s").format(
-        cols=sql.SQL(_SESSION_COLS), where=sql.SQL(" AND ").join(conds), order=sql.SQL(SORTS[sort])
-    )
+    stmt = sql.SQL(
+        "SELECT {cols} FROM ah.session AS s WHERE {where} ORDER BY {order}, s.id DESC LIMIT %(limit)s OFFSET %(offset)s"
+    ).format(cols=sql.SQL(_SESSION_COLS), where=sql.SQL(" AND ").join(conds), order=sql.SQL(SORTS[sort]))
     mains = [SessionRow(*r) for r in conn.execute(stmt, params)]
     more = len(mains) > limit
     mains = mains[:limit]
@@ -218,14 +217,20 @@ class Event:
     detail: dict
 
 
-def timeline_page(conn: psycopg.Connection, session_id: int, page: int, size: int = PAGE_EVENTS) -> tuple[int, list[Event]]:
+def timeline_page(
+    conn: psycopg.Connection, session_id: int, page: int, size: int = PAGE_EVENTS
+) -> tuple[int, list[Event]]:
     """(total events, the events of 1-based `page`) of session `session_id`, in timeline order."""
     lo = (max(1, page) - 1) * size + 1
     rows = conn.execute(
         _KEYS_SQL + "SELECT seq, total, kind, id FROM numbered WHERE seq BETWEEN %(lo)s AND %(hi)s ORDER BY seq",
         {"sid": session_id, "lo": lo, "hi": lo + size - 1},
     ).fetchall()
-    total = rows[0][1] if rows else conn.execute(_KEYS_SQL + "SELECT count(*) FROM numbered", {"sid": session_id}).fetchone()[0]
+    total = (
+        rows[0][1]
+        if rows
+        else conn.execute(_KEYS_SQL + "SELECT count(*) FROM numbered", {"sid": session_id}).fetchone()[0]
+    )
     by_kind: dict[str, list[int]] = {}
     for _seq, _total, kind, eid in rows:
         by_kind.setdefault(kind, []).append(eid)
@@ -272,23 +277,18 @@ class SessionAnalytics:
 
 def session_analytics(conn: psycopg.Connection, session_id: int) -> SessionAnalytics:
     """Analytics of one thread (its own rows; sub-agents have their own pages)."""
+    from agent_history.web.usage import PRICED_CALLS_SQL
+
     by_model = conn.execute(
-        """
-        SELECT mc.model, count(*),
-               sum(CASE WHEN num_nonnulls(mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h,
-                                          mc.output) > 0
-                        THEN coalesce(mc.input_uncached, 0) + coalesce(mc.cache_read, 0)
-                           + coalesce(mc.cache_write_5m, 0) + coalesce(mc.cache_write_1h, 0)
-                           + coalesce(mc.output, 0) END)::bigint,
-               sum(mc.output)::bigint,
-               sum(c.cost), count(*) FILTER (WHERE c.cost IS NULL), sum(mc.recorded_cost_usd)
-        FROM ah.model_call AS mc
-        CROSS JOIN LATERAL (SELECT ah.call_cost_usd(mc.model, mc.ts, mc.input_uncached, mc.cache_read,
-                                                    mc.cache_write_5m, mc.cache_write_1h, mc.output) AS cost) AS c
-        WHERE mc.session_id = %s AND NOT coalesce(mc.is_api_error, false)
-        GROUP BY 1 ORDER BY 3 DESC NULLS LAST, 1
-        """,
-        (session_id,),
+        sql.SQL(
+            PRICED_CALLS_SQL
+            + """
+            SELECT model, count(*), sum(tokens)::bigint, sum(output)::bigint, sum(cost),
+                   count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd)
+            FROM priced GROUP BY 1 ORDER BY 3 DESC NULLS LAST, 1
+            """
+        ).format(where=sql.SQL("mc.session_id = %(sid)s")),
+        {"sid": session_id},
     ).fetchall()
     tools = conn.execute(
         """

@@ -49,8 +49,13 @@ def filters_of(request: Request) -> Filters:
     since = parse_when(q["since"], option="since") if q.get("since") else None
     until = parse_when(q["until"], end_of_day=True, option="until") if q.get("until") else None
     project = q.get("project") or None
-    params = {"agent": list(agents), "namespace": list(namespaces), "since": q.get("since", ""),
-              "until": q.get("until", ""), "project": q.get("project", "")}
+    params = {
+        "agent": list(agents),
+        "namespace": list(namespaces),
+        "since": q.get("since", ""),
+        "until": q.get("until", ""),
+        "project": q.get("project", ""),
+    }
     return Filters(agents, namespaces, since, until, project, params)
 
 
@@ -100,15 +105,33 @@ def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
         raise ValueError(f"mode {mode!r} is not available here (available: {', '.join(modes)})")
     result = None
     if text:
-        req = SearchRequest(query=text, limit=SEARCH_LIMIT, scope=Scope(corpus), agents=f.agents,
-                            namespaces=f.namespaces, classes=chosen, since=f.since, until=f.until, project=f.project)
+        req = SearchRequest(
+            query=text,
+            limit=SEARCH_LIMIT,
+            scope=Scope(corpus),
+            agents=f.agents,
+            namespaces=f.namespaces,
+            classes=chosen,
+            since=f.since,
+            until=f.until,
+            project=f.project,
+        )
         try:
             result = hybrid.run_search(conn, req, mode, pages.settings.embedding)
         except hybrid.VectorUnavailable as exc:
             raise PageError(503, f"vector search unavailable: {exc}") from None
     params = {**f.params, "q": text, "class": group, "in": corpus, "mode": mode}
-    return pages.html("search.html", page="search", title="Search", params=params, result=result, modes=modes,
-                      groups=list(CLASS_GROUPS), all_classes=classes.ALL, **_choices(conn))
+    return pages.html(
+        "search.html",
+        page="search",
+        title="Search",
+        params=params,
+        result=result,
+        modes=modes,
+        groups=list(CLASS_GROUPS),
+        all_classes=classes.ALL,
+        **_choices(conn),
+    )
 
 
 def hit_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
@@ -139,15 +162,32 @@ def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> R
     f = filters_of(request)
     sort = request.query_params.get("sort", "date")
     n = _int(request, "page", 1)
-    rows, more = list_threads(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until,
-                              project=f.project, sort=sort, limit=SESSIONS_PER_PAGE,
-                              offset=(n - 1) * SESSIONS_PER_PAGE)
+    rows, more = list_threads(
+        conn,
+        agents=f.agents,
+        namespaces=f.namespaces,
+        since=f.since,
+        until=f.until,
+        project=f.project,
+        sort=sort,
+        limit=SESSIONS_PER_PAGE,
+        offset=(n - 1) * SESSIONS_PER_PAGE,
+    )
     loops = loops_by_session(conn, [r.id for r in rows]) if rows else {}
     for r in rows:
         r.loops = loops.get(r.id, [])
     params = {**f.params, "sort": sort}
-    return pages.html("sessions.html", page="sessions", title="Sessions", rows=rows, sorts=list(SORTS),
-                      params=params, page_no=n, more=more, **_choices(conn))
+    return pages.html(
+        "sessions.html",
+        page="sessions",
+        title="Sessions",
+        rows=rows,
+        sorts=list(SORTS),
+        params=params,
+        page_no=n,
+        more=more,
+        **_choices(conn),
+    )
 
 
 def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
@@ -170,10 +210,20 @@ def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
         {"id": ref.id},
     ).fetchall()
     return pages.html(
-        "session.html", page="sessions", title=ref.title or ref.session_uid, ref=ref,
-        summary=summary_of(conn, ref.id), analytics=session_analytics(conn, ref.id), events=events,
-        total=total, page_no=n, pages_total=pages_total, page_size=PAGE_EVENTS, idle_gap=IDLE_GAP,
-        threads=threads, params={"agent_id": ref.agent_id},
+        "session.html",
+        page="sessions",
+        title=ref.title or ref.session_uid,
+        ref=ref,
+        summary=summary_of(conn, ref.id),
+        analytics=session_analytics(conn, ref.id),
+        events=events,
+        total=total,
+        page_no=n,
+        pages_total=pages_total,
+        page_size=PAGE_EVENTS,
+        idle_gap=IDLE_GAP,
+        threads=threads,
+        params={"agent_id": ref.agent_id},
     )
 
 
@@ -202,9 +252,18 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
     from agent_history.classify.rules import TRIGGERS
 
     return pages.html(
-        "usage.html", page="usage", title="Usage", params=f.params, api=f"/api/usage?{query(f.params)}",
-        by_day=rollup(cells, "day"), by_model=rollup(cells, "model"), by_agent=rollup(cells, "agent"),
-        roles=roles, triggers=TRIGGERS, loops=loops, **_choices(conn),
+        "usage.html",
+        page="usage",
+        title="Usage",
+        params=f.params,
+        api=f"/api/usage?{query(f.params)}",
+        by_day=rollup(cells, "day"),
+        by_model=rollup(cells, "model"),
+        by_agent=rollup(cells, "agent"),
+        roles=roles,
+        triggers=TRIGGERS,
+        loops=loops,
+        **_choices(conn),
     )
 
 
@@ -226,8 +285,13 @@ def status_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
 
     counts = {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in CORE_TABLES}
     return pages.html(
-        "status.html", page="status", title="Status", facts=server_facts(conn), catalogue=catalogue_status(conn),
-        embedding=embedding_status(conn, pages.settings.embedding), counts=counts,
+        "status.html",
+        page="status",
+        title="Status",
+        facts=server_facts(conn),
+        catalogue=catalogue_status(conn),
+        embedding=embedding_status(conn, pages.settings.embedding),
+        counts=counts,
     )
 
 

@@ -54,28 +54,42 @@ class UsageTotal:
     recorded_cost_usd: Decimal | None = None
 
 
-_USAGE_SQL = """
-SELECT (mc.ts AT TIME ZONE 'UTC')::date AS day,
-       s.agent,
-       mc.model,
-       count(*) AS calls,
-       sum(CASE WHEN num_nonnulls(mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output) > 0
-                THEN coalesce(mc.input_uncached, 0) + coalesce(mc.cache_read, 0) + coalesce(mc.cache_write_5m, 0)
-                   + coalesce(mc.cache_write_1h, 0) + coalesce(mc.output, 0) END)::bigint AS tokens,
-       sum(mc.output)::bigint AS output_tokens,
-       sum(c.cost) AS cost_usd,
-       count(*) FILTER (WHERE c.cost IS NULL) AS unpriced_calls,
-       sum(mc.recorded_cost_usd) AS recorded_cost_usd
-FROM ah.model_call AS mc
-JOIN ah.session AS s ON s.id = mc.session_id
-CROSS JOIN LATERAL (
-    SELECT ah.call_cost_usd(mc.model, mc.ts, mc.input_uncached, mc.cache_read, mc.cache_write_5m,
-                            mc.cache_write_1h, mc.output) AS cost
-) AS c
-WHERE NOT coalesce(mc.is_api_error, false) AND {where}
+PRICED_CALLS_SQL = """
+WITH calls AS (
+    SELECT mc.*, s.agent AS session_agent, (mc.ts AT TIME ZONE 'UTC')::date AS day
+    FROM ah.model_call AS mc
+    JOIN ah.session AS s ON s.id = mc.session_id
+    WHERE NOT coalesce(mc.is_api_error, false) AND {where}
+), prices AS (
+    -- one price lookup per (model, UTC day), as the session rollup does: ah.price_for scans the
+    -- pattern table, and a long session has thousands of calls of one model on one day
+    SELECT model, day, ah.price_for(model, day) AS price
+    FROM (SELECT DISTINCT model, day FROM calls WHERE model IS NOT NULL) AS d
+), priced AS (
+    SELECT c.*,
+           ah.priced_cost_usd(p.price, c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h,
+                              c.output) AS cost,
+           CASE WHEN num_nonnulls(c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output) > 0
+                THEN coalesce(c.input_uncached, 0) + coalesce(c.cache_read, 0) + coalesce(c.cache_write_5m, 0)
+                   + coalesce(c.cache_write_1h, 0) + coalesce(c.output, 0) END AS tokens
+    FROM calls AS c
+    LEFT JOIN prices AS p ON p.model = c.model AND p.day IS NOT DISTINCT FROM c.day
+)
+"""
+"""Model calls matching {where} (aliases `mc`, `s`) with their list-price `cost` (USD, NULL =
+unknown; the formula of ah.call_cost_usd) and `tokens` (NULL = unknown). Shared by the usage
+page and the session page's by-model table."""
+
+_USAGE_SQL = (
+    PRICED_CALLS_SQL
+    + """
+SELECT day, session_agent, model, count(*) AS calls, sum(tokens)::bigint, sum(output)::bigint,
+       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd)
+FROM priced
 GROUP BY 1, 2, 3
 ORDER BY 1 NULLS LAST, 2, 3
 """
+)
 
 
 def usage_cells(
