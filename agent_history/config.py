@@ -46,6 +46,7 @@ Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
+AGENT_HISTORY_WEB_TOKEN (overrides ``web.token``);
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
 (metrics export, see agent_history.telemetry.otlp).
 """

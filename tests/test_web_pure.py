@@ -116,3 +116,18 @@ def test_sub_agents_nest_under_their_parent_at_any_depth():
     kids = [_row(11, parent=1, root=1), _row(12, parent=11, root=1), _row(21, parent=99, root=2)]
     out = nest(mains, kids)
     assert [(r.id, r.depth) for r in out] == [(1, 0), (11, 1), (12, 2), (2, 0), (21, 1)]
+
+
+def test_the_web_token_comes_from_the_config_and_a_misspelt_key_is_an_error(tmp_path, monkeypatch):
+    from agent_history.config import ConfigError, load_settings
+
+    cfg = tmp_path / "config.toml"
+    monkeypatch.setenv("AGENT_HISTORY_CONFIG", str(cfg))
+    monkeypatch.delenv("AGENT_HISTORY_WEB_TOKEN", raising=False)
+    cfg.write_text('[web]\ntoken = "0123456789abcdef"\n')
+    assert load_settings().web_token == "0123456789abcdef"
+    monkeypatch.setenv("AGENT_HISTORY_WEB_TOKEN", "from-the-environment")
+    assert load_settings().web_token == "from-the-environment"
+    cfg.write_text('[web]\ntokn = "x"\n')
+    with pytest.raises(ConfigError, match=r"unknown key web.tokn \(known: token\)"):
+        load_settings()

@@ -29,7 +29,6 @@ def web_cmd(
     settings = WebSettings(
         reader_dsn=lambda: db.reader_dsn,
         embedding=s.embedding,
-        contexts=s.contexts,
         statement_timeout_ms=s.statement_timeout_ms,
     )
     try:

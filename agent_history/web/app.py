@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
@@ -70,7 +70,6 @@ class WebSettings:
     token: str | None = None
     loopback_only: bool = True
     embedding: EmbeddingSettings | None = None
-    contexts: dict[str, list[str]] = field(default_factory=dict)
     statement_timeout_ms: int = 30_000
 
 
@@ -157,6 +156,8 @@ class Pages:
 def page(pages: Pages, handler: Callable) -> Callable:
     """Wrap `handler(request, conn, pages) -> Response` as a sync Starlette endpoint with one
     guarded reader connection, timing and role headers, and error pages."""
+    import psycopg
+
     from agent_history.db.errors import DatabaseError
     from agent_history.mcp.guard import GuardRefused
     from agent_history.read.common import AmbiguousSession, SessionNotFound
@@ -176,6 +177,12 @@ def page(pages: Pages, handler: Callable) -> Callable:
             resp = pages.error(400, str(exc).splitlines()[0] if str(exc) else "bad request")
         except (GuardRefused, DatabaseError) as exc:
             resp = pages.error(503, str(exc).splitlines()[0])
+        except psycopg.errors.QueryCanceled:
+            resp = pages.error(
+                503, f"the query took longer than {pages.settings.statement_timeout_ms} ms: narrow the filters"
+            )
+        except psycopg.OperationalError as exc:
+            resp = pages.error(503, f"database connection lost: {(str(exc).strip().splitlines() or ['?'])[0]}")
         except Exception as exc:  # noqa: BLE001 - a page, not a traceback, for the person
             log.exception("web: %s %s failed", request.method, request.url.path)
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
