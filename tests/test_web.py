@@ -320,3 +320,43 @@ def test_remote_mode_needs_the_token_and_the_guard_refuses_an_owner_role(web_db,
         assert "ah_web_token" in r.headers["set-cookie"]
     finally:
         s.stop()
+
+
+def test_a_hit_deep_in_a_long_session_opens_the_page_holding_it(server, web_db):
+    from agent_history.web.queries import PAGE_EVENTS
+
+    with psycopg.connect(web_db.dsn) as conn:
+        # the corpus session with the most messages; its last prompt-or-reply lies past page 1
+        sid, uid, agent_id, n = conn.execute(
+            "SELECT s.id, s.session_uid, s.agent_id, count(*) FROM ah.session s JOIN ah.message m ON m.session_id = s.id "
+            "GROUP BY s.id ORDER BY 4 DESC, s.session_uid LIMIT 1"
+        ).fetchone()
+        (mid,) = conn.execute(
+            "SELECT id FROM ah.message WHERE session_id = %s ORDER BY source_id DESC, byte_offset DESC, id DESC LIMIT 1",
+            (sid,),
+        ).fetchone()
+    assert n > PAGE_EVENTS
+    r = httpx.get(f"{server.url}/hit/message/{mid}")
+    assert r.status_code == 303
+    location = r.headers["location"]
+    path, anchor = location.split("#")
+    assert path.startswith(f"/session/{uid}?") and "page=1" not in path
+    page_html = httpx.get(server.url + path).text
+    assert f'id="{anchor}"' in page_html
+    assert httpx.get(f"{server.url}/hit/message/999999999").status_code == 404
+
+
+def test_a_spawn_links_to_its_sub_agent(server, page, web_db):
+    with psycopg.connect(web_db.dsn) as conn:
+        parent_uid, parent_agent_id, child_uid, child_agent_id = conn.execute(
+            "SELECT p.session_uid, p.agent_id, c.session_uid, c.agent_id FROM ah.subagent_spawn sp "
+            "JOIN ah.session p ON p.id = sp.session_id JOIN ah.session c ON c.id = sp.child_session_id "
+            "ORDER BY p.session_uid, sp.id LIMIT 1"
+        ).fetchone()
+    page.goto(f"{server.url}/session/{parent_uid}?agent_id={parent_agent_id}&page=1")
+    link = page.locator(f"a.child[href*='{child_uid}']").first
+    link.click()
+    page.wait_for_load_state()
+    assert f"/session/{child_uid}" in page.url
+    assert (f"sub-agent {child_agent_id}" if child_agent_id else child_uid) in page.inner_text("main p.muted")
+    assert page.errors == []
