@@ -98,6 +98,11 @@ def web_db(pg_server, corpus_home, tmp_path_factory) -> TestDatabase:
     db = TestDatabase(name, pg_server.dsn(name), pg_server.dsn(name, user=READER), pg_server)
     sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(corpus_home).items()]
     sources.append(Source("claude-xss", "claude", _xss_home(tmp_path_factory.mktemp("xss"))))
+    # the synthetic loop homes (fixtures/loops/build.py), under their own namespaces: loop badges
+    loops_home = Path(__file__).resolve().parents[1] / "fixtures" / "loops" / "home"
+    sources += [
+        Source(ns.replace("-local", "-loops"), agent_of_namespace(ns), p) for ns, p in home_layout(loops_home).items()
+    ]
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         assert Loader(conn).run(sources).files_failed == 0
     yield db
@@ -359,4 +364,21 @@ def test_a_spawn_links_to_its_sub_agent(server, page, web_db):
     page.wait_for_load_state()
     assert f"/session/{child_uid}" in page.url
     assert (f"sub-agent {child_agent_id}" if child_agent_id else child_uid) in page.inner_text("main p.muted")
+    assert page.errors == []
+
+
+def test_loop_roots_and_lanes_carry_a_loop_badge_and_the_usage_page_lists_the_loops(server, page, web_db):
+    with psycopg.connect(web_db.dsn) as conn:
+        loops = conn.execute("SELECT count(*) FROM ah.loops").fetchone()[0]
+        memberships = conn.execute(
+            "SELECT count(*) FROM (SELECT root_session_id, id FROM ah.loops UNION SELECT session_id, loop_id FROM ah.lane) m"
+        ).fetchone()[0]
+        mains = conn.execute(
+            "SELECT count(*) FROM ah.session WHERE agent_id = '' AND NOT coalesce(is_subagent, false)"
+        ).fetchone()[0]
+    assert loops > 0 and mains <= 50  # every thread is on the first sessions page
+    page.goto(f"{server.url}/sessions")
+    assert page.locator("#sessions .badge.loop").count() == memberships
+    page.goto(f"{server.url}/usage")
+    assert page.locator("#loops tbody tr").count() == loops
     assert page.errors == []
