@@ -191,13 +191,14 @@ def _shot(page, name: str) -> Path:
 def test_search_finds_a_known_session_and_opens_it_at_the_hit(server, page):
     page.goto(f"{server.url}/search")
     page.fill("input[name=q]", "tools available to you allowed")
-    page.click("button[type=submit]")
+    with page.expect_navigation():  # the form is a plain GET: wait for the results page
+        page.click("button[type=submit]")
     hit = page.locator(f".hit[data-session='{KNOWN_UID}']").first
     assert hit.count() == 1
     assert page.locator(".hit .snippet mark").count() > 0
     _shot(page, "search")
-    hit.locator("a.open").click()
-    page.wait_for_load_state()
+    with page.expect_navigation(url=f"**/session/{KNOWN_UID}?**"):  # through the /hit redirect
+        hit.locator("a.open").click()
     assert f"/session/{KNOWN_UID}" in page.url
     anchor = page.url.split("#", 1)[1]
     target = page.locator(f"#{anchor}")
@@ -360,8 +361,8 @@ def test_a_spawn_links_to_its_sub_agent(server, page, web_db):
         ).fetchone()
     page.goto(f"{server.url}/session/{parent_uid}?agent_id={parent_agent_id}&page=1")
     link = page.locator(f"a.child[href*='{child_uid}']").first
-    link.click()
-    page.wait_for_load_state()
+    with page.expect_navigation(url=f"**/session/{child_uid}?**"):
+        link.click()
     assert f"/session/{child_uid}" in page.url
     assert (f"sub-agent {child_agent_id}" if child_agent_id else child_uid) in page.inner_text("main p.muted")
     assert page.errors == []
