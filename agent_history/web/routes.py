@@ -9,13 +9,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import quote
 
 import psycopg
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from agent_history.classify.rules import TRIGGERS
+from agent_history.db.status import CORE_TABLES
+from agent_history.embed.status import embedding_status
+from agent_history.ingest.status import catalogue_status
 from agent_history.model import classes
+from agent_history.read.common import resolve_session
+from agent_history.read.efficiency import efficiency_report, totals_of
+from agent_history.read.loops import list_loops, loops_by_session
+from agent_history.read.sessions import summary_of
+from agent_history.search import hybrid
+from agent_history.search.request import Scope, SearchRequest, parse_when
 from agent_history.web.app import PageError, Pages
+from agent_history.web.queries import (
+    IDLE_GAP,
+    PAGE_EVENTS,
+    SORTS,
+    event_position,
+    list_threads,
+    server_facts,
+    session_analytics,
+    timeline_page,
+)
+from agent_history.web.render import query
+from agent_history.web.usage import chart_payload, rollup, usage_cells
 
 CLASS_GROUPS: dict[str, tuple[str, ...]] = {
     "conversational": classes.CONVERSATIONAL,
@@ -41,8 +64,6 @@ class Filters:
 
 def filters_of(request: Request) -> Filters:
     """Filters from the query string. Raises ValueError (→ 400) for a time that is not one."""
-    from agent_history.search.request import parse_when
-
     q = request.query_params
     agents = tuple(a for a in q.getlist("agent") if a)
     namespaces = tuple(n for n in q.getlist("namespace") if n)
@@ -82,9 +103,6 @@ def _int(request: Request, name: str, default: int, lo: int = 1) -> int:
 
 def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Search: query, mode, filters; hits with highlighted snippets, provenance and a link to the hit."""
-    from agent_history.search import hybrid
-    from agent_history.search.request import Scope, SearchRequest
-
     f = filters_of(request)
     q = request.query_params
     text = q.get("q", "").strip()
@@ -136,8 +154,6 @@ def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
 
 def hit_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """/hit/{kind}/{id}: redirect to the session page holding that message or tool call, at it."""
-    from agent_history.web.queries import PAGE_EVENTS, event_position
-
     kind = request.path_params["kind"]
     try:
         event_id = int(request.path_params["id"])
@@ -148,17 +164,12 @@ def hit_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Respon
         raise PageError(404, f"no {kind} {event_id} in the catalogue (it may have been re-indexed)")
     session_id, seq = pos
     uid, agent_id = conn.execute("SELECT session_uid, agent_id FROM ah.session WHERE id = %s", (session_id,)).fetchone()
-    from agent_history.web.render import query
-
-    target = f"/session/{uid}?" + query({}, agent_id=agent_id, page=(seq - 1) // PAGE_EVENTS + 1) + f"#e{seq}"
+    target = f"/session/{quote(uid)}?" + query({}, agent_id=agent_id, page=(seq - 1) // PAGE_EVENTS + 1) + f"#e{seq}"
     return RedirectResponse(target, 303)
 
 
 def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Sessions: filters, sort, sub-agents nested under their parent, loop badges, paging."""
-    from agent_history.read.loops import loops_by_session
-    from agent_history.web.queries import SORTS, list_threads
-
     f = filters_of(request)
     sort = request.query_params.get("sort", "date")
     n = _int(request, "page", 1)
@@ -192,10 +203,6 @@ def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> R
 
 def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Session: header, analytics, and one page of the timeline in file order."""
-    from agent_history.read.common import resolve_session
-    from agent_history.read.sessions import summary_of
-    from agent_history.web.queries import IDLE_GAP, PAGE_EVENTS, session_analytics, timeline_page
-
     agent_id = request.query_params.get("agent_id")
     ref = resolve_session(conn, request.path_params["uid"], agent_id if agent_id is not None else None)
     n = _int(request, "page", 1)
@@ -228,8 +235,6 @@ def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
 
 
 def _usage(request: Request, conn: psycopg.Connection):
-    from agent_history.web.usage import usage_cells
-
     f = filters_of(request)
     return f, usage_cells(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until)
 
@@ -237,11 +242,6 @@ def _usage(request: Request, conn: psycopg.Connection):
 def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Usage: charts (tokens by agent, cost by model, per day), breakdown tables, efficiency by
     role, loops."""
-    from agent_history.read.efficiency import efficiency_report, totals_of
-    from agent_history.read.loops import list_loops
-    from agent_history.web.render import query
-    from agent_history.web.usage import rollup
-
     f, cells = _usage(request, conn)
     report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since)
     by_role: dict[str, list] = {}
@@ -249,8 +249,6 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
         by_role.setdefault(t.role or "unknown", []).append(t)
     roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
     loops = list_loops(conn, since=f.since, namespaces=f.namespaces, limit=50)
-    from agent_history.classify.rules import TRIGGERS
-
     return pages.html(
         "usage.html",
         page="usage",
@@ -269,8 +267,6 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
 
 def usage_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """/api/usage: the charts' JSON (`web.usage.chart_payload`)."""
-    from agent_history.web.usage import chart_payload
-
     _f, cells = _usage(request, conn)
     return JSONResponse(chart_payload(cells))
 
@@ -278,11 +274,6 @@ def usage_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Respo
 def status_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Status: server facts, namespaces with files by status and parse issues by kind, last
     pass, embedding coverage, row counts."""
-    from agent_history.db.status import CORE_TABLES
-    from agent_history.embed.status import embedding_status
-    from agent_history.ingest.status import catalogue_status
-    from agent_history.web.queries import server_facts
-
     counts = {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in CORE_TABLES}
     return pages.html(
         "status.html",
