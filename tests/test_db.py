@@ -71,6 +71,7 @@ def test_every_row_field_has_a_column_of_the_same_type(db):
                     "bigint": "bigint",
                     "boolean": "boolean",
                     "jsonb": "jsonb",
+                    "numeric": "numeric",
                     "timestamptz": "timestamp with time zone",
                 }[pg_type(str(f.type))]
                 assert cols.get(f.name) in (want, "integer" if want == "bigint" else want), (t.TABLE, f.name)
