@@ -272,8 +272,16 @@ def _duration(ms: int | None) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-@app.command("sessions")
+sessions_app = typer.Typer(
+    help="Recent sessions; `sessions exclude|restore|delete UID` and `sessions exclusions` curate them.",
+    no_args_is_help=False,
+)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback(invoke_without_command=True)
 def sessions_cmd(
+    ctx: typer.Context,
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
@@ -284,6 +292,8 @@ def sessions_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from agent_history.read.sessions import list_sessions
 
     db = database()

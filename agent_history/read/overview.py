@@ -94,8 +94,11 @@ def index_stats(conn: psycopg.Connection) -> dict[str, Any]:
     return {
         "counts": dict(zip(keys, counts, strict=True)),
         "sessions_by_agent": by_agent,
-        "last_pass": dict(zip(("started_at", "finished_at", "status", "files_scanned", "files_changed"), last,
-                              strict=True)) if last else None,  # fmt: skip
+        "last_pass": dict(
+            zip(("started_at", "finished_at", "status", "files_scanned", "files_changed"), last, strict=True)
+        )
+        if last
+        else None,  # fmt: skip
         "embeddings": embeddings,
         "open_issues": issues,
     }

@@ -135,7 +135,9 @@ class _Session:
 
 def _session(conn: psycopg.Connection, where: str, params: dict) -> list[_Session]:
     rows = conn.execute(
-        _SESSION_SQL + where + f" AND s.id <> ALL(ARRAY({EXCLUDED_SESSION_IDS})) ORDER BY s.started_at NULLS LAST, s.id",
+        _SESSION_SQL
+        + where
+        + f" AND s.id <> ALL(ARRAY({EXCLUDED_SESSION_IDS})) ORDER BY s.started_at NULLS LAST, s.id",
         params,
     ).fetchall()
     return [_Session(*r) for r in rows]
@@ -162,7 +164,9 @@ def linked_sessions(conn: psycopg.Connection, s: _Session, limit: int) -> list[t
         out += [
             (p, "resumed_from")
             for p in _session(
-                conn, "s.agent = %(a)s AND s.session_uid = %(u)s AND s.agent_id = ''", {"a": s.agent, "u": s.forked_from_uid}
+                conn,
+                "s.agent = %(a)s AND s.session_uid = %(u)s AND s.agent_id = ''",
+                {"a": s.agent, "u": s.forked_from_uid},
             )
         ]
     out += [(c, "child") for c in _session(conn, "s.parent_session_id = %(id)s", {"id": s.id})]
@@ -192,7 +196,9 @@ def _turn_window(events: list[Step], turns: set[int], per_turn: int) -> list[Ste
     return picked
 
 
-def expand(conn: psycopg.Connection, query: str, hits: list[SearchHit], bounds: RecallBounds = RecallBounds()) -> Recall:
+def expand(
+    conn: psycopg.Connection, query: str, hits: list[SearchHit], bounds: RecallBounds = RecallBounds()
+) -> Recall:
     """The narrative for `hits` (best first; the first `bounds.hits` are expanded). Raises
     psycopg errors unchanged."""
     recall = Recall(query, hits[: bounds.hits])

@@ -33,7 +33,9 @@ def thread_recall_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
         raise ToolFailure(str(exc)) from None
 
 
-def recent_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+def recent_sessions_handler(
+    conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv
+) -> dict[str, Any]:
     """`recent_sessions` tool: ``{"sessions": [...]}`` (`read.overview.recent_sessions`)."""
     agents = (args["agent"],) if args.get("agent") else ()
     namespaces = tuple(scope.searched) if scope.namespaces is not None else ()
