@@ -109,10 +109,11 @@ WITH ev AS (
            coalesce(t.error_class, t.outcome), t.source_id, t.byte_offset, t.line_number, false
     FROM ah.tool_call AS t WHERE t.session_id = %(sid)s
 )
-SELECT kind, id, ts, label, left(text, %(chars)s), outcome, f.path, byte_offset, line_number,
-       sum(is_prompt::int) OVER (ORDER BY source_id, byte_offset, kind DESC, id) AS turn
+SELECT ev.kind, ev.id, ev.ts, ev.label, left(ev.text, %(chars)s), ev.outcome, f.path, ev.byte_offset,
+       ev.line_number,
+       sum(ev.is_prompt::int) OVER (ORDER BY ev.source_id, ev.byte_offset, ev.kind, ev.id) AS turn
 FROM ev LEFT JOIN ah.source_file AS f ON f.id = ev.source_id
-ORDER BY source_id, byte_offset, kind DESC, id
+ORDER BY ev.source_id, ev.byte_offset, ev.kind, ev.id
 """
 
 _SESSION_SQL = (

@@ -1,6 +1,6 @@
 """Ranking after retrieval: context-project boost, ``blend`` and distinct-turn diversification
 over a candidate set (issue 17). The math is `search.rank` (pure); this module reads what it
-needs for the hits (their turn, their session's turn count) in two queries.
+needs for the hits (their turn, their session's prompt count) in two queries.
 
 Filters (agents, excluded agents, source type, curated-out sessions) are never applied here:
 they are part of every backend's SQL (`search.filters.build_filter`), before retrieval.
@@ -41,23 +41,23 @@ def _turn_keys(conn: psycopg.Connection, hits: list[SearchHit]) -> dict[tuple[st
 
 
 def session_turns(conn: psycopg.Connection, hits: list[SearchHit]) -> dict[tuple[str, str, str], int | None]:
-    """(agent, session uid, agent id) → the thread's turn count (``ah.turn`` rows; the prompt
-    count where a format records no turns; None when neither is known)."""
+    """(agent, session uid, agent id) → the thread's turn count: its human prompts
+    (``ah.session.prompt_count``: human_prompt + queued_prompt messages) — one turn per prompt,
+    whatever a format calls a turn (pi records one per model call); None when not rolled up."""
     keys = {(h.agent, h.session_uid, h.agent_id or "") for h in hits}
     if not keys:
         return {}
     agents, uids, aids = (list(x) for x in zip(*keys, strict=True))
     rows = conn.execute(
         """
-        SELECT s.agent, s.session_uid, s.agent_id,
-               nullif((SELECT count(*) FROM ah.turn AS t WHERE t.session_id = s.id), 0), s.prompt_count
+        SELECT s.agent, s.session_uid, s.agent_id, s.prompt_count
         FROM ah.session AS s
         JOIN unnest(%s::text[], %s::text[], %s::text[]) AS k(agent, uid, aid)
           ON s.agent = k.agent AND s.session_uid = k.uid AND s.agent_id = k.aid
         """,
         (agents, uids, aids),
     ).fetchall()
-    return {(a, u, i): (turns if turns is not None else prompts) for a, u, i, turns, prompts in rows}
+    return {(a, u, i): prompts for a, u, i, prompts in rows}
 
 
 def rerank(conn: psycopg.Connection, req: SearchRequest, hits: list[SearchHit]) -> list[SearchHit]:

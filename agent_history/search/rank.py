@@ -8,7 +8,8 @@ context-project boost and distinct-turn diversification (issue 17).
   the hit's score min-max normalised over the candidate set (best = 1, worst = 0; a set whose
   scores are all equal gives every hit 1), recency decays linearly from 1 (now) to 0 at
   `RECENCY_HORIZON_DAYS` (365) days old (unknown time: 0), and depth is the session's turn count
-  capped at `DEPTH_CAP` (50), divided by 50 (unknown: 0).
+  capped at `DEPTH_CAP` (50), divided by 50 (unknown: 0); a turn is a human prompt
+  (`postrank.session_turns`).
 - **Context project** (`boost_project`): hits whose cwd is the project directory or below have
   their score multiplied by `CONTEXT_BOOST` (1.5) — others stay, ranked after equally relevant
   in-project hits.
