@@ -184,7 +184,9 @@ def exclude_cmd(
         ref = _resolve(conn, uid)
         new = exclude(conn, ref, reason)
         conn.commit()
-    console.print(f"{'excluded' if new else 'already excluded'}: {ref.agent} {ref.session_uid}", highlight=False)
+    console.print(
+        f"{'excluded' if new else 'already excluded'}: {ref.agent} {ref.session_uid}", highlight=False, soft_wrap=True
+    )
 
 
 @sessions_app.command("restore")
@@ -201,7 +203,7 @@ def restore_cmd(uid: str = typer.Argument(..., help="Session uid, or a unique pr
         for agent, session_uid in matches:
             restore(conn, agent, session_uid)
         conn.commit()
-    console.print(f"restored: {matches[0][0]} {matches[0][1]}", highlight=False)
+    console.print(f"restored: {matches[0][0]} {matches[0][1]}", highlight=False, soft_wrap=True)
 
 
 @sessions_app.command("delete")
@@ -224,14 +226,19 @@ def delete_cmd(
             typer.confirm(f"delete {ref.agent} session {ref.session_uid} ({ref.title or 'untitled'})?", abort=True)
         counts = delete(conn, ref)
     console.print(
-        f"deleted {ref.agent} {ref.session_uid}: {counts['sessions']} thread(s), {counts['events']} event rows, "
-        f"{counts['files']} file record(s)",
+        f"deleted {ref.agent} {ref.session_uid}: {counts['sessions']} thread(s), "
+        f"{counts['messages_and_tool_calls']} messages and tool calls, {counts['files']} file record(s)",
         highlight=False,
+        soft_wrap=True,
     )
     if is_excluded:
-        console.print("it stays excluded: the next pass indexes the transcript again but keeps it out of results")
+        console.print(
+            "it stays excluded: the next pass indexes the transcript again but keeps it out of results", soft_wrap=True
+        )
     else:
-        console.print("the next pass indexes the transcript again unless you exclude it (`sessions exclude`)")
+        console.print(
+            "the next pass indexes the transcript again unless you exclude it (`sessions exclude`)", soft_wrap=True
+        )
 
 
 @exclusions_app.command("export")
@@ -246,7 +253,7 @@ def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdo
         sys.stdout.write(text)
     else:
         file.write_text(text)
-        console.print(f"{len(data)} exclusion(s) written to {file}", highlight=False)
+        console.print(f"{len(data)} exclusion(s) written to {file}", highlight=False, soft_wrap=True)
 
 
 @exclusions_app.command("import")
@@ -263,4 +270,4 @@ def import_cmd(file: Path = typer.Argument(..., help="A file written by `session
             added = import_exclusions(conn, data)
         except ValueError as exc:
             fail(f"{file}: {exc}", 2)
-    console.print(f"{added} exclusion(s) added, {len(data) - added} already present", highlight=False)
+    console.print(f"{added} exclusion(s) added, {len(data) - added} already present", highlight=False, soft_wrap=True)

@@ -61,7 +61,8 @@ def excluded(conn: psycopg.Connection, uid: str) -> list[tuple[str, str]]:
 
 def delete(conn: psycopg.Connection, ref: SessionRef) -> dict[str, int]:
     """Delete `ref`'s session (every thread) and the rows of the files holding it; returns
-    ``{"files": n, "events": n, "sessions": n}``. Runs in one transaction."""
+    ``{"files": n, "messages_and_tool_calls": n, "sessions": n}`` (threads). Runs in one
+    transaction."""
     with conn.transaction():
         ids = [r[0] for r in conn.execute(
             "SELECT id FROM ah.session WHERE agent = %s AND session_uid = %s", (ref.agent, ref.session_uid)
@@ -72,11 +73,17 @@ def delete(conn: psycopg.Connection, ref: SessionRef) -> dict[str, int]:
             "UNION SELECT source_id FROM ah.tool_call WHERE session_id = ANY(%(ids)s)",
             {"ids": ids},
         ).fetchall()]  # fmt: skip
-        events = sum(purge_source(conn, f) for f in files)
+        events = conn.execute(
+            "SELECT (SELECT count(*) FROM ah.message WHERE source_id = ANY(%(f)s)) "
+            "+ (SELECT count(*) FROM ah.tool_call WHERE source_id = ANY(%(f)s))",
+            {"f": files},
+        ).fetchone()[0]
+        for f in files:
+            purge_source(conn, f)
         conn.execute("DELETE FROM ah.source_file WHERE id = ANY(%s)", (files,))
-        gone = conn.execute("DELETE FROM ah.session WHERE id = ANY(%s)", (ids,)).rowcount
+        conn.execute("DELETE FROM ah.session WHERE id = ANY(%s)", (ids,))
         conn.execute("DELETE FROM ah.dirty_session WHERE session_id = ANY(%s)", (ids,))
-    return {"files": len(files), "events": events, "sessions": gone}
+    return {"files": len(files), "messages_and_tool_calls": events, "sessions": len(ids)}
 
 
 def export_exclusions(conn: psycopg.Connection) -> list[dict[str, Any]]:
