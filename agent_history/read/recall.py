@@ -5,7 +5,8 @@ A **turn** is a human prompt and everything after it in file order (replies, rea
 calls with their results) up to the next human prompt; events before a session's first prompt
 form turn 0. For each of the best `RecallBounds.hits` hits (a search with the caller's filters,
 exclusions included) the narrative takes the hit's turn plus `turns_before` / `turns_after`
-turns around it. Sessions linked to the hit's session — its parent, its children (sub-agents,
+turns around it. A turn longer than `steps_per_turn` keeps its prompt and, for the hit's turn,
+the steps nearest the hit; for any other turn, its last steps (where its outcome is). Sessions linked to the hit's session — its parent, its children (sub-agents,
 forks: ``parent_session_id``), the session it was resumed or forked from and those resumed or
 forked from it (``forked_from_uid``, same agent) — contribute their turn nearest the link: the
 last turn of an earlier session, the first turn of a later one. Curated-out sessions
@@ -188,13 +189,21 @@ def linked_sessions(conn: psycopg.Connection, s: _Session, limit: int) -> list[t
     return unique[:limit]
 
 
-def _turn_window(events: list[Step], turns: set[int], per_turn: int) -> list[Step]:
-    picked, count = [], {}
-    for e in events:
-        if e.turn in turns and count.get(e.turn, 0) < per_turn:
-            count[e.turn] = count.get(e.turn, 0) + 1
-            picked.append(e)
-    return picked
+def _turn_window(events: list[Step], turn: int, per_turn: int, anchor: Step | None = None) -> list[Step]:
+    """At most `per_turn` steps of `turn`: its prompt (when it starts with one) plus the steps
+    nearest `anchor` (the hit: as many before as after, shifted at the turn's ends), or — without
+    an anchor — the turn's last steps, where its outcome is."""
+    steps = [e for e in events if e.turn == turn]
+    if len(steps) <= per_turn:
+        return steps
+    head = [steps[0]] if steps[0].label == "human_prompt" else []
+    body = steps[len(head) :]
+    k = per_turn - len(head)
+    if anchor is None or anchor not in body:
+        return head + body[-k:]
+    i = body.index(anchor)
+    start = max(0, min(i - k // 2, len(body) - k))
+    return head + body[start : start + k]
 
 
 def expand(
@@ -217,11 +226,11 @@ def expand(
         if at is None:
             continue
         at.is_hit = True
-        window = set(range(at.turn - bounds.turns_before, at.turn + bounds.turns_after + 1))
-        for e in _turn_window(events, window, bounds.steps_per_turn):
-            key = (e.kind, e.id)
-            if key not in steps or e.is_hit:
-                steps[key] = e
+        for turn in range(at.turn - bounds.turns_before, at.turn + bounds.turns_after + 1):
+            for e in _turn_window(events, turn, bounds.steps_per_turn, at if turn == at.turn else None):
+                key = (e.kind, e.id)
+                if key not in steps or e.is_hit:
+                    steps[key] = e
         for linked, relation in linked_sessions(conn, own, bounds.linked_sessions):
             linked_events = _events(conn, linked, relation, bounds.text_chars)
             if not linked_events:
@@ -231,7 +240,7 @@ def expand(
             turn = turn_numbers[-1] if before else turn_numbers[0]
             if not before and turn == 0 and len(turn_numbers) > 1:
                 turn = turn_numbers[1]  # a later session's first prompt, not its preamble
-            for e in _turn_window(linked_events, {turn}, bounds.steps_per_turn):
+            for e in _turn_window(linked_events, turn, bounds.steps_per_turn):
                 steps.setdefault((e.kind, e.id), e)
     ordered = sorted(
         steps.values(),
