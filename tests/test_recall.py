@@ -196,12 +196,8 @@ def test_cli_sql_same_guard_and_limits_as_mcp(recall_env):
     assert json.loads(out.stdout)["rows"] == [["claude", 3], ["pi", 2]]
     csv_out = _cli(recall_env, "sql", "SELECT agent, count(*) AS n FROM ah.session GROUP BY 1 ORDER BY 1", "--csv")
     assert csv_out.stdout == "agent,n\nclaude,3\npi,2\n"
-    many = _cli(recall_env, "sql", "SELECT g FROM generate_series(1, 500) AS g", "--json")
-    assert json.loads(many.stdout)["row_count"] == 200 and json.loads(many.stdout)["truncated"]
-    write = _cli(recall_env, "sql", "DELETE FROM ah.session")
+    write = _cli(recall_env, "sql", "DELETE FROM ah.session")  # (row limit, one statement: run_sql, test_mcp_sql)
     assert write.returncode == 1 and "read-only transaction" in write.stderr and "Traceback" not in write.stderr
-    two = _cli(recall_env, "sql", "SELECT 1; SELECT 2")
-    assert two.returncode == 1 and "cannot insert multiple commands" in two.stderr
 
 
 def test_mcp_tools_listed_with_schemas_and_answering(recall_db, own_tmp):
