@@ -179,8 +179,8 @@ def search_cmd(
         "default",
         "--rank",
         help="default (relevance) or blend: 0.7 × relevance (min-max normalised over the top candidates, "
-        "max(3 × limit, 50)) + 0.2 × recency (1 today, linear to 0 at 365 days) + 0.1 × depth (session "
-        "turns, capped at 50, / 50).",
+        "limit + 30 or more) + 0.2 × recency (1 today, linear to 0 at 365 days) + 0.1 × depth (session "
+        "turns = human prompts, capped at 50, / 50).",
     ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

@@ -16,15 +16,16 @@ import psycopg
 from agent_history.search import rank
 from agent_history.search.request import SearchHit, SearchRequest
 
-CANDIDATE_FACTOR = 3
-CANDIDATE_MIN = 50
-"""How many candidates a search fetches before re-ranking: max(limit × 3, 50) (at most
-`request.MAX_LIMIT`), so diversification and the blend have alternatives to promote."""
+CANDIDATE_EXTRA = 30
+CANDIDATE_WIDE = 150
+"""A search for `limit` hits retrieves max(limit + 30, min(3 × limit, 150)) candidates (at most
+`request.MAX_LIMIT`) before re-ranking, so diversification and the blend have alternatives to
+promote: 60 for the default 20, 31 for 1, 230 for 200 (the extra work stays bounded)."""
 
 
 def candidate_limit(limit: int, max_limit: int) -> int:
-    """How many hits to retrieve for a final list of `limit` (see `CANDIDATE_FACTOR`)."""
-    return min(max_limit, max(limit * CANDIDATE_FACTOR, CANDIDATE_MIN))
+    """How many hits to retrieve for a final list of `limit` (see `CANDIDATE_EXTRA`)."""
+    return min(max_limit, max(limit + CANDIDATE_EXTRA, min(3 * limit, CANDIDATE_WIDE)))
 
 
 def _turn_keys(conn: psycopg.Connection, hits: list[SearchHit]) -> dict[tuple[str, int], tuple]:
