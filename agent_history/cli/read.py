@@ -43,6 +43,36 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
+def _excluded_agents(values: list[str] | None) -> tuple[str, ...]:
+    """``--exclude-agent`` values as harness names (product names accepted: `search.rank`)."""
+    from agent_history.search.rank import resolve_agent
+
+    out = []
+    for v in values or ():
+        try:
+            out.append(resolve_agent(v))
+        except ValueError as exc:
+            fail(str(exc), 2)
+    return tuple(dict.fromkeys(out))
+
+
+SOURCE_TYPES = ("session", "memory")  # ah.session.source_type (migration 0009)
+RANKS = ("default", "blend")  # search.postrank.rerank
+
+
+def _source_types(values: list[str] | None) -> tuple[str, ...]:
+    unknown = [v for v in values or () if v not in SOURCE_TYPES]
+    if unknown:
+        fail(f"unknown --source-type {unknown[0]!r} (known: {', '.join(SOURCE_TYPES)})", 2)
+    return tuple(dict.fromkeys(values or ()))
+
+
+def _rank(value: str) -> str:
+    if value not in RANKS:
+        fail(f"unknown --rank {value!r} (known: {', '.join(RANKS)})", 2)
+    return value
+
+
 def _when(value: str | None, option: str, *, end: bool = False) -> datetime | None:
     """`value` of `option` (``--since``/``--until``) as a time; a usage error (exit 2) if not one."""
     if not value:
@@ -131,9 +161,32 @@ def search_cmd(
         Scope.MESSAGES, "--in", help="messages, tools (tool input/output), all, or summaries (journal summaries)."
     ),
     mode: str = typer.Option(None, "--mode", help="keyword, vector or hybrid (default: hybrid once embeddings exist)."),
+    exclude_agent: list[str] = typer.Option(
+        None,
+        "--exclude-agent",
+        "-x",
+        help="Leave this agent out before retrieval; repeatable. Product names work: claude-code = claude.",
+    ),
+    source_type: list[str] = typer.Option(
+        None, "--source-type", help="Only session transcripts or memory files: session | memory; repeatable."
+    ),
+    context_project: str = typer.Option(
+        None,
+        "--context-project",
+        help="Prefer sessions whose cwd is this directory or below (their scores × 1.5); others still appear.",
+    ),
+    rank: str = typer.Option(
+        "default",
+        "--rank",
+        help="default (relevance) or blend: 0.7 × relevance (min-max normalised over the top candidates, "
+        "limit + 30 or more) + 0.2 × recency (1 today, linear to 0 at 365 days) + 0.1 × depth (session "
+        "turns = human prompts, capped at 50, / 50).",
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Search prompts, replies, briefs, summaries (and tool input/output with --in): keyword, vector or hybrid."""
+    """Search prompts, replies, briefs, summaries (and tool input/output with --in): keyword, vector or hybrid.
+
+    Results show distinct turns first, then further fragments of the same turns."""
     if message_class:
         unknown = sorted(set(message_class) - set(classes.ALL))
         if unknown:
@@ -159,8 +212,20 @@ def search_cmd(
         until=_when(until, "--until", end=True),
         project=project,
         session=session,
+        exclude_agents=_excluded_agents(exclude_agent),
+        source_types=_source_types(source_type),
+        context_project=context_project,
+        rank=_rank(rank),
     )
     from agent_history.search.hybrid import Mode, SearchResult, VectorUnavailable, run_search
+
+    cancelled = sorted(set(req.agents) & set(req.exclude_agents))
+    if cancelled and set(req.agents) <= set(req.exclude_agents):
+        if json:
+            print_json({"query": query, "hits": [], "note": f"--agent and --exclude-agent both name {cancelled[0]}"})
+        else:
+            console.print(f"nothing to search: --agent and --exclude-agent both name {', '.join(cancelled)}")
+        _found(False)
 
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
@@ -207,8 +272,16 @@ def _duration(ms: int | None) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-@app.command("sessions")
+sessions_app = typer.Typer(
+    help="Recent sessions; `sessions exclude|restore|delete UID` and `sessions exclusions` curate them.",
+    no_args_is_help=False,
+)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback(invoke_without_command=True)
 def sessions_cmd(
+    ctx: typer.Context,
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
@@ -219,6 +292,8 @@ def sessions_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from agent_history.read.sessions import list_sessions
 
     db = database()

@@ -75,6 +75,7 @@ SELECT m.id, m.message_class, s.cwd,
 FROM ah.message AS m
 JOIN ah.session AS s ON s.id = m.session_id
 WHERE m.id > %(after)s
+  AND NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS ex WHERE ex.agent = s.agent AND ex.session_uid = s.session_uid)
   AND m.message_class = ANY(%(classes)s)
   AND length(btrim(m.text)) >= %(min)s
   AND (NOT EXISTS (SELECT 1 FROM ah.chunk_source AS cs WHERE cs.message_id = m.id AND cs.source_sha256 = m.text_sha256)
@@ -84,12 +85,14 @@ SELECT t.id, ({_TOOL_IS_ERROR}) AS failed, coalesce(t.name, 'tool'), s.cwd, {_TO
 FROM ah.tool_call AS t
 JOIN ah.session AS s ON s.id = t.session_id
 WHERE t.id > %(after)s
+  AND NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS ex WHERE ex.agent = s.agent AND ex.session_uid = s.session_uid)
   AND {_TOOL_CANDIDATE}
   AND (NOT EXISTS (SELECT 1 FROM ah.chunk_source AS cs
                    WHERE cs.tool_call_id = t.id AND cs.source_sha256 = ah.utf8_sha256({_TOOL_TEXT}))
        OR {_UNEMBEDDED.format(col="tool_call_id", alias="t")})""",
 }
-"""Pending sources per table (keyset on id > %(after)s)."""
+"""Pending sources per table (keyset on id > %(after)s); sessions curated out
+(``ah.session_exclusion``, `sessions exclude`) are never pending."""
 SOURCE_TABLES: tuple[str, ...] = ("message", "tool_call")
 
 

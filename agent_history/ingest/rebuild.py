@@ -46,6 +46,7 @@ KEPT_TABLES: tuple[str, ...] = (
     "session_summary",  # journal-sync: not derived from transcripts; relinked by the post-pass
     "session_topic",
     "journal_sync_run",
+    "session_exclusion",  # curation (issue 17): a person's decision, keyed by natural key
 )
 """Tables a rebuild keeps: the embedding cache by (model, input sha256) makes re-embedding free
 (later also the collector tables)."""

@@ -37,6 +37,7 @@ from agent_history.mcp.tools.catalog import TOOLS as CATALOG_TOOLS
 from agent_history.mcp.tools.efficiency import TOOLS as EFFICIENCY_TOOLS
 from agent_history.mcp.tools.loops import TOOLS as LOOP_TOOLS
 from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
+from agent_history.mcp.tools.recall import TOOLS as RECALL_TOOLS
 from agent_history.mcp.tools.search import TOOLS as SEARCH_TOOLS
 from agent_history.mcp.tools.summaries import TOOLS as SUMMARY_TOOLS
 
@@ -44,6 +45,7 @@ log = logging.getLogger("agent_history.mcp")
 
 TOOLS: tuple[ToolSpec, ...] = (
     *SEARCH_TOOLS,
+    *RECALL_TOOLS,
     *SUMMARY_TOOLS,
     *READ_TOOLS,
     *ACTIVITY_TOOLS,

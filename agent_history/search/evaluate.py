@@ -12,6 +12,11 @@ text, or tool name + input + output) contains ``contains`` (case-insensitive). h
 of queries with a correct hit in the first k; MRR = mean of 1/rank of the first correct hit
 (0 when none in the returned `limit`). `check_labels` verifies every label is satisfiable at
 all (some document of that session, in the query's scope and classes, contains the substring).
+
+Thread recall (issue 17): every question of ``fixtures/eval/recall.toml`` ("what did we try
+before X worked") runs `read.recall.thread_recall` (keyword, default bounds); a question is
+covered when the narrative's steps of its session contain every ``expect`` substring
+(case-insensitive). Reported: questions covered, share of substrings found, mean steps, p50 ms.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from agent_history.search.request import Scope, SearchRequest
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_QUERIES = REPO / "fixtures" / "eval" / "queries.toml"
+DEFAULT_RECALL = REPO / "fixtures" / "eval" / "recall.toml"
 DEFAULT_HOME = REPO.parent / "shared" / "corpus" / "home"
 LIMIT = 20
 
@@ -178,6 +184,48 @@ def check_labels(conn: psycopg.Connection, queries: list[LabelledQuery]) -> list
     return bad
 
 
+@dataclass(frozen=True, slots=True)
+class RecallQuestion:
+    """One thread-recall question: the session its story is in and what the narrative must hold."""
+
+    id: str
+    q: str
+    session: str
+    expect: tuple[str, ...]
+
+
+def load_recall_questions(path: Path = DEFAULT_RECALL) -> list[RecallQuestion]:
+    """The ``[[question]]`` tables of a recall TOML file."""
+    data = tomllib.loads(path.read_text())
+    return [RecallQuestion(q["id"], q["q"], q["session"], tuple(q["expect"])) for q in data["question"]]
+
+
+def evaluate_recall(conn: psycopg.Connection, questions: list[RecallQuestion]) -> dict:
+    """``{questions, covered, expect_found, mean_steps, p50_ms, results: [{id, found, missing, steps, ms}]}``
+    (see the module docstring). `expect_found` is found substrings / all substrings."""
+    from agent_history.read.recall import thread_recall
+
+    results = []
+    for rq in questions:
+        t0 = time.perf_counter()
+        recall = thread_recall(conn, SearchRequest(rq.q), "keyword", None)
+        ms = (time.perf_counter() - t0) * 1000
+        text = "\n".join(s.text.lower() for s in recall.steps if s.session_uid == rq.session)
+        missing = [e for e in rq.expect if e.lower() not in text]
+        results.append({"id": rq.id, "found": len(rq.expect) - len(missing), "missing": missing,
+                        "steps": len(recall.steps), "ms": round(ms, 1)})  # fmt: skip
+    total = sum(len(q.expect) for q in questions)
+    ms_sorted = sorted(r["ms"] for r in results)
+    return {
+        "questions": len(questions),
+        "covered": sum(1 for r in results if not r["missing"]),
+        "expect_found": round(sum(r["found"] for r in results) / max(1, total), 4),
+        "mean_steps": round(sum(r["steps"] for r in results) / max(1, len(results)), 1),
+        "p50_ms": ms_sorted[(len(ms_sorted) - 1) // 2] if ms_sorted else 0.0,
+        "results": results,
+    }
+
+
 def index_home(dsn: str, home: Path) -> None:
     """Index a directory laid out like ``~`` into `dsn` (incremental)."""
     from agent_history.db.migrate import ensure_schema
@@ -214,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         "--home", type=Path, default=DEFAULT_HOME, help="agent home laid out like ~ (default: the shared corpus)"
     )
     ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    ap.add_argument("--recall-questions", type=Path, default=DEFAULT_RECALL)
     ap.add_argument(
         "--dsn", default=None, help="index into and search this database (default: a private temporary one)"
     )
@@ -233,14 +282,23 @@ def main(argv: list[str] | None = None) -> int:
         with psycopg.connect(dsn) as conn:
             bad = check_labels(conn, queries)
             report = evaluate(conn, queries)
+            recall = evaluate_recall(conn, load_recall_questions(args.recall_questions))
         if args.json:
-            out = report.as_dict() | {"unsatisfiable_labels": bad, "index_seconds": round(indexed, 2)}
+            out = report.as_dict() | {"unsatisfiable_labels": bad, "index_seconds": round(indexed, 2), "recall": recall}
             sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
             print(f"indexed {args.home} in {indexed:.1f} s")
             if bad:
                 print(f"unsatisfiable labels: {', '.join(bad)}")
             _print_report(report, args.verbose)
+            print(
+                f"thread recall: {recall['covered']}/{recall['questions']} questions covered, "
+                f"{recall['expect_found']:.3f} of expected steps found, {recall['mean_steps']} steps on average, "
+                f"p50 {recall['p50_ms']:.1f} ms"
+            )
+            for r in recall["results"]:
+                if args.verbose or r["missing"]:
+                    print(f"  {r['id']:<24} found {r['found']}  missing: {', '.join(r['missing']) or '-'}")
         return 0
 
 

@@ -17,6 +17,12 @@ from agent_history.model import classes
 from agent_history.read.common import MIN_UID_PREFIX
 from agent_history.search.request import SearchRequest
 
+EXCLUDED_SESSION_IDS = (
+    "SELECT s.id FROM ah.session AS s JOIN ah.session_exclusion AS x "
+    "ON x.agent = s.agent AND x.session_uid = s.session_uid"
+)
+"""Surrogate ids of the sessions (and their sub-agent threads) excluded by curation."""
+
 CORPUS_TABLE = {"message": "message", "tool_call": "tool_call"}
 
 
@@ -34,7 +40,8 @@ def like_prefix(prefix: str) -> str:
 
 
 def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
-    """Conditions (``TRUE`` when none) for documents of `corpus` ('message' | 'tool_call')."""
+    """Conditions for documents of `corpus` ('message' | 'tool_call'): the request's filters,
+    ``exclude_agents`` and ``source_types`` included, and always "not in a curated-out session"."""
     a = sql.Identifier(alias)
     conds: list[sql.Composable] = []
     params: dict = {}
@@ -42,6 +49,12 @@ def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
     if req.agents:
         conds.append(sql.SQL("{}.agent = ANY(%(f_agents)s)").format(a))
         params["f_agents"] = list(req.agents)
+    if req.exclude_agents:
+        conds.append(sql.SQL("{}.agent <> ALL(%(f_exclude_agents)s)").format(a))
+        params["f_exclude_agents"] = list(req.exclude_agents)
+    if req.source_types:
+        session_conds.append(sql.SQL("s.source_type = ANY(%(f_source_types)s)"))
+        params["f_source_types"] = list(req.source_types)
     if req.namespaces:
         params["f_namespaces"] = list(req.namespaces)
         if corpus == "message":
@@ -72,6 +85,8 @@ def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
         params["f_session_min"] = MIN_UID_PREFIX
         params["f_session"] = req.session
         params["f_session_like"] = like_prefix(req.session)
+    # Curated-out sessions (`sessions exclude`, ah.session_exclusion): never retrieved.
+    conds.append(sql.SQL("{}.session_id <> ALL(ARRAY({}))").format(a, sql.SQL(EXCLUDED_SESSION_IDS)))
     if session_conds:
         conds.append(
             sql.SQL("{}.session_id = ANY(ARRAY(SELECT s.id FROM ah.session AS s WHERE {}))").format(

@@ -177,8 +177,15 @@ def run_search(
     a provider that cannot be made (e.g. the API key variable is unset) in vector mode, and
     AmbiguousSession for a ``session`` prefix naming several sessions. When
     nothing is found and the query has no searchable term (blank, stop words, punctuation), the
-    note says so (`QueryAnalysis.empty_note`) instead of leaving a bare "no matches"."""
-    result = _run_search(conn, with_session_resolved(conn, req), mode, settings)
+    note says so (`QueryAnalysis.empty_note`) instead of leaving a bare "no matches".
+    Retrieves `postrank.candidate_limit` candidates and re-ranks them (`postrank.rerank`:
+    context-project boost, ``blend``, distinct turns first) down to `req.limit`."""
+    from agent_history.search.postrank import candidate_limit, rerank
+    from agent_history.search.request import MAX_LIMIT
+
+    req = with_session_resolved(conn, req)
+    result = _run_search(conn, replace(req, limit=candidate_limit(req.limit, MAX_LIMIT)), mode, settings)
+    result.hits = rerank(conn, req, result.hits)  # boost, blend, distinct turns first; then `limit`
     if not result.hits:
         empty = analyze(req.query).empty_note()
         if empty:

@@ -54,6 +54,16 @@ class SearchRequest:
     session: str | None = None
     """A session uid (matches main thread and its sub-agents) — or a uid prefix of ≥ 6 characters
     (`read.common.MIN_UID_PREFIX`; the CLI and MCP resolve a prefix to one session first)."""
+    exclude_agents: tuple[str, ...] = ()
+    """Harness names left out before retrieval (`search.rank.resolve_agent` maps product names)."""
+    source_types: tuple[str, ...] = ()
+    """``session`` and/or ``memory`` (``ah.session.source_type``); empty = both."""
+    context_project: str | None = None
+    """Prefer hits whose cwd is this directory or below (`search.rank.boost_project`); others stay."""
+    rank: str = "default"
+    """``default`` (the backend's order) or ``blend`` (`search.rank.blend`)."""
+    now: datetime | None = None
+    """The clock for ``blend`` recency (None: the current time); injectable for tests."""
 
 
 @dataclass(slots=True)

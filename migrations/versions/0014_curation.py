@@ -1,5 +1,11 @@
 """Recall and session curation (issue 17).
 
+``ah.session_exclusion``: sessions a person keeps out of search, recall, embeddings and MCP
+results (`agent-history sessions exclude UID`). Keyed by the session's natural key (agent,
+session_uid) — not its surrogate id — so the decision survives passes and `rebuild` (which
+truncates only the derived tables). Sub-agent threads share their session's uid and are
+excluded with it.
+
 Revision ID: 0014_curation
 Revises: 0013_usage
 Create Date: 2026-12-01
@@ -13,11 +19,17 @@ branch_labels = None
 depends_on = None
 
 UPGRADE = r"""
-SELECT 1;
+CREATE TABLE ah.session_exclusion (
+    agent        text NOT NULL,
+    session_uid  text NOT NULL,
+    reason       text,
+    excluded_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (agent, session_uid)
+);
 """
 
 DOWNGRADE = r"""
-SELECT 1;
+DROP TABLE IF EXISTS ah.session_exclusion;
 """
 
 

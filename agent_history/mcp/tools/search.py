@@ -26,6 +26,7 @@ from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
 from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
+from agent_history.search.rank import AGENT_ALIASES, KNOWN_AGENTS, resolve_agent
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
 from agent_history.search.summaries import summaries_for_sessions
@@ -74,6 +75,10 @@ def build_request(scope: Scope, args: dict[str, Any], limit: int) -> SearchReque
         until=parse_when(args["until"], end_of_day=True, option="until") if args.get("until") else None,
         project=args.get("project"),
         session=args.get("session"),
+        exclude_agents=tuple(dict.fromkeys(resolve_agent(a) for a in args.get("exclude_agent") or ())),
+        source_types=tuple(args.get("source_type") or ()),
+        context_project=args.get("context_project"),
+        rank=args.get("rank") or "default",
     )
 
 
@@ -112,9 +117,18 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+def cancelled_note(req: SearchRequest) -> str | None:
+    """The note for a request whose ``agents`` are all in ``exclude_agents`` (nothing to search)."""
+    if req.agents and set(req.agents) <= set(req.exclude_agents):
+        return f"nothing searched: agents and exclude_agent both name {', '.join(sorted(req.agents))}"
+    return None
+
+
 def search_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`search` tool: ``{"mode", "note"?, "hits": [hit…]}``."""
     req = build_request(scope, args, args["limit"])
+    if cancelled_note(req):
+        return {"query": args["query"], "in": args["in"], "note": cancelled_note(req), "hits": []}
     hits, mode, note = run_search(conn, req, args.get("mode"), env)
     out: dict[str, Any] = {"query": args["query"], "mode": mode, "in": args["in"]}
     if note:
@@ -259,6 +273,30 @@ _COMMON = {
     "until": UNTIL,
     "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
     "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 6 characters)."},
+    "exclude_agent": {
+        "type": "array",
+        "items": {"type": "string", "enum": [*KNOWN_AGENTS, *AGENT_ALIASES]},
+        "description": "Agents to leave out before retrieval — pass your own product name (claude-code, codex, "
+        "cursor, opencode, gemini, pi, copilot …) after searching your own native memory, to get what the "
+        "other agents know.",
+    },
+    "source_type": {
+        "type": "array",
+        "items": {"type": "string", "enum": ["session", "memory"]},
+        "description": "Only session transcripts and/or memory files (Markdown memories indexed as one-document "
+        "sessions). Default: both.",
+    },
+    "context_project": {
+        "type": "string",
+        "description": "Your current project directory: its sessions rank higher (score × 1.5); others still appear.",
+    },
+    "rank": {
+        "type": "string",
+        "enum": ["default", "blend"],
+        "default": "default",
+        "description": "default = relevance; blend = 0.7 × relevance (normalised over the candidates) + 0.2 × "
+        "recency (linear to 0 at 365 days) + 0.1 × session depth (turns, capped at 50).",
+    },
 }
 
 SEARCH = ToolSpec(
@@ -267,7 +305,9 @@ SEARCH = ToolSpec(
     description=(
         "Search past coding-agent sessions (Claude Code, Codex, pi): prompts, replies, sub-agent briefs and "
         "reports, compaction summaries, and with in='tools' tool inputs/outputs and errors. Use it before "
-        "re-deriving something that may have been decided or fixed before. Each hit has session_uid, agent, "
+        "re-deriving something that may have been decided or fixed before. Search your own native memory "
+        "first, then call this with exclude_agent = your own product name (e.g. ['claude-code']) to learn "
+        "what other agents did. Distinct turns come first. Each hit has session_uid, agent, "
         "namespace, ts, label (message class or tool name), cwd, source_path, byte_offset, snippet and a "
         "`cite` string to quote."
     ),

@@ -1,0 +1,273 @@
+"""`recall`, `sql` and session curation (`sessions exclude|restore|delete`, `sessions exclusions
+export|import`): issue 17. Thin: parse, call `read.recall` / `mcp.sqltool` / `ingest.curation`,
+render.
+
+Exit codes as the read commands: 0 found, 1 nothing found (or a refused statement), 2 usage,
+configuration and database errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import orjson
+import typer
+from rich.text import Text
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.read import (
+    _agents,
+    _excluded_agents,
+    _found,
+    _namespaces,
+    _rank,
+    _short_ts,
+    _source_types,
+    _when,
+    sessions_app,
+)
+from agent_history.model import classes
+from agent_history.read.common import AmbiguousSession, SessionNotFound
+from agent_history.search.request import SearchRequest
+
+exclusions_app = typer.Typer(help="Exclusions as JSON, to carry them with the config to another machine.")
+sessions_app.add_typer(exclusions_app, name="exclusions")
+
+
+@app.command("recall")
+def recall_cmd(
+    query: str = typer.Argument(..., help="What to recall: words, a phrase, an error, a question."),
+    hits: int = typer.Option(3, "--hits", help="How many best hits to expand (1–10)."),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
+    exclude_agent: list[str] = typer.Option(
+        None, "--exclude-agent", "-x", help="Leave this agent out before retrieval (claude-code = claude); repeatable."
+    ),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context from the config; repeatable."),
+    project: str = typer.Option(None, "--project", "-p", help="Only sessions whose cwd is this directory or below."),
+    context_project: str = typer.Option(None, "--context-project", help="Prefer this project's sessions (× 1.5)."),
+    source_type: list[str] = typer.Option(None, "--source-type", help="session | memory; repeatable."),
+    since: str = typer.Option(None, "--since", help="From: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
+    until: str = typer.Option(None, "--until", help="Until (exclusive; a date means its end)."),
+    rank: str = typer.Option("default", "--rank", help="default or blend (see `search --help`)."),
+    mode: str = typer.Option(None, "--mode", help="keyword, vector or hybrid (default: hybrid once embeddings exist)."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The thread around the best hits: each hit's turn with 1 turn before and 1 after (prompt →
+    replies → tool calls and results, file order; ≤ 12 steps a turn), plus the nearest turn of
+    sessions linked by lineage (parent, sub-agents, resumed/forked from and into); ≤ 80 steps,
+    ordered by session start then file position, each with its session, agent, time and file:line."""
+    from agent_history.read.recall import RecallBounds, thread_recall
+    from agent_history.search.hybrid import Mode, VectorUnavailable
+
+    if not 1 <= hits <= 10:
+        fail(f"--hits must be between 1 and 10 (got {hits})", 2)
+    if mode is not None and mode not in tuple(Mode):
+        fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
+    db = database()
+    req = SearchRequest(
+        query=query,
+        agents=_agents(agent),
+        exclude_agents=_excluded_agents(exclude_agent),
+        namespaces=_namespaces(namespace, context, db.settings.contexts),
+        classes=classes.CONVERSATIONAL,
+        since=_when(since, "--since"),
+        until=_when(until, "--until", end=True),
+        project=project,
+        context_project=context_project,
+        source_types=_source_types(source_type),
+        rank=_rank(rank),
+    )
+    if req.agents and set(req.agents) <= set(req.exclude_agents):
+        fail(f"nothing to recall: --agent and --exclude-agent both name {', '.join(sorted(req.agents))}", 1)
+    with db.connect() as conn:
+        try:
+            result = thread_recall(conn, req, mode, db.settings.embedding, RecallBounds(hits=hits))
+        except VectorUnavailable as exc:
+            fail(str(exc), 2)
+    if json:
+        print_json(result.as_dict())
+        _found(bool(result.steps))
+        return
+    if result.note:
+        console.print(f"[yellow]note:[/] {result.note}", highlight=False, soft_wrap=True)
+    if not result.steps:
+        console.print("nothing recalled")
+    current = None
+    for step in result.steps:
+        thread = step.session_uid + (f"/{step.agent_id}" if step.agent_id else "")
+        if thread != current:
+            current = thread
+            console.print(Text(f"── {step.agent} {thread} ({step.relation})", style="bold blue"), soft_wrap=True)
+        head = Text(f"{'▶' if step.is_hit else ' '} {_short_ts(step.ts)}  t{step.turn}  ", style="dim")
+        head.append(step.label or step.kind, style="magenta")
+        if step.outcome:
+            head.append(f" ({step.outcome})", style="red" if step.outcome != "ok" else "dim")
+        head.append(f"  {step.source_path}:{step.line_number}", style="dim")
+        console.print(head, soft_wrap=True)
+        console.print(Text("    " + step.text.replace("\n", "\n    ")[:600]), soft_wrap=True)
+    if result.truncated:
+        console.print("[dim](cut at the step limit)[/]")
+    _found(bool(result.steps))
+
+
+@app.command("sql")
+def sql_cmd(
+    statement: str = typer.Argument(
+        ..., help='One read-only statement, e.g. "SELECT agent, count(*) FROM ah.session GROUP BY 1".'
+    ),
+    json: bool = typer.Option(False, "--json", help="Print JSON (the MCP sql tool's shape)."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV (header row first)."),
+) -> None:
+    """Run one read-only SQL statement as the MCP `sql` tool does: reader role, read-only
+    transaction, one statement, 30 s timeout, at most 200 rows, cells cut at 2,000 characters."""
+    from agent_history.mcp.guard import GuardRefused
+    from agent_history.mcp.reader import guarded_connection
+    from agent_history.mcp.sqltool import SqlError, run_sql
+
+    if json and as_csv:
+        fail("--json and --csv exclude each other", 2)
+    db = database()
+    try:
+        with guarded_connection(db.reader_dsn) as conn:
+            result = run_sql(conn, statement)
+    except GuardRefused as exc:
+        fail(str(exc), 2)
+    except SqlError as exc:
+        fail(str(exc), 1)
+    names = [c["name"] for c in result["columns"]]
+    if json:
+        print_json(result)
+    elif as_csv:
+        out = csv.writer(sys.stdout, lineterminator="\n")
+        out.writerow(names)
+        for row in result["rows"]:
+            out.writerow(["" if v is None else v if isinstance(v, str) else orjson.dumps(v).decode() for v in row])
+    else:
+        from agent_history.cli.tables import compact_table
+
+        table = compact_table(*names)
+        for row in result["rows"]:
+            table.add_row(*["NULL" if v is None else str(v) for v in row])
+        console.print(table)
+        console.print(f"{result['row_count']} row(s)" + (f"; {result['truncated']}" if result.get("truncated") else ""))
+    if result.get("truncated") and not json:
+        print(f"note: {result['truncated']}", file=sys.stderr)
+
+
+def _resolve(conn, uid: str):
+    from agent_history.read.common import resolve_session
+
+    try:
+        return resolve_session(conn, uid, "")
+    except SessionNotFound:
+        fail(f"no session {uid!r} (a uid, or a unique prefix of ≥ 6 characters)", 1)
+    except AmbiguousSession as exc:
+        fail(str(exc), 2)
+    return None
+
+
+@sessions_app.command("exclude")
+def exclude_cmd(
+    uid: str = typer.Argument(..., help="Session uid, or a unique prefix of ≥ 6 characters."),
+    reason: str = typer.Option(None, "--reason", help="Why (kept with the exclusion)."),
+) -> None:
+    """Keep a session (and its sub-agents) out of search, recall, embeddings and MCP results;
+    its files stay indexed and the decision survives passes and `rebuild`."""
+    from agent_history.ingest.curation import exclude
+
+    with database().connect() as conn:
+        ref = _resolve(conn, uid)
+        new = exclude(conn, ref, reason)
+        conn.commit()
+    console.print(
+        f"{'excluded' if new else 'already excluded'}: {ref.agent} {ref.session_uid}", highlight=False, soft_wrap=True
+    )
+
+
+@sessions_app.command("restore")
+def restore_cmd(uid: str = typer.Argument(..., help="Session uid, or a unique prefix of ≥ 6 characters.")) -> None:
+    """Lift an exclusion (also for a session no longer in the catalogue)."""
+    from agent_history.ingest.curation import excluded, restore
+
+    with database().connect() as conn:
+        matches = excluded(conn, uid)
+        if not matches:
+            fail(f"no excluded session {uid!r}", 1)
+        if len({u for _, u in matches}) > 1:
+            fail(f"{uid!r} matches {len(matches)} excluded sessions: " + ", ".join(u for _, u in matches[:5]), 2)
+        for agent, session_uid in matches:
+            restore(conn, agent, session_uid)
+        conn.commit()
+    console.print(f"restored: {matches[0][0]} {matches[0][1]}", highlight=False, soft_wrap=True)
+
+
+@sessions_app.command("delete")
+def delete_cmd(
+    uid: str = typer.Argument(..., help="Session uid, or a unique prefix of ≥ 6 characters."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Delete a session's rows (and its files' source records). The transcript is indexed again by
+    the next pass unless the session is excluded (`sessions exclude`)."""
+    from agent_history.ingest.curation import delete
+
+    with database().connect() as conn:
+        ref = _resolve(conn, uid)
+        is_excluded = conn.execute(
+            "SELECT 1 FROM ah.session_exclusion WHERE agent = %s AND session_uid = %s", (ref.agent, ref.session_uid)
+        ).fetchone()
+        if not yes:
+            if not sys.stdin.isatty():
+                fail("refusing to delete without confirmation: pass --yes", 2)
+            typer.confirm(f"delete {ref.agent} session {ref.session_uid} ({ref.title or 'untitled'})?", abort=True)
+        counts = delete(conn, ref)
+    console.print(
+        f"deleted {ref.agent} {ref.session_uid}: {counts['sessions']} thread(s), "
+        f"{counts['messages_and_tool_calls']} messages and tool calls, {counts['files']} file record(s)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if is_excluded:
+        console.print(
+            "it stays excluded: the next pass indexes the transcript again but keeps it out of results", soft_wrap=True
+        )
+    else:
+        console.print(
+            "the next pass indexes the transcript again unless you exclude it (`sessions exclude`)", soft_wrap=True
+        )
+
+
+@exclusions_app.command("export")
+def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdout).")) -> None:
+    """Write every exclusion as JSON: [{agent, session_uid, reason, excluded_at}]."""
+    from agent_history.ingest.curation import export_exclusions
+
+    with database().connect() as conn:
+        data = export_exclusions(conn)
+    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    if file is None:
+        sys.stdout.write(text)
+    else:
+        file.write_text(text)
+        console.print(f"{len(data)} exclusion(s) written to {file}", highlight=False, soft_wrap=True)
+
+
+@exclusions_app.command("import")
+def import_cmd(file: Path = typer.Argument(..., help="A file written by `sessions exclusions export`.")) -> None:
+    """Add the exclusions of FILE (existing ones are kept)."""
+    from agent_history.ingest.curation import import_exclusions
+
+    try:
+        data = orjson.loads(file.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        fail(f"{file}: not JSON ({exc})", 2)
+    with database().connect() as conn:
+        try:
+            added = import_exclusions(conn, data)
+        except ValueError as exc:
+            fail(f"{file}: {exc}", 2)
+    console.print(f"{added} exclusion(s) added, {len(data) - added} already present", highlight=False, soft_wrap=True)
