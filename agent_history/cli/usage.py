@@ -225,3 +225,33 @@ def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) 
             "unpriced models seen: " + ", ".join(f"{u['model']} ({u['calls']} calls)" for u in data["unpricedModels"]),
             highlight=False,
         )
+
+
+@app.command("litellm-fill")
+def litellm_fill_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Fill unknown (NULL) token counts of the `[litellm] namespaces`' Claude calls from the
+    LiteLLM proxy's spend log (`[litellm] dsn`), matched by request id; known counts are never
+    overwritten and every filled call is recorded in `ah.usage_fill`."""
+    from agent_history.ingest.litellm import LiteLLMError, fill_from_litellm
+    from agent_history.ingest.postpass import run_postpasses
+
+    db = database()
+    if not db.settings.litellm_dsn:
+        fail("no LiteLLM spend log configured: set [litellm] dsn and namespaces in the config file", 2)
+    with db.connect() as conn:
+        try:
+            summary = fill_from_litellm(conn, db.settings.litellm_dsn, db.settings.litellm_namespaces)
+        except LiteLLMError as exc:
+            fail(str(exc), 2)
+        if summary.filled:
+            run_postpasses(conn)
+    if json:
+        print_json(summary.as_dict())
+        return
+    console.print(
+        f"litellm-fill: {summary.candidates} calls with unknown counts, {summary.matched} found in the spend log, "
+        f"{summary.filled} filled ("
+        + ", ".join(f"{b} {n}" for b, n in summary.buckets.items())
+        + ")",
+        highlight=False,
+    )
