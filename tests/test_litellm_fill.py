@@ -89,52 +89,48 @@ def calls(conn) -> dict[str, tuple]:
     }
 
 
-def test_fill_fills_a_null_and_leaves_a_known_count_alone(proxied):
+def test_fill_fills_a_null_leaves_a_known_count_alone_and_records_it(proxied, cli_env, own_tmp):
     db, litellm = proxied
+    config = own_tmp / "config.toml"
+
+    def run() -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "agent_history", "litellm-fill", "--json"]
+        return subprocess.run(argv, env=cli_env, capture_output=True, text=True, timeout=120)
+
     with psycopg.connect(db.dsn) as conn:
         assert calls(conn) == {"msg_known": (7, 900, 0, 40), "msg_zero": (None, None, None, None)}
-        summary = fill_from_litellm(conn, litellm, ["claude-proxy"])
-        assert summary.as_dict() == {
-            "candidates": 1,
-            "matched": 1,
-            "filled": 1,
-            "buckets": {"input_uncached": 1, "cache_read": 1, "cache_write_5m": 1, "output": 1},
-        }
-        # 1530 prompt tokens include 1200 cache reads and 300 cache writes
+        assert fill_from_litellm(conn, litellm, ["claude-local"]).candidates == 0  # another namespace
+    config.write_text(f'[litellm]\ndsn = "{litellm}"\nnamespaces = ["claude-proxy"]\n')
+    r = run()
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {
+        "candidates": 1,
+        "matched": 1,
+        "filled": 1,
+        "buckets": {"input_uncached": 1, "cache_read": 1, "cache_write_5m": 1, "output": 1},
+    }
+    with psycopg.connect(db.dsn) as conn:
+        # 1530 prompt tokens include 1200 cache reads and 300 cache writes; msg_known keeps its own
         assert calls(conn) == {"msg_known": (7, 900, 0, 40), "msg_zero": (30, 1200, 300, 212)}
         fills = conn.execute("SELECT agent, call_uid, source, source_key, buckets FROM ah.usage_fill").fetchall()
-        assert fills == [("claude", "msg_zero", "litellm", "msg_zero",
-                          ["input_uncached", "cache_read", "cache_write_5m", "output"])]
-        assert conn.execute("SELECT count(*) FROM ah.dirty_session").fetchone()[0] == 1
-        # a second fill finds nothing left to fill
-        assert fill_from_litellm(conn, litellm, ["claude-proxy"]).candidates == 0
-        # another namespace is not touched
-        assert fill_from_litellm(conn, litellm, ["claude-local"]).candidates == 0
+        assert fills == [
+            ("claude", "msg_zero", "litellm", "msg_zero", ["input_uncached", "cache_read", "cache_write_5m", "output"])
+        ]
+        # the rollup saw the filled counts
+        assert conn.execute("SELECT input_uncached, cache_read, output FROM ah.session").fetchone() == (37, 2100, 252)
+        assert fill_from_litellm(conn, litellm, ["claude-proxy"]).as_dict()["candidates"] == 0  # nothing left
+    # configuration mistakes: one line on stderr, exit 2
+    config.write_text(f'[litellm]\ndsn = "{litellm}"\nnamespaces = ["codex-local"]\n')
+    r = run()
+    assert r.returncode == 2 and "'codex-local' is not a Claude namespace" in r.stderr and r.stderr.count("\n") == 1
+    config.write_text('[litellm]\ndsn = "host=/nonexistent/socket dbname=x"\nnamespaces = ["claude-proxy"]\n')
+    r = run()
+    assert r.returncode == 2 and r.stderr.startswith("error: LiteLLM spend log:") and r.stderr.count("\n") == 1
+    config.write_text("")
+    r = run()
+    assert r.returncode == 2 and "no LiteLLM spend log configured" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_spend_buckets_leave_input_unknown_without_the_cache_split():
     assert spend_buckets(100, 20, None, None) == {"input_uncached": None, "cache_read": None, "cache_write_5m": None, "output": 20}
     assert spend_buckets(100, -1, 10, 5) == {"input_uncached": 85, "cache_read": 10, "cache_write_5m": 5, "output": None}
-
-
-def test_cli_fill_and_config_errors(proxied, cli_env, own_tmp):
-    db, litellm = proxied
-    config = own_tmp / "config.toml"
-    run = lambda: subprocess.run(  # noqa: E731
-        [sys.executable, "-m", "agent_history", "litellm-fill", "--json"], env=cli_env, capture_output=True, text=True, timeout=120
-    )
-    r = run()
-    assert r.returncode == 2 and "no LiteLLM spend log configured" in r.stderr and r.stderr.count("\n") == 1
-    config.write_text(f'[litellm]\ndsn = "{litellm}"\nnamespaces = ["codex-local"]\n')
-    r = run()
-    assert r.returncode == 2 and "'codex-local' is not a Claude namespace" in r.stderr
-    config.write_text(f'[litellm]\ndsn = "{litellm}"\nnamespaces = ["claude-proxy"]\n')
-    r = run()
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["filled"] == 1
-    with psycopg.connect(db.dsn) as conn:  # the rollup saw the filled counts
-        row = conn.execute("SELECT input_uncached, cache_read, output FROM ah.session").fetchone()
-    assert row == (37, 2100, 252)
-    config.write_text('[litellm]\ndsn = "host=/nonexistent/socket dbname=x"\nnamespaces = ["claude-proxy"]\n')
-    r = run()
-    assert r.returncode == 2 and r.stderr.startswith("error: LiteLLM spend log:") and r.stderr.count("\n") == 1

@@ -230,4 +230,4 @@ def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
     data = json.loads(r.stdout)
     assert all(p["source"] and p["effective_from"] for p in data["prices"])
     assert [u["model"] for u in data["unpricedModels"]] == ["gpt-5.1-codex", "pi-fixture-model"]
-    assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == ["codex", "pi"]
+    assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == ["codex"]  # the pi call with it is an API error

@@ -96,10 +96,8 @@ def fill_from_litellm(conn: psycopg.Connection, litellm_dsn: str, namespaces: li
     summary = FillSummary()
     rows = conn.execute(_CANDIDATES_SQL, (list(namespaces),)).fetchall()
     summary.candidates = len(rows)
-    if not rows:
-        return summary
     ids = sorted({k for r in rows for k in (r[2], r[3]) if k})
-    try:
+    try:  # read even when nothing is unknown: a wrong dsn or table is an error, not "0 filled"
         with psycopg.connect(litellm_dsn, autocommit=True, connect_timeout=10) as src:
             src.execute("SET default_transaction_read_only = on")
             spend = {r[0]: spend_buckets(*r[1:]) for r in src.execute(_SPEND_SQL, (ids,)).fetchall()}
