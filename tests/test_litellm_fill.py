@@ -39,8 +39,14 @@ def assistant(mid: str, usage: dict, stop, line: int) -> dict:
         "requestId": f"req_{mid}",
         "timestamp": f"2026-03-07T09:4{line}:00.000Z",
         "cwd": "/work/proxy-project",
-        "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5-20250929", "stop_reason": stop,
-                    "usage": usage, "content": [{"type": "text", "text": f"answer {line}"}]},
+        "message": {
+            "id": mid,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929",
+            "stop_reason": stop,
+            "usage": usage,
+            "content": [{"type": "text", "text": f"answer {line}"}],
+        },
     }
 
 
@@ -53,10 +59,18 @@ def proxied(db, own_tmp, pg_server):
     project = home / "projects" / "-work-proxy-project"
     project.mkdir(parents=True)
     lines = [
-        {"type": "user", "uuid": "00000000-0000-4000-8000-000000000000", "sessionId": "11111111-2222-4333-8444-555555555555",
-         "timestamp": "2026-03-07T09:40:00.000Z", "cwd": "/work/proxy-project", "message": {"role": "user", "content": "hi"}},
+        {
+            "type": "user",
+            "uuid": "00000000-0000-4000-8000-000000000000",
+            "sessionId": "11111111-2222-4333-8444-555555555555",
+            "timestamp": "2026-03-07T09:40:00.000Z",
+            "cwd": "/work/proxy-project",
+            "message": {"role": "user", "content": "hi"},
+        },
         assistant("msg_zero", ZERO, None, 1),
-        assistant("msg_known", {**ZERO, "input_tokens": 7, "output_tokens": 40, "cache_read_input_tokens": 900}, "end_turn", 2),
+        assistant(
+            "msg_known", {**ZERO, "input_tokens": 7, "output_tokens": 40, "cache_read_input_tokens": 900}, "end_turn", 2
+        ),
     ]
     (project / "11111111-2222-4333-8444-555555555555.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     with psycopg.connect(db.dsn, autocommit=True) as conn:
@@ -68,7 +82,7 @@ def proxied(db, own_tmp, pg_server):
     with psycopg.connect(litellm, autocommit=True) as conn:
         conn.execute(SPEND_LOG_DDL)
         conn.execute(
-            "INSERT INTO \"LiteLLM_SpendLogs\" (request_id, prompt_tokens, completion_tokens, total_tokens, model, metadata) VALUES "
+            'INSERT INTO "LiteLLM_SpendLogs" (request_id, prompt_tokens, completion_tokens, total_tokens, model, metadata) VALUES '
             "('msg_zero', 1530, 212, 1742, 'claude-sonnet-4-5', %s), ('msg_known', 99999, 99999, 199998, 'claude-sonnet-4-5', %s)",
             (
                 json.dumps({"usage_object": {"cache_read_input_tokens": 1200, "cache_creation_input_tokens": 300}}),
@@ -132,5 +146,15 @@ def test_fill_fills_a_null_leaves_a_known_count_alone_and_records_it(proxied, cl
 
 
 def test_spend_buckets_leave_input_unknown_without_the_cache_split():
-    assert spend_buckets(100, 20, None, None) == {"input_uncached": None, "cache_read": None, "cache_write_5m": None, "output": 20}
-    assert spend_buckets(100, -1, 10, 5) == {"input_uncached": 85, "cache_read": 10, "cache_write_5m": 5, "output": None}
+    assert spend_buckets(100, 20, None, None) == {
+        "input_uncached": None,
+        "cache_read": None,
+        "cache_write_5m": None,
+        "output": 20,
+    }
+    assert spend_buckets(100, -1, 10, 5) == {
+        "input_uncached": 85,
+        "cache_read": 10,
+        "cache_write_5m": 5,
+        "output": None,
+    }

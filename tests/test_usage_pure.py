@@ -83,7 +83,9 @@ def test_active_block_and_burn_rate_against_an_injected_clock():
 def call(ts, model="claude-sonnet-4-5", cost=Decimal("0.01"), **buckets) -> Call:
     b = {"input_uncached": 10, "cache_read": 100, "cache_write_5m": 5, "cache_write_1h": None, "output": 20}
     b.update(buckets)
-    return Call(ts, "claude", "claude-local", "s1", "/p", model, **b, reasoning=None, cost_usd=cost, priced=cost is not None)
+    return Call(
+        ts, "claude", "claude-local", "s1", "/p", model, **b, reasoning=None, cost_usd=cost, priced=cost is not None
+    )
 
 
 def test_report_rows_totals_and_null_rules():
@@ -95,7 +97,12 @@ def test_report_rows_totals_and_null_rules():
     r = build_report("daily", calls, UTC, at(days=2))
     d1, d2 = r["daily"]
     assert d1["period"] == "2026-03-07"
-    assert (d1["inputTokens"], d1["cacheCreationTokens"], d1["cacheReadTokens"], d1["totalTokens"]) == (20, 10, 200, 270)
+    assert (d1["inputTokens"], d1["cacheCreationTokens"], d1["cacheReadTokens"], d1["totalTokens"]) == (
+        20,
+        10,
+        200,
+        270,
+    )
     assert d1["totalCost"] is None and d1["unpricedModels"] == ["mystery-1"] and d1["pricedCost"] == 0.01
     costs = {m["modelName"]: m["cost"] for m in d1["modelBreakdowns"]}
     assert costs == {"claude-sonnet-4-5": 0.01, "mystery-1": None}
@@ -112,7 +119,11 @@ def test_report_rows_totals_and_null_rules():
 
 def _calls(agent: str, lines: list[dict]) -> list[ModelCallRow]:
     data = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
-    return [r for r in parse_bytes(parser_class(agent), ParseContext(path="/tmp/x.jsonl"), data) if isinstance(r, ModelCallRow)]
+    return [
+        r
+        for r in parse_bytes(parser_class(agent), ParseContext(path="/tmp/x.jsonl"), data)
+        if isinstance(r, ModelCallRow)
+    ]
 
 
 def _claude(mid: str, usage: dict, stop, **extra) -> dict:
@@ -121,8 +132,14 @@ def _claude(mid: str, usage: dict, stop, **extra) -> dict:
         "uuid": f"u-{mid}",
         "sessionId": "s-zero",
         "timestamp": "2026-03-07T09:41:12.000Z",
-        "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": stop, "usage": usage,
-                    "content": [{"type": "text", "text": "ok"}]},
+        "message": {
+            "id": mid,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "stop_reason": stop,
+            "usage": usage,
+            "content": [{"type": "text", "text": "ok"}],
+        },
         **extra,
     }
 
@@ -150,10 +167,18 @@ def _pi(eid: str, usage: dict, stop, ts="2025-11-20T23:33:54.572Z", created=1763
 def test_pi_recorded_cost_duration_and_zero_usage():
     header = {"type": "session", "version": 3, "id": "pi-s", "timestamp": "2025-11-20T23:33:50.000Z", "cwd": "/p"}
     # the real record of 2025-11-20 in corpus/home/.pi (d703a1a9…): cost.total 0.009189
-    real = {"input": 3, "output": 191, "cacheRead": 0, "cacheWrite": 1684,
-            "cost": {"input": 0.000009, "output": 0.002865, "cacheRead": 0, "cacheWrite": 0.006315, "total": 0.009189}}
+    real = {
+        "input": 3,
+        "output": 191,
+        "cacheRead": 0,
+        "cacheWrite": 1684,
+        "cost": {"input": 0.000009, "output": 0.002865, "cacheRead": 0, "cacheWrite": 0.006315, "total": 0.009189},
+    }
     zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    a, b, c = _calls("pi", [header, _pi("e1", real, "toolUse"), _pi("e2", zero, None), _pi("e3", real, "stop", created=1763682774572)])
+    a, b, c = _calls(
+        "pi",
+        [header, _pi("e1", real, "toolUse"), _pi("e2", zero, None), _pi("e3", real, "stop", created=1763682774572)],
+    )
     assert (a.recorded_cost_usd, a.duration_ms, a.duration_basis) == (0.009189, 3779, "request_to_response")
     assert (b.input_uncached, b.cache_read, b.cache_write_5m, b.output) == (None, None, None, None)
     assert (c.duration_ms, c.duration_basis) == (None, None)  # message time after the entry's: no duration

@@ -140,7 +140,9 @@ def independent_daily(home: Path) -> dict[str, dict[str, int]]:
             if msg.get("stopReason") in ("error", "aborted") and not any(counts):
                 continue
             d = days[_day(r["timestamp"])]
-            for b, v in zip(("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens"), counts, strict=True):
+            for b, v in zip(
+                ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens"), counts, strict=True
+            ):
                 d[b] += v
     return dict(days)
 
@@ -230,4 +232,6 @@ def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
     data = json.loads(r.stdout)
     assert all(p["source"] and p["effective_from"] for p in data["prices"])
     assert [u["model"] for u in data["unpricedModels"]] == ["gpt-5.1-codex", "pi-fixture-model"]
-    assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == ["codex"]  # the pi call with it is an API error
+    assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == [
+        "codex"
+    ]  # the pi call with it is an API error

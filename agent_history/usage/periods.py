@@ -116,7 +116,11 @@ def projection(tokens: int, cost_usd, rate: dict | None, end: datetime, now: dat
     if rate is None:
         return None
     remaining = max((end - now).total_seconds() / 60, 0.0)
-    cost = None if cost_usd is None or rate["costPerHour"] is None else float(cost_usd) + rate["costPerHour"] * remaining / 60
+    cost = (
+        None
+        if cost_usd is None or rate["costPerHour"] is None
+        else float(cost_usd) + rate["costPerHour"] * remaining / 60
+    )
     return {
         "totalTokens": round(tokens + rate["tokensPerMinute"] * remaining),
         "totalCost": cost,

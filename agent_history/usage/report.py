@@ -82,7 +82,9 @@ def _tokens(calls: Sequence[Call]) -> dict:
         "outputTokens": s["output"],
         "cacheCreationTokens": _add(s["cache_write_5m"], s["cache_write_1h"]),
         "cacheReadTokens": s["cache_read"],
-        "totalTokens": _add(s["input_uncached"], s["output"], s["cache_write_5m"], s["cache_write_1h"], s["cache_read"]),
+        "totalTokens": _add(
+            s["input_uncached"], s["output"], s["cache_write_5m"], s["cache_write_1h"], s["cache_read"]
+        ),
         "reasoningTokens": s["reasoning"],
         "cacheCreation5mTokens": s["cache_write_5m"],
         "cacheCreation1hTokens": s["cache_write_1h"],
