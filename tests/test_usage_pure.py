@@ -182,3 +182,72 @@ def test_pi_recorded_cost_duration_and_zero_usage():
     assert (a.recorded_cost_usd, a.duration_ms, a.duration_basis) == (0.009189, 3779, "request_to_response")
     assert (b.input_uncached, b.cache_read, b.cache_write_5m, b.output) == (None, None, None, None)
     assert (c.duration_ms, c.duration_basis) == (None, None)  # message time after the entry's: no duration
+
+
+def test_by_loop_and_repo_group_calls_and_leave_the_rest_out():
+    calls = [
+        Call(
+            at(),
+            "claude",
+            "claude-local",
+            "root-1",
+            "/r",
+            "m",
+            1,
+            0,
+            0,
+            None,
+            1,
+            None,
+            Decimal("0.5"),
+            True,
+            "loop-7",
+            "repo-a",
+        ),
+        Call(
+            at(hours=1),
+            "claude",
+            "claude-local",
+            "lane-1",
+            "/r",
+            "m",
+            2,
+            0,
+            0,
+            None,
+            2,
+            None,
+            Decimal("1"),
+            True,
+            "loop-7",
+            "repo-a",
+        ),
+        Call(
+            at(hours=2),
+            "codex",
+            "codex-local",
+            "solo",
+            "/s",
+            "m",
+            4,
+            0,
+            None,
+            None,
+            4,
+            1,
+            Decimal("2"),
+            True,
+            None,
+            "repo-b",
+        ),
+    ]
+    loops = build_report("loop", calls, UTC, at(days=1))
+    assert [(r["period"], r["calls"], r["totalTokens"], r["totalCost"]) for r in loops["loop"]] == [
+        ("loop-7", 2, 6, 1.5)
+    ]
+    assert loops["totals"]["calls"] == 2  # the call outside any loop is not in the loop report
+    repos = build_report("repo", calls, UTC, at(days=1))["repo"]
+    assert [(r["period"], r["calls"], r["reasoningTokens"], r["lastActivity"]) for r in repos] == [
+        ("repo-a", 2, None, at(hours=1).isoformat()),
+        ("repo-b", 1, 1, at(hours=2).isoformat()),
+    ]

@@ -176,7 +176,7 @@ def usage_cmd(
         return
     key = next(k for k in report if k not in ("totals", "timezone"))
     if not report[key]:
-        fail("no model calls match", 1)
+        fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
     _render(view, report, key)
     if breakdown and view != "blocks":
         for r in report[key]:
