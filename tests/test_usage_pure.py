@@ -251,3 +251,14 @@ def test_by_loop_and_repo_group_calls_and_leave_the_rest_out():
         ("repo-a", 2, None, at(hours=1).isoformat()),
         ("repo-b", 1, 1, at(hours=2).isoformat()),
     ]
+
+
+def test_ccusage_agent_and_metadata_fields_and_gap_blocks_count_zero():
+    calls = [call(at()), call(at(hours=7))]
+    day = build_report("daily", calls, UTC, at(days=1))["daily"][0]
+    assert (day["agent"], day["metadata"]) == ("all", {"agents": ["claude"]})
+    session = build_report("session", calls, UTC, at(days=1))["session"][0]
+    assert (session["agent"], session["metadata"]) == ("claude", {"lastActivity": at(hours=7).isoformat()})
+    _, gap, _ = build_report("blocks", calls, UTC, at(days=1))["blocks"]
+    assert gap["isGap"] and (gap["totalTokens"], gap["costUSD"], gap["entries"]) == (0, 0.0, 0)
+    assert gap["tokenCounts"]["cacheReadInputTokens"] == 0

@@ -5,10 +5,11 @@ loop, repo or billing block and returns ``{<view key>: [rows], "totals": {...}}`
 ccusage 20.0.24's field names (`period`, `inputTokens` = uncached input, `outputTokens`,
 `cacheCreationTokens` = 5m + 1h writes, `cacheReadTokens`, `totalTokens`, `totalCost`,
 `modelsUsed`, `modelBreakdowns[{modelName, inputTokens, …, cost}]`) and our own fields beside
-them: `reasoningTokens` (⊂ output), `cacheCreation5mTokens`/`cacheCreation1hTokens`,
+them (and ccusage 20's `agent` / `metadata`): `reasoningTokens` (⊂ output), `cacheCreation5mTokens`/`cacheCreation1hTokens`,
 `agents`, `namespaces`, `calls`, `callsWithUnknownUsage`, `unpricedModels`, `pricedCost`.
 
-NULL rules (DESIGN §5): a token field is None when no call of the row knows that bucket; a
+NULL rules (DESIGN §5): a token field is None when no call of the row knows that bucket (a gap
+block, which has no calls, counts 0 tokens and $0 as ccusage prints it); a
 cost is None when any call of the row with known usage has no list price — `unpricedModels`
 names those models and `pricedCost` holds the sum over the priced calls (a lower bound).
 Costs are USD floats (list prices); tokens are integers.
@@ -141,6 +142,9 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
     members = [calls[i] for i in block.indexes]
     t = _tokens(members)
     cost, priced_cost, unpriced = _cost(members)
+    if block.is_gap:  # no calls at all: nothing was spent (known zeros, as ccusage prints them)
+        t = dict.fromkeys(t, 0)
+        cost = 0.0
     active = block.is_active(now)
     total = t["totalTokens"] or 0
     rate = None if block.is_gap or not active else burn_rate(total, cost, block.first_ts, block.last_ts)
@@ -205,9 +209,16 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
         for k in order:
             row = {"period": k, **_row(groups[k], breakdown)}
             ts = [c.ts for c in groups[k] if c.ts is not None]
+            # ccusage 20's `agent` ("all" for a period, the harness for a session) and `metadata`
+            single = row["agents"][0] if len(row["agents"]) == 1 else "all"
             if view in ("session", "loop", "repo"):
                 row["lastActivity"] = max(ts).isoformat() if ts else None
                 row["projects"] = sorted({c.project for c in groups[k] if c.project})
+                row["agent"] = single
+                row["metadata"] = {"lastActivity": row["lastActivity"]}
+            else:
+                row["agent"] = "all"
+                row["metadata"] = {"agents": row["agents"]}
             rows.append(row)
     totals = _row(totals_calls, breakdown=False)
     totals["callsWithoutTime"] = sum(1 for c in calls if c.ts is None)
