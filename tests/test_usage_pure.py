@@ -182,6 +182,10 @@ def test_pi_recorded_cost_duration_and_zero_usage():
     assert (a.recorded_cost_usd, a.duration_ms, a.duration_basis) == (0.009189, 3779, "request_to_response")
     assert (b.input_uncached, b.cache_read, b.cache_write_5m, b.output) == (None, None, None, None)
     assert (c.duration_ms, c.duration_basis) == (None, None)  # message time after the entry's: no duration
+    untimed = _pi("e4", real, "stop")
+    del untimed["timestamp"]  # the entry time then falls back to message.timestamp: no span to measure
+    (d,) = _calls("pi", [header, untimed])
+    assert (d.duration_ms, d.recorded_cost_usd) == (None, 0.009189)
 
 
 def test_by_loop_and_repo_group_calls_and_leave_the_rest_out():

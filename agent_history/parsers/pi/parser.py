@@ -207,9 +207,10 @@ def _request_to_response_ms(msg: dict, ctx: EntryCtx) -> int | None:
     """Entry timestamp − ``message.timestamp`` in ms; None when either is missing or the span is
     negative (hand-written fixtures set message times 20 minutes after the entry's)."""
     started = msg.get("timestamp")
-    if ctx.ts is None or isinstance(started, bool) or not isinstance(started, (int, float)):
+    saved = parse_ts(ctx.raw_ts) if ctx.raw_ts else None  # the entry's own time, not the fallback
+    if saved is None or isinstance(started, bool) or not isinstance(started, (int, float)):
         return None
-    span = round(ctx.ts.timestamp() * 1000 - started)
+    span = round(saved.timestamp() * 1000 - started)
     return span if span >= 0 else None
 
 class PiParser(Parser):
