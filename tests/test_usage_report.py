@@ -199,6 +199,17 @@ def test_unpriced_models_cost_null_and_are_named(all_calls):
     assert got["totals"]["totalCost"] is None
     assert got["totals"]["unpricedModels"] == ["pi-fixture-model"]
     assert got["totals"]["pricedCost"] > 0
+    # pi records its own cost per call: our list-price cost of its priced calls equals it exactly
+    by_model = {
+        m["modelName"]: m for r in report(all_calls, "monthly", agent="pi")["monthly"] for m in r["modelBreakdowns"]
+    }
+    recorded = {c.model: 0 for c in all_calls if c.agent == "pi"}
+    for c in all_calls:
+        if c.agent == "pi" and c.recorded_cost_usd is not None:
+            recorded[c.model] += float(c.recorded_cost_usd)
+    assert round(recorded["claude-opus-4-5"], 6) == 29.73649 == round(by_model["claude-opus-4-5"]["cost"], 6)
+    assert round(recorded["claude-sonnet-4-5"], 6) == 30.330198 == round(by_model["claude-sonnet-4-5"]["cost"], 6)
+    assert got["totals"]["recordedCost"] == pytest.approx(29.73649 + 30.330198, abs=1e-6)
     priced = report(all_calls, "daily", agent="claude")
     assert priced["totals"]["unpricedModels"] == []
     assert priced["totals"]["totalCost"] == pytest.approx(priced["totals"]["pricedCost"])

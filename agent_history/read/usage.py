@@ -24,7 +24,7 @@ WITH calls AS (
            coalesce(r.session_uid, s.session_uid) AS session_uid, coalesce(r.cwd, s.cwd) AS project,
            coalesce(mc.model, s.model) AS model,
            mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output, mc.reasoning,
-           s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id
+           mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS r ON r.id = s.root_session_id
@@ -43,7 +43,7 @@ SELECT k.ts, k.agent, k.namespace, k.session_uid, k.project, k.model,
            (SELECT a.loop_id::text FROM ah.lane AS a WHERE a.session_id = k.session_id ORDER BY a.loop_id LIMIT 1),
            (SELECT l.id::text FROM ah.loops AS l WHERE l.root_session_id = k.root_id
               ORDER BY (l.started_at <= k.ts) DESC NULLS LAST, l.started_at DESC LIMIT 1)),
-       rp.name
+       rp.name, k.recorded_cost_usd
 FROM calls AS k
 LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = coalesce((k.ts AT TIME ZONE 'UTC')::date, current_date)
 LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id

@@ -6,7 +6,8 @@ ccusage 20.0.24's field names (`period`, `inputTokens` = uncached input, `output
 `cacheCreationTokens` = 5m + 1h writes, `cacheReadTokens`, `totalTokens`, `totalCost`,
 `modelsUsed`, `modelBreakdowns[{modelName, inputTokens, …, cost}]`) and our own fields beside
 them (and ccusage 20's `agent` / `metadata`): `reasoningTokens` (⊂ output), `cacheCreation5mTokens`/`cacheCreation1hTokens`,
-`agents`, `namespaces`, `calls`, `callsWithUnknownUsage`, `unpricedModels`, `pricedCost`.
+`agents`, `namespaces`, `calls`, `callsWithUnknownUsage`, `unpricedModels`, `pricedCost`,
+`recordedCost` (the sum of the costs the harness itself recorded — pi does — None when none did).
 
 NULL rules (DESIGN §5): a token field is None when no call of the row knows that bucket (a gap
 block, which has no calls, counts 0 tokens and $0 as ccusage prints it); a
@@ -59,6 +60,8 @@ class Call:
     priced: bool
     loop_id: str | None = None
     repo: str | None = None
+    recorded_cost_usd: Decimal | float | None = None
+    """The cost the harness itself recorded for the call (pi), USD; None when it records none."""
 
     @property
     def usage_known(self) -> bool:
@@ -100,6 +103,12 @@ def _cost(calls: Sequence[Call]) -> tuple[float | None, float | None, list[str]]
     return (None if unpriced else priced_sum), priced_sum, unpriced
 
 
+def _recorded(calls: Sequence[Call]) -> float | None:
+    """Sum of the harness-recorded costs (None when no call has one)."""
+    known = [Decimal(str(c.recorded_cost_usd)) for c in calls if c.recorded_cost_usd is not None]
+    return float(sum(known, Decimal(0))) if known else None
+
+
 def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
     cost, priced_cost, unpriced = _cost(calls)
     models = sorted({c.model for c in calls if c.model})
@@ -111,6 +120,7 @@ def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
         "callsWithUnknownUsage": sum(1 for c in calls if not c.usage_known),
         "unpricedModels": unpriced,
         "pricedCost": priced_cost,
+        "recordedCost": _recorded(calls),
         "agents": sorted({c.agent for c in calls}),
         "namespaces": sorted({c.namespace for c in calls if c.namespace}),
     }
