@@ -13,6 +13,7 @@ import tempfile
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
@@ -246,3 +247,19 @@ def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
     assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == [
         "codex"
     ]  # the pi call with it is an API error
+
+
+def test_calls_summed_in_the_database_give_the_same_reports(corpus_db, all_calls):  # noqa: F811
+    # the CLI sums calls per 15-minute UTC bucket (and session, model, loop, repo) for every view
+    # but blocks; offsets of 5:30 (Kolkata) and -3:30 (St John's) must not split a bucket's day
+    with psycopg.connect(corpus_db.dsn) as conn:
+        grouped = usage_calls(conn, grouped=True)
+    assert len(grouped) < len(all_calls) and sum(c.n for c in grouped) == len(all_calls)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    for zone in ("UTC", "Asia/Kolkata", "America/St_Johns"):
+        tz = ZoneInfo(zone)
+        for view in ("daily", "weekly", "monthly", "session", "repo"):
+            flat, summed = (json.dumps(build_report(view, c, tz, now), default=float) for c in (all_calls, grouped))
+            assert json.loads(flat, parse_float=lambda x: round(float(x), 9)) == json.loads(
+                summed, parse_float=lambda x: round(float(x), 9)
+            ), (zone, view)

@@ -168,6 +168,7 @@ def usage_cmd(
             namespaces=_namespaces(namespace, context, db.settings.contexts),
             project=project,
             model=model,
+            grouped=view != "blocks",  # blocks need each call's time
         )
     report = build_report(view, calls, tz, clock)
     report["timezone"] = str(tz)

@@ -50,6 +50,23 @@ LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id
 ORDER BY k.ts NULLS LAST, k.id
 """
 
+# The calls above summed per (15-minute UTC bucket, agent, namespace, session, project, model,
+# loop, repo): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
+_GROUPED_SQL = """
+WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
+        recorded) AS ({calls})
+SELECT min(ts), agent, namespace, session_uid, project, model,
+       sum(iu), sum(cr), sum(w5), sum(w1), sum(out), sum(rs), sum(cost), bool_or(priced), loop_id, repo,
+       sum(recorded), count(*),
+       count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0),
+       count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0 AND cost IS NULL),
+       max(ts)
+FROM c
+GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
+         agent, namespace, session_uid, project, model, loop_id, repo
+ORDER BY 1 NULLS LAST
+"""
+
 
 def usage_calls(
     conn: psycopg.Connection,
@@ -60,12 +77,14 @@ def usage_calls(
     namespaces: tuple[str, ...] = (),
     project: str | None = None,
     model: str | None = None,
+    grouped: bool = False,
 ) -> list[Call]:
     """The billable model calls matching the filters, oldest first, as `Call`s.
 
     `since`/`until` bound the call time (inclusive / exclusive, aware datetimes); `project` is a
     substring of the root session's working directory; `model` a substring of the model id
-    (both case-insensitive)."""
+    (both case-insensitive). `grouped` sums them in the database into `Call(n=…)` rows (see
+    `Call.n`) — the same report for every view but `blocks`, from far fewer rows."""
     where, params = [], []
     if since is not None:
         where.append("coalesce(mc.ts, s.started_at) >= %s")
@@ -86,6 +105,8 @@ def usage_calls(
         where.append("coalesce(mc.model, s.model) ILIKE %s")
         params.append(f"%{_escape(model)}%")
     sql = _CALLS_SQL.format(where="".join(f" AND {w}" for w in where))
+    if grouped:
+        sql = _GROUPED_SQL.format(calls=sql.rstrip().removesuffix("ORDER BY k.ts NULLS LAST, k.id"))
     return [Call(*row) for row in conn.execute(sql, params).fetchall()]
 
 

@@ -62,11 +62,33 @@ class Call:
     repo: str | None = None
     recorded_cost_usd: Decimal | float | None = None
     """The cost the harness itself recorded for the call (pi), USD; None when it records none."""
+    n: int = 1
+    """How many calls this row stands for: 1, or a pre-aggregated group (`read.usage` sums the
+    calls of one session, model, loop and repo within one 15-minute UTC bucket — every zone's
+    offset is a multiple of 15 minutes, so a bucket never straddles a local day)."""
+    known: int | None = None
+    """Of the `n` calls, how many have any known bucket (None: derive it from the buckets)."""
+    unpriced: int | None = None
+    """Of the `n` calls, how many have known usage but no cost (None: derive it)."""
+    last_ts: datetime | None = None
+    """The latest call time of a group (None: `ts`)."""
 
     @property
     def usage_known(self) -> bool:
         """Whether any token bucket of the call is known."""
         return any(getattr(self, b) is not None for b in BUCKETS[:5])
+
+    @property
+    def known_calls(self) -> int:
+        """Calls of this row with any known bucket."""
+        return self.known if self.known is not None else (self.n if self.usage_known else 0)
+
+    @property
+    def unpriced_calls(self) -> int:
+        """Calls of this row with known usage and no list-price cost."""
+        if self.unpriced is not None:
+            return self.unpriced
+        return self.n if self.usage_known and self.cost_usd is None else 0
 
 
 def _sum(values: Iterable[int | None]) -> int | None:
@@ -97,7 +119,7 @@ def _tokens(calls: Sequence[Call]) -> dict:
 
 def _cost(calls: Sequence[Call]) -> tuple[float | None, float | None, list[str]]:
     """(cost or None if any known-usage call is unpriced, cost of the priced calls, unpriced models)."""
-    unpriced = sorted({c.model or "(unknown model)" for c in calls if c.usage_known and c.cost_usd is None})
+    unpriced = sorted({c.model or "(unknown model)" for c in calls if c.unpriced_calls})
     priced = [c.cost_usd for c in calls if c.cost_usd is not None]
     priced_sum = float(sum(priced, Decimal(0))) if priced else None
     return (None if unpriced else priced_sum), priced_sum, unpriced
@@ -116,8 +138,8 @@ def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
         **_tokens(calls),
         "totalCost": cost,
         "modelsUsed": models,
-        "calls": len(calls),
-        "callsWithUnknownUsage": sum(1 for c in calls if not c.usage_known),
+        "calls": sum(c.n for c in calls),
+        "callsWithUnknownUsage": sum(c.n - c.known_calls for c in calls),
         "unpricedModels": unpriced,
         "pricedCost": priced_cost,
         "recordedCost": _recorded(calls),
@@ -199,6 +221,8 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
     rows: list[dict] = []
     timed = [c for c in calls if c.ts is not None]
     if view == "blocks":
+        if any(c.n != 1 for c in timed):
+            raise ValueError("blocks need one Call per model call, not pre-aggregated groups")
         rows = [_block_row(b, timed, now) for b in blocks([c.ts for c in timed])]
         totals_calls = timed
     else:
@@ -212,13 +236,13 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
             totals_calls = [c for cs in groups.values() for c in cs]
 
             def last(k):
-                ts = [c.ts for c in groups[k] if c.ts is not None]
+                ts = [c.last_ts or c.ts for c in groups[k] if c.ts is not None]
                 return (max(ts).isoformat() if ts else "", k)
 
             order = sorted(groups) if view == "repo" else sorted(groups, key=last)
         for k in order:
             row = {"period": k, **_row(groups[k], breakdown)}
-            ts = [c.ts for c in groups[k] if c.ts is not None]
+            ts = [c.last_ts or c.ts for c in groups[k] if c.ts is not None]
             # ccusage 20's `agent` ("all" for a period, the harness for a session) and `metadata`
             single = row["agents"][0] if len(row["agents"]) == 1 else "all"
             if view in ("session", "loop", "repo"):
@@ -231,5 +255,5 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
                 row["metadata"] = {"agents": row["agents"]}
             rows.append(row)
     totals = _row(totals_calls, breakdown=False)
-    totals["callsWithoutTime"] = sum(1 for c in calls if c.ts is None)
+    totals["callsWithoutTime"] = sum(c.n for c in calls if c.ts is None)
     return {VIEW_KEY[view]: rows, "totals": totals}
