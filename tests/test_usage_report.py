@@ -153,6 +153,8 @@ def test_daily_equals_an_independent_per_day_sum_of_the_files(env, corpus_home, 
     ours = {r["period"]: {b: r[b] or 0 for b in BUCKETS} for r in daily["daily"]}
     assert ours == independent_daily(corpus_home)
     assert daily["timezone"] == "UTC"
+    tokens = [r[k] for r in [*daily["daily"], daily["totals"]] for k in (*BUCKETS, "totalTokens") if r[k] is not None]
+    assert tokens and all(type(v) is int for v in tokens)  # integers, as ccusage prints them
     # ccusage 20.0.24 `daily --json --offline` over the same .claude home: 21 days, these totals
     claude = report(all_calls, "daily", agent="claude")
     assert len(claude["daily"]) == 21

@@ -56,8 +56,9 @@ _GROUPED_SQL = """
 WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
         recorded) AS ({calls})
 SELECT min(ts), agent, namespace, session_uid, project, model,
-       sum(iu), sum(cr), sum(w5), sum(w1), sum(out), sum(rs), sum(cost), bool_or(priced), loop_id, repo,
-       sum(recorded), count(*),
+       -- sum(bigint) is numeric: back to bigint, so token counts stay integers in the JSON
+       sum(iu)::bigint, sum(cr)::bigint, sum(w5)::bigint, sum(w1)::bigint, sum(out)::bigint, sum(rs)::bigint,
+       sum(cost), bool_or(priced), loop_id, repo, sum(recorded), count(*),
        count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0),
        count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0 AND cost IS NULL),
        max(ts)
