@@ -41,6 +41,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
 
     [web]                              # `agent-history web` (issue 20)
     token = "..."                      # required with --allow-remote (non-loopback bind); or AGENT_HISTORY_WEB_TOKEN
+    [litellm]                          # `litellm-fill`: unknown Claude token counts from a LiteLLM
+    dsn = "postgresql://reader@proxy-db/litellm"   # proxy's "LiteLLM_SpendLogs" (read-only)
+    namespaces = ["claude-work"]       # the Claude namespaces whose calls went through the proxy
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
@@ -218,6 +221,8 @@ class Settings:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
     web_token: str | None = None  # `web --allow-remote`: every request must carry it
+    litellm_dsn: str | None = None  # litellm-fill: the LiteLLM proxy database (issue 19)
+    litellm_namespaces: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -237,6 +242,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "metrics": None,  # keys checked by _metrics_settings (unknown ones are errors there)
     "journal": ("source",),  # journal-sync (issue 15)
     "web": ("token",),  # `agent-history web` (issue 20)
+    "litellm": ("dsn", "namespaces"),  # litellm-fill (issue 19)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -299,6 +305,21 @@ def _paths(raw: dict[str, Any], section: str) -> dict[str, Path]:
     return out
 
 
+def _litellm_settings(table: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """``[litellm]`` → (dsn, namespaces). Raises ConfigError for a namespace list that is not a
+    list of ``claude-…`` names, or a dsn without namespaces (nothing would be filled)."""
+    dsn = _text(table, "litellm", "dsn")
+    namespaces = table.get("namespaces", [])
+    if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+        raise ConfigError("config litellm.namespaces must be a list of namespace strings")
+    wrong = [n for n in namespaces if not n.startswith("claude-")]
+    if wrong:
+        raise ConfigError(f"config litellm.namespaces: {wrong[0]!r} is not a Claude namespace (claude-…)")
+    if dsn and not namespaces:
+        raise ConfigError("config litellm.dsn is set but litellm.namespaces names no namespace")
+    return dsn, list(namespaces)
+
+
 def load_settings(dsn: str | None = None) -> Settings:
     """Resolve settings: defaults < config file < environment < the `dsn` flag.
 
@@ -330,6 +351,7 @@ def load_settings(dsn: str | None = None) -> Settings:
     s.journal_source = _text(_table(raw, "journal"), "journal", "source")
     s.journal_source = os.environ.get("AGENT_HISTORY_JOURNAL_SOURCE") or s.journal_source
     s.web_token = os.environ.get("AGENT_HISTORY_WEB_TOKEN") or _text(_table(raw, "web"), "web", "token")
+    s.litellm_dsn, s.litellm_namespaces = _litellm_settings(_table(raw, "litellm"))
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

@@ -24,7 +24,9 @@
 --   Calls dated before a pattern's first row (test fixtures, clock skew) use that first row.
 -- - Anthropic: cache write 5m = 1.25 x input, 1h = 2 x input, cache read = 0.1 x input (as the
 --   page lists them). OpenAI: cache_read = "cached input"; OpenAI has no cache-write price, so
---   those columns are NULL. Not modelled: long-context surcharges (Sonnet 4/4.5 above 200K input
+--   those columns are NULL. Not seeded for want of a provider page read here (their calls cost
+--   NULL and `agent-history pricing` names them): gpt-5.1-codex, gpt-4o, gpt-4o-mini, o3-mini,
+--   Gemini models, claude-3-sonnet. Not modelled: long-context surcharges (Sonnet 4/4.5 above 200K input
 --   tokens), batch/priority tiers, regional cloud endpoints.
 --
 -- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes. The
@@ -82,7 +84,31 @@ VALUES
     ('gpt-5-mini',                '2025-08-07',  0.25,  2.00, 0.025, NULL, NULL,
      'https://developers.openai.com/ko-KR/api/docs/models/gpt-5-mini (retrieved 2026-11-29)'),
     ('gpt-5-mini-2025-08-07',     '2025-08-07',  0.25,  2.00, 0.025, NULL, NULL,
-     'https://developers.openai.com/ko-KR/api/docs/models/gpt-5-mini (retrieved 2026-11-29)')
+     'https://developers.openai.com/ko-KR/api/docs/models/gpt-5-mini (retrieved 2026-11-29)'),
+    -- GitHub Copilot's usage-based price table (GitHub's own docs data file) for the OpenAI models
+    -- Copilot and Codex transcripts in ../shared/corpus/samples name; no cache-write price --------
+    ('gpt-5.3-codex',             '2026-12-01',  1.75, 14.00, 0.175, NULL, NULL,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('gpt-5.2-codex',             '2026-12-01',  1.75, 14.00, 0.175, NULL, NULL,
+     'https://raw.githubusercontent.com/github/docs/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('gpt-5.2',                   '2026-12-01',  1.75, 14.00, 0.175, NULL, NULL,
+     'https://raw.githubusercontent.com/github/docs/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('gpt-4.1',                   '2026-12-01',  2.00,  8.00, 0.50,  NULL, NULL,
+     'https://raw.githubusercontent.com/github/docs/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    -- Copilot spells Anthropic models with a dot (claude-sonnet-4.5); same list prices as above,
+    -- 1h cache write = 2 x input as on Anthropic's page -------------------------------------------
+    ('claude-sonnet-4.5%',        '2025-09-29',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('claude-sonnet-4.6%',        '2026-02-17',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('claude-haiku-4.5%',         '2025-10-01',  1.00,  5.00, 0.10,  1.25,  2.00,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('claude-opus-4.5%',          '2025-11-01',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('claude-opus-4.6%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
+    ('claude-opus-4.7%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
+     'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)')
 ON CONFLICT (model_pattern, effective_from) DO UPDATE SET
     input_per_mtok          = EXCLUDED.input_per_mtok,
     output_per_mtok         = EXCLUDED.output_per_mtok,

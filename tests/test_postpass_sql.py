@@ -111,7 +111,8 @@ def test_price_for_most_specific_pattern_wins(conn):
     assert price("claude-opus-4-7") == ("claude-opus-4-7%", Decimal("5"))
     assert price("Claude-Haiku-4-5-20251001") == ("claude-haiku-4-5%", Decimal("1"))
     assert price("gpt-5-codex-mini") == (None, None)
-    assert price("gpt-5.2-codex") == (None, None)
+    assert price("gpt-5.2-codex") == ("gpt-5.2-codex", Decimal("1.75"))
+    assert price("gpt-5.2-codex-max") == (None, None)
 
 
 def test_price_for_picks_latest_row_in_effect_and_falls_back_to_first(conn):

@@ -44,7 +44,9 @@ def _register() -> None:
     """Import command modules that attach themselves to `app`."""
     import importlib
 
-    for name in ("parse", "index", "read", "mcp", "connect", "embed", "efficiency", "loops", "journal", "web", "recall"):
+    for name in (
+        "parse", "index", "read", "mcp", "connect", "embed", "efficiency", "loops", "journal", "web", "recall", "usage",
+    ):
         try:
             importlib.import_module(f"agent_history.cli.{name}")
         except ModuleNotFoundError as exc:

@@ -66,7 +66,12 @@ Identity and keys:
   ``cache_creation.ephemeral_5m/1h_input_tokens`` → cache_write_5m/1h (E11; if the split does
   not add up to ``cache_creation_input_tokens`` the 5m bucket takes the difference), else
   ``cache_creation_input_tokens`` → cache_write_5m with 1h NULL; ``output_tokens`` → output;
-  reasoning NULL (not reported). A ``<synthetic>`` model or ``isApiErrorMessage`` → is_api_error,
+  reasoning NULL (not reported). All buckets zero on a line with no stop reason → all NULL
+  (a provider-adapting proxy can send zeros it never measured; a later line of the same
+  response with real counts wins by max). Per-call facts: top-level ``costUSD`` (older
+  versions) → ``recorded_cost_usd``; Claude Code records no per-call duration, TTFT or
+  thinking time (``durationMs`` appears only on hook attachments, ``turn_duration`` turns and
+  Task results, none of which is one call), so those stay NULL. A ``<synthetic>`` model or ``isApiErrorMessage`` → is_api_error,
   no buckets, no model (E10). ``toolUseResult.totalTokens``/``usage`` of a Task is the child's
   usage, never added (E06).
 - Turn uid = the uuid of the user record that opens it: a ``human_prompt``, a
@@ -235,11 +240,20 @@ def _usage_buckets(usage: dict) -> dict[str, int | None]:
     }
 
 
+def _recorded_cost(record: dict) -> float | None:
+    """The top-level ``costUSD`` some Claude Code versions wrote on assistant lines (the
+    ccusage fixtures in ../shared/corpus/samples/claude-code), in USD; None when absent."""
+    cost = record.get("costUSD")
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost != cost or cost < 0:
+        return None
+    return float(cost)
+
+
 class ClaudeCodeParser(Parser):
     """Parser for Claude Code JSONL transcripts (contract in the module docstring)."""
 
     AGENT = AGENT
-    VERSION = 2
+    VERSION = 3
     """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
@@ -526,6 +540,9 @@ class ClaudeCodeParser(Parser):
         stop = as_nonempty_str(msg.get("stop_reason"))
         usage = as_dict(msg.get("usage"))
         buckets = _usage_buckets(usage) if usage and not synthetic else {}
+        if stop is None and buckets and not any(buckets.values()):
+            # all zero and no stop reason: a provider-adapting proxy's unmeasured zeros → unknown
+            buckets = dict.fromkeys(buckets)
         rows.append(
             ModelCallRow(
                 agent=AGENT,
@@ -541,6 +558,7 @@ class ClaudeCodeParser(Parser):
                 ts=rc.ts,
                 byte_offset=pos.byte_offset,
                 line_number=pos.line_number,
+                recorded_cost_usd=_recorded_cost(record),
                 **buckets,
             )
         )

@@ -71,7 +71,11 @@ E19–E26):
   content identity, stable across batches. ``cached_input_tokens`` ⊂ ``input_tokens`` and
   ``reasoning_output_tokens`` ⊂ ``output_tokens`` (E20): input_uncached = input − cached,
   cache_read = cached, output = output, reasoning = reasoning; cache writes are NULL (OpenAI
-  reports none). A token_count without totals is keyed by its byte offset.
+  reports none). A token_count without totals is keyed by its byte offset. Per-call facts
+  (issue 19): a rollout records no cost and no per-call duration, TTFT or thinking time —
+  ``task_complete.duration_ms`` / ``time_to_first_token_ms`` (newest rollouts) measure a whole
+  turn of possibly several calls — so recorded_cost_usd, duration_ms, duration_basis, ttft_ms
+  and thinking_ms stay NULL.
 - **Turns.** ``task_started`` / ``turn_context`` with a ``turn_id`` open turn
   ``<session>:turn:<turn_id>``; ``task_complete`` / ``turn_aborted`` close it. Files without
   turn ids: each new human prompt (or sub-agent brief) opens ``<session>:turn:<prompt uid

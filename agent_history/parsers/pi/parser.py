@@ -54,7 +54,11 @@ Format contract (read from the corpus and pi's ``session-manager.ts``):
   input → input_uncached, cacheRead → cache_read, cacheWrite → cache_write_5m, output →
   output; reasoning is not reported separately (NULL). A missing field is NULL. Stop reason
   ``error``/``aborted`` with no token billed (all counts 0 or absent) → ``is_api_error``; an
-  aborted call that did bill tokens stays a normal, counted call.
+  aborted call that did bill tokens stays a normal, counted call. All counts zero and no stop
+  reason → every count NULL (a provider-adapting proxy can send zeros it never measured).
+  Per-call facts: ``usage.cost.total`` → ``recorded_cost_usd`` (USD, pi's own pricing);
+  entry ``timestamp`` − ``message.timestamp`` → ``duration_ms`` with basis
+  ``request_to_response`` (NULL when negative); pi records no TTFT or thinking time.
 - **Turns** (pi writes none): a user prompt opens a turn keyed by the prompt's entry key; an
   assistant message arriving while idle opens one keyed by itself (an extension-triggered run).
   ``stopReason == "toolUse"`` (or, without a stop reason, any toolCall block) keeps the turn
@@ -106,7 +110,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
-from agent_history.parsers.common.coerce import as_int, as_str
+from agent_history.parsers.common.coerce import as_dict, as_int, as_str
 from agent_history.parsers.common.timeutil import parse_ts
 from agent_history.parsers.pi import tools as pi_tools
 from agent_history.parsers.pi.context import EntryCtx
@@ -184,11 +188,36 @@ def _record_ts(record: dict, message: dict | None) -> datetime | None:
     return ts
 
 
+
+REQUEST_TO_RESPONSE = "request_to_response"
+"""`duration_basis` of a pi call: ``message.timestamp`` (unix ms, set when pi creates the
+assistant message as the request starts streaming) → the entry ``timestamp`` (ISO, written when
+the complete message is appended)."""
+
+
+def _recorded_cost(usage: dict) -> float | None:
+    """pi's own cost of a call: ``usage.cost.total`` in USD (pi prices it from its model table)."""
+    total = as_dict(usage.get("cost")).get("total")
+    if isinstance(total, bool) or not isinstance(total, (int, float)) or total != total or total < 0:
+        return None
+    return float(total)
+
+
+def _request_to_response_ms(msg: dict, ctx: EntryCtx) -> int | None:
+    """Entry timestamp − ``message.timestamp`` in ms; None when either is missing or the span is
+    negative (hand-written fixtures set message times 20 minutes after the entry's)."""
+    started = msg.get("timestamp")
+    saved = parse_ts(ctx.raw_ts) if ctx.raw_ts else None  # the entry's own time, not the fallback
+    if saved is None or isinstance(started, bool) or not isinstance(started, (int, float)):
+        return None
+    span = round(saved.timestamp() * 1000 - started)
+    return span if span >= 0 else None
+
 class PiParser(Parser):
     """Parser for one pi session file (see the module docstring for the format contract)."""
 
     AGENT = AGENT
-    VERSION = 2
+    VERSION = 3
     """2: message record type/origin and tool-result positions (issue 11)."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
@@ -451,6 +480,10 @@ class PiParser(Parser):
     def _model_call(self, msg: dict, usage: dict, model: str | None, stop: str | None, ctx: EntryCtx) -> ModelCallRow:
         counts = {name: as_int(usage.get(name)) for name in ("input", "output", "cacheRead", "cacheWrite")}
         billed = any(v for v in counts.values())
+        if stop is None and not billed:
+            # all zero (or absent) and no stop reason: a proxy's unmeasured zeros, not a count
+            counts = dict.fromkeys(counts)
+        duration = _request_to_response_ms(msg, ctx)
         return ModelCallRow(
             agent=AGENT,
             call_uid=ctx.key,
@@ -471,6 +504,9 @@ class PiParser(Parser):
             ts=ctx.ts,
             byte_offset=ctx.pos.byte_offset,
             line_number=ctx.pos.line_number,
+            recorded_cost_usd=_recorded_cost(usage),
+            duration_ms=duration,
+            duration_basis=REQUEST_TO_RESPONSE if duration is not None else None,
         )
 
     def _compaction(self, record: dict, ctx: EntryCtx) -> list[Row]:

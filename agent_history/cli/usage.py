@@ -1,0 +1,256 @@
+"""`usage` and `pricing`: token and list-price cost reports (thin: parse, query `read.usage`,
+aggregate with `usage.report`, render)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import typer
+from rich.table import Table
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.read import _agents, _namespaces, _when
+from agent_history.cli.tables import Record, compact_table, fits, print_records
+from agent_history.usage.periods import VIEWS
+
+BY = ("loop", "repo")
+
+
+def _zone(name: str | None) -> tzinfo:
+    """The report's zone: `name` (an IANA name), else the machine's local zone as the OS states it
+    (TZ, /etc/localtime … via tzlocal). An unknown name is a usage error (exit 2)."""
+    if name is None:
+        import tzlocal
+
+        return tzlocal.get_localzone()
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        fail(f"--timezone: unknown time zone {name!r} (an IANA name such as UTC or Europe/Berlin)", 2)
+    raise AssertionError  # fail() exits
+
+
+_DAY = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})")
+
+
+def _bound(value: str | None, option: str, tz: tzinfo, *, end: bool) -> datetime | None:
+    """A day (``YYYY-MM-DD`` or ccusage's ``YYYYMMDD``) is read in the report's zone — `--until`
+    includes that whole day; anything else goes to the shared time parser (7d, ISO timestamps)."""
+    m = _DAY.fullmatch((value or "").strip())
+    if m:
+        try:
+            day = date(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            fail(f"{option}: not a date: {value!r}", 2)
+        return datetime.combine(day + timedelta(days=1) if end else day, time.min, tz)
+    return _when(value, option, end=end)
+
+
+def _int(v) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def _usd(v) -> str:
+    return "unpriced" if v is None else f"${v:,.2f}"
+
+
+def _render(view: str, report: dict, key: str) -> None:
+    rows = report[key]
+    if view == "blocks":
+        headers = ("block start", "state", "calls", "total tokens", "cost", "burn tok/min", "$/h", "models")
+        cells = []
+        for b in rows:
+            if b["isGap"]:
+                cells.append((b["startTime"], "gap", "", "", "", "", "", ""))
+                continue
+            rate = b["burnRate"] or {}
+            cells.append(
+                (
+                    b["startTime"],
+                    "ACTIVE" if b["isActive"] else "",
+                    str(b["entries"]),
+                    _int(b["totalTokens"]),
+                    _usd(b["costUSD"]),
+                    "-" if not rate else f"{rate['tokensPerMinute']:,.0f}",
+                    "-" if not rate or rate["costPerHour"] is None else f"{rate['costPerHour']:,.2f}",
+                    ", ".join(b["models"]),
+                )
+            )
+    else:
+        headers = ("period", "input", "output", "cache create", "cache read", "total tokens", "cost", "models")
+        cells = [
+            (
+                r["period"],
+                _int(r["inputTokens"]),
+                _int(r["outputTokens"]),
+                _int(r["cacheCreationTokens"]),
+                _int(r["cacheReadTokens"]),
+                _int(r["totalTokens"]),
+                _usd(r["totalCost"]),
+                ", ".join(r["modelsUsed"]),
+            )
+            for r in rows
+        ]
+    t = report["totals"]
+    total = (
+        "total",
+        *(
+            ("", str(t["calls"]), _int(t["totalTokens"]), _usd(t["totalCost"]), "", "", "")
+            if view == "blocks"
+            else (
+                _int(t["inputTokens"]),
+                _int(t["outputTokens"]),
+                _int(t["cacheCreationTokens"]),
+                _int(t["cacheReadTokens"]),
+                _int(t["totalTokens"]),
+                _usd(t["totalCost"]),
+                "",
+            )
+        ),
+    )
+    table: Table = compact_table(*headers)
+    for c in (*cells, total):
+        table.add_row(*c)
+    if fits(console, table):
+        console.print(table)
+    else:
+        print_records(console, headers[:-1], [Record(c[:-1], lines=(c[-1],) if c[-1] else ()) for c in (*cells, total)])
+    if t["unpricedModels"]:
+        priced = "" if t["pricedCost"] is None else f"; priced calls cost ${t['pricedCost']:,.2f}"
+        console.print(f"unpriced models (cost unknown): {', '.join(t['unpricedModels'])}{priced}", highlight=False)
+    if t["callsWithUnknownUsage"]:
+        console.print(f"{t['callsWithUnknownUsage']} calls with unknown token counts", highlight=False)
+
+
+@app.command("usage")
+def usage_cmd(
+    view: str = typer.Argument(None, help="daily (default) | weekly | monthly | session | blocks."),
+    since: str = typer.Option(None, "--since", help="From this day (YYYY-MM-DD or YYYYMMDD, in --timezone) or 7d …"),
+    until: str = typer.Option(None, "--until", help="Up to and including this day, or a timestamp."),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
+    project: str = typer.Option(None, "--project", help="Only sessions whose working directory contains this."),
+    model: str = typer.Option(None, "--model", help="Only models whose id contains this."),
+    breakdown: bool = typer.Option(False, "--breakdown", help="Per-model rows under each period (table)."),
+    by: str = typer.Option(None, "--by", help="Group by loop or repo instead of a period."),
+    timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for periods (default: the machine's)."),
+    now: str = typer.Option(None, "--now", hidden=True, help="The clock for the active block (ISO time; tests)."),
+    json: bool = typer.Option(False, "--json", help="Print JSON (ccusage's field names)."),
+) -> None:
+    """Tokens by bucket and list-price cost per day, week, month, session or 5-hour billing block
+    (or per loop / repo with --by), with per-model breakdowns and totals. Costs of models with no
+    list price are unknown (null), and the models are named."""
+    from agent_history.read.usage import usage_calls
+    from agent_history.usage.report import build_report
+
+    if view is not None and view not in VIEWS:
+        fail(f"unknown view {view!r} (known: {', '.join(VIEWS)})", 2)
+    if by is not None:
+        if by not in BY:
+            fail(f"--by: unknown grouping {by!r} (known: {', '.join(BY)})", 2)
+        if view is not None:
+            fail(f"--by {by} replaces the view; drop {view!r}", 2)
+    view = by or view or "daily"
+    tz = _zone(timezone)
+    clock = _when(now, "--now") or datetime.now(UTC)
+    db = database()
+    with db.connect() as conn:
+        calls = usage_calls(
+            conn,
+            since=_bound(since, "--since", tz, end=False),
+            until=_bound(until, "--until", tz, end=True),
+            agents=_agents(agent),
+            namespaces=_namespaces(namespace, context, db.settings.contexts),
+            project=project,
+            model=model,
+            grouped=view != "blocks",  # blocks need each call's time
+        )
+    report = build_report(view, calls, tz, clock)
+    report["timezone"] = str(tz)
+    if json:
+        print_json(report)
+        return
+    key = next(k for k in report if k not in ("totals", "timezone"))
+    if not report[key]:
+        fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
+    _render(view, report, key)
+    if breakdown and view != "blocks":
+        for r in report[key]:
+            for m in r.get("modelBreakdowns", []):
+                console.print(
+                    f"  {r['period']}  {m['modelName'] or '(unknown model)'}: "
+                    f"in {_int(m['inputTokens'])}, out {_int(m['outputTokens'])}, "
+                    f"cache create {_int(m['cacheCreationTokens'])}, cache read {_int(m['cacheReadTokens'])}, "
+                    f"{_usd(m['cost'])}",
+                    highlight=False,
+                )
+
+
+@app.command("pricing")
+def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """The list prices (USD per million tokens, with effective date and source) and the models
+    seen in the catalogue that have no price."""
+    from agent_history.read.usage import price_list
+
+    with database().connect() as conn:
+        data = price_list(conn)
+    if json:
+        print_json(data)
+        return
+    headers = ("pattern", "from", "input", "output", "cache read", "write 5m", "write 1h", "source")
+
+    def p(v) -> str:
+        return "-" if v is None else f"{v:g}"
+
+    cells = [
+        (
+            r["model_pattern"],
+            r["effective_from"],
+            p(r["input_per_mtok"]),
+            p(r["output_per_mtok"]),
+            p(r["cache_read_per_mtok"]),
+            p(r["cache_write_5m_per_mtok"]),
+            p(r["cache_write_1h_per_mtok"]),
+            r["source"] or "",
+        )
+        for r in data["prices"]
+    ]
+    print_records(console, headers[:-1], [Record(c[:-1], paths=(c[-1],)) for c in cells])
+    if data["unpricedModels"]:
+        console.print(
+            "unpriced models seen: " + ", ".join(f"{u['model']} ({u['calls']} calls)" for u in data["unpricedModels"]),
+            highlight=False,
+        )
+
+
+@app.command("litellm-fill")
+def litellm_fill_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Fill unknown (NULL) token counts of the `[litellm] namespaces`' Claude calls from the
+    LiteLLM proxy's spend log (`[litellm] dsn`), matched by request id; known counts are never
+    overwritten and every filled call is recorded in `ah.usage_fill`."""
+    from agent_history.ingest.litellm import LiteLLMError, fill_from_litellm
+    from agent_history.ingest.postpass import run_postpasses
+
+    db = database()
+    if not db.settings.litellm_dsn:
+        fail("no LiteLLM spend log configured: set [litellm] dsn and namespaces in the config file", 2)
+    with db.connect() as conn:
+        try:
+            summary = fill_from_litellm(conn, db.settings.litellm_dsn, db.settings.litellm_namespaces)
+        except LiteLLMError as exc:
+            fail(str(exc), 2)
+        if summary.filled:
+            run_postpasses(conn)
+    if json:
+        print_json(summary.as_dict())
+        return
+    console.print(
+        f"litellm-fill: {summary.candidates} calls with unknown counts, {summary.matched} found in the spend log, "
+        f"{summary.filled} filled (" + ", ".join(f"{b} {n}" for b, n in summary.buckets.items()) + ")",
+        highlight=False,
+    )

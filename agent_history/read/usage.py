@@ -1,0 +1,165 @@
+"""Per-call usage facts for `agent-history usage` (issue 19): one query, then pure aggregation in
+`agent_history.usage.report`.
+
+Which calls count: every `ah.model_call` that is not an API error notice (`is_api_error`), as the
+session rollup counts them (sql/30_postpass.sql). A call's time is its own `ts`, else its
+session's start; its model is its own, else the session's. Its list-price cost is
+`ah.priced_cost_usd` at `ah.price_for(model, UTC day)` — the rollup's formula — NULL when the
+model has no price row or the usage is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+import psycopg
+
+from agent_history.usage.report import Call
+
+_CALLS_SQL = """
+WITH calls AS (
+    SELECT mc.id, coalesce(mc.ts, s.started_at) AS ts, mc.agent, s.namespace,
+           coalesce(r.session_uid, s.session_uid) AS session_uid, coalesce(r.cwd, s.cwd) AS project,
+           coalesce(mc.model, s.model) AS model,
+           mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output, mc.reasoning,
+           mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id
+    FROM ah.model_call AS mc
+    JOIN ah.session AS s ON s.id = mc.session_id
+    LEFT JOIN ah.session AS r ON r.id = s.root_session_id
+    WHERE NOT coalesce(mc.is_api_error, false) {where}
+), prices AS (
+    -- one price lookup per (model, UTC day), as the rollup does
+    SELECT d.model, d.day, ah.price_for(d.model, d.day) AS price
+    FROM (SELECT DISTINCT model, coalesce((ts AT TIME ZONE 'UTC')::date, current_date) AS day
+          FROM calls WHERE model IS NOT NULL) AS d
+)
+SELECT k.ts, k.agent, k.namespace, k.session_uid, k.project, k.model,
+       k.input_uncached, k.cache_read, k.cache_write_5m, k.cache_write_1h, k.output, k.reasoning,
+       ah.priced_cost_usd(pr.price, k.input_uncached, k.cache_read, k.cache_write_5m, k.cache_write_1h, k.output),
+       (pr.price).model_pattern IS NOT NULL,
+       coalesce(
+           (SELECT a.loop_id::text FROM ah.lane AS a WHERE a.session_id = k.session_id ORDER BY a.loop_id LIMIT 1),
+           (SELECT l.id::text FROM ah.loops AS l WHERE l.root_session_id = k.root_id
+              ORDER BY (l.started_at <= k.ts) DESC NULLS LAST, l.started_at DESC LIMIT 1)),
+       rp.name, k.recorded_cost_usd
+FROM calls AS k
+LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = coalesce((k.ts AT TIME ZONE 'UTC')::date, current_date)
+LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id
+ORDER BY k.ts NULLS LAST, k.id
+"""
+
+# The calls above summed per (15-minute UTC bucket, agent, namespace, session, project, model,
+# loop, repo): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
+_GROUPED_SQL = """
+WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
+        recorded) AS ({calls})
+SELECT min(ts), agent, namespace, session_uid, project, model,
+       -- sum(bigint) is numeric: back to bigint, so token counts stay integers in the JSON
+       sum(iu)::bigint, sum(cr)::bigint, sum(w5)::bigint, sum(w1)::bigint, sum(out)::bigint, sum(rs)::bigint,
+       sum(cost), bool_or(priced), loop_id, repo, sum(recorded), count(*),
+       count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0),
+       count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0 AND cost IS NULL),
+       max(ts)
+FROM c
+GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
+         agent, namespace, session_uid, project, model, loop_id, repo
+ORDER BY 1 NULLS LAST
+"""
+
+
+def usage_calls(
+    conn: psycopg.Connection,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    agents: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+    project: str | None = None,
+    model: str | None = None,
+    grouped: bool = False,
+) -> list[Call]:
+    """The billable model calls matching the filters, oldest first, as `Call`s.
+
+    `since`/`until` bound the call time (inclusive / exclusive, aware datetimes); `project` is a
+    substring of the root session's working directory; `model` a substring of the model id
+    (both case-insensitive). `grouped` sums them in the database into `Call(n=…)` rows (see
+    `Call.n`) — the same report for every view but `blocks`, from far fewer rows."""
+    where, params = [], []
+    if since is not None:
+        where.append("coalesce(mc.ts, s.started_at) >= %s")
+        params.append(since)
+    if until is not None:
+        where.append("coalesce(mc.ts, s.started_at) < %s")
+        params.append(until)
+    if agents:
+        where.append("mc.agent = ANY(%s)")
+        params.append(list(agents))
+    if namespaces:
+        where.append("s.namespace = ANY(%s)")
+        params.append(list(namespaces))
+    if project:
+        where.append("coalesce(r.cwd, s.cwd) ILIKE %s")
+        params.append(f"%{_escape(project)}%")
+    if model:
+        where.append("coalesce(mc.model, s.model) ILIKE %s")
+        params.append(f"%{_escape(model)}%")
+    sql = _CALLS_SQL.format(where="".join(f" AND {w}" for w in where))
+    if grouped:
+        sql = _GROUPED_SQL.format(calls=sql.rstrip().removesuffix("ORDER BY k.ts NULLS LAST, k.id"))
+    return [Call(*row) for row in conn.execute(sql, params).fetchall()]
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True, slots=True)
+class PriceRow:
+    """One `ah.model_pricing` row: USD per million tokens per bucket (None = no price)."""
+
+    model_pattern: str
+    effective_from: str
+    input_per_mtok: Decimal | None
+    output_per_mtok: Decimal | None
+    cache_read_per_mtok: Decimal | None
+    cache_write_5m_per_mtok: Decimal | None
+    cache_write_1h_per_mtok: Decimal | None
+    source: str | None
+
+    def as_dict(self) -> dict:
+        """JSON-ready form (prices as floats)."""
+        return {
+            k: (float(v) if isinstance(v, Decimal) else v)
+            for k, v in ((f, getattr(self, f)) for f in self.__slots__)  # type: ignore[attr-defined]
+        }
+
+
+def price_list(conn: psycopg.Connection) -> dict:
+    """``{"prices": [PriceRow.as_dict()…], "unpricedModels": [{"model", "agents", "calls"}…]}``:
+    every price row (by pattern, then date) and every model seen on a billable call of the
+    catalogue that `ah.price_for` cannot price."""
+    prices = [
+        PriceRow(r[0], r[1].isoformat(), *r[2:]).as_dict()
+        for r in conn.execute(
+            "SELECT model_pattern, effective_from, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
+            "cache_write_5m_per_mtok, cache_write_1h_per_mtok, source FROM ah.model_pricing "
+            "ORDER BY model_pattern, effective_from"
+        ).fetchall()
+    ]
+    unpriced = [
+        {"model": r[0], "agents": r[1], "calls": r[2]}
+        for r in conn.execute(
+            """
+            SELECT m.model, m.agents, m.calls FROM (
+                SELECT mc.model, array_agg(DISTINCT mc.agent ORDER BY mc.agent) AS agents, count(*) AS calls
+                FROM ah.model_call AS mc
+                WHERE mc.model IS NOT NULL AND NOT coalesce(mc.is_api_error, false)
+                GROUP BY mc.model) AS m
+            WHERE (ah.price_for(m.model, NULL)).model_pattern IS NULL
+            ORDER BY m.model
+            """
+        ).fetchall()
+    ]
+    return {"prices": prices, "unpricedModels": unpriced}

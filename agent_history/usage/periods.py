@@ -1,0 +1,128 @@
+"""Period keys and Claude-style 5-hour billing blocks — pure time math, no database.
+
+Period keys (the ``period`` values of `usage daily|weekly|monthly`, as ccusage 20.0.24 prints
+them): a call's timestamp is converted to the report's time zone, then
+
+- daily   → ``YYYY-MM-DD`` (the local calendar day),
+- weekly  → ``YYYY-MM-DD`` of the Monday that starts the local week (ccusage's default week
+  start: its `weekly --json` over the shared corpus keys 2025-06-14, a Saturday, as 2025-06-09),
+- monthly → ``YYYY-MM``.
+
+Billing blocks follow ccusage's block rule (ccusage `identifySessionBlocks`, 5-hour session
+duration, Anthropic's rolling 5-hour usage window): calls sorted by time; a block starts at the
+first call's time floored to the UTC hour and ends 5 h later; the next call opens a new block
+when it falls more than 5 h after the block's start or more than 5 h after the previous call. A
+gap of more than 5 h between two calls is reported as a gap block from the previous call + 5 h
+to the next call. A block is active when `now` lies in it (start ≤ now < end) and within 5 h of
+its last call. Burn rate = tokens (and cost) of the block over the minutes between its first and last
+call; NULL when that span is zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
+
+VIEWS = ("daily", "weekly", "monthly", "session", "blocks")
+"""The report views of `agent-history usage`."""
+
+BLOCK_LENGTH = timedelta(hours=5)
+"""Length of a billing block (ccusage's default session duration; Anthropic's 5-hour window)."""
+
+
+def period_key(view: str, ts: datetime, tz: tzinfo) -> str:
+    """The period a call at aware `ts` falls in for `view` (`daily` | `weekly` | `monthly`), in
+    zone `tz`. Raises ValueError for another view or a naive timestamp."""
+    if ts.tzinfo is None:
+        raise ValueError("period_key needs an aware timestamp")
+    day: date = ts.astimezone(tz).date()
+    if view == "daily":
+        return day.isoformat()
+    if view == "weekly":
+        return (day - timedelta(days=day.weekday())).isoformat()
+    if view == "monthly":
+        return f"{day.year:04d}-{day.month:02d}"
+    raise ValueError(f"no period key for view {view!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One billing block: `indexes` are positions (into the sequence given to `blocks`) of its
+    calls, in time order. A gap block has no calls; its `start`/`end` bound the idle time."""
+
+    start: datetime
+    end: datetime
+    indexes: tuple[int, ...]
+    first_ts: datetime | None
+    last_ts: datetime | None
+    is_gap: bool = False
+
+    def is_active(self, now: datetime) -> bool:
+        """Whether the block is open at `now`: started, not ended, < 5 h after its last call."""
+        if self.is_gap or self.last_ts is None:
+            return False
+        return self.start <= now < self.end and now - self.last_ts < BLOCK_LENGTH
+
+
+def _floor_hour(ts: datetime) -> datetime:
+    return ts.replace(minute=0, second=0, microsecond=0)
+
+
+def blocks(times: Sequence[datetime]) -> list[Block]:
+    """The billing blocks (and gap blocks) of calls at aware UTC timestamps `times` (any order),
+    by the rule in the module docstring, oldest first."""
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    out: list[Block] = []
+    start: datetime | None = None
+    members: list[int] = []
+
+    def close() -> None:
+        first, last = times[members[0]], times[members[-1]]
+        out.append(Block(start, start + BLOCK_LENGTH, tuple(members), first, last))
+
+    for i in order:
+        ts = times[i]
+        if start is not None:
+            last = times[members[-1]]
+            if ts - start > BLOCK_LENGTH or ts - last > BLOCK_LENGTH:
+                close()
+                if ts - last > BLOCK_LENGTH:
+                    out.append(Block(last + BLOCK_LENGTH, ts, (), None, None, is_gap=True))
+                start, members = None, []
+        if start is None:
+            start = _floor_hour(ts)
+        members.append(i)
+    if start is not None:
+        close()
+    return out
+
+
+def burn_rate(tokens: int, cost_usd, first: datetime, last: datetime) -> dict | None:
+    """``{"tokensPerMinute", "costPerHour"}`` over the span first→last (ccusage's burn rate), or
+    None when the span is zero. `cost_usd` None (unpriced) gives ``costPerHour`` None."""
+    minutes = (last - first).total_seconds() / 60
+    if minutes <= 0:
+        return None
+    return {
+        "tokensPerMinute": tokens / minutes,
+        "costPerHour": None if cost_usd is None else float(cost_usd) / minutes * 60,
+    }
+
+
+def projection(tokens: int, cost_usd, rate: dict | None, end: datetime, now: datetime) -> dict | None:
+    """What the active block reaches at its `end` if the burn `rate` holds from `now`:
+    ``{"totalTokens", "totalCost", "remainingMinutes"}``; None without a rate."""
+    if rate is None:
+        return None
+    remaining = max((end - now).total_seconds() / 60, 0.0)
+    cost = (
+        None
+        if cost_usd is None or rate["costPerHour"] is None
+        else float(cost_usd) + rate["costPerHour"] * remaining / 60
+    )
+    return {
+        "totalTokens": round(tokens + rate["tokensPerMinute"] * remaining),
+        "totalCost": cost,
+        "remainingMinutes": round(remaining),
+    }

@@ -1,0 +1,267 @@
+"""`agent-history usage` over the real corpus (issue 19): the daily report equals per-day sums
+computed here straight from the JSONL files (not via our parsers), the other views add up to
+the same totals, unpriced models cost NULL and are named, and usage errors exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import psycopg
+import pytest
+
+from agent_history.read.usage import usage_calls
+from agent_history.usage.report import build_report
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+
+PY = sys.executable
+BUCKETS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
+
+
+@pytest.fixture(scope="module")
+def env(corpus_db) -> dict[str, str]:  # noqa: F811
+    tmp = Path(tempfile.mkdtemp(prefix="ah-usage-"))
+    (tmp / "config.toml").touch()
+    (tmp / "home").mkdir()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    yield {
+        **base,
+        "AGENT_HISTORY_DSN": corpus_db.dsn,
+        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
+        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
+        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
+        "HOME": str(tmp / "home"),
+        "COLUMNS": "80",
+    }
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def usage_json(env: dict, *args: str) -> dict:
+    r = cli(env, "usage", *args, "--json", "--timezone", "UTC")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def all_calls(corpus_db):  # noqa: F811
+    """Every billable call of the catalogue as the usage command reads them (in-process: the
+    views are pure functions of these; the CLI itself is run where its output is the point)."""
+    with psycopg.connect(corpus_db.dsn) as conn:
+        return usage_calls(conn)
+
+
+def report(calls, view: str, *, agent: str | None = None, model: str | None = None, now=None) -> dict:
+    """`usage <view> --json --timezone UTC` in-process, JSON round-tripped like the CLI's."""
+    picked = [c for c in calls if (agent is None or c.agent == agent) and (model is None or model in (c.model or ""))]
+    out = build_report(view, picked, UTC, now or datetime.now(UTC))
+    return json.loads(json.dumps(out, default=float))
+
+
+def _day(ts: str) -> str:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC).date().isoformat()
+
+
+def _lines(path: Path):
+    """Every JSON object of a file, one per line — and both objects of a line where an
+    unterminated append fused two (the pi file of 2025-12-24 has one: 130,604 cache-read tokens)."""
+    decoder = json.JSONDecoder()
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        pos, text = 0, raw.strip()
+        while pos < len(text):
+            try:
+                rec, end = decoder.raw_decode(text, pos)
+            except ValueError:
+                break
+            if isinstance(rec, dict):
+                yield rec
+            pos = end
+
+
+def independent_daily(home: Path) -> dict[str, dict[str, int]]:
+    """Per-UTC-day token sums read straight from the transcripts, by each format's own rules:
+    Claude — one response per ``message.id`` (its lines repeat the usage; take each bucket's max,
+    the earliest line's time), ``<synthetic>``/API-error lines excluded; Codex — each
+    ``token_count`` event whose ``total_token_usage`` changed adds its ``last_token_usage``
+    (``cached_input_tokens`` ⊂ ``input_tokens``); pi — each assistant message's ``usage``,
+    error/aborted messages that billed nothing excluded."""
+    days: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(BUCKETS, 0))
+    claude: dict[str, dict] = {}
+    for f in sorted((home / ".claude").rglob("*.jsonl")):
+        for r in _lines(f):
+            msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+            u = msg.get("usage")
+            if r.get("type") != "assistant" or not isinstance(u, dict) or msg.get("model") == "<synthetic>":
+                continue
+            if r.get("isApiErrorMessage"):
+                continue
+            key = msg.get("id") or r.get("requestId")
+            c = claude.setdefault(key, {"ts": r["timestamp"], **dict.fromkeys(BUCKETS, 0)})
+            c["ts"] = min(c["ts"], r["timestamp"], key=lambda t: datetime.fromisoformat(t.replace("Z", "+00:00")))
+            c["inputTokens"] = max(c["inputTokens"], u.get("input_tokens") or 0)
+            c["outputTokens"] = max(c["outputTokens"], u.get("output_tokens") or 0)
+            c["cacheCreationTokens"] = max(c["cacheCreationTokens"], u.get("cache_creation_input_tokens") or 0)
+            c["cacheReadTokens"] = max(c["cacheReadTokens"], u.get("cache_read_input_tokens") or 0)
+    for c in claude.values():
+        for b in BUCKETS:
+            days[_day(c["ts"])][b] += c[b]
+    for f in sorted((home / ".codex").rglob("*.jsonl")):
+        last_total = None
+        for r in _lines(f):
+            p = r.get("payload") if isinstance(r.get("payload"), dict) else {}
+            info = p.get("info") if p.get("type") == "token_count" else None
+            if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+                continue
+            total = info.get("total_token_usage")
+            if total == last_total:
+                continue
+            last_total = total
+            u, d = info["last_token_usage"], days[_day(r["timestamp"])]
+            d["inputTokens"] += u["input_tokens"] - u.get("cached_input_tokens", 0)
+            d["cacheReadTokens"] += u.get("cached_input_tokens", 0)
+            d["outputTokens"] += u["output_tokens"]
+    for f in sorted((home / ".pi").rglob("*.jsonl")):
+        for r in _lines(f):
+            msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+            u = msg.get("usage")
+            if r.get("type") != "message" or msg.get("role") != "assistant" or not isinstance(u, dict):
+                continue
+            counts = [u.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")]
+            if msg.get("stopReason") in ("error", "aborted") and not any(counts):
+                continue
+            d = days[_day(r["timestamp"])]
+            for b, v in zip(
+                ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens"), counts, strict=True
+            ):
+                d[b] += v
+    return dict(days)
+
+
+def test_daily_equals_an_independent_per_day_sum_of_the_files(env, corpus_home, all_calls):
+    daily = usage_json(env, "daily")
+    ours = {r["period"]: {b: r[b] or 0 for b in BUCKETS} for r in daily["daily"]}
+    assert ours == independent_daily(corpus_home)
+    assert daily["timezone"] == "UTC"
+    tokens = [r[k] for r in [*daily["daily"], daily["totals"]] for k in (*BUCKETS, "totalTokens") if r[k] is not None]
+    assert tokens and all(type(v) is int for v in tokens)  # integers, as ccusage prints them
+    # ccusage 20.0.24 `daily --json --offline` over the same .claude home: 21 days, these totals
+    claude = report(all_calls, "daily", agent="claude")
+    assert len(claude["daily"]) == 21
+    t = claude["totals"]
+    assert (t["inputTokens"], t["outputTokens"], t["cacheCreationTokens"], t["cacheReadTokens"], t["totalTokens"]) == (
+        10833,
+        67146,
+        3384033,
+        78327387,
+        81789399,
+    )
+
+
+def test_session_weekly_and_monthly_views_add_up_to_the_daily_totals(all_calls):
+    daily = report(all_calls, "daily")["totals"]
+    keys = (*BUCKETS, "totalTokens", "reasoningTokens", "calls", "pricedCost", "unpricedModels")
+    for view in ("weekly", "monthly", "session"):
+        got = report(all_calls, view)
+        assert {k: got["totals"][k] for k in keys} == {k: daily[k] for k in keys}, view
+        rows = got[view]
+        assert sum(r["totalTokens"] or 0 for r in rows) == daily["totalTokens"], view
+        assert sum(r["calls"] for r in rows) == daily["calls"], view
+    monthly = report(all_calls, "monthly")["monthly"]
+    assert [r["period"] for r in monthly][:3] == ["2025-06", "2025-07", "2025-09"]
+    sessions = report(all_calls, "session", agent="claude")["session"]
+    big = next(r for r in sessions if r["period"] == "0fae0449-64d3-4788-8622-d3a47d82c14b")
+    # equals ccusage's session row for it (tokens) and names the project (the session's cwd)
+    assert (big["inputTokens"], big["outputTokens"], big["cacheCreationTokens"], big["cacheReadTokens"]) == (
+        360,
+        22976,
+        2395354,
+        66925567,
+    )
+    assert big["projects"] == ["/Users/testuser/Documents/GitHub/projects/example-project/.worktrees/streaming"]
+
+
+def test_unpriced_models_cost_null_and_are_named(all_calls):
+    # pi-fixture-model (the pi fixture project's model) has no list price
+    got = report(all_calls, "daily", agent="pi")
+    day = next(r for r in got["daily"] if r["period"] == "2026-05-12")
+    assert day["modelsUsed"] == ["pi-fixture-model"]
+    assert day["totalCost"] is None
+    assert day["unpricedModels"] == ["pi-fixture-model"]
+    assert day["modelBreakdowns"][0]["cost"] is None
+    assert got["totals"]["totalCost"] is None
+    assert got["totals"]["unpricedModels"] == ["pi-fixture-model"]
+    assert got["totals"]["pricedCost"] > 0
+    # pi records its own cost per call: our list-price cost of its priced calls equals it exactly
+    by_model = {
+        m["modelName"]: m for r in report(all_calls, "monthly", agent="pi")["monthly"] for m in r["modelBreakdowns"]
+    }
+    recorded = {c.model: 0 for c in all_calls if c.agent == "pi"}
+    for c in all_calls:
+        if c.agent == "pi" and c.recorded_cost_usd is not None:
+            recorded[c.model] += float(c.recorded_cost_usd)
+    assert round(recorded["claude-opus-4-5"], 6) == 29.73649 == round(by_model["claude-opus-4-5"]["cost"], 6)
+    assert round(recorded["claude-sonnet-4-5"], 6) == 30.330198 == round(by_model["claude-sonnet-4-5"]["cost"], 6)
+    assert got["totals"]["recordedCost"] == pytest.approx(29.73649 + 30.330198, abs=1e-6)
+    priced = report(all_calls, "daily", agent="claude")
+    assert priced["totals"]["unpricedModels"] == []
+    assert priced["totals"]["totalCost"] == pytest.approx(priced["totals"]["pricedCost"])
+
+
+def test_model_filter_and_blocks(all_calls):
+    model = report(all_calls, "monthly", model="opus-4-6")
+    assert [r["modelsUsed"] for r in model["monthly"]] == [["claude-opus-4-6"]]
+    assert model["totals"]["totalTokens"] == 248753
+    blocks = report(all_calls, "blocks", agent="claude", now=datetime(2026, 2, 20, 15, tzinfo=UTC))["blocks"]
+    active = [b for b in blocks if b["isActive"]]
+    assert [b["startTime"] for b in active] == ["2026-02-20T14:00:00Z"]
+    assert active[0]["totalTokens"] == 62835 and active[0]["burnRate"]["tokensPerMinute"] > 0
+    assert sum(b["totalTokens"] or 0 for b in blocks) == 81789399
+
+
+def test_cli_filters_table_and_errors(env):
+    since = usage_json(env, "daily", "--since", "20260101", "--until", "2026-02-16", "--agent", "claude")
+    assert [r["period"] for r in since["daily"]] == ["2026-01-23", "2026-02-16"]
+    bad = cli(env, "usage", "--timezone", "Mars/Olympus")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown time zone 'Mars/Olympus'" in bad.stderr
+    none = cli(env, "usage", "--since", "2099-01-01")
+    assert none.returncode == 1 and "no model calls" in none.stderr
+    table = cli(env, "usage", "monthly", "--timezone", "UTC", "--agent", "claude")
+    assert table.returncode == 0 and "2025-06" in table.stdout and "81,789,399" in table.stdout
+
+
+def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
+    r = cli(env, "pricing", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert all(p["source"] and p["effective_from"] for p in data["prices"])
+    assert [u["model"] for u in data["unpricedModels"]] == ["gpt-5.1-codex", "pi-fixture-model"]
+    assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == [
+        "codex"
+    ]  # the pi call with it is an API error
+
+
+def test_calls_summed_in_the_database_give_the_same_reports(corpus_db, all_calls):  # noqa: F811
+    # the CLI sums calls per 15-minute UTC bucket (and session, model, loop, repo) for every view
+    # but blocks; offsets of 5:30 (Kolkata) and -3:30 (St John's) must not split a bucket's day
+    with psycopg.connect(corpus_db.dsn) as conn:
+        grouped = usage_calls(conn, grouped=True)
+    assert len(grouped) < len(all_calls) and sum(c.n for c in grouped) == len(all_calls)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    for zone in ("UTC", "Asia/Kolkata", "America/St_Johns"):
+        tz = ZoneInfo(zone)
+        for view in ("daily", "weekly", "monthly", "session", "repo"):
+            flat, summed = (json.dumps(build_report(view, c, tz, now), default=float) for c in (all_calls, grouped))
+            assert json.loads(flat, parse_float=lambda x: round(float(x), 9)) == json.loads(
+                summed, parse_float=lambda x: round(float(x), 9)
+            ), (zone, view)
