@@ -12,6 +12,10 @@ import re
 from agent_history.parsers.base import ParseContext, Parser, Pos
 
 _MODULES = {"claude": "claude_code.parser", "codex": "codex.parser", "pi": "pi.parser"}
+# issue 16, part 1 (h-src): Gemini CLI (JSON documents + JSONL), OpenCode (storage JSON, export
+# documents, SQLite db), claude.ai data export. Their modules also export DOCUMENT_PARSER /
+# DATABASE_PARSER (see `source_parser`).
+_MODULES.update({"gemini": "gemini.parser", "opencode": "opencode.parser", "claude-ai": "claude_ai.parser"})
 AGENTS: tuple[str, ...] = tuple(_MODULES)
 
 
@@ -19,6 +23,16 @@ def parser_class(agent: str) -> type[Parser]:
     """The parser class for harness `agent` (claude | codex | pi). Raises KeyError if unknown."""
     module = importlib.import_module(f"agent_history.parsers.{_MODULES[agent]}")
     return module.PARSER
+
+
+def source_parser(agent: str, kind: str):
+    """The parser class for `agent` reading a source of `kind` (jsonl | document | database):
+    the module's PARSER, DOCUMENT_PARSER or DATABASE_PARSER. Raises KeyError if there is none."""
+    module = importlib.import_module(f"agent_history.parsers.{_MODULES[agent]}")
+    name = {"jsonl": "PARSER", "document": "DOCUMENT_PARSER", "database": "DATABASE_PARSER"}[kind]
+    if not hasattr(module, name):
+        raise KeyError(f"{agent} has no {kind} parser")
+    return getattr(module, name)
 
 
 _PATH_HINTS = (
@@ -64,4 +78,4 @@ def detect_agent(path: str, head: bytes) -> str | None:
     return None
 
 
-__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "parser_class"]
+__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "parser_class", "source_parser"]
