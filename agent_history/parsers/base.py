@@ -123,8 +123,9 @@ class DocumentParser:
 @dataclass(frozen=True, slots=True)
 class DbTable:
     """One table a `DatabaseParser` reads incrementally: ``query`` selects its rows as named
-    columns and must end in a ``WHERE`` clause fragment the loader completes with the cursor
-    condition on ``cursor_columns`` (e.g. ``(time_updated, id)``) and the ordering."""
+    columns and ends in ``WHERE``; the loader appends the cursor condition on ``cursor_columns``
+    (qualified as the query needs, e.g. ``("p.time_updated", "p.id")``: an update time in ms and
+    a unique id; the selected columns carry the unqualified names) and the ordering."""
 
     name: str
     query: str

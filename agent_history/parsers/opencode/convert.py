@@ -185,15 +185,23 @@ def message_rows(rec: dict, pos: Pos, record_type: str = "message") -> list[Row]
     return rows
 
 
-def part_rows(rec: dict, pos: Pos, role: str | None, turn: str | None = None, record_type: str = "part") -> list[Row]:
-    """Rows of a part record; `role` (user | assistant | None when unknown) and `turn` come from
-    its message."""
+def part_rows(
+    rec: dict,
+    pos: Pos,
+    role: str | None,
+    turn: str | None = None,
+    record_type: str = "part",
+    session: str | None = None,
+) -> list[Row]:
+    """Rows of a part record; `role` (user | assistant | None when unknown), `turn` and `session`
+    (for parts that do not name theirs, as in the older storage files) come from its message."""
     ptype = as_str(rec.get("type")) or ""
     known = ptype in PART_TYPES
     rows: list[Row] = [record_type_row(AGENT, rec, record_type, ptype, known)]
     if not known:
         return rows + [ParseIssueRow("unknown_record_type", pos.byte_offset, pos.line_number, f"part type {ptype!r}")]
     pid, mid, sid = (as_nonempty_str(rec.get(k)) for k in ("id", "messageID", "sessionID"))
+    sid = sid or session
     if pid is None or sid is None:
         if ptype in ("text", "reasoning", "tool", "file"):
             rows.append(ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "part without id/sessionID"))

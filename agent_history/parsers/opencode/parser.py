@@ -61,7 +61,9 @@ class OpencodeDocumentParser(DocumentParser):
             return message_rows(doc, pos)
         if kind == "part":
             msg = self.ctx.sidecar or {}
-            return part_rows(doc, pos, as_str(msg.get("role")), turn_of(msg) if msg else None)
+            return part_rows(
+                doc, pos, as_str(msg.get("role")), turn_of(msg) if msg else None, session=as_str(msg.get("sessionID"))
+            )
         return self._export(doc)
 
     @staticmethod
@@ -101,12 +103,13 @@ class OpencodeDbParser(DatabaseParser):
     AGENT = AGENT
     VERSION = VERSION
     TABLES = (
-        DbTable("session", "SELECT s.*, s.rowid AS _rowid FROM session s WHERE"),
-        DbTable("message", "SELECT m.*, m.rowid AS _rowid FROM message m WHERE"),
+        DbTable("session", "SELECT s.*, s.rowid AS _rowid FROM session s WHERE", ("s.time_updated", "s.id")),
+        DbTable("message", "SELECT m.*, m.rowid AS _rowid FROM message m WHERE", ("m.time_updated", "m.id")),
         DbTable(
             "part",
             "SELECT p.*, p.rowid AS _rowid, json_extract(m.data, '$.role') AS _role, "
             "json_extract(m.data, '$.parentID') AS _parent FROM part p LEFT JOIN message m ON m.id = p.message_id WHERE",
+            ("p.time_updated", "p.id"),
         ),
     )
 
