@@ -79,8 +79,17 @@ def export_to_sqlite(export: dict, db_path: Path) -> sqlite3.Connection:
     t = info["time"]
     con.execute(
         "INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)",
-        (info["id"], info["projectID"], info.get("parentID"), info.get("slug"), info.get("directory"), info.get("title"),
-         info.get("version"), t["created"], t["updated"]),
+        (
+            info["id"],
+            info["projectID"],
+            info.get("parentID"),
+            info.get("slug"),
+            info.get("directory"),
+            info.get("title"),
+            info.get("version"),
+            t["created"],
+            t["updated"],
+        ),
     )
     for m in export["messages"]:
         add_message(con, m)
@@ -92,7 +101,9 @@ def add_message(con: sqlite3.Connection, m: dict, bump_ms: int = 0) -> None:
     info = m["info"]
     data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
     created = info["time"]["created"] + bump_ms
-    con.execute("INSERT INTO message VALUES (?,?,?,?,?)", (info["id"], info["sessionID"], created, created, json.dumps(data)))
+    con.execute(
+        "INSERT INTO message VALUES (?,?,?,?,?)", (info["id"], info["sessionID"], created, created, json.dumps(data))
+    )
     for j, p in enumerate(m["parts"]):
         pdata = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID")}
         con.execute(

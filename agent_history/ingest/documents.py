@@ -39,25 +39,34 @@ MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 _EVENT_TYPES = tuple(t for t in ROW_TYPES if t.TABLE in EVENT_TABLES)
 
 
-def _sidecar(ref: FileRef) -> dict | None:
-    """The message record of an OpenCode storage part file (for its role), when it exists."""
+def _sidecar(loader: Loader, ref: FileRef) -> dict | None:
+    """The message record of an OpenCode storage part file (for its role and session), if any.
+
+    Looked up by the part's ``messageID`` (else its directory name) among the message files of
+    the same home, read once per pass (file names usually equal ids, but not in every fixture).
+    """
     if ref.source.agent != "opencode" or not ref.rel_path.startswith("storage/part/"):
         return None
+    cache: dict = loader.__dict__.setdefault("_opencode_messages", {})
+    home = str(ref.source.home)
+    if home not in cache:
+        index: dict[str, dict] = {}
+        for path in sorted((ref.source.home / "storage" / "message").glob("*/*.json")):
+            try:
+                msg = orjson.loads(path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                continue
+            if isinstance(msg, dict):
+                index.setdefault(str(msg.get("id") or path.stem), msg)
+        cache[home] = index
     message_id = Path(ref.rel_path).parent.name
     try:
-        data = orjson.loads(Path(ref.path).read_bytes())
-        message_id = data.get("messageID") or message_id if isinstance(data, dict) else message_id
+        part = orjson.loads(Path(ref.path).read_bytes())
+        if isinstance(part, dict) and isinstance(part.get("messageID"), str):
+            message_id = part["messageID"]
     except (OSError, orjson.JSONDecodeError):
         pass
-    for session_dir in sorted((ref.source.home / "storage" / "message").glob("*")):
-        candidate = session_dir / f"{message_id}.json"
-        if candidate.is_file():
-            try:
-                msg = orjson.loads(candidate.read_bytes())
-            except (OSError, orjson.JSONDecodeError):
-                return None
-            return msg if isinstance(msg, dict) else None
-    return None
+    return cache[home].get(message_id)
 
 
 def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summary: PassSummary) -> None:
