@@ -99,7 +99,7 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
         return
     if data:
         ctx = ParseContext(
-            path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=_sidecar(ref)
+            path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=_sidecar(loader, ref)
         )
         rows = list(parser_cls(ctx).parse(data))
     with conn.transaction():

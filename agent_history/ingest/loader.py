@@ -342,6 +342,8 @@ class Loader:
         from agent_history.ingest.documents import index_document
 
         try:
+            if k.status == "new":  # registered as jsonl by default; say how it is read
+                self.conn.execute("UPDATE ah.source_file SET kind = %s WHERE id = %s", (ref.kind, k.id))
             if ref.kind == "document":
                 index_document(self, ref, st, k, summary)
             else:
