@@ -328,3 +328,33 @@ def test_bad_documents_give_issues_not_exceptions():
             assert rows and all(isinstance(r, ParseIssueRow | RecordTypeRow | SessionRow) for r in rows), (cls, data)
             assert any(isinstance(r, ParseIssueRow) for r in rows)
     assert [MessageRow, ModelCallRow, ToolCallRow]  # imported row types used above
+
+
+# -- detection and `agent-history parse` ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "folder,agent",
+    [(GEMINI, "gemini"), (OPENCODE, "opencode"), (CLAUDE_AI, "claude-ai")],
+    ids=["gemini", "opencode", "claude-ai"],
+)
+def test_detect_agent_on_every_sample(folder, agent):
+    from agent_history.parsers import detect_agent
+
+    for p in folder.iterdir():
+        assert detect_agent(str(p), p.read_bytes()[:65536]) == agent, p.name
+
+
+def test_parse_file_reads_an_opencode_db_like_its_export(tmp_path):
+    from agent_history.ingest.parse_files import parse_file
+    from tests.new_formats_home import export_to_sqlite
+
+    export_to_sqlite(json.loads(OPENCODE_EXPORT.read_text()), tmp_path / "opencode.db").close()
+    from_db = parse_file(tmp_path / "opencode.db", "opencode")
+    from_doc = parse_file(OPENCODE_EXPORT, "opencode")
+    assert from_db.error is None and from_doc.error is None
+    keep = ("sessions", "messages", "human_prompts", "model_calls", "tokens", "tool_calls")
+    assert {k: from_db.summary[k] for k in keep} == {k: from_doc.summary[k] for k in keep}
+    assert from_db.summary["model_calls"] == 3
+    (tmp_path / "junk.db").write_bytes(b"not sqlite" * 50)
+    assert parse_file(tmp_path / "junk.db", "opencode").summary["issues_by_kind"] == {"bad_database": 1}

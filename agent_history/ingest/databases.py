@@ -221,3 +221,26 @@ def _bad_database(conn, source_id: int, detail: str, summary) -> None:
         )
         conn.execute("UPDATE ah.source_file SET kind = 'database', status = 'ok' WHERE id = %s", (source_id,))
     summary.issues["bad_database"] += 1
+
+
+def read_all(path: str, parser: DatabaseParser) -> list[Row]:
+    """Every row of a database source in one read (`agent-history parse`; no cursor, no catalogue).
+    A file that is not a SQLite database gives one `bad_database` issue."""
+    rows: list[Row] = []
+    try:
+        con = open_readonly(path)
+        try:
+            present = _tables(con)
+            for table in type(parser).TABLES:
+                if table.name not in present:
+                    continue
+                tcol, icol = table.cursor_columns
+                for rec in _fetch(con, f"{table.query} 1 = 1 ORDER BY {tcol}, {icol}", ()):
+                    t = rec.get(tcol.split(".")[-1])
+                    pos = Pos(int(t) if isinstance(t, int) else 0, 0, int(rec.get("_rowid") or 0))
+                    rows.extend(parser.rows(table.name, rec, pos))
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        rows.append(ParseIssueRow("bad_database", 0, None, str(exc)[:300]))
+    return rows

@@ -39,6 +39,10 @@ _PATH_HINTS = (
     (re.compile(r"(^|/)\.claude/|(^|/)projects/[^/]+/"), "claude"),
     (re.compile(r"(^|/)\.codex/|(^|/)rollout-[^/]*\.jsonl$"), "codex"),
     (re.compile(r"(^|/)\.pi/|(^|/)agent/sessions/"), "pi"),
+    # issue 16, part 1 (h-src): FORMATS.md §4, §5, §8 locations
+    (re.compile(r"(^|/)\.gemini/|(^|/)tmp/[^/]+/chats/session-[^/]*\.jsonl?$"), "gemini"),
+    (re.compile(r"(^|/)opencode/(storage/|opencode\.db$)"), "opencode"),
+    (re.compile(r"(^|/)conversations\.json$"), "claude-ai"),
 )
 
 
@@ -50,6 +54,13 @@ def detect_agent(path: str, head: bytes) -> str | None:
     """
     text = head.decode("utf-8", "replace")
     first = text.split("\n", 1)[0]
+    # issue 16, part 1 (h-src): shapes of FORMATS.md §4, §5, §8 (before Claude's `sessionId` test)
+    if re.search(r'"projectHash"\s*:', text) or re.search(r'"type"\s*:\s*"gemini"', text):
+        return "gemini"
+    if re.search(r'"chat_messages"\s*:', text) or re.search(r'"current_leaf_message_uuid"\s*:', text):
+        return "claude-ai"
+    if re.search(r'"(sessionID|messageID|projectID)"\s*:', text) or text.startswith("SQLite format 3\x00") and "opencode" in path:
+        return "opencode"
     if (
         re.match(r'\{"id"\s*:', first)
         and '"timestamp"' in first
