@@ -309,3 +309,38 @@ def test_claude_export_cli_then_rebuild(cli_env, db, own_tmp):
         after = catalogue_status(conn)["namespaces"]["claude-ai-export"]
     assert after == before
     assert (after["sessions"], after["files"], after["messages"]) == (2, {"ok": 1}, 4)
+
+
+def test_claude_export_reread_is_incremental_by_updated_at(db, own_tmp):
+    path = claude_ai_layout(own_tmp / "takeout")
+    convs = json.loads(path.read_text())
+    source = [Source("claude-ai-export", "claude-ai", path)]
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        Loader(conn).run(source)
+
+        def texts():
+            return dict(
+                conn.execute(
+                    "SELECT s.session_uid, string_agg(m.text, ' | ' ORDER BY m.line_number) FROM ah.message m "
+                    "JOIN ah.session s ON s.id = m.session_id WHERE m.message_class = 'human_prompt' GROUP BY 1"
+                ).fetchall()
+            )
+
+        first = texts()
+        # conversation 1 edited with a newer updated_at; conversation 2 edited but its stamp kept
+        convs[0]["chat_messages"][0]["content"][0]["text"] = "edited prompt"
+        convs[0]["updated_at"] = "2026-10-09T00:00:00Z"
+        convs[1]["chat_messages"][0]["text"] = "edited but not re-stamped"
+        path.write_text(json.dumps(convs))
+        os.utime(path, ns=(3, 3))
+        summary = Loader(conn).run(source)
+        now = texts()
+        assert now["00000000-0000-4000-8000-000000000001"] == "edited prompt"
+        assert now["origin-matrix-claude-ai"] == first["origin-matrix-claude-ai"] == "Prove the parser claim."
+        assert summary.rows_merged["message"] == 1 and summary.rows_new["message"] == 0
+        # a conversation gone from the export is purged
+        path.write_text(json.dumps(convs[:1]))
+        os.utime(path, ns=(4, 4))
+        Loader(conn).run(source)
+        assert set(texts()) == {"00000000-0000-4000-8000-000000000001"}
+        assert conn.execute("SELECT count(*) FROM ah.session").fetchone()[0] == 1

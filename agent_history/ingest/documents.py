@@ -11,6 +11,11 @@ Per document, by what `stat` and its content hash say:
   the post-passes recompute), and the file's size, mtime, hash and parser version are saved.
 A failure rolls back and is recorded as `load_error` by the loader; the pass goes on.
 
+A parser that stamps its sessions (`DocumentParser.session_versions`, e.g. claude.ai
+conversations by ``updated_at``) makes a re-read incremental: only the sessions whose stamp
+changed are merged; the others' rows are left untouched (and not purged). The stamps are kept in
+``source_file.parser_state`` (``{"versions": {uid: stamp}}``).
+
 OpenCode storage *part* files do not say their message's role: the message file
 (``storage/message/<session>/<messageID>.json``) is read as the part's sidecar.
 """
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 import psycopg
+from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES, Part, write_parts
@@ -97,18 +103,34 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
             (st.st_size, st.st_mtime_ns, known.id),
         )
         return
+    versions = None
     if data:
         ctx = ParseContext(
             path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=_sidecar(loader, ref)
         )
-        rows = list(parser_cls(ctx).parse(data))
+        parser = parser_cls(ctx)
+        rows = list(parser.parse(data))
+        versions = parser.session_versions()
+    write = rows
+    if versions is not None and old is not None and old[1] == parser_cls.VERSION:
+        before = conn.execute("SELECT parser_state FROM ah.source_file WHERE id = %s", (known.id,)).fetchone()[0] or {}
+        write = unchanged_sessions_dropped(rows, versions, before.get("versions") or {})
     with conn.transaction():
-        written, purged = replace_document(conn, known.id, ref.source.namespace, rows)
+        written, purged = replace_document(conn, known.id, ref.source.namespace, rows, write)
         conn.execute(
             "UPDATE ah.source_file SET kind = 'document', content_sha256 = %s, size = %s, mtime_ns = %s, "
-            "indexed_offset = %s, line_count = %s, parser_version = %s, parser_state = NULL, status = 'ok', "
+            "indexed_offset = %s, line_count = %s, parser_version = %s, parser_state = %s, status = 'ok', "
             "last_error = NULL, last_indexed_at = now() WHERE id = %s",
-            (digest, st.st_size, st.st_mtime_ns, len(data), data.count(b"\n"), parser_cls.VERSION, known.id),
+            (
+                digest,
+                st.st_size,
+                st.st_mtime_ns,
+                len(data),
+                data.count(b"\n"),
+                parser_cls.VERSION,
+                Jsonb({"versions": versions}) if versions is not None else None,
+                known.id,
+            ),
         )
         conn.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = %s", (known.id,))
     summary.rows_new.update(written.new)
@@ -124,14 +146,26 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
         loader.progress(ref.path, len(data), 1)
 
 
-def replace_document(conn: psycopg.Connection, source_id: int, namespace: str, rows: list[Row]):
+def unchanged_sessions_dropped(rows: list[Row], versions: dict[str, str], before: dict[str, str]) -> list[Row]:
+    """`rows` without the event and session rows of sessions whose version stamp is the same as
+    at the last read (per-source rows — issues, record-type counts — are always kept)."""
+    same = {uid for uid, v in versions.items() if before.get(uid) == v}
+    if not same:
+        return rows
+    return [r for r in rows if type(r).PER_SOURCE or getattr(r, "session_uid", None) not in same]
+
+
+def replace_document(
+    conn: psycopg.Connection, source_id: int, namespace: str, rows: list[Row], write: list[Row] | None = None
+):
     """Make source `source_id`'s rows exactly `rows` (inside the caller's transaction):
-    per-source rows replaced, event rows and sessions merged by natural key, rows of this source
-    no longer present deleted (sessions marked dirty). Returns ``(Written, rows deleted)``."""
+    per-source rows replaced, event rows and sessions merged by natural key (only those in
+    `write` when given: rows known unchanged are left as they are), rows of this source no
+    longer present deleted (sessions marked dirty). Returns ``(Written, rows deleted)``."""
     with conn.cursor() as cur:
         for table in PER_SOURCE_TABLES:
             cur.execute(f"DELETE FROM ah.{table} WHERE source_id = %s", (source_id,))
-    written = write_parts(conn, [Part(source_id, namespace, rows)])
+    written = write_parts(conn, [Part(source_id, namespace, rows if write is None else write)])
     return written, purge_missing(conn, source_id, rows)
 
 

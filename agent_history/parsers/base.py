@@ -119,6 +119,13 @@ class DocumentParser:
         """Every row of the document `data` (its raw bytes, any encoding the format uses)."""
         raise NotImplementedError
 
+    def session_versions(self) -> dict[str, str] | None:
+        """Optional, after `parse`: session uid → the version stamp the document gives it (e.g.
+        a claude.ai conversation's ``updated_at``). The loader then writes only the sessions
+        whose stamp changed since the last read (the others' rows are kept, not purged).
+        None (the default): every row is merged each time."""
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class DbTable:

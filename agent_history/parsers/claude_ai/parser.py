@@ -115,6 +115,11 @@ class ClaudeAiExportParser(DocumentParser):
         convs = doc if isinstance(doc, list) else [doc]
         rows: list[Row] = []
         self._n = 0
+        self._versions = {
+            c["uuid"]: str(c.get("updated_at"))
+            for c in convs
+            if isinstance(c, dict) and isinstance(c.get("uuid"), str) and c.get("updated_at") is not None
+        }
         for conv in convs:
             if not isinstance(conv, dict):
                 rows.append(
@@ -123,6 +128,10 @@ class ClaudeAiExportParser(DocumentParser):
                 continue
             rows.extend(self._conversation(conv))
         return rows
+
+    def session_versions(self) -> dict[str, str] | None:
+        """Conversation uuid → ``updated_at`` (incremental re-reads of a new export)."""
+        return getattr(self, "_versions", None)
 
     def _next(self) -> Pos:
         pos = Pos(self._n, 0, self._n + 1)
