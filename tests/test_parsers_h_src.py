@@ -358,3 +358,15 @@ def test_parse_file_reads_an_opencode_db_like_its_export(tmp_path):
     assert from_db.summary["model_calls"] == 3
     (tmp_path / "junk.db").write_bytes(b"not sqlite" * 50)
     assert parse_file(tmp_path / "junk.db", "opencode").summary["issues_by_kind"] == {"bad_database": 1}
+
+
+def test_opencode_child_session_is_a_subagent():
+    doc = json.loads(OPENCODE_EXPORT.read_text())
+    doc["info"] = dict(doc["info"], id="ses_child", parentID="ses_3848fca4affehAt47TRCjUOD3d")
+    (s,) = _fold(OpencodeDocumentParser(ParseContext("/x/export.json")).parse(json.dumps(doc["info"]).encode()))[
+        "SessionRow"
+    ]
+    assert (s.session_uid, s.is_subagent, s.parent_session_uid) == ("ses_child", True, "ses_3848fca4affehAt47TRCjUOD3d")
+    real = json.loads(OPENCODE_EXPORT.read_text())["info"]
+    (top,) = _fold(OpencodeDocumentParser(ParseContext("/x/export.json")).parse(json.dumps(real).encode()))["SessionRow"]
+    assert (top.is_subagent, top.parent_session_uid) == (False, None)
