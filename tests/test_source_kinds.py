@@ -71,7 +71,9 @@ def home_db(pg_server):
     gemini_layout(home)
     root = opencode_layout(home)
     export_to_sqlite(EXPORT, root / "opencode.db").close()
-    export = claude_ai_layout(tmp / "claude-export")
+    export = claude_ai_layout(tmp / "claude-export").parent  # the unzipped export folder as the source
+    # an export zip also holds users.json / projects.json: not conversations, not indexed
+    (export / "users.json").write_text(json.dumps([{"uuid": "u-1", "full_name": "A User"}]))
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         summary = Loader(conn).run(_sources(home, export))
     yield db, home, summary, export, tmp

@@ -40,9 +40,9 @@ KIND_RULES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("storage/message", r"storage/message/.+\.json", "document"),
         ("storage/part", r"storage/part/.+\.json", "document"),
     ),
-    # a data-export directory: its conversations.json (and any other top-level *.json export);
-    # a source may also name the file itself (`index --claude-export FILE`)
-    "claude-ai": (("", r"[^/]+\.json", "document"),),
+    # an unzipped data export: its conversations.json (not users.json / projects.json beside it);
+    # a source may also name the file itself (`index --claude-export FILE`, any name)
+    "claude-ai": (("", r"conversations\.json", "document"),),
 }
 
 
