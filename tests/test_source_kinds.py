@@ -22,6 +22,7 @@ from agent_history.ingest.discovery import Source, agent_of_namespace, home_layo
 from agent_history.ingest.loader import Loader
 from agent_history.ingest.rebuild import rebuild, rebuild_check
 from agent_history.ingest.status import catalogue_status
+from agent_history.ingest.verify import verify_prefixes
 from tests.conftest import TEMPLATE, TestDatabase
 from tests.new_formats_home import (
     GEMINI,
@@ -195,6 +196,15 @@ def test_document_edit_gives_exactly_the_new_content(db, own_tmp):
         assert (touched.files_changed, dict(touched.rows)) == (1, {})
         still = _pass(conn, home)
         assert (still.files_changed, still.bytes_read) == (0, 0)
+        # a same-size edit that restores the mtime is skipped by a pass: `rebuild-check --verify` finds it
+        assert verify_prefixes(conn).changed == []
+        text = doc_path.read_text()
+        doc_path.write_text(text.replace('"Bye"', '"Bie"'))
+        os.utime(doc_path, ns=(2, 2))
+        found = verify_prefixes(conn)
+        assert [(Path(c.path).name, c.reason, c.noticed_by_index) for c in found.changed] == [
+            (doc_path.name, "content_changed", False)
+        ]
 
 
 def _opencode_counts(conn) -> tuple:
