@@ -368,5 +368,17 @@ def test_opencode_child_session_is_a_subagent():
     ]
     assert (s.session_uid, s.is_subagent, s.parent_session_uid) == ("ses_child", True, "ses_3848fca4affehAt47TRCjUOD3d")
     real = json.loads(OPENCODE_EXPORT.read_text())["info"]
-    (top,) = _fold(OpencodeDocumentParser(ParseContext("/x/export.json")).parse(json.dumps(real).encode()))["SessionRow"]
+    (top,) = _fold(OpencodeDocumentParser(ParseContext("/x/export.json")).parse(json.dumps(real).encode()))[
+        "SessionRow"
+    ]
     assert (top.is_subagent, top.parent_session_uid) == (False, None)
+
+
+def test_documents_with_nul_or_bad_utf8_are_cleaned_and_flagged():
+    doc = json.loads((GEMINI / "agent-sessions__Resources__Fixtures__stage0__agents__gemini__small.json").read_text())
+    doc["messages"][0]["content"] = "Hel\u0000lo"
+    data = json.dumps(doc).encode().replace(b"Hi!", b"Hi\xff!")
+    rows = list(GeminiDocumentParser(ParseContext("/x/session-1.json")).parse(data))
+    assert sorted(r.kind for r in rows if isinstance(r, ParseIssueRow)) == ["invalid_utf8", "invalid_utf8"]
+    texts = sorted(m.text for m in _fold(rows)["MessageRow"])
+    assert texts == ["Hel\ufffdlo", "Hi\ufffd!", "Short reasoning placeholder."]

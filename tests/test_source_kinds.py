@@ -356,3 +356,15 @@ def test_claude_export_reread_is_incremental_by_updated_at(db, own_tmp):
         Loader(conn).run(source)
         assert set(texts()) == {"00000000-0000-4000-8000-000000000001"}
         assert conn.execute("SELECT count(*) FROM ah.session").fetchone()[0] == 1
+
+
+def test_document_batch_with_unstorable_text_loads(db, own_tmp):
+    home = own_tmp / "home"
+    paths = gemini_layout(home)
+    small = paths["agent-sessions__Resources__Fixtures__stage0__agents__gemini__small.json"]
+    small.write_text(small.read_text().replace('"Hello"', '"Hel\\u0000lo"', 1))
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        summary = _pass(conn, home)
+        text = conn.execute("SELECT text FROM ah.message WHERE message_uid LIKE %s", ("%3739ef95/m1",)).fetchone()[0]
+    assert (summary.files_failed, summary.issues["invalid_utf8"]) == (0, 1)
+    assert text == "Hel\ufffdlo"

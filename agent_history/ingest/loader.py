@@ -421,6 +421,10 @@ class Loader:
 
     def _commit(self) -> None:
         """Hand the open batch to the writer thread, or write it now without one."""
+        if self.__dict__.get("_documents"):  # parsed whole documents waiting (issue 16)
+            from agent_history.ingest.documents import flush_documents
+
+            flush_documents(self)
         batch, self._batch, self._batch_lines, self._batch_bytes = self._batch, [], 0, 0
         if self._writer_error is not None:
             raise self._writer_error

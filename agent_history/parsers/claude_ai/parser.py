@@ -30,6 +30,7 @@ from agent_history.model import classes
 from agent_history.model.rows import MessageRow, ModelCallRow, ParseIssueRow, Row, SessionRow, ToolCallRow, TurnRow
 from agent_history.parsers.base import DocumentParser, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
+from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.errors import classify_error
 from agent_history.parsers.common.timeutil import parse_ts
 
@@ -108,12 +109,11 @@ class ClaudeAiExportParser(DocumentParser):
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Rows of every conversation; undecodable input or a non-object → parse issues."""
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            return [ParseIssueRow("invalid_json", 0, 1, str(exc)[:200])]
+        doc, issues = load_document(data)
+        if doc is None:
+            return issues
         convs = doc if isinstance(doc, list) else [doc]
-        rows: list[Row] = []
+        rows: list[Row] = list(issues)
         self._n = 0
         self._versions = {
             c["uuid"]: str(c.get("updated_at"))

@@ -13,6 +13,7 @@ from typing import Any
 
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers.base import DocumentParser, ParseContext, Parser, Pos, record_type_row
+from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.lines import iter_records
 from agent_history.parsers.gemini.convert import (
     AGENT,
@@ -38,16 +39,17 @@ class GeminiDocumentParser(DocumentParser):
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Rows of the whole document; a document that is not a JSON object → one parse issue."""
-        import orjson
-
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            return [ParseIssueRow("invalid_json", 0, 1, str(exc)[:200])]
+        doc, issues = load_document(data)
+        if doc is None:
+            return issues
         if not isinstance(doc, dict):
-            return [ParseIssueRow("non_object", 0, 1, "document is not a JSON object")]
+            return [*issues, ParseIssueRow("non_object", 0, 1, "document is not a JSON object")]
         uid = session_uid_of(doc, _fallback_uid(self.ctx.path))
-        rows: list[Row] = [record_type_row(AGENT, doc, "session-doc", None, True), session_row(doc, uid, Pos(0, 0, 1))]
+        rows: list[Row] = [
+            *issues,
+            record_type_row(AGENT, doc, "session-doc", None, True),
+            session_row(doc, uid, Pos(0, 0, 1)),
+        ]
         turn: str | None = None
         messages = doc.get("messages")
         if not isinstance(messages, list):

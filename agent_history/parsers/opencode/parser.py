@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import orjson
-
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers.base import DatabaseParser, DbTable, DocumentParser, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_list, as_str
+from agent_history.parsers.common.document import load_document
 from agent_history.parsers.opencode.convert import AGENT, message_rows, part_rows, session_rows, turn_of
 
 VERSION = 1
@@ -47,24 +46,30 @@ class OpencodeDocumentParser(DocumentParser):
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Rows of the whole document; undecodable input → one parse issue."""
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            return [ParseIssueRow("invalid_json", 0, 1, str(exc)[:200])]
+        doc, issues = load_document(data)
+        if doc is None:
+            return issues
         if not isinstance(doc, dict):
-            return [ParseIssueRow("non_object", 0, 1, "document is not a JSON object")]
+            return [*issues, ParseIssueRow("non_object", 0, 1, "document is not a JSON object")]
         kind = _kind(doc, self.ctx.path)
         pos = Pos(0, 0, 1)
         if kind == "session":
-            return session_rows(doc, pos)
+            return [*issues, *session_rows(doc, pos)]
         if kind == "message":
-            return message_rows(doc, pos)
+            return [*issues, *message_rows(doc, pos)]
         if kind == "part":
             msg = self.ctx.sidecar or {}
-            return part_rows(
-                doc, pos, as_str(msg.get("role")), turn_of(msg) if msg else None, session=as_str(msg.get("sessionID"))
-            )
-        return self._export(doc)
+            return [
+                *issues,
+                *part_rows(
+                    doc,
+                    pos,
+                    as_str(msg.get("role")),
+                    turn_of(msg) if msg else None,
+                    session=as_str(msg.get("sessionID")),
+                ),
+            ]
+        return [*issues, *self._export(doc)]
 
     @staticmethod
     def _export(doc: dict) -> list[Row]:
@@ -86,10 +91,7 @@ class OpencodeDocumentParser(DocumentParser):
 def _with_data(record: dict, extra: dict) -> dict:
     """A database row as the JSON record OpenCode stores: the ``data`` column's object plus ids."""
     raw = record.get("data")
-    try:
-        data = orjson.loads(raw) if isinstance(raw, str | bytes) else {}
-    except orjson.JSONDecodeError:
-        data = None
+    data, _ = load_document(raw) if isinstance(raw, str | bytes) else (None, [])
     if not isinstance(data, dict):
         return {}
     return {**data, **{k: v for k, v in extra.items() if v is not None}}
