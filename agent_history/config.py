@@ -96,6 +96,10 @@ def default_sources() -> dict[str, Path]:
         "claude-local": Path(claude).expanduser() if claude else Path.home() / ".claude",
         "codex-local": Path(codex).expanduser() if codex else Path.home() / ".codex",
         "pi-local": Path.home() / ".pi" / "agent",
+        # issue 16, part 1 (h-src): Gemini CLI (FORMATS.md §4 names no home override), OpenCode
+        # (XDG data dir, FORMATS.md §5); claude.ai exports only as an explicit [sources] entry.
+        "gemini-local": Path.home() / ".gemini",
+        "opencode-local": _xdg("XDG_DATA_HOME", ".local/share") / "opencode",
     }
 
 

@@ -44,10 +44,17 @@ def index_cmd(
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
     every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    claude_export: Path = typer.Option(
+        None, "--claude-export", help="Also index a claude.ai data export: its conversations.json (or the unzipped folder)."
+    ),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
     if home is not None and not home.expanduser().is_dir():
         fail(f"--home {home} is not a directory", 2)
+    if claude_export is not None:  # issue 16: namespace claude-ai-export
+        if not claude_export.expanduser().exists():
+            fail(f"--claude-export {claude_export} does not exist", 2)
+        source = [*(source or []), f"claude-ai-export={claude_export}"]
     db = database()
     try:
         sources = resolve_sources(db.settings, home=home, extra=source)

@@ -21,7 +21,7 @@ def _fmt_counts(d: dict) -> str:
 @app.command("parse")
 def parse_cmd(
     paths: list[Path] = typer.Argument(..., help="Files or directories (*.jsonl found recursively)."),
-    agent: str = typer.Option(None, "--agent", help="claude | codex | pi (default: detect)."),
+    agent: str = typer.Option(None, "--agent", help=" | ".join(AGENTS) + " (default: detect)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
     per_file: bool = typer.Option(True, "--per-file/--totals-only", help="Show a row per file."),
 ) -> None:

@@ -14,12 +14,36 @@ is ``<agent>-<profile>``; its agent is the part before the first ``-``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 _AGENT_PREFIX = {"claude": "claude", "codex": "codex", "pi": "pi"}
 _ROOTS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"), "pi": ("sessions",)}
+
+# issue 16, part 1 (h-src): harnesses whose sources are not (only) append-only JSONL. Per agent:
+# (root below the home, path pattern relative to the home, source kind), first match wins.
+# Sources: FORMATS.md §4 (Gemini), §5 (OpenCode), §8 (claude.ai). Files under one root are
+# yielded in this order (OpenCode: sessions, then messages, then parts).
+_AGENT_PREFIX.update({"gemini": "gemini", "opencode": "opencode", "claude-ai": "claude-ai"})
+KIND_RULES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    # ~/.gemini/tmp/<project hash>/chats/session-*.json (≤ 0.39) and .jsonl (0.40+)
+    "gemini": (
+        ("tmp", r"tmp/[^/]+/chats/[^/]+\.jsonl", "jsonl"),
+        ("tmp", r"tmp/[^/]+/chats/[^/]+\.json", "document"),
+    ),
+    # ~/.local/share/opencode/opencode.db (≥ 1.2) and the older storage/ tree
+    "opencode": (
+        ("", r"opencode\.db", "database"),
+        ("storage/session", r"storage/session/.+\.json", "document"),
+        ("storage/message", r"storage/message/.+\.json", "document"),
+        ("storage/part", r"storage/part/.+\.json", "document"),
+    ),
+    # an unzipped data export: its conversations.json (not users.json / projects.json beside it);
+    # a source may also name the file itself (`index --claude-export FILE`, any name)
+    "claude-ai": (("", r"conversations\.json", "document"),),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +67,18 @@ class FileRef:
     rel_path: str
     role: str  # main | subagent
     source: Source
+    kind: str = "jsonl"
+    """How the loader reads it: jsonl | document | database (DESIGN §7 source kinds)."""
 
 
 def agent_of_namespace(namespace: str) -> str:
-    """The harness of a namespace (`claude-work` → `claude`). Raises ValueError if unknown."""
-    prefix = namespace.split("-", 1)[0]
-    if prefix not in _AGENT_PREFIX:
-        raise ValueError(f"namespace {namespace!r} must start with claude-, codex- or pi-")
-    return _AGENT_PREFIX[prefix]
+    """The harness of a namespace (`claude-work` → `claude`, `claude-ai-export` → `claude-ai`):
+    the longest known agent name followed by ``-``. Raises ValueError if unknown."""
+    for prefix in sorted(_AGENT_PREFIX, key=len, reverse=True):
+        if namespace.startswith(prefix + "-"):
+            return _AGENT_PREFIX[prefix]
+    names = ", ".join(f"{p}-" for p in sorted(_AGENT_PREFIX))
+    raise ValueError(f"namespace {namespace!r} must start with one of {names}")
 
 
 def home_layout(home: Path) -> dict[str, Path]:
@@ -59,11 +87,14 @@ def home_layout(home: Path) -> dict[str, Path]:
         "claude-local": home / ".claude",
         "codex-local": home / ".codex",
         "pi-local": home / ".pi" / "agent",
+        # issue 16, part 1 (h-src)
+        "gemini-local": home / ".gemini",
+        "opencode-local": home / ".local" / "share" / "opencode",
     }
 
 
-def _walk(root: Path, skipped: list[str] | None) -> Iterator[os.DirEntry]:
-    """Yield regular ``*.jsonl`` files under `root`, sorted; symlinks and dot-dirs are skipped.
+def _walk(root: Path, skipped: list[str] | None, suffixes: tuple[str, ...] = (".jsonl",)) -> Iterator[os.DirEntry]:
+    """Yield regular files ending in `suffixes` under `root`, sorted; symlinks and dot-dirs are skipped.
 
     What is passed over for a reason a user may not expect (a symlink, a directory that cannot
     be read, a name that is not valid UTF-8) is appended to `skipped` as one line each.
@@ -81,7 +112,7 @@ def _walk(root: Path, skipped: list[str] | None) -> Iterator[os.DirEntry]:
         if entry.name.startswith("."):
             continue
         if entry.is_symlink():
-            if skipped is not None and (entry.name.endswith(".jsonl") or entry.is_dir()):
+            if skipped is not None and (entry.name.endswith(suffixes) or entry.is_dir()):
                 skipped.append(f"{entry.path}: symlink (not followed)")
             continue
         try:
@@ -92,10 +123,10 @@ def _walk(root: Path, skipped: list[str] | None) -> Iterator[os.DirEntry]:
             continue
         if entry.is_dir(follow_symlinks=False):
             dirs.append(entry)
-        elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+        elif entry.name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
             yield entry
     for d in dirs:
-        yield from _walk(Path(d.path), skipped)
+        yield from _walk(Path(d.path), skipped, suffixes)
 
 
 def _role(agent: str, rel: str) -> str:
@@ -111,6 +142,9 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
 
     Paths passed over (symlinks, unreadable directories, undecodable names) go to `skipped`.
     """
+    if source.agent in KIND_RULES:
+        yield from _iter_kind_files(source, skipped)
+        return
     later: list[FileRef] = []
     for top in _ROOTS[source.agent]:
         for entry in _walk(source.home / top, skipped):
@@ -123,3 +157,35 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
             else:
                 yield ref
     yield from later
+
+
+def _iter_kind_files(source: Source, skipped: list[str] | None) -> Iterator[FileRef]:
+    """Files of a harness in `KIND_RULES`, each with its source kind. A source whose home is a
+    file (``--claude-export FILE``) is that one file, as a document."""
+    if source.home.is_file():
+        yield FileRef(str(source.home), source.home.name, "main", source, "document")
+        return
+    seen: set[str] = set()
+    for top, pattern, kind in KIND_RULES[source.agent]:
+        rx = re.compile(pattern)
+        root = source.home / top if top else source.home
+        entries = _walk(root, skipped, (".json", ".jsonl", ".db")) if top else _top_files(root)
+        for entry in entries:
+            rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
+            if rel in seen or not rx.fullmatch(rel):
+                continue
+            if any((h / rel).is_file() for h in source.shadowed_by):
+                continue
+            seen.add(rel)
+            yield FileRef(entry.path, rel, "main", source, kind)
+
+
+def _top_files(root: Path) -> Iterator[os.DirEntry]:
+    """Regular files directly in `root` (no recursion), sorted."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+            yield entry

@@ -218,7 +218,7 @@ class Loader:
         try:
             files: list[tuple[FileRef, os.stat_result]] = []
             for source in sources:
-                if not source.home.is_dir():
+                if not (source.home.is_dir() or source.home.is_file()):  # a file: `--claude-export FILE`
                     summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
                     continue
                 for ref in iter_files(source, summary.skipped_paths):
@@ -298,6 +298,9 @@ class Loader:
 
     # -- one file -------------------------------------------------------------------------------
     def _index_file(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
+        if ref.kind != "jsonl":
+            self._index_other_kind(ref, st, k, summary)
+            return
         if k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
             return  # unchanged: skipped without reading
         conn = self.conn
@@ -330,6 +333,26 @@ class Loader:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
             self._commit()  # this file's earlier parts must not be written after the error
+            self._drain()
+            self._load_error(ref, k.id, exc)
+
+    def _index_other_kind(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
+        """Whole documents (`ingest.documents`) and databases (`ingest.databases`), issue 16."""
+        from agent_history.ingest.databases import index_database
+        from agent_history.ingest.documents import index_document
+
+        try:
+            if k.status == "new":  # registered as jsonl by default; say how it is read
+                self.conn.execute("UPDATE ah.source_file SET kind = %s WHERE id = %s", (ref.kind, k.id))
+            if ref.kind == "document":
+                index_document(self, ref, st, k, summary)
+            else:
+                index_database(self, ref, k, summary)
+        except psycopg.OperationalError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
+            if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                self.conn.rollback()
             self._drain()
             self._load_error(ref, k.id, exc)
 
@@ -398,6 +421,10 @@ class Loader:
 
     def _commit(self) -> None:
         """Hand the open batch to the writer thread, or write it now without one."""
+        if self.__dict__.get("_documents"):  # parsed whole documents waiting (issue 16)
+            from agent_history.ingest.documents import flush_documents
+
+            flush_documents(self)
         batch, self._batch, self._batch_lines, self._batch_bytes = self._batch, [], 0, 0
         if self._writer_error is not None:
             raise self._writer_error

@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_history.ingest.sidecar import read_sidecar
 from agent_history.model.merge import fold
-from agent_history.parsers import detect_agent, parser_class
+from agent_history.parsers import AGENTS, detect_agent, parser_class
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import parse_bytes
 from agent_history.parsers.report import add_summaries, summarize
@@ -45,9 +45,33 @@ def parse_file(path: Path, agent: str | None = None) -> FileReport:
         return FileReport(str(path), agent, None, f"cannot read: {exc.strerror}")
     agent = agent or detect_agent(str(path), data[:65536])
     if agent is None:
-        return FileReport(str(path), None, None, "cannot tell the harness; pass --agent claude|codex|pi")
-    rows = parse_bytes(parser_class(agent), ParseContext(path=str(path.resolve()), sidecar=read_sidecar(path)), data)
+        return FileReport(str(path), None, None, "cannot tell the harness; pass --agent " + "|".join(AGENTS))
+    ctx = ParseContext(path=str(path.resolve()), sidecar=read_sidecar(path))
+    rows = _other_kind_rows(path, agent, ctx, data)
+    if rows is None:
+        rows = parse_bytes(parser_class(agent), ctx, data)
     return FileReport(str(path), agent, summarize(fold(rows)))
+
+
+def _other_kind_rows(path: Path, agent: str, ctx: ParseContext, data: bytes) -> list | None:
+    """Rows of a whole-document (``.json``) or SQLite (``.db``) source of `agent` (issue 16), or
+    None when the file is read as JSONL."""
+    from agent_history.parsers import source_parser
+
+    kind = {".json": "document", ".db": "database"}.get(path.suffix)
+    if kind is None and data[:16] == b"SQLite format 3\x00":
+        kind = "database"
+    try:
+        cls = source_parser(agent, kind) if kind else None
+    except KeyError:
+        cls = None
+    if cls is None:
+        return None
+    if kind == "document":
+        return list(cls(ctx).parse(data))
+    from agent_history.ingest.databases import read_all
+
+    return read_all(str(path), cls(ctx))
 
 
 def parse_paths(paths: list[Path], agent: str | None = None) -> tuple[list[FileReport], dict[str, dict[str, Any]]]:

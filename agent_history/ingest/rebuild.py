@@ -94,6 +94,8 @@ def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
         "FROM ah.source_file WHERE tier = 'hot' AND rel_path IS NOT NULL AND path LIKE '%%/' || rel_path"
     ):
         home = path[: len(path) - len(rel) - 1]
+        if agent == "claude-ai":  # issue 16: an export is a file source (`--claude-export FILE`, any name)
+            home = path
         out[(namespace, home)] = Source(namespace, agent, Path(home))
     return list(out.values())
 

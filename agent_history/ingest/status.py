@@ -30,8 +30,9 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
         ns(name)["messages"] = n
     for name, n, tokens in conn.execute(
         "SELECT f.namespace, count(*) FILTER (WHERE NOT coalesce(c.is_api_error, false)), "
-        "sum(coalesce(c.input_uncached,0) + coalesce(c.cache_read,0) + coalesce(c.cache_write_5m,0) "
-        "+ coalesce(c.cache_write_1h,0) + coalesce(c.output,0)) "
+        "sum(CASE WHEN num_nonnulls(c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output) > 0 "
+        "THEN coalesce(c.input_uncached,0) + coalesce(c.cache_read,0) + coalesce(c.cache_write_5m,0) "
+        "+ coalesce(c.cache_write_1h,0) + coalesce(c.output,0) END) "  # NULL when no call recorded usage
         "FROM ah.model_call c JOIN ah.source_file f ON f.id = c.source_id GROUP BY 1"
     ):
         ns(name)["model_calls"] = n

@@ -12,6 +12,10 @@ import re
 from agent_history.parsers.base import ParseContext, Parser, Pos
 
 _MODULES = {"claude": "claude_code.parser", "codex": "codex.parser", "pi": "pi.parser"}
+# issue 16, part 1 (h-src): Gemini CLI (JSON documents + JSONL), OpenCode (storage JSON, export
+# documents, SQLite db), claude.ai data export. Their modules also export DOCUMENT_PARSER /
+# DATABASE_PARSER (see `source_parser`).
+_MODULES.update({"gemini": "gemini.parser", "opencode": "opencode.parser", "claude-ai": "claude_ai.parser"})
 AGENTS: tuple[str, ...] = tuple(_MODULES)
 
 
@@ -21,10 +25,24 @@ def parser_class(agent: str) -> type[Parser]:
     return module.PARSER
 
 
+def source_parser(agent: str, kind: str):
+    """The parser class for `agent` reading a source of `kind` (jsonl | document | database):
+    the module's PARSER, DOCUMENT_PARSER or DATABASE_PARSER. Raises KeyError if there is none."""
+    module = importlib.import_module(f"agent_history.parsers.{_MODULES[agent]}")
+    name = {"jsonl": "PARSER", "document": "DOCUMENT_PARSER", "database": "DATABASE_PARSER"}[kind]
+    if not hasattr(module, name):
+        raise KeyError(f"{agent} has no {kind} parser")
+    return getattr(module, name)
+
+
 _PATH_HINTS = (
     (re.compile(r"(^|/)\.claude/|(^|/)projects/[^/]+/"), "claude"),
     (re.compile(r"(^|/)\.codex/|(^|/)rollout-[^/]*\.jsonl$"), "codex"),
     (re.compile(r"(^|/)\.pi/|(^|/)agent/sessions/"), "pi"),
+    # issue 16, part 1 (h-src): FORMATS.md §4, §5, §8 locations
+    (re.compile(r"(^|/)\.gemini/|(^|/)tmp/[^/]+/chats/session-[^/]*\.jsonl?$"), "gemini"),
+    (re.compile(r"(^|/)opencode/(storage/|opencode\.db$)"), "opencode"),
+    (re.compile(r"(^|/)conversations\.json$"), "claude-ai"),
 )
 
 
@@ -36,6 +54,13 @@ def detect_agent(path: str, head: bytes) -> str | None:
     """
     text = head.decode("utf-8", "replace")
     first = text.split("\n", 1)[0]
+    # issue 16, part 1 (h-src): shapes of FORMATS.md §4, §5, §8 (before Claude's `sessionId` test)
+    if re.search(r'"projectHash"\s*:', text) or re.search(r'"type"\s*:\s*"gemini"', text):
+        return "gemini"
+    if re.search(r'"chat_messages"\s*:', text) or re.search(r'"current_leaf_message_uuid"\s*:', text):
+        return "claude-ai"
+    if re.search(r'"(sessionID|messageID|projectID)"\s*:', text) or text.startswith("SQLite format 3\x00") and "opencode" in path:
+        return "opencode"
     if (
         re.match(r'\{"id"\s*:', first)
         and '"timestamp"' in first
@@ -64,4 +89,4 @@ def detect_agent(path: str, head: bytes) -> str | None:
     return None
 
 
-__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "parser_class"]
+__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "parser_class", "source_parser"]

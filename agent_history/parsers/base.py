@@ -118,3 +118,47 @@ class DocumentParser:
     def parse(self, data: bytes) -> Iterable[Row]:
         """Every row of the document `data` (its raw bytes, any encoding the format uses)."""
         raise NotImplementedError
+
+    def session_versions(self) -> dict[str, str] | None:
+        """Optional, after `parse`: session uid → the version stamp the document gives it (e.g.
+        a claude.ai conversation's ``updated_at``). The loader then writes only the sessions
+        whose stamp changed since the last read (the others' rows are kept, not purged).
+        None (the default): every row is merged each time."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class DbTable:
+    """One table a `DatabaseParser` reads incrementally: ``query`` selects its rows as named
+    columns and ends in ``WHERE``; the loader appends the cursor condition on ``cursor_columns``
+    (qualified as the query needs, e.g. ``("p.time_updated", "p.id")``: an update time in ms and
+    a unique id; the selected columns carry the unqualified names) and the ordering."""
+
+    name: str
+    query: str
+    cursor_columns: tuple[str, str] = ("time_updated", "id")
+
+
+class DatabaseParser:
+    """Base class for a parser of *database* sources (DESIGN §7 source kinds): a SQLite file the
+    harness writes while it runs (OpenCode ``opencode.db``, Cursor ``state.vscdb``).
+
+    The loader opens the database read-only and, per table of ``TABLES`` in order, reads rows
+    whose cursor columns are past the saved cursor, in cursor order, in batches; it calls
+    ``rows(table, record, pos)`` for each (``record`` = column name → value) and saves the cursor
+    with the batch's rows in one transaction. Rows must not depend on batch boundaries (a row
+    updated later is read again and merges by natural key). Pure: never opens anything; bad
+    values become `ParseIssueRow`s. ``pos``: ``byte_offset`` = the row's cursor time (or rowid),
+    ``line_number`` = its rowid, ``length`` 0.
+    """
+
+    AGENT: ClassVar[str]
+    VERSION: ClassVar[int]
+    TABLES: ClassVar[tuple[DbTable, ...]]
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
+
+    def rows(self, table: str, record: dict, pos: Pos) -> Iterable[Row]:
+        """Rows of one database row of `table`."""
+        raise NotImplementedError

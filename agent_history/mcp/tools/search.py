@@ -23,6 +23,7 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
+from agent_history.parsers import AGENTS
 from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
 from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
@@ -266,7 +267,7 @@ _COMMON = {
     },
     "agents": {
         "type": "array",
-        "items": {"type": "string", "enum": ["claude", "codex", "pi"]},
+        "items": {"type": "string", "enum": list(AGENTS)},
         "description": "Only these agents.",
     },
     "since": SINCE,

@@ -1,0 +1,272 @@
+"""Whole-document sources (DESIGN §7 "Source kinds"): a JSON file the harness rewrites in place.
+
+Per document, by what `stat` and its content hash say:
+- same size and mtime as last indexed → skipped without reading;
+- read, same ``sha256`` as last indexed (a touch) and same parser version → only size/mtime
+  are updated;
+- otherwise the document is parsed whole (`parsers.base.DocumentParser`) and, in **one**
+  transaction with the other documents of its batch (up to `DOCS_PER_BATCH` documents or
+  `ROWS_PER_BATCH` rows; the loader flushes the batch whenever it commits its own): its
+  per-source rows (parse issues, record-type counts) are replaced, its rows are merged by
+  natural key (an unchanged item changes nothing and marks nothing dirty), rows it contributed
+  that the new version no longer holds are deleted (their sessions marked dirty so the
+  post-passes recompute), and the file's size, mtime, hash and parser version are saved.
+A failing batch is retried document by document; the failing one is rolled back and recorded as
+`load_error`; the pass goes on.
+
+A parser that stamps its sessions (`DocumentParser.session_versions`, e.g. claude.ai
+conversations by ``updated_at``) makes a re-read incremental: only the sessions whose stamp
+changed are merged; the others' rows are left untouched (and not purged). The stamps are kept in
+``source_file.parser_state`` (``{"versions": {uid: stamp}}``).
+
+OpenCode storage *part* files do not say their message's role: the message file
+(``storage/message/<session>/<messageID>.json``) is read as the part's sidecar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+import psycopg
+from psycopg.types.json import Jsonb
+
+from agent_history.ingest.discovery import FileRef
+from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES, Part, write_parts
+from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
+from agent_history.parsers import source_parser
+from agent_history.parsers.base import ParseContext
+
+if TYPE_CHECKING:
+    from agent_history.ingest.loader import Loader, PassSummary
+
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""A document larger than this is recorded as `document_too_large` and not read."""
+DOCS_PER_BATCH = 200
+ROWS_PER_BATCH = 20_000
+"""A batch of documents is written in one transaction when it reaches either bound."""
+_EVENT_TYPES = tuple(t for t in ROW_TYPES if t.TABLE in EVENT_TABLES)
+
+
+def _sidecar(loader: Loader, ref: FileRef) -> dict | None:
+    """The message record of an OpenCode storage part file (for its role and session), if any.
+
+    Looked up by the part's ``messageID`` (else its directory name) among the message files of
+    the same home, read once per pass (file names usually equal ids, but not in every fixture).
+    """
+    if ref.source.agent != "opencode" or not ref.rel_path.startswith("storage/part/"):
+        return None
+    cache: dict = loader.__dict__.setdefault("_opencode_messages", {})
+    home = str(ref.source.home)
+    if home not in cache:
+        index: dict[str, dict] = {}
+        for path in sorted((ref.source.home / "storage" / "message").glob("*/*.json")):
+            try:
+                msg = orjson.loads(path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                continue
+            if isinstance(msg, dict):
+                index.setdefault(str(msg.get("id") or path.stem), msg)
+        cache[home] = index
+    message_id = Path(ref.rel_path).parent.name
+    try:
+        part = orjson.loads(Path(ref.path).read_bytes())
+        if isinstance(part, dict) and isinstance(part.get("messageID"), str):
+            message_id = part["messageID"]
+    except (OSError, orjson.JSONDecodeError):
+        pass
+    return cache[home].get(message_id)
+
+
+def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summary: PassSummary) -> None:
+    """Index one document source (see the module docstring). Raises psycopg errors and OSError
+    for the loader to record; never leaves a partial write."""
+    if known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
+        return
+    conn = loader.conn
+    parser_cls = source_parser(ref.source.agent, "document")
+    if st.st_size > MAX_DOCUMENT_BYTES:
+        rows: list[Row] = [ParseIssueRow("document_too_large", 0, None, f"{st.st_size} bytes")]
+        data = b""
+    else:
+        with open(ref.path, "rb") as fh:
+            data = fh.read()
+        rows = []
+    digest = hashlib.sha256(data).hexdigest()
+    old = conn.execute(
+        "SELECT content_sha256, parser_version FROM ah.source_file WHERE id = %s", (known.id,)
+    ).fetchone()
+    summary.files_changed += 1
+    summary.bytes_read += len(data)
+    if old is not None and old[0] == digest and old[1] == parser_cls.VERSION and known.status == "ok":
+        conn.execute(
+            "UPDATE ah.source_file SET size = %s, mtime_ns = %s, last_indexed_at = now() WHERE id = %s",
+            (st.st_size, st.st_mtime_ns, known.id),
+        )
+        return
+    versions = None
+    if data:
+        ctx = ParseContext(
+            path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=_sidecar(loader, ref)
+        )
+        parser = parser_cls(ctx)
+        rows = list(parser.parse(data))
+        versions = parser.session_versions()
+    write = rows
+    if versions is not None and old is not None and old[1] == parser_cls.VERSION:
+        before = conn.execute("SELECT parser_state FROM ah.source_file WHERE id = %s", (known.id,)).fetchone()[0] or {}
+        write = unchanged_sessions_dropped(rows, versions, before.get("versions") or {})
+    pending: list[_Doc] = loader.__dict__.setdefault("_documents", [])
+    pending.append(
+        _Doc(
+            ref,
+            known.id,
+            rows,
+            write,
+            digest,
+            st.st_size,
+            st.st_mtime_ns,
+            len(data),
+            data.count(b"\n"),
+            parser_cls.VERSION,
+            versions,
+        )
+    )
+    if len(pending) >= DOCS_PER_BATCH or sum(len(d.rows) for d in pending) >= ROWS_PER_BATCH:
+        flush_documents(loader)
+
+
+@dataclass
+class _Doc:
+    """A parsed document waiting for its batch's transaction."""
+
+    ref: FileRef
+    source_id: int
+    rows: list[Row]
+    write: list[Row]
+    digest: str
+    size: int
+    mtime_ns: int
+    nbytes: int
+    nlines: int
+    version: int
+    versions: dict | None
+
+
+def flush_documents(loader: Loader) -> None:
+    """Write the parsed documents waiting on `loader` in one transaction (see the module
+    docstring); if it fails, document by document, recording the failing one as `load_error`."""
+    docs: list[_Doc] = loader.__dict__.get("_documents") or []
+    if not docs:
+        return
+    loader._documents = []  # type: ignore[attr-defined]
+    loader._drain()
+    conn = loader.conn
+    try:
+        _write_documents(loader, docs)
+    except psycopg.OperationalError:
+        raise
+    except Exception:  # noqa: BLE001 - isolate the failing document below
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        for doc in docs:
+            try:
+                _write_documents(loader, [doc])
+            except psycopg.OperationalError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.rollback()
+                loader._load_error(doc.ref, doc.source_id, exc)
+
+
+def _write_documents(loader: Loader, docs: list[_Doc]) -> None:
+    conn, summary = loader.conn, loader._summary
+    ids = [d.source_id for d in docs]
+    with conn.transaction():
+        with conn.cursor() as cur:
+            for table in PER_SOURCE_TABLES:
+                cur.execute(f"DELETE FROM ah.{table} WHERE source_id = ANY(%s)", (ids,))
+        written = write_parts(conn, [Part(d.source_id, d.ref.source.namespace, d.write) for d in docs])
+        purged = purge_missing_many(conn, [(d.source_id, d.rows) for d in docs])
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE ah.source_file SET kind = 'document', content_sha256 = %s, size = %s, mtime_ns = %s, "
+                "indexed_offset = %s, line_count = %s, parser_version = %s, parser_state = %s, status = 'ok', "
+                "last_error = NULL, last_indexed_at = now() WHERE id = %s",
+                [
+                    (
+                        d.digest,
+                        d.size,
+                        d.mtime_ns,
+                        d.nbytes,
+                        d.nlines,
+                        d.version,
+                        Jsonb({"versions": d.versions}) if d.versions is not None else None,
+                        d.source_id,
+                    )
+                    for d in docs
+                ],
+            )
+            cur.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)", (ids,))
+    summary.rows_new.update(written.new)
+    summary.rows_merged.update(written.merged)
+    summary.rows.update(written.new)
+    summary.rows.update(written.merged)
+    if purged:
+        summary.rows["purged"] += purged
+    for d in docs:
+        for row in d.rows:
+            if isinstance(row, ParseIssueRow):
+                summary.issues[row.kind] += 1
+        if loader.progress:
+            loader.progress(d.ref.path, d.nbytes, 1)
+
+
+def unchanged_sessions_dropped(rows: list[Row], versions: dict[str, str], before: dict[str, str]) -> list[Row]:
+    """`rows` without the event and session rows of sessions whose version stamp is the same as
+    at the last read (per-source rows — issues, record-type counts — are always kept)."""
+    same = {uid for uid, v in versions.items() if before.get(uid) == v}
+    if not same:
+        return rows
+    return [r for r in rows if type(r).PER_SOURCE or getattr(r, "session_uid", None) not in same]
+
+
+def purge_missing_many(conn: psycopg.Connection, docs: list[tuple[int, list[Row]]]) -> int:
+    """For each ``(source_id, rows)``: delete the event rows and sessions that source contributed
+    whose natural key is not among its `rows`; mark the sessions of deleted rows dirty. One
+    statement per table for all of them. Returns the number of event rows deleted."""
+    ids = [sid for sid, _ in docs]
+    deleted = 0
+    with conn.cursor() as cur:
+        for row_type in _EVENT_TYPES:
+            cols = row_type.key_columns()
+            pairs = {(sid, *r.natural_key()) for sid, rows in docs for r in rows if type(r) is row_type}
+            arrays = [[p[i] for p in pairs] for i in range(len(cols) + 1)]
+            cast = ", ".join(["%s::bigint[]", *("%s::text[]" for _ in cols)])
+            cur.execute(
+                f"WITH d AS (DELETE FROM ah.{row_type.TABLE} WHERE source_id = ANY(%s) AND (source_id, {', '.join(cols)}) "
+                f"NOT IN (SELECT * FROM unnest({cast})) RETURNING session_id) "
+                "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM d "
+                "ON CONFLICT (session_id) DO NOTHING",
+                (ids, *arrays),
+            )
+            deleted += cur.rowcount
+        keep = set()
+        for sid, rows in docs:
+            for r in rows:
+                if type(r) is SessionRow:
+                    keep.add((sid, *r.natural_key()))
+                elif not type(r).PER_SOURCE and hasattr(r, "session_uid"):
+                    keep.add((sid, r.agent, r.session_uid, r.agent_id))
+        refs = " AND ".join(f"NOT EXISTS (SELECT 1 FROM ah.{t} x WHERE x.session_id = s.id)" for t in EVENT_TABLES)
+        cur.execute(
+            "DELETE FROM ah.session s WHERE s.source_id = ANY(%s) AND (s.source_id, s.agent, s.session_uid, s.agent_id) "
+            f"NOT IN (SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[])) AND {refs}",
+            (ids, *[[k[i] for k in keep] for i in range(4)]),
+        )
+    return deleted

@@ -1,0 +1,1 @@
+"""claude.ai data export (`conversations.json`)."""

@@ -1,0 +1,1 @@
+"""Gemini CLI chat recordings (`~/.gemini/tmp/<project hash>/chats/session-*.json[l]`)."""

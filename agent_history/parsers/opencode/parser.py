@@ -1,0 +1,151 @@
+"""OpenCode parsers: storage-tree / export documents (`OpencodeDocumentParser`) and the SQLite
+database (`OpencodeDbParser`). Record mapping and token accounting: `parsers.opencode.convert`.
+
+Record types counted in `record_type_seen`: ``session``, ``message/<role>``, ``part/<type>``
+(storage files and database rows), ``export`` (an ``opencode export`` document, whose ``info``,
+messages and parts are counted as ``export/info``, ``export/message/<role>``, ``export/part/<type>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agent_history.model.rows import ParseIssueRow, Row
+from agent_history.parsers.base import DatabaseParser, DbTable, DocumentParser, Pos, record_type_row
+from agent_history.parsers.common.coerce import as_dict, as_list, as_str
+from agent_history.parsers.common.document import load_document
+from agent_history.parsers.opencode.convert import AGENT, message_rows, part_rows, session_rows, turn_of
+
+VERSION = 1
+
+
+def _kind(doc: dict, path: str) -> str:
+    """What a storage/export document holds: export | session | message | part."""
+    if isinstance(doc.get("info"), dict) and isinstance(doc.get("messages"), list):
+        return "export"
+    segs = path.replace("\\", "/").split("/")
+    for kind in ("part", "message", "session"):
+        if kind in segs[:-1]:
+            return kind
+    if "messageID" in doc and "type" in doc:
+        return "part"
+    if "role" in doc:
+        return "message"
+    return "session"
+
+
+class OpencodeDocumentParser(DocumentParser):
+    """One storage JSON file (``storage/session|message|part/…``) or an ``opencode export`` document.
+
+    A part file's message (for the role) comes as ``ctx.sidecar``: the loader reads
+    ``storage/message/<session>/<messageID>.json`` beside it when it exists.
+    """
+
+    AGENT = AGENT
+    VERSION = VERSION
+
+    def parse(self, data: bytes) -> Iterable[Row]:
+        """Rows of the whole document; undecodable input → one parse issue."""
+        doc, issues = load_document(data)
+        if doc is None:
+            return issues
+        if not isinstance(doc, dict):
+            return [*issues, ParseIssueRow("non_object", 0, 1, "document is not a JSON object")]
+        kind = _kind(doc, self.ctx.path)
+        pos = Pos(0, 0, 1)
+        if kind == "session":
+            return [*issues, *session_rows(doc, pos)]
+        if kind == "message":
+            return [*issues, *message_rows(doc, pos)]
+        if kind == "part":
+            msg = self.ctx.sidecar or {}
+            return [
+                *issues,
+                *part_rows(
+                    doc,
+                    pos,
+                    as_str(msg.get("role")),
+                    turn_of(msg) if msg else None,
+                    session=as_str(msg.get("sessionID")),
+                ),
+            ]
+        return [*issues, *self._export(doc)]
+
+    @staticmethod
+    def _export(doc: dict) -> list[Row]:
+        rows: list[Row] = [record_type_row(AGENT, doc, "export", None, True)]
+        rows += session_rows(doc["info"], Pos(0, 0, 1), "export/info")
+        n = 1
+        for m in doc["messages"]:
+            m = as_dict(m)
+            info = as_dict(m.get("info"))
+            rows += message_rows(info, Pos(n, 0, n + 1), "export/message")
+            n += 1
+            role, turn = as_str(info.get("role")), turn_of(info)
+            for part in as_list(m.get("parts")):
+                rows += part_rows(as_dict(part), Pos(n, 0, n + 1), role, turn, "export/part")
+                n += 1
+        return rows
+
+
+def _with_data(record: dict, extra: dict) -> dict:
+    """A database row as the JSON record OpenCode stores: the ``data`` column's object plus ids."""
+    raw = record.get("data")
+    data, _ = load_document(raw) if isinstance(raw, str | bytes) else (None, [])
+    if not isinstance(data, dict):
+        return {}
+    return {**data, **{k: v for k, v in extra.items() if v is not None}}
+
+
+class OpencodeDbParser(DatabaseParser):
+    """``opencode.db`` (OpenCode ≥ 1.2, Drizzle schema): tables ``session`` (columns), ``message``
+    and ``part`` (a ``data`` JSON column plus ``id``/``session_id``/``message_id``), all with
+    ``time_created``/``time_updated`` in unix ms. Parts are read with their message's role."""
+
+    AGENT = AGENT
+    VERSION = VERSION
+    TABLES = (
+        DbTable("session", "SELECT s.*, s.rowid AS _rowid FROM session s WHERE", ("s.time_updated", "s.id")),
+        DbTable("message", "SELECT m.*, m.rowid AS _rowid FROM message m WHERE", ("m.time_updated", "m.id")),
+        DbTable(
+            "part",
+            "SELECT p.*, p.rowid AS _rowid, json_extract(m.data, '$.role') AS _role, "
+            "json_extract(m.data, '$.parentID') AS _parent FROM part p LEFT JOIN message m ON m.id = p.message_id WHERE",
+            ("p.time_updated", "p.id"),
+        ),
+    )
+
+    def rows(self, table: str, record: dict, pos: Pos) -> Iterable[Row]:
+        """Rows of one row of `table` (session | message | part)."""
+        if table == "session":
+            rec = {
+                "id": record.get("id"),
+                "parentID": record.get("parent_id"),
+                "directory": record.get("directory"),
+                "title": record.get("title"),
+                "version": record.get("version"),
+                "projectID": record.get("project_id"),
+                "time": {"created": record.get("time_created"), "updated": record.get("time_updated")},
+            }
+            return session_rows({k: v for k, v in rec.items() if v is not None}, pos)
+        if table == "message":
+            rec = _with_data(record, {"id": record.get("id"), "sessionID": record.get("session_id")})
+            if not rec:
+                return [
+                    ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "message data is not a JSON object")
+                ]
+            return message_rows(rec, pos)
+        rec = _with_data(
+            record,
+            {"id": record.get("id"), "sessionID": record.get("session_id"), "messageID": record.get("message_id")},
+        )
+        if not rec:
+            return [ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "part data is not a JSON object")]
+        role = as_str(record.get("_role"))
+        turn = record.get("message_id") if role == "user" else as_str(record.get("_parent"))
+        return part_rows(rec, pos, role, turn)
+
+
+PARSER = OpencodeDocumentParser
+DOCUMENT_PARSER = OpencodeDocumentParser
+DATABASE_PARSER = OpencodeDbParser
