@@ -41,6 +41,7 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
+COPILOT_HOME (Copilot CLI home, default ``~/.copilot``),
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
@@ -50,6 +51,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTE
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -89,6 +91,33 @@ def default_sources() -> dict[str, Path]:
         "claude-local": Path(claude).expanduser() if claude else Path.home() / ".claude",
         "codex-local": Path(codex).expanduser() if codex else Path.home() / ".codex",
         "pi-local": Path.home() / ".pi" / "agent",
+        **_default_sources_16(),
+    }
+
+
+# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat homes --------------------------------
+def vscode_user_dir(home: Path | None = None, env: dict[str, str] | None = None) -> Path:
+    """VS Code's user directory for this OS under `home` (default ``~``): Linux
+    ``$XDG_CONFIG_HOME/Code/User`` (default ``~/.config/Code/User``), macOS
+    ``~/Library/Application Support/Code/User``, Windows ``%APPDATA%/Code/User``. `env` defaults
+    to the process environment (pass ``{}`` for a home copy laid out like ``~``)."""
+    home = home if home is not None else Path.home()
+    env = os.environ if env is None else env
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Code" / "User"
+    if sys.platform == "win32":
+        appdata = env.get("APPDATA")
+        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / "Code" / "User"
+    xdg = env.get("XDG_CONFIG_HOME")
+    return (Path(xdg).expanduser() if xdg else home / ".config") / "Code" / "User"
+
+
+def _default_sources_16() -> dict[str, Path]:
+    copilot = os.environ.get("COPILOT_HOME")  # docs.github.com: "Relocate with COPILOT_HOME"
+    return {
+        "cursor-local": Path.home() / ".cursor",
+        "copilot-local": Path(copilot).expanduser() if copilot else Path.home() / ".copilot",
+        "copilot-vscode-local": vscode_user_dir(),
     }
 
 

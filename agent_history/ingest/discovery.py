@@ -14,9 +14,12 @@ is ``<agent>-<profile>``; its agent is the part before the first ``-``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from agent_history.config import vscode_user_dir
 
 _AGENT_PREFIX = {"claude": "claude", "codex": "codex", "pi": "pi"}
 _ROOTS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"), "pi": ("sessions",)}
@@ -46,11 +49,13 @@ class FileRef:
 
 
 def agent_of_namespace(namespace: str) -> str:
-    """The harness of a namespace (`claude-work` → `claude`). Raises ValueError if unknown."""
-    prefix = namespace.split("-", 1)[0]
-    if prefix not in _AGENT_PREFIX:
-        raise ValueError(f"namespace {namespace!r} must start with claude-, codex- or pi-")
-    return _AGENT_PREFIX[prefix]
+    """The harness of a namespace (`claude-work` → `claude`, `copilot-vscode-local` →
+    `copilot-vscode`: the longest known agent name followed by ``-``). Raises ValueError if unknown."""
+    for prefix in sorted(_AGENT_PREFIX, key=len, reverse=True):
+        if namespace.startswith(prefix + "-"):
+            return _AGENT_PREFIX[prefix]
+    names = ", ".join(f"{p}-" for p in _AGENT_PREFIX)
+    raise ValueError(f"namespace {namespace!r} must start with one of {names}")
 
 
 def home_layout(home: Path) -> dict[str, Path]:
@@ -59,6 +64,7 @@ def home_layout(home: Path) -> dict[str, Path]:
         "claude-local": home / ".claude",
         "codex-local": home / ".codex",
         "pi-local": home / ".pi" / "agent",
+        **_home_layout_16(home),
     }
 
 
@@ -103,6 +109,8 @@ def _role(agent: str, rel: str) -> str:
         name = rel.rsplit("/", 1)[-1]
         if "/subagents/" in f"/{rel}" or name.startswith("agent-"):
             return "subagent"
+    if agent == "cursor" and "/subagents/" in f"/{rel}":
+        return "subagent"
     return "main"
 
 
@@ -115,6 +123,9 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
     for top in _ROOTS[source.agent]:
         for entry in _walk(source.home / top, skipped):
             rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
+            rule = JSONL_RULES.get(source.agent)
+            if rule is not None and not rule.match(rel):
+                continue
             if any((h / rel).is_file() for h in source.shadowed_by):
                 continue
             ref = FileRef(entry.path, rel, _role(source.agent, rel), source)
@@ -123,3 +134,38 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
             else:
                 yield ref
     yield from later
+
+
+# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat (JSONL transcripts) ---------------
+# Layouts (relative to the agent home), from FORMATS §6–§7 and the harnesses' docs:
+# - cursor (`~/.cursor`): ``projects/<project>/agent-transcripts/**/*.jsonl``; a file under a
+#   ``subagents/`` directory is a sub-agent thread.
+# - copilot (`$COPILOT_HOME` or `~/.copilot`, docs.github.com "Copilot CLI configuration
+#   directory"): ``session-state/<id>/events.jsonl`` (older CLIs: ``session-state/<id>.jsonl``).
+# - copilot-vscode (VS Code's user dir): the "copilot-agent" event log, ``events.jsonl`` under
+#   the Copilot Chat extension's storage (location unconfirmed: the only sample is hand-written).
+_AGENT_PREFIX.update({"cursor": "cursor", "copilot": "copilot", "copilot-vscode": "copilot-vscode"})
+_ROOTS.update(
+    {
+        "cursor": ("projects",),
+        "copilot": ("session-state",),
+        "copilot-vscode": ("workspaceStorage", "globalStorage"),
+    }
+)
+JSONL_RULES: dict[str, re.Pattern[str]] = {
+    "cursor": re.compile(r"^projects/[^/]+/agent-transcripts/.+\.jsonl$"),
+    "copilot": re.compile(r"^session-state/[^/]+(/events)?\.jsonl$"),
+    "copilot-vscode": re.compile(
+        r"^(workspaceStorage/[^/]+/GitHub\.copilot-chat|globalStorage/github\.copilot-chat)/(.+/)?events\.jsonl$"
+    ),
+}
+"""Which ``*.jsonl`` files under an agent's roots are transcripts (a path relative to the home)."""
+
+
+def _home_layout_16(home: Path) -> dict[str, Path]:
+    """The issue-16 namespaces of a directory laid out like ``~``."""
+    return {
+        "cursor-local": home / ".cursor",
+        "copilot-local": home / ".copilot",
+        "copilot-vscode-local": vscode_user_dir(home, env={}),
+    }
