@@ -20,6 +20,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [contexts]                         # named search scopes (lists of namespaces)
     work = ["claude-work", "codex-work"]
 
+    [memories]                         # namespace = a directory of Markdown memories of that agent
+    codex-notes = "~/notes/codex"      # every *.md below is a memory (instruction files excepted)
+
     [embedding]                        # absent: embeddings and vector/hybrid search are off
     provider = "openai"                # openai (any OpenAI-compatible /embeddings) | local
     base_url = "https://api.openai.com/v1"   # Ollama: http://localhost:11434/v1
@@ -242,6 +245,8 @@ class Settings:
     embedding: EmbeddingSettings | None = None
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     journal_source: str | None = None  # journal-sync: SQLite path or PostgreSQL DSN
+    memories: dict[str, Path] = field(default_factory=dict)
+    """``[memories]``: namespace → a directory whose Markdown files are memories (issue 16)."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -260,6 +265,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "embedding": tuple(f.name for f in fields(EmbeddingSettings)),
     "metrics": None,  # keys checked by _metrics_settings (unknown ones are errors there)
     "journal": ("source",),  # journal-sync (issue 15)
+    "memories": None,  # keys are namespace names (issue 16)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -344,6 +350,7 @@ def load_settings(dsn: str | None = None) -> Settings:
         s.statement_timeout_ms = db["statement_timeout_ms"]
     s.sources.update(_paths(raw, "sources"))
     s.cold_sources.update(_paths(raw, "cold_sources"))
+    s.memories.update(_paths(raw, "memories"))
     for name, namespaces in _table(raw, "contexts").items():
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
             raise ConfigError(f"config contexts.{name} must be a list of namespace strings")

@@ -36,6 +36,9 @@ class Source:
     shadowed_by: tuple[Path, ...] = ()
     """Homes whose copy wins: a file is skipped when its relative path exists in one of them
     (a cold archive shadowed by the hot home during `rebuild`)."""
+    memory_root: bool = False
+    """A configured ``[memories]`` root: every Markdown file under it is a memory of the
+    namespace's agent, and it holds no transcripts (issue 16)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,8 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
     Paths passed over (symlinks, unreadable directories, undecodable names) go to `skipped`.
     """
     later: list[FileRef] = []
+    if source.memory_root:
+        return
     for top in _ROOTS[source.agent]:
         for entry in _walk(source.home / top, skipped):
             rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
@@ -169,3 +174,113 @@ def _home_layout_16(home: Path) -> dict[str, Path]:
         "copilot-local": home / ".copilot",
         "copilot-vscode-local": vscode_user_dir(home, env={}),
     }
+
+
+# -- issue 16: whole-document sources (kind="document") --------------------------------------------
+# Files the harness rewrites in place, parsed whole by a `parsers.base.DocumentParser` (the
+# loader re-reads one when its size, mtime or content changes). Rules as data, by agent:
+# - codex: Markdown memories ``memories/**.md`` (issue 16);
+# - claude: Markdown memories in each project's ``memory/`` directory, ``projects/<p>/memory/**.md``
+#   (Claude Code auto memory: ``MEMORY.md`` index + topic files);
+# - copilot: legacy session documents ``history-session-state/<id>.json`` (Copilot CLI before
+#   ``session-state/``; FORMATS §7);
+# - copilot-vscode: ``workspaceStorage/<hash>/chatSessions/<id>.json`` and
+#   ``globalStorage/emptyWindowChatSessions/<id>.json`` (FORMATS §7).
+# Instruction files (AGENTS.md, CLAUDE.md, rules/ …) are never memories
+# (`parsers.memory.parser.is_instruction_file`).
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRule:
+    """Which files under an agent home are whole documents, and of which kind."""
+
+    agent: str
+    doc_kind: str
+    """The document parser (`parsers.DOCUMENT_MODULES` key, or ``memory``)."""
+    pattern: re.Pattern[str]
+    """Matched against the path relative to the home (``/``-separated)."""
+    roots: tuple[str, ...] = ("",)
+    """Directory globs (relative to the home) walked for it, so a big home is not walked whole."""
+    kind: str = "document"
+    """The loader source kind (`document`, as opposed to append-only JSONL)."""
+
+
+DOCUMENT_RULES: tuple[DocumentRule, ...] = (
+    DocumentRule("codex", "memory", re.compile(r"^memories/(.+/)?[^/]+\.md$"), ("memories",)),
+    DocumentRule("claude", "memory", re.compile(r"^projects/[^/]+/memory/(.+/)?[^/]+\.md$"), ("projects/*/memory",)),
+    DocumentRule(
+        "copilot", "copilot-legacy", re.compile(r"^history-session-state/[^/]+\.json$"), ("history-session-state",)
+    ),
+    DocumentRule(
+        "copilot-vscode",
+        "copilot-vscode-chat",
+        re.compile(r"^(workspaceStorage/[^/]+/chatSessions|globalStorage/emptyWindowChatSessions)/[^/]+\.json$"),
+        ("workspaceStorage/*/chatSessions", "globalStorage/emptyWindowChatSessions"),
+    ),
+)
+MEMORY_ROOT_RULE = re.compile(r"^(.+/)?[^/]+\.md$")
+"""Under a configured ``[memories]`` root every Markdown file is a memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRef:
+    """A discovered whole-document source file."""
+
+    path: str
+    rel_path: str
+    doc_kind: str
+    source: Source
+
+
+def _walk_any(root: Path, skipped: list[str] | None) -> Iterator[str]:
+    """Regular files under `root`, sorted, skipping symlinks and dot-entries (like `_walk`)."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except PermissionError:
+        if skipped is not None:
+            skipped.append(f"{root}: directory cannot be read")
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink():
+            continue
+        try:
+            entry.path.encode("utf-8")
+        except UnicodeEncodeError:
+            if skipped is not None:
+                skipped.append(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: name is not valid UTF-8")
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            yield from _walk_any(Path(entry.path), skipped)
+        elif entry.is_file(follow_symlinks=False):
+            yield entry.path
+
+
+def iter_documents(source: Source, skipped: list[str] | None = None) -> Iterator[DocumentRef]:
+    """Every whole-document file of `source` (`DOCUMENT_RULES`, or every Markdown file of a
+    ``[memories]`` root), instruction files excluded."""
+    from agent_history.parsers.memory.parser import is_instruction_file
+
+    if source.memory_root:
+        rules = [DocumentRule(source.agent, "memory", MEMORY_ROOT_RULE)]
+    else:
+        rules = [r for r in DOCUMENT_RULES if r.agent == source.agent]
+    if not rules:
+        return
+    roots: list[Path] = []
+    for rule in rules:
+        for pattern in rule.roots:
+            for d in sorted(source.home.glob(pattern)) if pattern else [source.home]:
+                if d.is_dir() and not d.is_symlink() and d not in roots:
+                    roots.append(d)
+    for path in (p for root in roots for p in _walk_any(root, skipped)):
+        rel = os.path.relpath(path, source.home).replace(os.sep, "/")
+        for rule in rules:
+            if rule.pattern.match(rel):
+                if rule.doc_kind == "memory" and is_instruction_file(rel):
+                    break
+                yield DocumentRef(path, rel, rule.doc_kind, source)
+                break

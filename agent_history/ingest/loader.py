@@ -38,6 +38,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef, Source, iter_files
+from agent_history.ingest.documents_min import index_documents
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import (
     HASH_WINDOW,
@@ -217,7 +218,8 @@ class Loader:
         status = "failed"
         try:
             files: list[tuple[FileRef, os.stat_result]] = []
-            for source in sources:
+            sources_seen = list(sources)
+            for source in sources_seen:
                 if not source.home.is_dir():
                     summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
                     continue
@@ -238,6 +240,8 @@ class Loader:
                 self._index_file(ref, st, known[ref.path], summary)
             self._commit()
             self._drain()
+            if not summary.interrupted:  # issue 16: whole documents (documents_min)
+                index_documents(conn, sources_seen, summary)
             summary.sessions_rolled_up = run_postpasses(conn)
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary

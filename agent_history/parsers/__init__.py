@@ -12,11 +12,31 @@ import re
 from agent_history.parsers.base import ParseContext, Parser, Pos
 
 _MODULES = {"claude": "claude_code.parser", "codex": "codex.parser", "pi": "pi.parser"}
+# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat (JSONL parsers) --------------------
+_MODULES.update({"cursor": "cursor.parser", "copilot": "copilot.events", "copilot-vscode": "copilot_vscode.agent_log"})
 AGENTS: tuple[str, ...] = tuple(_MODULES)
+
+DOCUMENT_MODULES: dict[str, str] = {
+    # document kind (discovery rule name) → module whose PARSER is a `DocumentParser`
+    "copilot-legacy": "copilot.legacy",
+    "copilot-vscode-chat": "copilot_vscode.chat_sessions",
+}
+"""Whole-document parsers by kind; memories (kind ``memory``) use `document_parser_class`."""
+
+
+def document_parser_class(kind: str, agent: str) -> type:
+    """The `DocumentParser` class for document `kind` (a `DOCUMENT_MODULES` key, or ``memory``
+    for a Markdown memory of harness `agent`). Raises KeyError if unknown."""
+    if kind == "memory":
+        from agent_history.parsers.memory.parser import for_agent
+
+        return for_agent(agent)
+    module = importlib.import_module(f"agent_history.parsers.{DOCUMENT_MODULES[kind]}")
+    return module.PARSER
 
 
 def parser_class(agent: str) -> type[Parser]:
-    """The parser class for harness `agent` (claude | codex | pi). Raises KeyError if unknown."""
+    """The JSONL parser class for harness `agent` (an `AGENTS` name). Raises KeyError if unknown."""
     module = importlib.import_module(f"agent_history.parsers.{_MODULES[agent]}")
     return module.PARSER
 
@@ -31,11 +51,14 @@ _PATH_HINTS = (
 def detect_agent(path: str, head: bytes) -> str | None:
     """Guess the harness of a transcript from its path, then from its first lines' shapes.
 
-    Returns claude | codex | pi, or None when nothing matches. Content wins over the path when
+    Returns an `AGENTS` name, or None when nothing matches. Content wins over the path when
     the content is unambiguous (field case E09: Claude files may start with bookkeeping lines).
     """
     text = head.decode("utf-8", "replace")
     first = text.split("\n", 1)[0]
+    found = _detect_16(text, first)
+    if found:
+        return found
     if (
         re.match(r'\{"id"\s*:', first)
         and '"timestamp"' in first
@@ -64,4 +87,21 @@ def detect_agent(path: str, head: bytes) -> str | None:
     return None
 
 
-__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "parser_class"]
+_COPILOT_EVENT = re.compile(
+    r'"type"\s*:\s*"(session\.start|session\.resume|user\.message|assistant\.message|assistant\.turn_start'
+    r'|userpromptsubmitted|assistantresponse)"'
+)
+_CURSOR_LINE = re.compile(r'^\{"role"\s*:\s*"(user|assistant)"\s*,\s*"message"\s*:')
+
+
+def _detect_16(text: str, first: str) -> str | None:
+    """Copilot event logs (``copilot``; ``copilot-vscode`` when written by VS Code) and Cursor
+    transcripts (a top-level ``role`` + ``message`` line), FORMATS §6–§7."""
+    if _COPILOT_EVENT.search(first):
+        return "copilot-vscode" if '"vscodeVersion"' in first else "copilot"
+    if _CURSOR_LINE.match(first):
+        return "cursor"
+    return None
+
+
+__all__ = ["AGENTS", "ParseContext", "Parser", "Pos", "detect_agent", "document_parser_class", "parser_class"]
