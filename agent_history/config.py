@@ -99,20 +99,21 @@ def default_sources() -> dict[str, Path]:
 
 
 # -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat homes --------------------------------
-def vscode_user_dir(home: Path | None = None, env: dict[str, str] | None = None) -> Path:
+def vscode_user_dir(home: Path | None = None, env: dict[str, str] | None = None, app: str = "Code") -> Path:
     """VS Code's user directory for this OS under `home` (default ``~``): Linux
     ``$XDG_CONFIG_HOME/Code/User`` (default ``~/.config/Code/User``), macOS
     ``~/Library/Application Support/Code/User``, Windows ``%APPDATA%/Code/User``. `env` defaults
-    to the process environment (pass ``{}`` for a home copy laid out like ``~``)."""
+    to the process environment (pass ``{}`` for a home copy laid out like ``~``); `app` is the
+    product directory (``Cursor`` for Cursor, a VS Code fork with the same layout)."""
     home = home if home is not None else Path.home()
     env = os.environ if env is None else env
     if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "Code" / "User"
+        return home / "Library" / "Application Support" / app / "User"
     if sys.platform == "win32":
         appdata = env.get("APPDATA")
-        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / "Code" / "User"
+        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / app / "User"
     xdg = env.get("XDG_CONFIG_HOME")
-    return (Path(xdg).expanduser() if xdg else home / ".config") / "Code" / "User"
+    return (Path(xdg).expanduser() if xdg else home / ".config") / app / "User"
 
 
 def _default_sources_16() -> dict[str, Path]:

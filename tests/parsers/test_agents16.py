@@ -150,6 +150,7 @@ def test_cursor_subagent_thread_and_spawn_come_from_the_layout(tmp_path):
     ]
     assert [sp.brief for sp in rows_of(p, SubagentSpawnRow)] == ["List files"]
     assert [m.message_class for m in rows_of(c, MessageRow)] == [classes.SUBAGENT_BRIEF, classes.ASSISTANT_TEXT]
+    assert not set(p[MessageRow]) & set(c[MessageRow])  # same session uid, distinct line keys
 
 
 def test_cursor_title_and_model_come_from_the_sidecar():

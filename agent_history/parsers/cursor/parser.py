@@ -14,8 +14,10 @@ Format contract (FORMATS §6 and quirk 17, read off ``corpus/samples/cursor``):
   ``agent-transcripts/<id>/subagents/``). Title and model come from the loader-side sidecar
   (``ParseContext.sidecar`` = ``{"title", "model"}`` read from Cursor's ``state.vscdb``, best
   effort) when present.
-- **Keys.** Message uid ``<session>:L<line>`` (``#reasoning`` for thinking); tool call uid
-  ``<session>:L<line>#t<n>`` (n = the block's index among the line's tool_use blocks).
+- **Keys.** Message uid ``<thread>:L<line>`` (``#reasoning`` for thinking); tool call uid
+  ``<thread>:L<line>#t<n>`` (n = the block's index among the line's tool_use blocks); the
+  thread is the session uid, ``<session>/<child>`` for a sub-agent file (its lines must not
+  collide with the parent's).
 - **Messages.** A user line's text blocks → ``human_prompt``, with the ``<user_query>…</user_query>``
   wrapper removed (and the text stripped); a user line holding only ``tool_result`` blocks is
   no prompt. Assistant text → ``assistant_text``, thinking → ``reasoning``.
@@ -91,6 +93,8 @@ class CursorParser(Parser):
         super().__init__(ctx, state)
         st = state or {}
         self.sid, self.agent_id = session_of_path(ctx.path)
+        self.key = f"{self.sid}/{self.agent_id}" if self.agent_id else self.sid
+        """Key prefix: a sub-agent thread shares its parent's session uid, not its line keys."""
         self.turn: str | None = st.get("turn")
         self.pending: list[str] = list(st.get("pending") or [])
         self.prompted: bool = bool(st.get("prompted"))
@@ -145,7 +149,7 @@ class CursorParser(Parser):
     def _msg(self, pos: Pos, role: str, cls: str, text: str, suffix: str = "") -> MessageRow:
         return MessageRow(
             agent=AGENT,
-            message_uid=f"{self.sid}:L{pos.line_number}{suffix}",
+            message_uid=f"{self.key}:L{pos.line_number}{suffix}",
             session_uid=self.sid,
             agent_id=self.agent_id,
             turn_uid=self.turn,
@@ -175,7 +179,7 @@ class CursorParser(Parser):
                 )
         if texts:
             text = unwrap_user_query("\n".join(texts))
-            self.turn = f"{self.sid}:L{pos.line_number}"
+            self.turn = f"{self.key}:L{pos.line_number}"
             rows.append(TurnRow(AGENT, self.turn, self.sid, self.agent_id, byte_offset=pos.byte_offset, line_number=pos.line_number))
             cls = classes.SUBAGENT_BRIEF if self.agent_id and not self.prompted else classes.HUMAN_PROMPT
             rows.append(self._msg(pos, "user", cls, text))
@@ -188,7 +192,7 @@ class CursorParser(Parser):
         rows: list[Row] = []
         texts = [as_str(b.get("text")) or "" for b in blocks if b.get("type") == "text"]
         thinking = [as_str(b.get("thinking")) or "" for b in blocks if b.get("type") == "thinking"]
-        msg_uid = f"{self.sid}:L{pos.line_number}"
+        msg_uid = f"{self.key}:L{pos.line_number}"
         if texts:
             rows.append(self._msg(pos, "assistant", classes.ASSISTANT_TEXT, "\n".join(texts)))
         if thinking:
