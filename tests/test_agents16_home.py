@@ -85,7 +85,11 @@ def build_home(root: Path) -> Path:
     legacy.parent.mkdir(parents=True)
     legacy.write_text(json.dumps(LEGACY_COPILOT))
     ws = home / ".config" / "Code" / "User" / "workspaceStorage" / "4f1c2a"
-    _copy("vscode-copilot", "copilot-token-usage__test-data__chatSessions__sample-session-2.json", ws / "chatSessions" / "test-session-002.json")
+    _copy(
+        "vscode-copilot",
+        "copilot-token-usage__test-data__chatSessions__sample-session-2.json",
+        ws / "chatSessions" / "test-session-002.json",
+    )
     _copy(
         "vscode-copilot",
         "copilot-token-usage__vscode-extension__test__fixtures__sample-session-data__chatSessions__session-01-today.json",
@@ -135,7 +139,9 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
     assert got == EXPECTED
     assert status["last_pass"]["status"] == "ok"
     with db.connect() as conn:
-        agents = dict(conn.execute("SELECT namespace, string_agg(DISTINCT agent, ',') FROM ah.session GROUP BY 1").fetchall())
+        agents = dict(
+            conn.execute("SELECT namespace, string_agg(DISTINCT agent, ',') FROM ah.session GROUP BY 1").fetchall()
+        )
         memories = conn.execute(
             "SELECT s.agent, s.custom_title, s.cwd, m.message_class FROM ah.session s JOIN ah.message m ON m.session_id = s.id "
             "WHERE s.source_type = 'memory' ORDER BY 1, 2"
@@ -161,13 +167,21 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
     # unchanged: nothing read; then edit one document (a request removed, one added) and a memory
     again = json.loads(cli("index", "--home", str(home), "--json", env=cli_env).stdout)
     assert (again["bytes_read"], again["files_changed"]) == (0, 0)
-    doc_path = home / ".config" / "Code" / "User" / "workspaceStorage" / "4f1c2a" / "chatSessions" / "test-session-002.json"
+    doc_path = (
+        home / ".config" / "Code" / "User" / "workspaceStorage" / "4f1c2a" / "chatSessions" / "test-session-002.json"
+    )
     doc = json.loads(doc_path.read_text())
     doc["requests"] = doc["requests"][1:] + [
-        {"requestId": "req-new", "message": {"text": "and now?"}, "response": [{"kind": "markdownContent", "value": "Done."}]}
+        {
+            "requestId": "req-new",
+            "message": {"text": "and now?"},
+            "response": [{"kind": "markdownContent", "value": "Done."}],
+        }
     ]
     doc_path.write_text(json.dumps(doc))
-    (home / ".codex" / "memories" / "release.md").write_text(MEMORY.replace("CI publishes", "the release job publishes"))
+    (home / ".codex" / "memories" / "release.md").write_text(
+        MEMORY.replace("CI publishes", "the release job publishes")
+    )
     third = json.loads(cli("index", "--home", str(home), "--json", env=cli_env).stdout)
     assert third["files_changed"] == 2 and third["issues"].get("load_error", 0) == 0
     with db.connect() as conn:
@@ -182,7 +196,11 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
             "SELECT m.text FROM ah.message m JOIN ah.session s ON s.id = m.session_id "
             "WHERE s.session_uid = 'memory:memories/release.md'"
         ).fetchall()
-    assert prompts == ["Add memoization to optimize the recursive version", "Add unit tests for the fibonacci function", "and now?"]
+    assert prompts == [
+        "Add memoization to optimize the recursive version",
+        "Add unit tests for the fibonacci function",
+        "and now?",
+    ]
     assert memory_text == [("# Release\n\nBump the version, tag, push; the release job publishes.",)]
 
 
@@ -208,25 +226,39 @@ def test_cursor_title_and_model_come_from_state_vscdb(cli_env, db, own_tmp):
     """The composer row of the cass KV-export fixture, written into a real SQLite state.vscdb."""
     import sqlite3
 
-    fixture = json.loads((SAMPLES / "cursor" / "cass__tests__fixtures__cursor__headers_only_workspace_project_dir.json").read_text())
+    fixture = json.loads(
+        (SAMPLES / "cursor" / "cass__tests__fixtures__cursor__headers_only_workspace_project_dir.json").read_text()
+    )
     composer_id = fixture["composer_key"].split(":", 1)[1]
     home = own_tmp / "home-cursor"
-    _copy("cursor", "claude-mem__tests__fixtures__cursor-session.jsonl", home / ".cursor" / "projects" / "p" / "agent-transcripts" / f"{composer_id}.jsonl")
-    _copy("cursor", "code-session-memory__tests__fixtures__cursor-transcript.jsonl", home / ".cursor" / "projects" / "p" / "agent-transcripts" / "no-such-composer.jsonl")
+    _copy(
+        "cursor",
+        "claude-mem__tests__fixtures__cursor-session.jsonl",
+        home / ".cursor" / "projects" / "p" / "agent-transcripts" / f"{composer_id}.jsonl",
+    )
+    _copy(
+        "cursor",
+        "code-session-memory__tests__fixtures__cursor-transcript.jsonl",
+        home / ".cursor" / "projects" / "p" / "agent-transcripts" / "no-such-composer.jsonl",
+    )
     state = home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
     if sys.platform == "darwin":
         state = home / "Library" / "Application Support" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
     state.parent.mkdir(parents=True)
     with sqlite3.connect(state) as conn:
         conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-        conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (fixture["composer_key"], json.dumps(fixture["composer_data"])))
+        conn.execute(
+            "INSERT INTO cursorDiskKV VALUES (?, ?)", (fixture["composer_key"], json.dumps(fixture["composer_data"]))
+        )
         for row in fixture["bubble_rows"]:
             conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (row["key"], json.dumps(row["value"])))
     conn.close()
     out = cli("index", "--home", str(home), "--json", env=cli_env)
     assert out.returncode == 0, out.stderr
     with db.connect() as conn:
-        rows = conn.execute("SELECT session_uid, ai_title, model FROM ah.session WHERE agent = 'cursor' ORDER BY 1").fetchall()
+        rows = conn.execute(
+            "SELECT session_uid, ai_title, model FROM ah.session WHERE agent = 'cursor' ORDER BY 1"
+        ).fetchall()
     assert rows == [
         ("comp-fixture-headers", fixture["expected_title"], "claude-3.5-sonnet"),
         ("no-such-composer", None, None),

@@ -159,6 +159,7 @@ AGENTS: dict[str, AgentTarget] = {
 }
 """Supported agents by the name `connect` takes."""
 
+
 # -- issue 16: VS Code Copilot Chat ----------------------------------------------------------------
 def _vscode_mcp_json() -> Path:
     from agent_history.config import vscode_user_dir

@@ -43,7 +43,8 @@ def composer_sidecar(db_path: Path, transcript: str) -> dict | None:
         return None
     try:
         row = conn.execute(
-            "SELECT value FROM cursorDiskKV WHERE key = ? AND length(value) <= ?", (f"composerData:{stem}", MAX_VALUE_BYTES)
+            "SELECT value FROM cursorDiskKV WHERE key = ? AND length(value) <= ?",
+            (f"composerData:{stem}", MAX_VALUE_BYTES),
         ).fetchone()
     except sqlite3.Error:
         return None
@@ -60,5 +61,7 @@ def composer_sidecar(db_path: Path, transcript: str) -> dict | None:
     model = data.get("modelConfig")
     return {
         "title": data.get("name") if isinstance(data.get("name"), str) else None,
-        "model": model.get("modelName") if isinstance(model, dict) and isinstance(model.get("modelName"), str) else None,
+        "model": model.get("modelName")
+        if isinstance(model, dict) and isinstance(model.get("modelName"), str)
+        else None,
     }

@@ -37,8 +37,8 @@ import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.cursor_state import composer_sidecar, state_db_path
+from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.documents_min import index_documents
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import (

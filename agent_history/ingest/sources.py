@@ -19,7 +19,9 @@ def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list
         homes[name.strip()] = Path(path).expanduser().resolve()
     out = [Source(name, agent_of_namespace(name), Path(path)) for name, path in homes.items()]
     if not home:  # issue 16: configured memory roots (`[memories]`), each its own namespace
-        out += [Source(name, agent_of_namespace(name), Path(p), memory_root=True) for name, p in settings.memories.items()]
+        out += [
+            Source(name, agent_of_namespace(name), Path(p), memory_root=True) for name, p in settings.memories.items()
+        ]
     return out
 
 

@@ -122,11 +122,15 @@ def test_cursor_sample_batch_and_resume_independent(name):
 
 
 def test_cursor_user_query_unwrapped_and_results_paired_in_order():
-    folded = parse_file(CursorParser, _sample("cursor", "code-session-memory__tests__fixtures__cursor-transcript.jsonl"))
+    folded = parse_file(
+        CursorParser, _sample("cursor", "code-session-memory__tests__fixtures__cursor-transcript.jsonl")
+    )
     prompts = [m.text for m in rows_of(folded, MessageRow) if m.message_class == classes.HUMAN_PROMPT]
     assert prompts == ["Read a file", "Read another one"]
     assert all(m.ts is None for m in rows_of(folded, MessageRow))  # no timestamps in the format
-    large = parse_file(CursorParser, _sample("cursor", "agent-sessions__Resources__Fixtures__stage0__agents__cursor__large.jsonl"))
+    large = parse_file(
+        CursorParser, _sample("cursor", "agent-sessions__Resources__Fixtures__stage0__agents__cursor__large.jsonl")
+    )
     tools = rows_of(large, ToolCallRow)
     assert [(t.name, json.loads(t.input), t.output) for t in tools] == [
         ("Bash", {"command": "ls -la"}, "file1.txt\nfile2.txt"),
@@ -140,7 +144,9 @@ def test_cursor_user_query_unwrapped_and_results_paired_in_order():
 
 def test_cursor_subagent_thread_and_spawn_come_from_the_layout(tmp_path):
     parent = _sample("cursor", "agent-sessions__Resources__Fixtures__stage0__agents__cursor__subagent__parent.jsonl")
-    child = _sample("cursor", "agent-sessions__Resources__Fixtures__stage0__agents__cursor__subagent__subagents__child.jsonl")
+    child = _sample(
+        "cursor", "agent-sessions__Resources__Fixtures__stage0__agents__cursor__subagent__subagents__child.jsonl"
+    )
     base = "/h/.cursor/projects/p/agent-transcripts/c0ffee"
     p = parse_file(CursorParser, parent, f"{base}/c0ffee.jsonl")
     c = parse_file(CursorParser, child, f"{base}/subagents/kid.jsonl")
@@ -205,7 +211,10 @@ def test_copilot_sample_batch_and_resume_independent(name):
 
 
 def test_copilot_session_facts_from_the_real_redacted_sample():
-    folded = parse_file(CopilotEventsParser, _sample("copilot-cli", "agent-sessions__Resources__Fixtures__stage0__agents__copilot__small.jsonl"))
+    folded = parse_file(
+        CopilotEventsParser,
+        _sample("copilot-cli", "agent-sessions__Resources__Fixtures__stage0__agents__copilot__small.jsonl"),
+    )
     main = next(s for s in rows_of(folded, SessionRow) if s.agent_id == "")
     assert (main.session_uid, main.cwd, main.cli_version, main.first_prompt) == (
         "copilot_stage0_small",
@@ -267,7 +276,9 @@ def test_copilot_legacy_document():
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{"id": "tc1", "type": "function", "function": {"name": "bash", "arguments": '{"command":"ls"}'}}],
+                "tool_calls": [
+                    {"id": "tc1", "type": "function", "function": {"name": "bash", "arguments": '{"command":"ls"}'}}
+                ],
             },
             {"role": "tool", "tool_call_id": "tc1", "content": "a\nb"},
             {"role": "assistant", "content": "Two files."},
@@ -281,7 +292,12 @@ def test_copilot_legacy_document():
     folded = fold(parser.parse(json.dumps(doc).encode()))
     assert summary(folded) == dict(sessions=1, prompts=1, assistant=1, tools=1, **NO_TOKENS)
     (tool,) = rows_of(folded, ToolCallRow)
-    assert (tool.tool_call_uid, tool.name, tool.input, tool.output) == ("legacy-1:tc1", "bash", '{"command":"ls"}', "a\nb")
+    assert (tool.tool_call_uid, tool.name, tool.input, tool.output) == (
+        "legacy-1:tc1",
+        "bash",
+        '{"command":"ls"}',
+        "a\nb",
+    )
     (session,) = rows_of(folded, SessionRow)
     assert (session.started_at.isoformat(), session.ended_at.isoformat()) == (
         "2025-09-01T10:00:00+00:00",
@@ -326,8 +342,13 @@ def test_vscode_chat_session_facts():
     answers = [m.text for m in rows_of(folded, MessageRow) if m.role == "assistant"]
     assert answers[0].startswith("Here's a Python function to calculate Fibonacci numbers:")
     # the other sample has no sessionId: the file name is the session
-    other = _sample("vscode-copilot", "copilot-token-usage__vscode-extension__test__fixtures__sample-session-data__chatSessions__session-01-today.json")
-    folded = fold(ChatSessionsParser(ParseContext(path="/u/workspaceStorage/h/chatSessions/today.json")).parse(other.read_bytes()))
+    other = _sample(
+        "vscode-copilot",
+        "copilot-token-usage__vscode-extension__test__fixtures__sample-session-data__chatSessions__session-01-today.json",
+    )
+    folded = fold(
+        ChatSessionsParser(ParseContext(path="/u/workspaceStorage/h/chatSessions/today.json")).parse(other.read_bytes())
+    )
     assert {s.session_uid for s in rows_of(folded, SessionRow)} == {"today"}
     assert [c.model for c in rows_of(folded, ModelCallRow)] == [
         "claude-sonnet-4.5",
@@ -343,7 +364,13 @@ def test_vscode_chat_session_edit_gives_exactly_the_new_content():
     doc = json.loads(path.read_text())
     parser = ChatSessionsParser(ParseContext(path=str(path)))
     doc["requests"] = doc["requests"][1:]  # one request removed…
-    doc["requests"].append({"requestId": "req-new", "message": {"text": "and now?"}, "response": [{"kind": "markdownContent", "value": "Done."}]})
+    doc["requests"].append(
+        {
+            "requestId": "req-new",
+            "message": {"text": "and now?"},
+            "response": [{"kind": "markdownContent", "value": "Done."}],
+        }
+    )
     folded = fold(parser.parse(json.dumps(doc).encode()))
     prompts = [m.text for m in rows_of(folded, MessageRow) if m.message_class == classes.HUMAN_PROMPT]
     assert prompts == [
@@ -370,7 +397,10 @@ def test_vscode_agent_log_counts_and_batches():
 
 
 def test_detect_and_registry_know_the_new_agents():
-    assert detect_agent("x.jsonl", _sample("cursor", "claude-mem__tests__fixtures__cursor-session.jsonl").read_bytes()) == "cursor"
+    assert (
+        detect_agent("x.jsonl", _sample("cursor", "claude-mem__tests__fixtures__cursor-session.jsonl").read_bytes())
+        == "cursor"
+    )
     small = _sample("copilot-cli", "agent-sessions__Resources__Fixtures__stage0__agents__copilot__small.jsonl")
     assert detect_agent("x.jsonl", small.read_bytes()) == "copilot"
     vs = _sample("vscode-copilot", "code-session-memory__tests__fixtures__vscode-session.jsonl")
@@ -396,7 +426,9 @@ Bump the version, tag, push; CI publishes.
 
 
 def test_memory_frontmatter_kept():
-    parser = document_parser_class("memory", "codex")(ParseContext(path="/h/.codex/memories/release.md", home="/h/.codex"))
+    parser = document_parser_class("memory", "codex")(
+        ParseContext(path="/h/.codex/memories/release.md", home="/h/.codex")
+    )
     folded = fold(parser.parse(MEMORY))
     (session,) = rows_of(folded, SessionRow)
     (msg,) = rows_of(folded, MessageRow)

@@ -305,14 +305,18 @@ class CopilotEventsParser(Parser):
         if rtype in USER_TYPES:
             interaction = as_nonempty_str(body.get("interactionId"))
             self.turn = f"{self.sid}:{interaction}" if interaction else self._uid(pos)
-            rows.append(TurnRow(self.AGENT, self.turn, self.sid, agent_id, self.model, ts, ts, pos.byte_offset, pos.line_number))
+            rows.append(
+                TurnRow(self.AGENT, self.turn, self.sid, agent_id, self.model, ts, ts, pos.byte_offset, pos.line_number)
+            )
             if text is not None and not self.prompted and not agent_id:
                 self.prompted = True
                 rows.append(self._session(first_prompt=text[:200]))
         if text is None:
             return rows
         attachments = [
-            {k: a[k] for k in ("type", "displayName") if k in a} for a in as_list(body.get("attachments")) if isinstance(a, dict)
+            {k: a[k] for k in ("type", "displayName") if k in a}
+            for a in as_list(body.get("attachments"))
+            if isinstance(a, dict)
         ]
         rows.append(self._message(pos, agent_id, role, cls, text, ts, attachments=attachments or None))
         return rows
@@ -321,7 +325,9 @@ class CopilotEventsParser(Parser):
         self.model = as_nonempty_str(data.get("model")) or self.model
         if self.turn is None:
             self.turn = self._uid(pos)
-        return [TurnRow(self.AGENT, self.turn, self.sid, agent_id, self.model, ts, ts, pos.byte_offset, pos.line_number)]
+        return [
+            TurnRow(self.AGENT, self.turn, self.sid, agent_id, self.model, ts, ts, pos.byte_offset, pos.line_number)
+        ]
 
     def _on_assistant_turn_end(self, record, data, pos, ts, agent_id) -> list[Row]:
         if self.turn is None:
@@ -336,7 +342,9 @@ class CopilotEventsParser(Parser):
         uid = self._uid(pos)
         text = as_nonempty_str(body.get("content")) or as_nonempty_str(body.get("output"))
         if text is not None:
-            rows.append(self._message(pos, agent_id, "assistant", classes.ASSISTANT_TEXT, text, ts, model=model or self.model))
+            rows.append(
+                self._message(pos, agent_id, "assistant", classes.ASSISTANT_TEXT, text, ts, model=model or self.model)
+            )
         reasoning = as_nonempty_str(body.get("reasoningText"))
         if reasoning is not None:
             rows.append(self._message(pos, agent_id, "assistant", classes.REASONING, reasoning, ts, "#reasoning"))

@@ -158,11 +158,33 @@ class ChatSessionsParser(DocumentParser):
                     rows.extend(self._tool(part, sid, turn, ts, ordinal))
             if answer:
                 rows.append(
-                    self._msg(f"{turn}#response", sid, "assistant", classes.ASSISTANT_TEXT, "".join(answer), ts, pos, turn, "response", model)
+                    self._msg(
+                        f"{turn}#response",
+                        sid,
+                        "assistant",
+                        classes.ASSISTANT_TEXT,
+                        "".join(answer),
+                        ts,
+                        pos,
+                        turn,
+                        "response",
+                        model,
+                    )
                 )
             if thinking:
                 rows.append(
-                    self._msg(f"{turn}#reasoning", sid, "assistant", classes.REASONING, "".join(thinking), ts, pos, turn, "response", model)
+                    self._msg(
+                        f"{turn}#reasoning",
+                        sid,
+                        "assistant",
+                        classes.REASONING,
+                        "".join(thinking),
+                        ts,
+                        pos,
+                        turn,
+                        "response",
+                        model,
+                    )
                 )
             prompt_tokens, output_tokens = as_int(result.get("promptTokens")), as_int(result.get("outputTokens"))
             if prompt_tokens is not None or output_tokens is not None:

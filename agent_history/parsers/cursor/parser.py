@@ -180,11 +180,17 @@ class CursorParser(Parser):
         if texts:
             text = unwrap_user_query("\n".join(texts))
             self.turn = f"{self.key}:L{pos.line_number}"
-            rows.append(TurnRow(AGENT, self.turn, self.sid, self.agent_id, byte_offset=pos.byte_offset, line_number=pos.line_number))
+            rows.append(
+                TurnRow(
+                    AGENT, self.turn, self.sid, self.agent_id, byte_offset=pos.byte_offset, line_number=pos.line_number
+                )
+            )
             cls = classes.SUBAGENT_BRIEF if self.agent_id and not self.prompted else classes.HUMAN_PROMPT
             rows.append(self._msg(pos, "user", cls, text))
             if not self.prompted and not self.agent_id:
-                rows.append(SessionRow(agent=AGENT, session_uid=self.sid, agent_id=self.agent_id, first_prompt=text[:200]))
+                rows.append(
+                    SessionRow(agent=AGENT, session_uid=self.sid, agent_id=self.agent_id, first_prompt=text[:200])
+                )
             self.prompted = True
         return rows
 
@@ -215,7 +221,9 @@ class CursorParser(Parser):
                     turn_uid=self.turn,
                     message_uid=msg_uid if texts else None,
                     name=name,
-                    input=json.dumps(tool_input, ensure_ascii=False, sort_keys=True) if tool_input is not None else None,
+                    input=json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+                    if tool_input is not None
+                    else None,
                     byte_offset=pos.byte_offset,
                     line_number=pos.line_number,
                 )

@@ -58,7 +58,9 @@ INSTRUCTION_FILES: frozenset[str] = frozenset(
         "copilot-instructions.md",
     }
 )
-INSTRUCTION_DIRS: frozenset[str] = frozenset({"rules", "instructions", ".cursor", "prompts", "commands", "skills", "agents"})
+INSTRUCTION_DIRS: frozenset[str] = frozenset(
+    {"rules", "instructions", ".cursor", "prompts", "commands", "skills", "agents"}
+)
 """Directories whose Markdown files are instructions (rules, prompt templates, skills)."""
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -144,7 +146,11 @@ class MemoryParser(DocumentParser):
         uid = f"memory:{self._rel()}"
         heading = _HEADING.search(body)
         title = next(
-            (str(kept[k]) for k in ("title", "name") if isinstance(kept.get(k), (str, int, float)) and str(kept[k]).strip()),
+            (
+                str(kept[k])
+                for k in ("title", "name")
+                if isinstance(kept.get(k), (str, int, float)) and str(kept[k]).strip()
+            ),
             heading.group(1) if heading else PurePosixPath(self._rel()).stem,
         )
         when = _date(fields.get("date")) if fields else None
