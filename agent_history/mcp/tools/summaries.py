@@ -13,6 +13,7 @@ import psycopg
 
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
+from agent_history.parsers import AGENTS
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchRequest, parse_when
 from agent_history.search.summaries import search_summaries
@@ -71,7 +72,7 @@ SEARCH_SUMMARIES = ToolSpec(
         "query": {"type": "string", "minLength": 1, "description": "Words or a plain question."},
         "agents": {
             "type": "array",
-            "items": {"type": "string", "enum": ["claude", "codex", "pi"]},
+            "items": {"type": "string", "enum": list(AGENTS)},
             "description": "Only these agents.",
         },
         "since": SINCE,
