@@ -20,6 +20,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [contexts]                         # named search scopes (lists of namespaces)
     work = ["claude-work", "codex-work"]
 
+    [memories]                         # namespace = a directory of Markdown memories of that agent
+    codex-notes = "~/notes/codex"      # every *.md below is a memory (instruction files excepted)
+
     [embedding]                        # absent: embeddings and vector/hybrid search are off
     provider = "openai"                # openai (any OpenAI-compatible /embeddings) | local
     base_url = "https://api.openai.com/v1"   # Ollama: http://localhost:11434/v1
@@ -47,6 +50,7 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
+COPILOT_HOME (Copilot CLI home, default ``~/.copilot``),
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 AGENT_HISTORY_WEB_TOKEN (overrides ``web.token``);
@@ -57,6 +61,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTE
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -100,6 +105,34 @@ def default_sources() -> dict[str, Path]:
         # (XDG data dir, FORMATS.md §5); claude.ai exports only as an explicit [sources] entry.
         "gemini-local": Path.home() / ".gemini",
         "opencode-local": _xdg("XDG_DATA_HOME", ".local/share") / "opencode",
+        **_default_sources_16(),
+    }
+
+
+# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat homes --------------------------------
+def vscode_user_dir(home: Path | None = None, env: dict[str, str] | None = None, app: str = "Code") -> Path:
+    """VS Code's user directory for this OS under `home` (default ``~``): Linux
+    ``$XDG_CONFIG_HOME/Code/User`` (default ``~/.config/Code/User``), macOS
+    ``~/Library/Application Support/Code/User``, Windows ``%APPDATA%/Code/User``. `env` defaults
+    to the process environment (pass ``{}`` for a home copy laid out like ``~``); `app` is the
+    product directory (``Cursor`` for Cursor, a VS Code fork with the same layout)."""
+    home = home if home is not None else Path.home()
+    env = os.environ if env is None else env
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / app / "User"
+    if sys.platform == "win32":
+        appdata = env.get("APPDATA")
+        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / app / "User"
+    xdg = env.get("XDG_CONFIG_HOME")
+    return (Path(xdg).expanduser() if xdg else home / ".config") / app / "User"
+
+
+def _default_sources_16() -> dict[str, Path]:
+    copilot = os.environ.get("COPILOT_HOME")  # docs.github.com: "Relocate with COPILOT_HOME"
+    return {
+        "cursor-local": Path.home() / ".cursor",
+        "copilot-local": Path(copilot).expanduser() if copilot else Path.home() / ".copilot",
+        "copilot-vscode-local": vscode_user_dir(),
     }
 
 
@@ -227,6 +260,8 @@ class Settings:
     web_token: str | None = None  # `web --allow-remote`: every request must carry it
     litellm_dsn: str | None = None  # litellm-fill: the LiteLLM proxy database (issue 19)
     litellm_namespaces: list[str] = field(default_factory=list)
+    memories: dict[str, Path] = field(default_factory=dict)
+    """``[memories]``: namespace → a directory whose Markdown files are memories (issue 16)."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -247,6 +282,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "journal": ("source",),  # journal-sync (issue 15)
     "web": ("token",),  # `agent-history web` (issue 20)
     "litellm": ("dsn", "namespaces"),  # litellm-fill (issue 19)
+    "memories": None,  # keys are namespace names (issue 16)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -346,6 +382,7 @@ def load_settings(dsn: str | None = None) -> Settings:
         s.statement_timeout_ms = db["statement_timeout_ms"]
     s.sources.update(_paths(raw, "sources"))
     s.cold_sources.update(_paths(raw, "cold_sources"))
+    s.memories.update(_paths(raw, "memories"))
     for name, namespaces in _table(raw, "contexts").items():
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
             raise ConfigError(f"config contexts.{name} must be a list of namespace strings")

@@ -22,6 +22,12 @@ Formats, from each agent's documentation (checked November 2026):
   "env"}`` (docs: geminicli.com/docs/tools/mcp-server). Skills: ``~/.gemini/skills/<name>/
   SKILL.md`` (geminicli.com/docs/cli/skills).
 
+- **VS Code (Copilot Chat)** — the user profile's ``mcp.json`` (``<VS Code user dir>/mcp.json``:
+  ``~/.config/Code/User`` on Linux / ``$XDG_CONFIG_HOME``, ``~/Library/Application Support/Code/User``
+  on macOS), key ``servers``: ``{"type": "stdio", "command", "args", "env"}`` (docs:
+  code.visualstudio.com/docs/copilot/customization/mcp-servers, "configuration format"). Skills:
+  ``~/.copilot/skills/<name>/SKILL.md`` (code.visualstudio.com/docs/copilot/customization/agent-skills).
+
 Paths honour ``HOME`` (through `Path.home()`) and the agents' own overrides.
 """
 
@@ -152,3 +158,21 @@ AGENTS: dict[str, AgentTarget] = {
     ),
 }
 """Supported agents by the name `connect` takes."""
+
+
+# -- issue 16: VS Code Copilot Chat ----------------------------------------------------------------
+def _vscode_mcp_json() -> Path:
+    from agent_history.config import vscode_user_dir
+
+    return vscode_user_dir() / "mcp.json"
+
+
+AGENTS["vscode"] = AgentTarget(
+    "vscode",
+    _vscode_mcp_json,
+    "json",
+    lambda launch: _stdio(launch, with_type=True),
+    lambda: Path.home() / ".copilot" / "skills" / "agent-history" / "SKILL.md",
+    "skill",
+    key_path=lambda current: ("servers", SERVER_NAME),
+)

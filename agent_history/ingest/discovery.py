@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_history.config import vscode_user_dir
+
 _AGENT_PREFIX = {"claude": "claude", "codex": "codex", "pi": "pi"}
 _ROOTS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"), "pi": ("sessions",)}
 
@@ -57,6 +59,9 @@ class Source:
     shadowed_by: tuple[Path, ...] = ()
     """Homes whose copy wins: a file is skipped when its relative path exists in one of them
     (a cold archive shadowed by the hot home during `rebuild`)."""
+    memory_root: bool = False
+    """A configured ``[memories]`` root: every Markdown file under it is a memory of the
+    namespace's agent, and it holds no transcripts (issue 16)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,9 @@ class FileRef:
     source: Source
     kind: str = "jsonl"
     """How the loader reads it: jsonl | document | database (DESIGN §7 source kinds)."""
+    doc_kind: str | None = None
+    """For a document read by a parser other than its agent's own: the `parsers.DOCUMENT_MODULES`
+    key, or ``memory`` (`parsers.document_parser_class`)."""
 
 
 def agent_of_namespace(namespace: str) -> str:
@@ -78,6 +86,12 @@ def agent_of_namespace(namespace: str) -> str:
         if namespace.startswith(prefix + "-"):
             return _AGENT_PREFIX[prefix]
     names = ", ".join(f"{p}-" for p in sorted(_AGENT_PREFIX))
+    """The harness of a namespace (`claude-work` → `claude`, `copilot-vscode-local` →
+    `copilot-vscode`: the longest known agent name followed by ``-``). Raises ValueError if unknown."""
+    for prefix in sorted(_AGENT_PREFIX, key=len, reverse=True):
+        if namespace.startswith(prefix + "-"):
+            return _AGENT_PREFIX[prefix]
+    names = ", ".join(f"{p}-" for p in _AGENT_PREFIX)
     raise ValueError(f"namespace {namespace!r} must start with one of {names}")
 
 
@@ -90,6 +104,7 @@ def home_layout(home: Path) -> dict[str, Path]:
         # issue 16, part 1 (h-src)
         "gemini-local": home / ".gemini",
         "opencode-local": home / ".local" / "share" / "opencode",
+        **_home_layout_16(home),
     }
 
 
@@ -134,6 +149,8 @@ def _role(agent: str, rel: str) -> str:
         name = rel.rsplit("/", 1)[-1]
         if "/subagents/" in f"/{rel}" or name.startswith("agent-"):
             return "subagent"
+    if agent == "cursor" and "/subagents/" in f"/{rel}":
+        return "subagent"
     return "main"
 
 
@@ -145,10 +162,20 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
     if source.agent in KIND_RULES:
         yield from _iter_kind_files(source, skipped)
         return
+    if not source.memory_root:  # a `[memories]` root holds documents only
+        yield from _iter_jsonl_files(source, skipped)
+    yield from _iter_documents(source, skipped)
+
+
+def _iter_jsonl_files(source: Source, skipped: list[str] | None) -> Iterator[FileRef]:
+    """The append-only JSONL transcripts of `source` (`_ROOTS`, `JSONL_RULES`), main files first."""
     later: list[FileRef] = []
     for top in _ROOTS[source.agent]:
         for entry in _walk(source.home / top, skipped):
             rel = os.path.relpath(entry.path, source.home).replace(os.sep, "/")
+            rule = JSONL_RULES.get(source.agent)
+            if rule is not None and not rule.match(rel):
+                continue
             if any((h / rel).is_file() for h in source.shadowed_by):
                 continue
             ref = FileRef(entry.path, rel, _role(source.agent, rel), source)
@@ -189,3 +216,111 @@ def _top_files(root: Path) -> Iterator[os.DirEntry]:
     for entry in entries:
         if not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
             yield entry
+# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat (JSONL transcripts) ---------------
+# Layouts (relative to the agent home), from FORMATS §6–§7 and the harnesses' docs:
+# - cursor (`~/.cursor`): ``projects/<project>/agent-transcripts/**/*.jsonl``; a file under a
+#   ``subagents/`` directory is a sub-agent thread.
+# - copilot (`$COPILOT_HOME` or `~/.copilot`, docs.github.com "Copilot CLI configuration
+#   directory"): ``session-state/<id>/events.jsonl`` (older CLIs: ``session-state/<id>.jsonl``).
+# - copilot-vscode (VS Code's user dir): the "copilot-agent" event log, ``events.jsonl`` under
+#   the Copilot Chat extension's storage (location unconfirmed: the only sample is hand-written).
+_AGENT_PREFIX.update({"cursor": "cursor", "copilot": "copilot", "copilot-vscode": "copilot-vscode"})
+_ROOTS.update(
+    {
+        "cursor": ("projects",),
+        "copilot": ("session-state",),
+        "copilot-vscode": ("workspaceStorage", "globalStorage"),
+    }
+)
+JSONL_RULES: dict[str, re.Pattern[str]] = {
+    "cursor": re.compile(r"^projects/[^/]+/agent-transcripts/.+\.jsonl$"),
+    "copilot": re.compile(r"^session-state/[^/]+(/events)?\.jsonl$"),
+    "copilot-vscode": re.compile(
+        r"^(workspaceStorage/[^/]+/GitHub\.copilot-chat|globalStorage/github\.copilot-chat)/(.+/)?events\.jsonl$"
+    ),
+}
+"""Which ``*.jsonl`` files under an agent's roots are transcripts (a path relative to the home)."""
+
+
+def _home_layout_16(home: Path) -> dict[str, Path]:
+    """The issue-16 namespaces of a directory laid out like ``~``."""
+    return {
+        "cursor-local": home / ".cursor",
+        "copilot-local": home / ".copilot",
+        "copilot-vscode-local": vscode_user_dir(home, env={}),
+    }
+
+
+# -- issue 16: whole-document sources (kind="document") --------------------------------------------
+# Files the harness rewrites in place, parsed whole by a `parsers.base.DocumentParser` (the
+# loader re-reads one when its size, mtime or content changes). Rules as data, by agent:
+# - codex: Markdown memories ``memories/**.md`` (issue 16);
+# - claude: Markdown memories in each project's ``memory/`` directory, ``projects/<p>/memory/**.md``
+#   (Claude Code auto memory: ``MEMORY.md`` index + topic files);
+# - copilot: legacy session documents ``history-session-state/<id>.json`` (Copilot CLI before
+#   ``session-state/``; FORMATS §7);
+# - copilot-vscode: ``workspaceStorage/<hash>/chatSessions/<id>.json`` and
+#   ``globalStorage/emptyWindowChatSessions/<id>.json`` (FORMATS §7).
+# Instruction files (AGENTS.md, CLAUDE.md, rules/ …) are never memories
+# (`parsers.memory.parser.is_instruction_file`).
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRule:
+    """Which files under an agent home are whole documents, and of which kind."""
+
+    agent: str
+    doc_kind: str
+    """The document parser (`parsers.DOCUMENT_MODULES` key, or ``memory``)."""
+    pattern: re.Pattern[str]
+    """Matched against the path relative to the home (``/``-separated)."""
+    roots: tuple[str, ...] = ("",)
+    """Directory globs (relative to the home) walked for it, so a big home is not walked whole."""
+    kind: str = "document"
+    """The loader source kind (`document`, as opposed to append-only JSONL)."""
+
+
+DOCUMENT_RULES: tuple[DocumentRule, ...] = (
+    DocumentRule("codex", "memory", re.compile(r"^memories/(.+/)?[^/]+\.md$"), ("memories",)),
+    DocumentRule("claude", "memory", re.compile(r"^projects/[^/]+/memory/(.+/)?[^/]+\.md$"), ("projects/*/memory",)),
+    DocumentRule(
+        "copilot", "copilot-legacy", re.compile(r"^history-session-state/[^/]+\.json$"), ("history-session-state",)
+    ),
+    DocumentRule(
+        "copilot-vscode",
+        "copilot-vscode-chat",
+        re.compile(r"^(workspaceStorage/[^/]+/chatSessions|globalStorage/emptyWindowChatSessions)/[^/]+\.json$"),
+        ("workspaceStorage/*/chatSessions", "globalStorage/emptyWindowChatSessions"),
+    ),
+)
+MEMORY_ROOT_RULE = re.compile(r"^(.+/)?[^/]+\.md$")
+"""Under a configured ``[memories]`` root every Markdown file is a memory."""
+
+
+def _iter_documents(source: Source, skipped: list[str] | None) -> Iterator[FileRef]:
+    """Every whole-document file of `source` (`DOCUMENT_RULES`, or every Markdown file of a
+    ``[memories]`` root), instruction files excluded."""
+    from agent_history.parsers.memory.parser import is_instruction_file
+
+    if source.memory_root:
+        rules = [DocumentRule(source.agent, "memory", MEMORY_ROOT_RULE)]
+    else:
+        rules = [r for r in DOCUMENT_RULES if r.agent == source.agent]
+    if not rules:
+        return
+    roots: list[Path] = []
+    for rule in rules:
+        for pattern in rule.roots:
+            for d in sorted(source.home.glob(pattern)) if pattern else [source.home]:
+                if d.is_dir() and not d.is_symlink() and d not in roots:
+                    roots.append(d)
+    for path in (e.path for root in roots for e in _walk(root, skipped, (".md", ".json"))):
+        rel = os.path.relpath(path, source.home).replace(os.sep, "/")
+        for rule in rules:
+            if rule.pattern.match(rel):
+                if rule.doc_kind == "memory" and is_instruction_file(rel):
+                    break
+                if any((h / rel).is_file() for h in source.shadowed_by):
+                    break
+                yield FileRef(path, rel, "main", source, "document", rule.doc_kind)
+                break

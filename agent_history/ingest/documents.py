@@ -88,7 +88,7 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
     if known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
         return
     conn = loader.conn
-    parser_cls = source_parser(ref.source.agent, "document")
+    parser_cls = source_parser(ref.source.agent, "document", ref.doc_kind)
     if st.st_size > MAX_DOCUMENT_BYTES:
         rows: list[Row] = [ParseIssueRow("document_too_large", 0, None, f"{st.st_size} bytes")]
         data = b""

@@ -37,6 +37,7 @@ import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.ingest.cursor_state import composer_sidecar, state_db_path
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import (
@@ -357,9 +358,11 @@ class Loader:
             self._load_error(ref, k.id, exc)
 
     def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, windows, crc) -> None:
-        ctx = ParseContext(
-            path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=read_sidecar(ref.path)
-        )
+        if ref.source.agent == "cursor":  # issue 16: title/model from Cursor's state.vscdb
+            sidecar = composer_sidecar(state_db_path(ref.source.home), ref.path)
+        else:
+            sidecar = read_sidecar(ref.path)
+        ctx = ParseContext(path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=sidecar)
         parser: Parser = parser_cls(ctx, state)
         size = st.st_size
         while True:

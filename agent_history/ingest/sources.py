@@ -17,7 +17,12 @@ def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list
             raise ValueError(f"--source must be NAMESPACE=PATH, got {spec!r}")
         name, path = spec.split("=", 1)
         homes[name.strip()] = Path(path).expanduser().resolve()
-    return [Source(name, agent_of_namespace(name), Path(path)) for name, path in homes.items()]
+    out = [Source(name, agent_of_namespace(name), Path(path)) for name, path in homes.items()]
+    if not home:  # issue 16: configured memory roots (`[memories]`), each its own namespace
+        out += [
+            Source(name, agent_of_namespace(name), Path(p), memory_root=True) for name, p in settings.memories.items()
+        ]
+    return out
 
 
 def cold_sources(settings: Settings) -> list[Source]:

@@ -24,6 +24,8 @@ SKILL_BODY = "skill_body"
 LOCAL_COMMAND_OUTPUT = "local_command_output"
 AGENT_MESSAGE = "agent_message"
 INTERRUPT_MARKER = "interrupt_marker"
+MEMORY = "memory"
+"""A Markdown memory file indexed as one document (issue 16; its session has source_type `memory`)."""
 
 ALL: tuple[str, ...] = (
     HUMAN_PROMPT,
@@ -42,6 +44,7 @@ ALL: tuple[str, ...] = (
     LOCAL_COMMAND_OUTPUT,
     AGENT_MESSAGE,
     INTERRUPT_MARKER,
+    MEMORY,
 )
 
 PROMPTS: tuple[str, ...] = (HUMAN_PROMPT, QUEUED_PROMPT)
@@ -55,5 +58,6 @@ CONVERSATIONAL: tuple[str, ...] = (
     SUBAGENT_REPORT,
     COMPACTION_SUMMARY,
     AGENT_MESSAGE,
+    MEMORY,
 )
 """The default search surface."""

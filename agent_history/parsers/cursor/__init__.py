@@ -1,0 +1,1 @@
+"""Cursor: ``~/.cursor/projects/<project>/agent-transcripts/**.jsonl``."""

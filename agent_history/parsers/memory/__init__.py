@@ -1,0 +1,1 @@
+"""Markdown memory files (Codex ``memories/``, Claude Code project ``memory/``, configured roots)."""

@@ -1,0 +1,265 @@
+"""Issue 16 end to end: a home with Cursor, Copilot CLI, VS Code Copilot and memory files laid out
+in their real directories (built from the corpus samples) indexes through the CLI with no load
+error; `status` shows each namespace; edited documents hold exactly their new content."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path("/work/shared/corpus/samples")
+PY = sys.executable
+
+MEMORY = """---
+title: Release checklist
+project_path: /srv/app
+session_id: 0199a-session
+date: 2026-03-04
+tags: [release, ci]
+---
+
+# Release
+
+Bump the version, tag, push; CI publishes.
+"""
+CLAUDE_TOPIC = """---
+name: debugging
+description: how this project is debugged
+type: project
+---
+
+Run `just test -k name` first; the flaky suite is `tests/slow`.
+"""
+LEGACY_COPILOT = {
+    "sessionId": "legacy-1",
+    "startTime": "2025-09-01T10:00:00.000Z",
+    "chatMessages": [
+        {"role": "system", "content": "You are Copilot."},
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": "Two files."},
+    ],
+    "timeline": [],
+}
+
+
+def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def _copy(fmt: str, name: str, dst: Path) -> None:
+    src = SAMPLES / fmt / name
+    if not src.is_file():
+        pytest.skip(f"sample {src} missing")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def build_home(root: Path) -> Path:
+    """The samples where each harness writes them (Linux layout for VS Code)."""
+    home = root / "home16"
+    transcripts = home / ".cursor" / "projects" / "-tmp-repo" / "agent-transcripts"
+    for name, rel in {
+        "agent-sessions__AgentSessionsTests__Fixtures__Cursor__test-session.jsonl": "test-session.jsonl",
+        "agent-sessions__Resources__Fixtures__stage0__agents__cursor__large.jsonl": "large.jsonl",
+        "agent-sessions__Resources__Fixtures__stage0__agents__cursor__small.jsonl": "small.jsonl",
+        "agent-sessions__Resources__Fixtures__stage0__agents__cursor__subagent__parent.jsonl": "c0ffee/c0ffee.jsonl",
+        "agent-sessions__Resources__Fixtures__stage0__agents__cursor__subagent__subagents__child.jsonl": "c0ffee/subagents/kid.jsonl",
+        "claude-mem__tests__fixtures__cursor-session.jsonl": "claude-mem.jsonl",
+        "code-session-memory__tests__fixtures__cursor-transcript.jsonl": "transcript.jsonl",
+    }.items():
+        _copy("cursor", name, transcripts / rel)
+    state = home / ".copilot" / "session-state"
+    for name, rel in {
+        "agent-sessions__Resources__Fixtures__stage0__agents__copilot__small.jsonl": "copilot_stage0_small/events.jsonl",
+        "agent-sessions__Resources__Fixtures__stage0__agents__copilot__subdir_v1__aaaabbbb-1111-2222-3333-ccccddddeeee__events.jsonl": "aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl",
+        "cass__tests__fixtures__copilot__cli_prompt_output_unicode.events.jsonl": "cli-session-001.jsonl",
+        "cass__tests__fixtures__copilot__cli_truncated_resume.events.jsonl": "cli-session-truncated.jsonl",
+    }.items():
+        _copy("copilot-cli", name, state / rel)
+    legacy = home / ".copilot" / "history-session-state" / "legacy-1.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(json.dumps(LEGACY_COPILOT))
+    ws = home / ".config" / "Code" / "User" / "workspaceStorage" / "4f1c2a"
+    _copy(
+        "vscode-copilot",
+        "copilot-token-usage__test-data__chatSessions__sample-session-2.json",
+        ws / "chatSessions" / "test-session-002.json",
+    )
+    _copy(
+        "vscode-copilot",
+        "copilot-token-usage__vscode-extension__test__fixtures__sample-session-data__chatSessions__session-01-today.json",
+        ws / "chatSessions" / "today.json",
+    )
+    _copy(
+        "vscode-copilot",
+        "code-session-memory__tests__fixtures__vscode-session.jsonl",
+        ws / "GitHub.copilot-chat" / "vscode-test-session-001" / "events.jsonl",
+    )
+    mem = home / ".codex" / "memories"
+    (mem / "2026").mkdir(parents=True)
+    (mem / "release.md").write_text(MEMORY)
+    (mem / "2026" / "notes.md").write_text("# Notes\n\nThe CI cache key includes the lockfile hash.\n")
+    (mem / "AGENTS.md").write_text("# Instructions\n\nnot a memory\n")
+    (home / ".codex" / "AGENTS.md").write_text("# Global instructions\n")
+    cmem = home / ".claude" / "projects" / "-srv-app" / "memory"
+    cmem.mkdir(parents=True)
+    (cmem / "MEMORY.md").write_text("- [debugging](debugging.md): how this project is debugged\n")
+    (cmem / "debugging.md").write_text(CLAUDE_TOPIC)
+    (cmem / "CLAUDE.md").write_text("# Project instructions\n")
+    return home
+
+
+EXPECTED = {
+    # files, sessions, messages, model calls, tokens (input + cache + output), issues
+    "cursor-local": ({"ok": 7}, 7, 31, 0, None, {}),
+    "copilot-local": ({"ok": 5}, 6, 21, 8, 146, {"invalid_json": 1}),
+    "copilot-vscode-local": ({"ok": 3}, 3, 20, 5, 2209, {}),
+    "codex-local": ({"ok": 2}, 2, 2, 0, None, {}),
+    "claude-local": ({"ok": 2}, 2, 2, 0, None, {}),
+}
+
+
+def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, own_tmp):
+    home = build_home(own_tmp)
+    out = cli("index", "--home", str(home), "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["issues"].get("load_error", 0) == 0 and summary["files_failed"] == 0
+    assert summary["skipped_homes"] == [f"pi-local: {home.resolve() / '.pi' / 'agent'} does not exist"]
+    status = json.loads(cli("status", "--json", env=cli_env).stdout)
+    got = {
+        ns: (d["files"], d["sessions"], d["messages"], d["model_calls"], d["tokens"], d["issues"])
+        for ns, d in status["namespaces"].items()
+    }
+    assert got == EXPECTED
+    assert status["last_pass"]["status"] == "ok"
+    with db.connect() as conn:
+        agents = dict(
+            conn.execute("SELECT namespace, string_agg(DISTINCT agent, ',') FROM ah.session GROUP BY 1").fetchall()
+        )
+        memories = conn.execute(
+            "SELECT s.agent, s.custom_title, s.cwd, m.message_class FROM ah.session s JOIN ah.message m ON m.session_id = s.id "
+            "WHERE s.source_type = 'memory' ORDER BY 1, 2"
+        ).fetchall()
+        cursor_tokens = conn.execute(
+            "SELECT count(*) FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id WHERE s.agent = 'cursor'"
+        ).fetchone()[0]
+    assert agents == {
+        "cursor-local": "cursor",
+        "copilot-local": "copilot",
+        "copilot-vscode-local": "copilot-vscode",
+        "codex-local": "codex",
+        "claude-local": "claude",
+    }
+    assert memories == [
+        ("claude", "MEMORY", None, "memory"),
+        ("claude", "debugging", None, "memory"),
+        ("codex", "Notes", None, "memory"),
+        ("codex", "Release checklist", "/srv/app", "memory"),
+    ]
+    assert cursor_tokens == 0  # Cursor records no usage: no model calls, NULL tokens (not 0)
+
+    # unchanged: nothing read; then edit one document (a request removed, one added) and a memory
+    again = json.loads(cli("index", "--home", str(home), "--json", env=cli_env).stdout)
+    assert (again["bytes_read"], again["files_changed"]) == (0, 0)
+    doc_path = (
+        home / ".config" / "Code" / "User" / "workspaceStorage" / "4f1c2a" / "chatSessions" / "test-session-002.json"
+    )
+    doc = json.loads(doc_path.read_text())
+    doc["requests"] = doc["requests"][1:] + [
+        {
+            "requestId": "req-new",
+            "message": {"text": "and now?"},
+            "response": [{"kind": "markdownContent", "value": "Done."}],
+        }
+    ]
+    doc_path.write_text(json.dumps(doc))
+    (home / ".codex" / "memories" / "release.md").write_text(
+        MEMORY.replace("CI publishes", "the release job publishes")
+    )
+    third = json.loads(cli("index", "--home", str(home), "--json", env=cli_env).stdout)
+    assert third["files_changed"] == 2 and third["issues"].get("load_error", 0) == 0
+    with db.connect() as conn:
+        prompts = [
+            r[0]
+            for r in conn.execute(
+                "SELECT m.text FROM ah.message m JOIN ah.session s ON s.id = m.session_id "
+                "WHERE s.session_uid = 'test-session-002' AND m.message_class = 'human_prompt' ORDER BY m.byte_offset"
+            )
+        ]
+        memory_text = conn.execute(
+            "SELECT m.text FROM ah.message m JOIN ah.session s ON s.id = m.session_id "
+            "WHERE s.session_uid = 'memory:memories/release.md'"
+        ).fetchall()
+    assert prompts == [
+        "Add memoization to optimize the recursive version",
+        "Add unit tests for the fibonacci function",
+        "and now?",
+    ]
+    assert memory_text == [("# Release\n\nBump the version, tag, push; the release job publishes.",)]
+
+
+def test_configured_memory_root_is_its_own_namespace(cli_env, own_tmp):
+    notes = own_tmp / "notes"
+    (notes / "rules").mkdir(parents=True)
+    (notes / "deploy.md").write_text("# Deploy\n\nUse the blue/green switch.\n")
+    (notes / "rules" / "style.md").write_text("# Style rules\n")  # a rules directory: not a memory
+    (notes / "CLAUDE.md").write_text("# instructions\n")
+    Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[memories]\ncodex-notes = "{notes}"\n')
+    out = cli("index", "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    status = json.loads(cli("status", "--json", env=cli_env).stdout)
+    assert {ns: (d["files"], d["sessions"], d["messages"]) for ns, d in status["namespaces"].items()} == {
+        "codex-notes": ({"ok": 1}, 1, 1)
+    }
+    Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[memories]\nnotes = "{notes}"\n')
+    bad = cli("index", env=cli_env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: namespace 'notes' must start with one of")
+
+
+def test_cursor_title_and_model_come_from_state_vscdb(cli_env, db, own_tmp):
+    """The composer row of the cass KV-export fixture, written into a real SQLite state.vscdb."""
+    import sqlite3
+
+    fixture = json.loads(
+        (SAMPLES / "cursor" / "cass__tests__fixtures__cursor__headers_only_workspace_project_dir.json").read_text()
+    )
+    composer_id = fixture["composer_key"].split(":", 1)[1]
+    home = own_tmp / "home-cursor"
+    _copy(
+        "cursor",
+        "claude-mem__tests__fixtures__cursor-session.jsonl",
+        home / ".cursor" / "projects" / "p" / "agent-transcripts" / f"{composer_id}.jsonl",
+    )
+    _copy(
+        "cursor",
+        "code-session-memory__tests__fixtures__cursor-transcript.jsonl",
+        home / ".cursor" / "projects" / "p" / "agent-transcripts" / "no-such-composer.jsonl",
+    )
+    state = home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    if sys.platform == "darwin":
+        state = home / "Library" / "Application Support" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    state.parent.mkdir(parents=True)
+    with sqlite3.connect(state) as conn:
+        conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        conn.execute(
+            "INSERT INTO cursorDiskKV VALUES (?, ?)", (fixture["composer_key"], json.dumps(fixture["composer_data"]))
+        )
+        for row in fixture["bubble_rows"]:
+            conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (row["key"], json.dumps(row["value"])))
+    conn.close()
+    out = cli("index", "--home", str(home), "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT session_uid, ai_title, model FROM ah.session WHERE agent = 'cursor' ORDER BY 1"
+        ).fetchall()
+    assert rows == [
+        ("comp-fixture-headers", fixture["expected_title"], "claude-3.5-sonnet"),
+        ("no-such-composer", None, None),
+    ]
