@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-SAMPLES = Path("/work/shared/corpus/samples")
+from tests.new_formats_home import SAMPLES, claude_ai_layout, gemini_layout, opencode_layout
+
 PY = sys.executable
 
 MEMORY = """---
@@ -111,6 +112,8 @@ def build_home(root: Path) -> Path:
     (cmem / "MEMORY.md").write_text("- [debugging](debugging.md): how this project is debugged\n")
     (cmem / "debugging.md").write_text(CLAUDE_TOPIC)
     (cmem / "CLAUDE.md").write_text("# Project instructions\n")
+    gemini_layout(home)  # the issue-16 part-1 harnesses too, so the home holds all eight
+    opencode_layout(home)
     return home
 
 
@@ -121,12 +124,19 @@ EXPECTED = {
     "copilot-vscode-local": ({"ok": 3}, 3, 20, 5, 2209, {}),
     "codex-local": ({"ok": 2}, 2, 2, 0, None, {}),
     "claude-local": ({"ok": 2}, 2, 2, 0, None, {}),
+    # part 1 (tests/test_source_kinds.py counts these off the samples): Gemini's own token totals;
+    # OpenCode storage messages 150 + 136 (step-finish parts not counted again), the part file
+    # naming no session is the bad_record; claude.ai records no usage (NULL)
+    "gemini-local": ({"ok": 7}, 7, 26, 14, 24597, {}),
+    "opencode-local": ({"ok": 16}, 4, 5, 3, 286, {"bad_record": 1}),
+    "claude-ai-export": ({"ok": 1}, 2, 4, 1, None, {}),
 }
 
 
 def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, own_tmp):
     home = build_home(own_tmp)
-    out = cli("index", "--home", str(home), "--json", env=cli_env)
+    export = claude_ai_layout(own_tmp / "export")
+    out = cli("index", "--home", str(home), "--claude-export", str(export), "--json", env=cli_env)
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["issues"].get("load_error", 0) == 0 and summary["files_failed"] == 0
@@ -155,6 +165,9 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
         "copilot-vscode-local": "copilot-vscode",
         "codex-local": "codex",
         "claude-local": "claude",
+        "gemini-local": "gemini",
+        "opencode-local": "opencode",
+        "claude-ai-export": "claude-ai",
     }
     assert memories == [
         ("claude", "MEMORY", None, "memory"),
