@@ -106,7 +106,7 @@ class Database:
         except psycopg.OperationalError as exc:
             raise translate(exc, self.where(dsn)) from None
 
-    def pool(self, *, min_size: int = 1, max_size: int = 4, timeout_s: float = 30.0) -> "ConnectionPool":
+    def pool(self, *, min_size: int = 1, max_size: int = 4, timeout_s: float = 30.0) -> ConnectionPool:
         """An open psycopg-pool of autocommit owner connections for long-running processes
         (`index --every`): each connection is checked before it is handed out, so a server that
         restarted between passes costs a reconnect, not the process. Close it when done.
