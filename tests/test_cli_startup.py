@@ -106,3 +106,25 @@ def test_parse_does_not_connect_or_import_psycopg(tmp_path, corpus_home):
     assert seen["code"] == 0, proc.stderr
     assert json.loads(proc.stdout)
     assert not (set(seen["modules"]) & (HEAVY | {"psycopg"})), set(seen["modules"]) & (HEAVY | {"psycopg"})
+
+
+def test_embedded_server_is_tuned_once_for_small_wal(pg_server):
+    import psycopg
+
+    from agent_history.db import embedded
+
+    admin = pg_server.dsn()
+    with psycopg.connect(admin) as conn:
+        # what the start wrote to postgresql.auto.conf (the reload itself is asynchronous)
+        settings = dict(
+            conn.execute(
+                "SELECT name, setting FROM pg_file_settings "
+                "WHERE sourcefile LIKE '%%postgresql.auto.conf' AND name = ANY(%s)",
+                (list(embedded.SERVER_SETTINGS),),
+            ).fetchall()
+        )
+    assert settings["max_wal_size"] == "256MB"
+    assert settings["min_wal_size"] == "32MB"
+    assert settings["wal_compression"] in ("lz4", "zstd", "pglz")
+    assert settings.get("default_toast_compression", "pglz") in ("lz4", "pglz")  # pglz is the default
+    assert embedded._tune(admin) == []  # already applied at start: nothing to change
