@@ -44,15 +44,23 @@ def index_cmd(
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
     every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    file: Path = typer.Option(
+        None, "--file", help="Index just this transcript (a file under a source; e.g. from an after-turn hook)."
+    ),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
     if home is not None and not home.expanduser().is_dir():
         fail(f"--home {home} is not a directory", 2)
+    if file is not None and every is not None:
+        fail("--file and --every cannot be combined", 2)
     db = database()
     try:
         sources = resolve_sources(db.settings, home=home, extra=source)
     except ValueError as exc:
         fail(str(exc), 2)
+    if file is not None:
+        _index_one(db, sources, file, json=json)
+        return
     stop = stop_on_signals()
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
@@ -101,6 +109,31 @@ def index_cmd(
         if metrics is not None:
             metrics.close()  # one last collection, one flush
     if failed:
+        raise typer.Exit(1)
+
+
+def _index_one(db, sources, path: Path, *, json: bool) -> None:
+    """`index --file PATH`: one pass over that transcript alone, on one connection (no discovery
+    walk, no writer thread, no pool: the after-turn hook path). Exit 2 when no source discovers
+    the file, 1 when it failed to load; a pass already running means there is nothing to do."""
+    from agent_history.ingest.discovery import file_ref
+
+    ref = file_ref(sources, path)
+    if ref is None:
+        fail(f"--file {path} is not a transcript of any source (a *.jsonl file under a configured home)", 2)
+    with db.connect(autocommit=True) as conn:
+        try:
+            summary = Loader(conn, batch_lines=_batch_lines()).run(sources, refs=[ref])
+        except AnotherPassRunning:
+            console.print("another index pass is running")
+            return
+    for line in summary.skipped_paths:
+        print_event(f"skipped {line}")
+    if json:
+        print_json(summary.as_dict())
+    else:
+        console.print(_summary_line(summary), highlight=False, soft_wrap=True)
+    if summary.files_failed:
         raise typer.Exit(1)
 
 
