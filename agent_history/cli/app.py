@@ -32,6 +32,7 @@ COMMAND_MODULES: dict[str, str] = {
     "mcp": "mcp",
     "connect": "connect",
     "disconnect": "connect",
+    "hook": "connect",
     "embed": "embed",
     "similar": "embed",
     "efficiency": "efficiency",
@@ -153,6 +154,10 @@ def main() -> None:
     if argv == ["--version"]:  # answered without importing typer (a ~150 ms saving)
         print(f"agent-history {__version__}")
         return
+    if argv[:1] == ["hook"] and "--help" not in argv:  # after each agent turn: no typer, never fails
+        from agent_history.connect.hook import run_hook
+
+        sys.exit(run_hook(argv[1:]))
     _register(command_name(argv))
     try:
         _get_app()()
