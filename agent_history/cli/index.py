@@ -38,6 +38,11 @@ def _summary_line(s: PassSummary) -> str:
     )
 
 
+# A pass that read at least this much is a bulk load: checkpoint the embedded server after it so
+# its WAL (up to max_wal_size) is recycled at once rather than kept until the next timed checkpoint.
+BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024
+
+
 @app.command("index")
 def index_cmd(
     home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
@@ -84,6 +89,10 @@ def index_cmd(
         if summary is None:
             console.print("another index pass is running")
             return False
+        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES:
+            from agent_history.db.embedded import checkpoint
+
+            checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
         for line in summary.skipped_homes:
             print_event(f"skipped {line}")
         for line in summary.skipped_paths[:20]:
