@@ -5,6 +5,7 @@ transcript — or, with the database down, exiting 0 and logging why."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -190,3 +191,13 @@ def test_hook_with_the_database_down_exits_0_and_logs_why(home, cli_env, own_tmp
     assert (bad.returncode, bad.stdout) == (0, "")
     log = (Path(env["AGENT_HISTORY_DATA_DIR"]) / "hook.log").read_text().splitlines()
     assert len(log) == 2 and log[1].split(" ", 1)[1].startswith("hook claude:")
+
+
+def test_hook_with_an_unusable_data_dir_still_exits_0_quietly(tmp_path, corpus_home):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env.update(HOME=str(tmp_path), AGENT_HISTORY_DATA_DIR=str(blocker / "data"))
+    payload = {"transcript_path": str(corpus_home / CLAUDE), "hook_event_name": "Stop"}
+    out = _hook(["claude"], env, stdin=json.dumps(payload))
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")

@@ -213,15 +213,19 @@ def run_hook(args: list[str], stdin_text: str | None = None) -> int:
     except (ValueError, OSError) as exc:  # json.JSONDecodeError is a ValueError
         log_line(where, f"hook {' '.join(args[:1])}: {exc}")
         return 0
-    where.mkdir(parents=True, exist_ok=True)
-    with (where / LOG_NAME).open("a") as log:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "agent_history", "index", "--file", str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,  # survives the harness's process group; never its terminal
-        )
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with (where / LOG_NAME).open("a") as log:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "agent_history", "index", "--file", str(path)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,  # survives the harness's process group; never its terminal
+            )
+    except OSError as exc:  # an unwritable data dir, no Python: say so (best effort), never fail the agent
+        log_line(where, f"hook {agent}: cannot start the index child: {exc}")
+        return 0
     if wait:
         child.wait()
     return 0
