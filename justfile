@@ -21,6 +21,11 @@ bench SCALE="2000":
     python -m benchmarks.ingest --sessions {{SCALE}}
     python -m benchmarks.search --messages 100000
 
+# agent-history beside agentsview (when `pip install agentsview` put it beside python) on the
+# shared corpus cloned SCALE times: cold ingest, CPU, store size, no-change pass, search, --version.
+bench-compare SCALE="10" RUNS="3":
+    python -m benchmarks.compare --scale {{SCALE}} --runs {{RUNS}}
+
 # Keyword-search latency percentiles at MESSAGES synthetic messages (1000000 for the target).
 bench-search MESSAGES="1000000":
     python -m benchmarks.search --messages {{MESSAGES}}

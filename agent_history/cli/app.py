@@ -1,52 +1,136 @@
-"""The `agent-history` command: a thin typer app; each command group lives in its own module."""
+"""The `agent-history` command: a thin typer app; each command group lives in its own module.
+
+Start-up is kept cheap (issue 18): `agent-history --version` answers before typer is imported,
+the typer app is built on first access to `app` (modules attaching commands still write
+``from agent_history.cli.app import app``), and `main()` imports only the module that defines
+the command being run (`COMMAND_MODULES`); `--help`, no command, or a command missing from the
+map import them all.
+"""
 
 from __future__ import annotations
 
 import sys
 
-import psycopg
-import typer
-
 from agent_history import __version__
-from agent_history.cli import db as db_cli
-from agent_history.cli.context import set_dsn
-from agent_history.cli.output import err_console, print_error
-from agent_history.config import ConfigError
-from agent_history.db.errors import DatabaseError
 
-app = typer.Typer(
-    name="agent-history",
-    help="A PostgreSQL catalogue of coding-agent transcripts.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    # Usage errors as click's plain "Error: …" line, not a rich panel wrapped at 80 columns, when
-    # stderr is a pipe or a log file (one event, one line); rich panels only on a terminal.
-    rich_markup_mode="rich" if sys.stderr.isatty() else None,
+# Top-level command → the `agent_history.cli` module that defines it (source: the
+# `@app.command(...)` / `add_typer` names in agent_history/cli/*.py; tests/test_cli_startup.py
+# checks the map against the commands registered when every module is imported).
+COMMAND_MODULES: dict[str, str] = {
+    "db": "db",
+    "parse": "parse",
+    "index": "index",
+    "status": "index",
+    "issues": "index",
+    "rebuild-check": "index",
+    "rebuild": "index",
+    "search": "read",
+    "sessions": "recall",  # the listing is in `read`; `recall` adds exclude/restore/delete (imports `read`)
+    "session": "read",
+    "why": "read",
+    "touched": "read",
+    "mcp": "mcp",
+    "connect": "connect",
+    "disconnect": "connect",
+    "hook": "connect",
+    "embed": "embed",
+    "similar": "embed",
+    "efficiency": "efficiency",
+    "loops": "loops",
+    "loop": "loops",
+    "journal-sync": "journal",
+    "web": "web",
+    "recall": "recall",
+    "sql": "recall",
+    "usage": "usage",
+    "pricing": "usage",
+    "litellm-fill": "usage",
+}
+
+# Modules that attach commands to `app`, imported in this order when all are needed.
+MODULES: tuple[str, ...] = (
+    "parse", "index", "read", "mcp", "connect", "embed", "efficiency", "loops", "journal", "web", "recall", "usage",
 )
-app.add_typer(db_cli.app, name="db")
+
+# Root options that take a value (their value is not the command name).
+_ROOT_VALUE_OPTIONS = ("--dsn",)
 
 
-def _version(value: bool) -> None:
-    if value:
-        print(f"agent-history {__version__}")
-        raise typer.Exit()
+def _build():
+    import typer
+
+    from agent_history.cli.context import set_dsn
+
+    root = typer.Typer(
+        name="agent-history",
+        help="A PostgreSQL catalogue of coding-agent transcripts.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        # Usage errors as click's plain "Error: …" line, not a rich panel wrapped at 80 columns, when
+        # stderr is a pipe or a log file (one event, one line); rich panels only on a terminal.
+        rich_markup_mode="rich" if sys.stderr.isatty() else None,
+    )
+
+    def _version(value: bool) -> None:
+        if value:
+            print(f"agent-history {__version__}")
+            raise typer.Exit()
+
+    @root.callback()
+    def _root(
+        dsn: str = typer.Option(None, "--dsn", help="PostgreSQL DSN (default: AGENT_HISTORY_DSN, config, embedded)."),
+        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    ) -> None:
+        set_dsn(dsn)
+
+    return root
 
 
-@app.callback()
-def _root(
-    dsn: str = typer.Option(None, "--dsn", help="PostgreSQL DSN (default: AGENT_HISTORY_DSN, config, embedded)."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
-) -> None:
-    set_dsn(dsn)
+def _get_app():
+    return globals()["app"] if "app" in globals() else __getattr__("app")
 
 
-def _register() -> None:
-    """Import command modules that attach themselves to `app`."""
+def __getattr__(name: str):
+    """`app` is built on first access (PEP 562), so importing this module costs no typer."""
+    if name == "app":
+        globals()["app"] = built = _build()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def command_name(argv: list[str]) -> str | None:
+    """The top-level command in `argv` (arguments after the program name), skipping root
+    options; None when there is none (e.g. only ``--help``)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return argv[i + 1] if i + 1 < len(argv) else None
+        if arg in _ROOT_VALUE_OPTIONS:
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        return arg
+    return None
+
+
+def _register(command: str | None = None) -> None:
+    """Import the module that defines `command` (all command modules when `command` is None or
+    not in `COMMAND_MODULES`), so its commands attach themselves to `app`."""
     import importlib
 
-    for name in (
-        "parse", "index", "read", "mcp", "connect", "embed", "efficiency", "loops", "journal", "web", "recall", "usage",
-    ):
+    module = COMMAND_MODULES.get(command) if command else None
+    names = (module,) if module else ("db", *MODULES)
+    root = _get_app()
+    for name in names:
+        if name == "db":
+            if not any(group.name == "db" for group in root.registered_groups):
+                from agent_history.cli import db as db_cli
+
+                root.add_typer(db_cli.app, name="db")
+            continue
         try:
             importlib.import_module(f"agent_history.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -54,25 +138,47 @@ def _register() -> None:
                 raise
 
 
+def _error_line(exc: BaseException) -> tuple[str, int] | None:
+    """(one-line message, exit code) for a known failure, None for anything else."""
+    from agent_history.config import ConfigError
+    from agent_history.db.errors import DatabaseError
+
+    if isinstance(exc, DatabaseError | ConfigError):
+        return str(exc), 2
+    psycopg = sys.modules.get("psycopg")  # only a command that imported psycopg can raise its errors
+    if psycopg is not None and isinstance(exc, psycopg.ProgrammingError):  # e.g. a malformed DSN
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0], 2
+    if psycopg is not None and isinstance(exc, psycopg.OperationalError):
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return f"database connection lost: {first}", 2
+    if isinstance(exc, OSError):  # a data dir or file the user cannot read or write
+        return str(exc), 2
+    return None
+
+
 def main() -> None:
-    """Entry point: run the app, turning known failures into one-line errors."""
-    _register()
+    """Entry point: run the app, turning known failures into one-line errors (exit 2)."""
+    argv = sys.argv[1:]
+    if argv == ["--version"]:  # answered without importing typer (a ~150 ms saving)
+        print(f"agent-history {__version__}")
+        return
+    if argv[:1] == ["hook"] and "--help" not in argv:  # after each agent turn: no typer, never fails
+        from agent_history.connect.hook import run_hook
+
+        sys.exit(run_hook(argv[1:]))
+    _register(command_name(argv))
     try:
-        app()
-    except (DatabaseError, ConfigError) as exc:
-        print_error(str(exc))
-        sys.exit(2)
-    except psycopg.ProgrammingError as exc:  # e.g. a malformed DSN
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print_error(first)
-        sys.exit(2)
-    except OSError as exc:  # a data dir or file the user cannot read or write
-        print_error(str(exc))
-        sys.exit(2)
-    except psycopg.OperationalError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print_error(f"database connection lost: {first}")
-        sys.exit(2)
+        _get_app()()
     except KeyboardInterrupt:
+        from agent_history.cli.output import err_console
+
         err_console.print("interrupted")
         sys.exit(130)
+    except Exception as exc:
+        known = _error_line(exc)
+        if known is None:
+            raise
+        from agent_history.cli.output import print_error
+
+        print_error(known[0])
+        sys.exit(known[1])

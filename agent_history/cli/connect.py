@@ -44,8 +44,14 @@ def connect_cmd(
         False, "--force", help="Replace an existing agent-history entry exactly (default: keep its env and extra keys)."
     ),
     json: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
+    hook: bool = typer.Option(
+        False, "--hook", help="Install the after-turn hook instead (index each turn's transcript when it ends)."
+    ),
 ) -> None:
     """Add the read-only MCP server (and a usage note) to an agent's user configuration."""
+    if hook:
+        _hook_change("connect", agent, json)
+        return
     try:
         result = plan(agent, force=force) if print_only else connect(agent, force=force)
     except ConnectError as exc:
@@ -65,8 +71,12 @@ def connect_cmd(
 def disconnect_cmd(
     agent: str = typer.Argument(..., help=_AGENT_HELP),
     json: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
+    hook: bool = typer.Option(False, "--hook", help="Remove the after-turn hook instead."),
 ) -> None:
     """Remove the MCP server entry and the usage note that `connect` installed."""
+    if hook:
+        _hook_change("disconnect", agent, json)
+        return
     try:
         result = disconnect(agent)
     except ConnectError as exc:
@@ -75,3 +85,31 @@ def disconnect_cmd(
         print_json(result.as_dict())
     else:
         _report(result, "disconnect")
+
+
+def _hook_change(verb: str, agent: str, json: bool) -> None:
+    from agent_history.connect import hook
+
+    try:
+        change = hook.install(agent) if verb == "connect" else hook.uninstall(agent)
+    except ConnectError as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json({"agent": agent, "hook": change.as_dict()})
+        return
+    backup = f" (backup: {change.backup})" if change.backup else ""
+    what = "not installed" if change.action == "absent" else change.action
+    console.print(f"{agent}: after-turn hook {what}: {change.path}{backup}", highlight=False, soft_wrap=True)
+
+
+@app.command("hook")
+def hook_cmd(
+    agent: str = typer.Argument(..., help="The harness calling: claude (Stop hook) or codex (notify)."),
+    payload: str = typer.Argument(None, help="The payload (Codex passes it as an argument; Claude Code on stdin)."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for the indexing child (debugging)."),
+) -> None:
+    """Run by a harness after each turn (installed by `connect AGENT --hook`): index that turn's
+    transcript in a detached child; always exits 0, errors go to hook.log in the data dir."""
+    from agent_history.connect.hook import run_hook
+
+    raise typer.Exit(run_hook([agent, *([payload] if payload else []), *(["--wait"] if wait else [])]))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import psycopg
+from typing import TYPE_CHECKING
 
 from agent_history.cli.output import err_console, print_warning
 from agent_history.config import config_path, load_settings
-from agent_history.db.connection import Database
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from agent_history.db.connection import Database
 
 _state: dict = {"dsn": None}
 
@@ -24,6 +28,8 @@ def _starting(pgdata) -> None:
 def database() -> Database:
     """The Database for this invocation (DSN flag → env → config → embedded). Nothing is started
     or connected until its `dsn` is first used. Config warnings go to stderr, one line each."""
+    from agent_history.db.connection import Database
+
     settings = load_settings(_state["dsn"])
     for warning in settings.warnings:
         print_warning(warning)

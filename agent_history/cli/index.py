@@ -38,6 +38,11 @@ def _summary_line(s: PassSummary) -> str:
     )
 
 
+# A pass that read at least this much is a bulk load: checkpoint the embedded server after it so
+# its WAL (up to max_wal_size) is recycled at once rather than kept until the next timed checkpoint.
+BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024
+
+
 @app.command("index")
 def index_cmd(
     home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
@@ -47,6 +52,9 @@ def index_cmd(
     claude_export: Path = typer.Option(
         None, "--claude-export", help="Also index a claude.ai data export: its conversations.json (or the unzipped folder)."
     ),
+    file: Path = typer.Option(
+        None, "--file", help="Index just this transcript (a file under a source; e.g. from an after-turn hook)."
+    ),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
     if home is not None and not home.expanduser().is_dir():
@@ -55,11 +63,16 @@ def index_cmd(
         if not claude_export.expanduser().exists():
             fail(f"--claude-export {claude_export} does not exist", 2)
         source = [*(source or []), f"claude-ai-export={claude_export}"]
+    if file is not None and every is not None:
+        fail("--file and --every cannot be combined", 2)
     db = database()
     try:
         sources = resolve_sources(db.settings, home=home, extra=source)
     except ValueError as exc:
         fail(str(exc), 2)
+    if file is not None:
+        _index_one(db, sources, file, json=json)
+        return
     stop = stop_on_signals()
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
@@ -83,6 +96,10 @@ def index_cmd(
         if summary is None:
             console.print("another index pass is running")
             return False
+        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES:
+            from agent_history.db.embedded import checkpoint
+
+            checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
         for line in summary.skipped_homes:
             print_event(f"skipped {line}")
         for line in summary.skipped_paths[:20]:
@@ -108,6 +125,31 @@ def index_cmd(
         if metrics is not None:
             metrics.close()  # one last collection, one flush
     if failed:
+        raise typer.Exit(1)
+
+
+def _index_one(db, sources, path: Path, *, json: bool) -> None:
+    """`index --file PATH`: one pass over that transcript alone, on one connection (no discovery
+    walk, no writer thread, no pool: the after-turn hook path). Exit 2 when no source discovers
+    the file, 1 when it failed to load; a pass already running means there is nothing to do."""
+    from agent_history.ingest.discovery import file_ref
+
+    ref = file_ref(sources, path)
+    if ref is None:
+        fail(f"--file {path} is not a transcript of any source (a *.jsonl file under a configured home)", 2)
+    with db.connect(autocommit=True) as conn:
+        try:
+            summary = Loader(conn, batch_lines=_batch_lines()).run(sources, refs=[ref])
+        except AnotherPassRunning:
+            console.print("another index pass is running")
+            return
+    for line in summary.skipped_paths:
+        print_event(f"skipped {line}")
+    if json:
+        print_json(summary.as_dict())
+    else:
+        console.print(_summary_line(summary), highlight=False, soft_wrap=True)
+    if summary.files_failed:
         raise typer.Exit(1)
 
 

@@ -14,15 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from agent_history.config import Settings
 from agent_history.db import embedded
 from agent_history.db.errors import AuthFailed, ServerUnreachable
 from agent_history.db.migrate import ensure_schema
 from agent_history.db.roles import READER, ensure_roles
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
 
 # The pool logs every failed reconnect attempt; commands report failures as one line instead.
 logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
@@ -109,6 +112,8 @@ class Database:
         restarted between passes costs a reconnect, not the process. Close it when done.
         `pool.connection()` raises `psycopg_pool.PoolTimeout` (an OperationalError) after
         `timeout_s` seconds without a usable connection."""
+        from psycopg_pool import ConnectionPool
+
         return ConnectionPool(
             self.dsn,
             min_size=min_size,

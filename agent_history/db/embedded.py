@@ -32,6 +32,20 @@ DATABASE = "agent_history"
 """Database name inside the embedded cluster."""
 SUPERUSER = "postgres"
 
+# Server settings for the embedded cluster (issue 18: a laptop data dir should not keep hundreds
+# of MB of WAL, and text should be stored compactly). Each value is a list of preferences: the
+# first one the server accepts (`pg_settings.enumvals`, for enum settings) is used.
+SERVER_SETTINGS: dict[str, tuple[str, ...]] = {
+    # PostgreSQL default 1GB; WAL beyond it is recycled at checkpoints (docs: runtime-config-wal)
+    "max_wal_size": ("256MB",),
+    # PostgreSQL default 80MB: the WAL kept around for reuse after a checkpoint
+    "min_wal_size": ("32MB",),
+    # compress full-page images in WAL; lz4/zstd only when the server was built with them
+    "wal_compression": ("lz4", "zstd", "pglz"),
+    # TOAST compression of new values (PostgreSQL ≥ 14); pglz is the built-in fallback
+    "default_toast_compression": ("lz4", "pglz"),
+}
+
 
 class _LastWheelError(logging.Handler):
     """Keeps the wheel's last error log record (it logs a failed initdb/pg_ctl's stderr, or the
@@ -109,6 +123,7 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
     server fails to start (the log is at ``<pgdata>/log``).
     """
     pgdata = pgdata.expanduser().resolve()
+    started = False
     if socket_dir(pgdata) is None:
         _check_writable(pgdata)
         # The wheel does some of its set-up (creating PGDATA with exist_ok=False, adding the
@@ -122,6 +137,7 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
                         on_start(pgdata)
                     pgdata.mkdir(exist_ok=True)
                     _server(pgdata)
+                    started = True
             except (PermissionError, FileExistsError, NotADirectoryError) as exc:
                 raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
             except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
@@ -133,6 +149,8 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     admin = server_dsn(pgdata, database="postgres")
+    if started:
+        _tune(admin)
     with psycopg.connect(admin, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
         if not exists:
@@ -141,6 +159,39 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
             except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                 pass  # a concurrent process created it first
     return server_dsn(pgdata)
+
+
+def _tune(admin_dsn: str) -> list[str]:
+    """Apply `SERVER_SETTINGS` (``ALTER SYSTEM`` + reload) where the server differs; returns the
+    names changed. A value already in ``postgresql.auto.conf`` counts as applied (the reload is
+    asynchronous). Called once per server start by the process that started it."""
+    changed = []
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT s.name, current_setting(s.name), s.enumvals, f.setting "
+            "FROM pg_settings AS s LEFT JOIN pg_file_settings AS f "
+            "ON f.name = s.name AND f.sourcefile LIKE '%%postgresql.auto.conf' "
+            "WHERE s.name = ANY(%s)",
+            (list(SERVER_SETTINGS),),
+        ).fetchall()
+        for name, current, enumvals, in_file in rows:
+            wanted = next((v for v in SERVER_SETTINGS[name] if enumvals is None or v in enumvals), None)
+            if wanted is not None and wanted not in (current, in_file):
+                conn.execute(f"ALTER SYSTEM SET {name} = '{wanted}'")
+                changed.append(name)
+        if changed:
+            conn.execute("SELECT pg_reload_conf()")
+    return changed
+
+
+def checkpoint(dsn: str) -> None:
+    """Ask the server for a checkpoint (after a bulk load, so the WAL it wrote can be recycled).
+    Needs a superuser or a member of pg_checkpoint; a role without the right is left alone."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            conn.execute("CHECKPOINT")
+        except psycopg.errors.InsufficientPrivilege:
+            pass
 
 
 def stop(pgdata: Path) -> bool:

@@ -4,6 +4,11 @@
 upgrades to head if needed, then re-applies each `sql/*.sql` whose sha256 differs from the one
 recorded in ``ah.meta`` (key ``sql:<file name>``). Files are applied in name order and must be
 idempotent (``CREATE OR REPLACE``).
+
+Start-up cost: the check is one version read plus one read of the recorded hashes. alembic and
+SQLAlchemy (about a second of imports) are imported only when an upgrade or downgrade runs; the
+revision chain is known here as the constant `REVISIONS`, which a test compares with the
+migration files.
 """
 
 from __future__ import annotations
@@ -11,10 +16,6 @@ from __future__ import annotations
 import hashlib
 
 import psycopg
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, pool
 
 from agent_history.db.errors import SchemaTooNew
 from agent_history.db.resources import migrations_dir, sql_dir
@@ -22,24 +23,48 @@ from agent_history.db.resources import migrations_dir, sql_dir
 VERSION_TABLE = "ah_alembic_version"
 MIGRATION_LOCK = 0x61685F6D6967  # 'ah_mig': serialises concurrent first-use migrations
 
+# The revision chain in `migrations/versions/`, oldest first (source: the `revision` ids of the
+# migration files; tests/test_migrate_fast.py checks this tuple against alembic's script directory).
+REVISIONS: tuple[str, ...] = (
+    "0001_core",
+    "0002_search",
+    "0003_embeddings",
+    "0004_search_i18n",
+    "0005_source_windows",
+    "0006_efficiency",
+    "0007_loops",
+    "0008_journal",
+    "0009_source_type",
+    "0010_source_kinds",
+    "0011_harnesses",
+    "0012_speed",
+    "0013_usage",
+    "0014_curation",
+    "0015_summary_chunks",
+)
 
-def _config() -> Config:
+
+def _config():
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     return cfg
 
 
 def head_revision() -> str:
-    """The newest revision this code knows."""
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    """The newest revision this code knows (no alembic import)."""
+    return REVISIONS[-1]
 
 
 def known_revisions() -> set[str]:
-    """Every revision id in the script directory."""
-    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+    """Every revision id this code knows (no alembic import)."""
+    return set(REVISIONS)
 
 
 def _engine(dsn: str):
+    from sqlalchemy import create_engine, pool
+
     return create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(dsn), poolclass=pool.NullPool)
 
 
@@ -79,6 +104,8 @@ def upgrade(dsn: str, revision: str = "head") -> None:
     with psycopg.connect(dsn) as conn:
         before = current_revision(conn)
         check_not_newer(before)
+    from alembic import command
+
     _run(dsn, command.upgrade, revision)
     with psycopg.connect(dsn) as conn:
         moved = current_revision(conn) != before
@@ -88,24 +115,37 @@ def upgrade(dsn: str, revision: str = "head") -> None:
 def downgrade(dsn: str, revision: str = "base") -> None:
     """Downgrade the schema (``base`` drops schema `ah`). Recorded `sql/*.sql` hashes are
     forgotten, so the next upgrade re-applies every file."""
+    from alembic import command
+
     _run(dsn, command.downgrade, revision)
     with psycopg.connect(dsn) as conn:
         if conn.execute("SELECT to_regclass('ah.meta')").fetchone()[0] is not None:
             conn.execute("DELETE FROM ah.meta WHERE key LIKE 'sql:%%'")
 
 
+def _sql_files() -> list[tuple[str, str, str]]:
+    """(file name, body, sha256 hex) of each `sql/*.sql`, in name order."""
+    out = []
+    for path in sorted(sql_dir().glob("*.sql")):
+        body = path.read_text()
+        out.append((path.name, body, hashlib.sha256(body.encode()).hexdigest()))
+    return out
+
+
+def _recorded_hashes(conn: psycopg.Connection) -> dict[str, str]:
+    rows = conn.execute("SELECT key, value FROM ah.meta WHERE key LIKE 'sql:%%'").fetchall()
+    return {key: value for key, value in rows}
+
+
 def apply_sql_files(dsn: str, *, force: bool = False) -> list[str]:
     """Re-apply each `sql/*.sql` whose content hash changed; returns the names applied."""
-    files = sorted(sql_dir().glob("*.sql"))
     applied = []
     with psycopg.connect(dsn) as conn:
         conn.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-        for path in files:
-            body = path.read_text()
-            digest = hashlib.sha256(body.encode()).hexdigest()
-            key = f"sql:{path.name}"
-            row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (key,)).fetchone()
-            if not force and row and row[0] == digest:
+        recorded = _recorded_hashes(conn)
+        for name, body, digest in _sql_files():
+            key = f"sql:{name}"
+            if not force and recorded.get(key) == digest:
                 continue
             conn.execute(body)
             conn.execute(
@@ -113,15 +153,21 @@ def apply_sql_files(dsn: str, *, force: bool = False) -> list[str]:
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
                 (key, digest),
             )
-            applied.append(path.name)
+            applied.append(name)
     return applied
 
 
 def ensure_schema(dsn: str) -> None:
-    """Bring a database to head on first use (cheap when already there)."""
+    """Bring a database to head on first use. When it is already there this is one connection,
+    one version read and one read of the recorded `sql/*.sql` hashes — no lock, no alembic.
+    Raises SchemaTooNew for a database newer than this code."""
     with psycopg.connect(dsn) as conn:
         rev = current_revision(conn)
-    check_not_newer(rev)
+        check_not_newer(rev)
+        if rev == head_revision():
+            recorded = _recorded_hashes(conn)
+            if all(recorded.get(f"sql:{name}") == digest for name, _, digest in _sql_files()):
+                return
     if rev != head_revision():
         upgrade(dsn)
     else:

@@ -27,12 +27,18 @@ import math
 import os
 import threading
 from dataclasses import dataclass
-from typing import Protocol
-
-import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
+from typing import TYPE_CHECKING, Protocol
 
 from agent_history.config import EmbeddingSettings
+from agent_history.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+    import tenacity
+    from tenacity import RetryCallState
+else:  # loaded on first use: `search` and `index` never need them (start-up time, issue 18)
+    httpx = lazy_module("httpx")
+    tenacity = lazy_module("tenacity")
 
 
 class EmbeddingError(Exception):
@@ -104,7 +110,7 @@ class _WaitRetryAfter:
     """Exponential backoff with jitter, but at least the server's ``Retry-After``."""
 
     def __init__(self, initial: float, maximum: float):
-        self._backoff = wait_exponential(multiplier=initial, max=maximum) + wait_random(0, initial)
+        self._backoff = tenacity.wait_exponential(multiplier=initial, max=maximum) + tenacity.wait_random(0, initial)
 
     def __call__(self, state: RetryCallState) -> float:
         wait = self._backoff(state)
@@ -185,10 +191,10 @@ class OpenAIEmbedder:
 
     def embed(self, texts: list[str]) -> EmbedResult:
         """Embed a batch, retrying 429 / 5xx / transport errors with backoff."""
-        retrying = Retrying(
-            retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, _Retryable)),
             wait=self._wait,
-            stop=stop_after_attempt(self.settings.max_attempts),
+            stop=tenacity.stop_after_attempt(self.settings.max_attempts),
             reraise=True,
         )
         try:

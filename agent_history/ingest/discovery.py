@@ -324,3 +324,24 @@ def _iter_documents(source: Source, skipped: list[str] | None) -> Iterator[FileR
                     break
                 yield FileRef(path, rel, "main", source, "document", rule.doc_kind)
                 break
+def file_ref(sources: list[Source], path: Path) -> FileRef | None:
+    """The FileRef `iter_files` would yield for the transcript at `path` (e.g. named by an
+    after-turn hook), or None when no source discovers it: not a regular ``*.jsonl`` file under a
+    source's transcript roots, a symlink or dot-directory on the way, or shadowed by a hot copy."""
+    target = Path(os.path.abspath(path))
+    if target.suffix != ".jsonl" or target.is_symlink() or not target.is_file():
+        return None
+    for source in sources:
+        home = Path(os.path.abspath(source.home))
+        for top in _ROOTS.get(source.agent, ()):
+            try:
+                rel_top = target.relative_to(home / top)
+            except ValueError:
+                continue
+            if any(part.startswith(".") for part in rel_top.parts):
+                continue
+            rel = (Path(top) / rel_top).as_posix()
+            if any((h / rel).is_file() for h in source.shadowed_by):
+                continue
+            return FileRef(str(source.home / rel), rel, _role(source.agent, rel), source)
+    return None

@@ -196,8 +196,15 @@ class Loader:
         self._failed: set[int] = set()
 
     # -- pass ---------------------------------------------------------------------------------
-    def run(self, sources: Iterable[Source], *, plan: Callable[[int, int], None] | None = None) -> PassSummary:
-        """One pass over `sources` under the index advisory lock. Raises AnotherPassRunning."""
+    def run(
+        self,
+        sources: Iterable[Source],
+        *,
+        plan: Callable[[int, int], None] | None = None,
+        refs: list[FileRef] | None = None,
+    ) -> PassSummary:
+        """One pass over `sources` under the index advisory lock — over just `refs` when given
+        (`index --file`: no discovery walk). Raises AnotherPassRunning."""
         conn = self.conn
         got = conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0]
         if not got:
@@ -218,7 +225,12 @@ class Loader:
         status = "failed"
         try:
             files: list[tuple[FileRef, os.stat_result]] = []
-            for source in sources:
+            for ref in refs or ():
+                try:
+                    files.append((ref, os.stat(ref.path)))
+                except OSError as exc:
+                    summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
+            for source in sources if refs is None else ():
                 if not (source.home.is_dir() or source.home.is_file()):  # a file: `--claude-export FILE`
                     summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
                     continue

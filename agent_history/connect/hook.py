@@ -1,0 +1,303 @@
+"""Per-turn freshness (issue 18): the after-turn hook that indexes the transcript a turn just
+wrote, and its install/uninstall in each harness's config.
+
+Harnesses and where their hook lives (`HOOKS`):
+
+- **Claude Code** — ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR``), ``hooks.Stop``: a list
+  of matcher groups ``{"hooks": [{"type": "command", "command": …}]}``; the hook gets a JSON
+  payload on stdin with ``transcript_path`` (Claude Code hooks reference, "Stop").
+- **Codex CLI** — ``~/.codex/config.toml`` (``$CODEX_HOME``), top-level ``notify = [argv…]``;
+  Codex appends one JSON argument ``{"type": "agent-turn-complete", "thread-id": …}`` (Codex
+  config reference, "notify"). The thread id names the rollout file
+  ``sessions/YYYY/MM/DD/rollout-<time>-<thread-id>.jsonl``. Codex runs one notify program
+  only: a notify that is not ours is a `ConnectError`, never replaced.
+
+The hook itself (`run_hook`) never blocks or breaks the agent: it reads the payload, starts
+``agent-history index --file PATH`` detached (own session, no stdin/stdout) with its stderr
+appended to ``<data dir>/hook.log``, and returns 0 at once; a pass already running makes that
+child a no-op (the index advisory lock), a database that is down makes it log the one-line
+reason. Nothing is printed on stdout; every failure is one line in ``hook.log``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_history.connect.launch import PASSED_ENV, _executable
+from agent_history.connect.targets import _claude_dir, _codex_dir
+
+LOG_NAME = "hook.log"
+
+
+@dataclass(frozen=True)
+class HookTarget:
+    """Where one harness keeps its after-turn hook."""
+
+    agent: str
+    config_path: Callable[[], Path]
+    fmt: str  # json | toml
+
+
+HOOKS: dict[str, HookTarget] = {
+    "claude": HookTarget("claude", lambda: _claude_dir() / "settings.json", "json"),
+    "codex": HookTarget("codex", lambda: _codex_dir() / "config.toml", "toml"),
+}
+
+
+def hook_argv(agent: str, environ: dict[str, str] | None = None) -> list[str]:
+    """The command the harness runs after each turn: this installation's `agent-history hook
+    AGENT`, with the variables that locate the catalogue passed through ``env`` when set (the
+    harness may run hooks with a reduced environment)."""
+    environ = dict(os.environ if environ is None else environ)
+    exe = _executable()
+    base = [exe] if exe else [sys.executable, "-m", "agent_history"]
+    env = [f"{name}={environ[name]}" for name in PASSED_ENV if environ.get(name)]
+    return (["env", *env] if env else []) + [*base, "hook", agent]
+
+
+def _is_ours(argv_or_command: list[str] | str, agent: str) -> bool:
+    words = shlex.split(argv_or_command) if isinstance(argv_or_command, str) else list(argv_or_command)
+    return (
+        len(words) >= 3
+        and words[-2:] == ["hook", agent]
+        and any(w.endswith("agent-history") or w == "agent_history" for w in words)
+    )
+
+
+# -- Claude Code: settings.json hooks.Stop ---------------------------------------------------
+
+
+def claude_install(data: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    """`data` (settings.json) with our Stop hook: other hooks kept; an older entry of ours
+    replaced in place."""
+    command = shlex.join(argv)
+    hooks = data.setdefault("hooks", {})
+    groups = hooks.setdefault("Stop", [])
+    found = False
+    for group in groups:
+        for h in group.get("hooks", []):
+            if h.get("type") == "command" and _is_ours(h.get("command", ""), "claude"):
+                if found:
+                    h["_drop"] = True
+                else:
+                    h["command"] = command
+                    found = True
+    for group in groups:
+        group["hooks"] = [h for h in group.get("hooks", []) if not h.pop("_drop", False)]
+    if not found:
+        groups.append({"hooks": [{"type": "command", "command": command}]})
+    return data
+
+
+def claude_uninstall(data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(`data` without our Stop hook, whether one was there); emptied groups, lists and the
+    ``hooks`` object itself are removed."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get("Stop"), list):
+        return data, False
+    removed = False
+    kept_groups = []
+    for group in hooks["Stop"]:
+        inner = group.get("hooks", [])
+        kept = [h for h in inner if not (h.get("type") == "command" and _is_ours(h.get("command", ""), "claude"))]
+        removed |= len(kept) != len(inner)
+        if kept or not inner:
+            kept_groups.append({**group, "hooks": kept} if inner else group)
+    if kept_groups:
+        hooks["Stop"] = kept_groups
+    else:
+        del hooks["Stop"]
+    if not hooks:
+        del data["hooks"]
+    return data, removed
+
+
+# -- Codex: config.toml notify ---------------------------------------------------------------
+
+
+class HookConflict(Exception):
+    """The harness already runs another program in the only hook slot it has."""
+
+
+def codex_install(text: str, argv: list[str]) -> str:
+    """config.toml `text` with ``notify = argv`` (comments and layout kept). Raises
+    HookConflict when a notify program that is not ours is configured."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    current = doc.get("notify")
+    if current is not None and not _is_ours([str(x) for x in current], "codex"):
+        raise HookConflict(f"notify = {json.dumps(list(current))}")
+    if current is not None:
+        doc["notify"] = argv
+        return tomlkit.dumps(doc)
+    # a top-level key must come before the first table: insert it there
+    new = tomlkit.document()
+    new["notify"] = argv
+    body = tomlkit.dumps(new)
+    return body + ("\n" + text if text.strip() else "")
+
+
+def codex_uninstall(text: str) -> tuple[str, bool]:
+    """(config.toml `text` without our ``notify``, whether it was there)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    current = doc.get("notify")
+    if current is None or not _is_ours([str(x) for x in current], "codex"):
+        return text, False
+    del doc["notify"]
+    out = tomlkit.dumps(doc)
+    return (out[1:] if out.startswith("\n") and not text.startswith("\n") else out), True
+
+
+# -- the hook command ------------------------------------------------------------------------
+
+
+def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
+    """The transcript a hook payload names. Raises ValueError (one line) when it names none."""
+    if agent == "claude":
+        path = payload.get("transcript_path")
+        if not isinstance(path, str) or not path:
+            raise ValueError("Stop payload has no transcript_path")
+        return Path(path).expanduser()
+    if agent == "codex":
+        thread = payload.get("thread-id")
+        if not isinstance(thread, str) or not thread or "/" in thread:
+            raise ValueError("notify payload has no thread-id")
+        sessions = _codex_dir() / "sessions"
+        found = sorted(sessions.rglob(f"rollout-*-{thread}.jsonl"))
+        if not found:
+            raise ValueError(f"no rollout file for thread {thread} under {sessions}")
+        return found[-1]
+    raise ValueError(f"no after-turn hook for agent {agent!r} (known: {', '.join(HOOKS)})")
+
+
+def log_line(data_dir: Path, message: str) -> None:
+    """Append one timestamped line to ``<data_dir>/hook.log`` (best effort)."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with (data_dir / LOG_NAME).open("a") as fh:
+            fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} {' '.join(message.split())}\n")
+    except OSError:
+        pass
+
+
+def run_hook(args: list[str], stdin_text: str | None = None) -> int:
+    """`agent-history hook AGENT [--wait] [PAYLOAD]`: index the transcript the harness's payload
+    names (stdin for Claude Code, the last argument for Codex) in a detached child. Always 0;
+    failures go to ``hook.log`` in the data dir. ``--wait`` waits for the child (tests, debugging)."""
+    from agent_history.config import data_dir
+
+    where = data_dir()
+    wait = "--wait" in args
+    rest = [a for a in args if a != "--wait"]
+    try:
+        if not rest:
+            raise ValueError("usage: agent-history hook AGENT [PAYLOAD]")
+        agent, extra = rest[0], rest[1:]
+        raw = extra[-1] if extra else (stdin_text if stdin_text is not None else sys.stdin.read())
+        payload = json.loads(raw or "{}")
+        if not isinstance(payload, dict):
+            raise ValueError("payload is not a JSON object")
+        path = transcript_of(agent, payload)
+    except (ValueError, OSError) as exc:  # json.JSONDecodeError is a ValueError
+        log_line(where, f"hook {' '.join(args[:1])}: {exc}")
+        return 0
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with (where / LOG_NAME).open("a") as log:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "agent_history", "index", "--file", str(path)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,  # survives the harness's process group; never its terminal
+            )
+    except OSError as exc:  # an unwritable data dir, no Python: say so (best effort), never fail the agent
+        log_line(where, f"hook {agent}: cannot start the index child: {exc}")
+        return 0
+    if wait:
+        child.wait()
+    return 0
+
+
+# -- install / uninstall (structural edits with a .bak, like `connect`) ----------------------
+
+
+def _hook_target(agent: str) -> HookTarget:
+    from agent_history.connect import ConnectError
+
+    if agent not in HOOKS:
+        raise ConnectError(f"no after-turn hook for agent {agent!r} yet (hooks for: {', '.join(HOOKS)})")
+    return HOOKS[agent]
+
+
+def install(agent: str, environ: dict[str, str] | None = None):
+    """Install the after-turn hook of `agent`; returns the `FileChange` (``unchanged`` when it
+    is already there). Raises ConnectError for an unknown agent, a config that cannot be parsed,
+    or (Codex) another notify program."""
+    from agent_history.connect import ConnectError, FileChange, _read, _write
+    from agent_history.connect.edit import EditError, _dump_json, _parse_json
+
+    target = _hook_target(agent)
+    path = target.config_path()
+    old = _read(path)
+    argv = hook_argv(agent, environ)
+    try:
+        if target.fmt == "json":
+            new = _dump_json(claude_install(_parse_json(old or ""), argv))
+        else:
+            new = codex_install(old or "", argv)
+    except EditError as exc:
+        raise ConnectError(f"{path}: {exc}; not changed") from None
+    except HookConflict as exc:
+        raise ConnectError(
+            f"{path} already has {exc} (Codex runs one notify program); not changed — "
+            f"remove it, or call {shlex.join(argv)} from that program"
+        ) from None
+    except Exception as exc:  # tomlkit's parse errors
+        if type(exc).__module__.startswith("tomlkit"):
+            raise ConnectError(f"{path}: not valid TOML ({exc}); not changed") from None
+        raise
+    if old is not None and new == old:
+        return FileChange(path, "unchanged")
+    return _write(path, new, old)
+
+
+def uninstall(agent: str):
+    """Remove the after-turn hook of `agent`; returns the `FileChange` (``absent`` when there
+    was none). Raises ConnectError as `install`."""
+    from agent_history.connect import ConnectError, FileChange, _read, _write
+    from agent_history.connect.edit import EditError, _dump_json, _parse_json
+
+    target = _hook_target(agent)
+    path = target.config_path()
+    old = _read(path)
+    if old is None:
+        return FileChange(path, "absent")
+    try:
+        if target.fmt == "json":
+            data, removed = claude_uninstall(_parse_json(old))
+            new = _dump_json(data)
+        else:
+            new, removed = codex_uninstall(old)
+    except EditError as exc:
+        raise ConnectError(f"{path}: {exc}; not changed") from None
+    except Exception as exc:
+        if type(exc).__module__.startswith("tomlkit"):
+            raise ConnectError(f"{path}: not valid TOML ({exc}); not changed") from None
+        raise
+    if not removed:
+        return FileChange(path, "absent")
+    change = _write(path, new, old)
+    return FileChange(path, "removed", change.backup)

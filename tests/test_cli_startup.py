@@ -1,0 +1,130 @@
+"""CLI start-up stays cheap (issue 18) — asserted structurally, never by timing: which modules a
+command imports, that the revision chain known without alembic matches the migration files, and
+that the lazy command map names every registered command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_history.cli.app import COMMAND_MODULES, command_name
+from agent_history.db import migrate
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Run `main()` as the console script would, then report which top-level packages were imported.
+_WRAPPER = """
+import importlib.util, json, sys
+from agent_history.cli.app import main
+sys.argv = ["agent-history", *sys.argv[1:]]
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+with open(OUT, "w") as fh:
+    # a module registered by `agent_history.lazy` but never touched has not run: not imported
+    loaded = {m.split(".")[0] for m, mod in list(sys.modules.items()) if not isinstance(mod, importlib.util._LazyModule)}
+    json.dump({"code": code, "modules": sorted(loaded)}, fh)
+"""
+
+HEAVY = {"alembic", "sqlalchemy", "mcp", "torch", "opentelemetry", "sentence_transformers", "httpx", "tenacity"}
+
+
+def _run(args: list[str], tmp_path: Path, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", f"OUT = {str(out)!r}\n" + _WRAPPER, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert out.exists(), proc.stderr
+    return proc, json.loads(out.read_text())
+
+
+def test_revision_chain_constant_matches_the_migration_files():
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(migrate._config())
+    chain = [s.revision for s in script.walk_revisions()]  # newest first
+    assert tuple(reversed(chain)) == migrate.REVISIONS
+    assert migrate.head_revision() == script.get_current_head() == "0015_summary_chunks"
+
+
+def test_command_map_names_exactly_the_registered_commands():
+    from agent_history.cli import app as app_module
+
+    app_module._register()
+    root = app_module.app
+    names = {c.name or c.callback.__name__ for c in root.registered_commands}
+    names |= {g.name for g in root.registered_groups}
+    assert names == set(COMMAND_MODULES)
+    for command, module in COMMAND_MODULES.items():
+        assert module in (*app_module.MODULES, "db"), command
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["search", "pool"], "search"),
+        (["--dsn", "postgresql:///x", "sessions", "--json"], "sessions"),
+        (["--dsn=postgresql:///x", "db", "status"], "db"),
+        (["--help"], None),
+        ([], None),
+        (["--", "status"], "status"),
+    ],
+)
+def test_command_name_skips_root_options(argv, expected):
+    assert command_name(argv) == expected
+
+
+def test_version_imports_neither_typer_nor_any_database_library(tmp_path):
+    proc, seen = _run(["--version"], tmp_path)
+    assert proc.stdout == "agent-history 0.1.0\n"
+    assert seen["code"] == 0
+    assert not (set(seen["modules"]) & (HEAVY | {"typer", "psycopg", "rich", "pydantic"})), seen["modules"]
+
+
+def test_search_imports_no_migration_mcp_model_or_http_library(tmp_path, cli_env):
+    proc, seen = _run(["search", "zyxwvut-not-there", "--json"], tmp_path, env=cli_env)
+    assert seen["code"] == 1, proc.stderr  # nothing found, on a migrated empty catalogue
+    modules = set(seen["modules"])
+    assert {"typer", "psycopg"} <= modules
+    assert not (modules & HEAVY), modules & HEAVY
+
+
+def test_parse_does_not_connect_or_import_psycopg(tmp_path, corpus_home):
+    path = next((corpus_home / ".codex" / "sessions").rglob("*.jsonl"))
+    proc, seen = _run(["parse", str(path), "--json"], tmp_path)
+    assert seen["code"] == 0, proc.stderr
+    assert json.loads(proc.stdout)
+    assert not (set(seen["modules"]) & (HEAVY | {"psycopg"})), set(seen["modules"]) & (HEAVY | {"psycopg"})
+
+
+def test_embedded_server_is_tuned_once_for_small_wal(pg_server):
+    import psycopg
+
+    from agent_history.db import embedded
+
+    admin = pg_server.dsn()
+    with psycopg.connect(admin) as conn:
+        # what the start wrote to postgresql.auto.conf (the reload itself is asynchronous)
+        settings = dict(
+            conn.execute(
+                "SELECT name, setting FROM pg_file_settings "
+                "WHERE sourcefile LIKE '%%postgresql.auto.conf' AND name = ANY(%s)",
+                (list(embedded.SERVER_SETTINGS),),
+            ).fetchall()
+        )
+    assert settings["max_wal_size"] == "256MB"
+    assert settings["min_wal_size"] == "32MB"
+    assert settings["wal_compression"] in ("lz4", "zstd", "pglz")
+    assert settings.get("default_toast_compression", "pglz") in ("lz4", "pglz")  # pglz is the default
+    assert embedded._tune(admin) == []  # already applied at start: nothing to change
