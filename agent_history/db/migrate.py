@@ -8,13 +8,11 @@ idempotent (``CREATE OR REPLACE``).
 
 from __future__ import annotations
 
+import ast
 import hashlib
+from functools import cache
 
 import psycopg
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, pool
 
 from agent_history.db.errors import SchemaTooNew
 from agent_history.db.resources import migrations_dir, sql_dir
@@ -23,23 +21,51 @@ VERSION_TABLE = "ah_alembic_version"
 MIGRATION_LOCK = 0x61685F6D6967  # 'ah_mig': serialises concurrent first-use migrations
 
 
-def _config() -> Config:
+def _config():
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     return cfg
 
 
+@cache
+def revision_graph() -> dict[str, str | None]:
+    """{revision id: the revision it revises (None for the first)}, read from the top-level
+    ``revision`` / ``down_revision`` assignments of ``migrations/versions/*.py`` without importing
+    alembic (≈ 0.45 s of every command's start-up when the schema is already at head). Raises
+    ValueError for a revision file without them."""
+    graph: dict[str, str | None] = {}
+    for path in sorted((migrations_dir() / "versions").glob("*.py")):
+        found = {}
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if node.targets[0].id in ("revision", "down_revision"):
+                    found[node.targets[0].id] = ast.literal_eval(node.value)
+        if "revision" not in found or "down_revision" not in found:
+            raise ValueError(f"{path}: no top-level revision / down_revision")
+        graph[found["revision"]] = found["down_revision"]
+    return graph
+
+
 def head_revision() -> str:
-    """The newest revision this code knows."""
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    """The newest revision this code knows (the one no other revision revises). Raises
+    ValueError when the chain has no single head."""
+    graph = revision_graph()
+    heads = set(graph) - set(graph.values())
+    if len(heads) != 1:
+        raise ValueError(f"migrations have {len(heads)} heads: {sorted(heads)}")
+    return heads.pop()
 
 
 def known_revisions() -> set[str]:
     """Every revision id in the script directory."""
-    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+    return set(revision_graph())
 
 
 def _engine(dsn: str):
+    from sqlalchemy import create_engine, pool
+
     return create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(dsn), poolclass=pool.NullPool)
 
 
@@ -79,6 +105,8 @@ def upgrade(dsn: str, revision: str = "head") -> None:
     with psycopg.connect(dsn) as conn:
         before = current_revision(conn)
         check_not_newer(before)
+    from alembic import command
+
     _run(dsn, command.upgrade, revision)
     with psycopg.connect(dsn) as conn:
         moved = current_revision(conn) != before
@@ -88,6 +116,8 @@ def upgrade(dsn: str, revision: str = "head") -> None:
 def downgrade(dsn: str, revision: str = "base") -> None:
     """Downgrade the schema (``base`` drops schema `ah`). Recorded `sql/*.sql` hashes are
     forgotten, so the next upgrade re-applies every file."""
+    from alembic import command
+
     _run(dsn, command.downgrade, revision)
     with psycopg.connect(dsn) as conn:
         if conn.execute("SELECT to_regclass('ah.meta')").fetchone()[0] is not None:

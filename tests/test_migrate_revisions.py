@@ -1,0 +1,29 @@
+"""The revision chain read without alembic (start-up cost) equals alembic's own reading of it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from agent_history.db.migrate import _config, head_revision, known_revisions, revision_graph
+
+
+def test_the_chain_read_from_the_files_is_alembics():
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(_config())
+    assert head_revision() == script.get_current_head() == "0015_summary_chunks"
+    assert known_revisions() == {s.revision for s in script.walk_revisions()}
+    assert revision_graph() == {s.revision: s.down_revision for s in script.walk_revisions()}
+    assert revision_graph()["0001_core"] is None and revision_graph()["0009_source_type"] == "0008_journal"
+
+
+def test_the_cli_and_the_schema_check_do_not_import_alembic_or_sqlalchemy():
+    code = (
+        "import sys, agent_history.cli.app, agent_history.db.connection, agent_history.db.status\n"
+        "from agent_history.db.migrate import head_revision\n"
+        "head_revision()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('alembic', 'sqlalchemy')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
