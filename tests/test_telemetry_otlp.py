@@ -25,6 +25,7 @@ from agent_history.telemetry.families import FAMILIES
 from agent_history.telemetry.otlp import start_metrics
 from agent_history.telemetry.policy import ModelLabels, Sample, resolve_label_values
 from tests.embed_corpus import embed_server, topic_db, topic_home  # noqa: F401 - fixtures
+from tests.homes import copy_home
 from tests.otlp_receiver import Receiver, points, resource_attributes, values
 from tests.test_telemetry import LOOP_CLOCK, LOOP_STATUSES, merged_home, poll_shares
 
@@ -33,9 +34,7 @@ PY = sys.executable
 
 @pytest.fixture
 def home(corpus_home, tmp_path) -> Path:
-    dst = tmp_path / "home"
-    shutil.copytree(corpus_home, dst)
-    return dst
+    return copy_home(corpus_home, tmp_path / "home")
 
 
 @pytest.fixture
