@@ -88,6 +88,12 @@ def search_summaries(conn: psycopg.Connection, req: SearchRequest) -> list[Searc
     ``req.classes`` does not apply. Empty for a query of stop words only."""
     if req.limit <= 0:
         return []
+    from agent_history.search.bm25 import is_bm25
+
+    if is_bm25(conn):  # ParadeDB: the BM25 index over the summaries (search.summaries_bm25)
+        from agent_history.search.summaries_bm25 import search_summaries_bm25
+
+        return search_summaries_bm25(conn, req)
     project = req.project.rstrip("/") if req.project else None
     rows = conn.execute(
         _SQL,
@@ -156,6 +162,10 @@ def _hit(r: tuple[Any, ...]) -> SearchHit:
             "model": model,
         },
     )
+
+
+#: One row of the summary query (FTS, or BM25 in search.summaries_bm25) as a SearchHit (backend ``fts``).
+hit_of_row = _hit
 
 
 def summaries_for_sessions(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, dict[str, Any]]:
