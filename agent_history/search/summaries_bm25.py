@@ -22,7 +22,7 @@ import psycopg
 
 from agent_history.search.query import analyze
 from agent_history.search.request import SearchHit, SearchRequest
-from agent_history.search.summaries import HEADLINE_OPTIONS, hit_of_row
+from agent_history.search.summaries import FILTERS_SQL, HEADLINE_OPTIONS, hit_of_row
 
 #: Tokenizer options of the summary text fields (ParadeDB docs, "Token filters": ``stemmer``,
 #: ``ascii_folding``).
@@ -49,14 +49,9 @@ WITH top AS MATERIALIZED (
     LEFT JOIN ah.session AS s ON s.id = ss.session_id
     WHERE ("""
     + " OR ".join(f"ss.{f} ||| %(q)s" for f in TEXT_FIELDS)
-    + """)
-      AND (cardinality(%(agents)s::text[]) = 0 OR ss.agent = ANY(%(agents)s))
-      AND (cardinality(%(namespaces)s::text[]) = 0 OR coalesce(ss.namespace, s.namespace) = ANY(%(namespaces)s))
-      AND (%(since)s::timestamptz IS NULL OR ss.analysed_at >= %(since)s)
-      AND (%(until)s::timestamptz IS NULL OR ss.analysed_at < %(until)s)
-      AND (%(project)s::text IS NULL OR s.cwd = %(project)s OR starts_with(s.cwd, %(project)s || '/'))
-      AND (%(session)s::text IS NULL OR ss.session_uid = %(session)s
-           OR (length(%(session)s) >= 8 AND starts_with(ss.session_uid, %(session)s)))
+    + ") AND "
+    + FILTERS_SQL
+    + """
     ORDER BY pdb.score(ss.id) DESC, ss.id
     LIMIT %(limit)s
 )
