@@ -14,6 +14,23 @@ UID = "ah-operations"
 NS = 'namespace=~"$namespace"'
 
 
+def _stat(title: str, expr: str, legend: str, meaning: str, *, unit: str | None = None, **size) -> PromPanel:
+    """A stat panel of one instant query (6 × 4 unless `size` says otherwise)."""
+    return PromPanel(
+        title, "stat", ((expr, legend),), meaning, unit=unit, instant=True, **({"width": 6, "height": 4} | size)
+    )
+
+
+def _series(title: str, expr: str, legend: str, meaning: str, *, unit: str | None = None, **size) -> PromPanel:
+    """A time-series panel of one query (8 wide unless `size` says otherwise)."""
+    return PromPanel(title, "timeseries", ((expr, legend),), meaning, unit=unit, **({"width": 8} | size))
+
+
+def _increase(expr: str, by: str) -> str:
+    """Increase per Grafana rate interval of counter selector `expr`, summed by label `by`."""
+    return f"sum by ({by}) (increase({expr}[$__rate_interval]))"
+
+
 def _run_section(run: str, title: str, question: str, extra: tuple[PromPanel, ...] = ()) -> Section:
     """The panels every pass kind (index, embed, journal_sync) shares."""
     sel = f'{{run="{run}"}}'
@@ -21,71 +38,22 @@ def _run_section(run: str, title: str, question: str, extra: tuple[PromPanel, ..
         title,
         question,
         (
-            PromPanel(
-                f"{title}: last pass succeeded",
-                "stat",
-                ((f"ah_run_success{sel}", "success"),),
-                "1 when the last pass succeeded, 0 when it failed.",
-                width=6,
-                height=4,
-                instant=True,
-            ),
-            PromPanel(
-                f"{title}: since last success",
-                "stat",
-                ((f"time() - ah_run_last_success_timestamp_seconds{sel}", "age"),),
-                "Time since the last successful pass ended.",
-                unit="s",
-                width=6,
-                height=4,
-                instant=True,
-            ),
-            PromPanel(
-                f"{title}: pass holds the lock",
-                "stat",
-                ((f"ah_run_lock_held{sel}", "lock"),),
-                "1 while a pass holds the run's advisory lock.",
-                width=6,
-                height=4,
-                instant=True,
-            ),
-            PromPanel(
-                f"{title}: passes by outcome",
-                "timeseries",
-                ((f"sum by (outcome) (increase(ah_runs_total{sel}[$__rate_interval]))", "{{outcome}}"),),
-                "Passes finished per interval, by outcome.",
-                width=6,
-                height=4,
-            ),
-            PromPanel(
-                f"{title}: pass duration",
-                "timeseries",
-                ((f"ah_run_duration_seconds{sel}", "duration"),),
-                "Duration of the last pass.",
-                unit="s",
-                width=8,
-            ),
+            _stat(f"{title}: last pass succeeded", f"ah_run_success{sel}", "success", "1 when the last pass succeeded, 0 when it failed."),
+            _stat(f"{title}: since last success", f"time() - ah_run_last_success_timestamp_seconds{sel}", "age", "Time since the last successful pass ended.", unit="s"),
+            _stat(f"{title}: pass holds the lock", f"ah_run_lock_held{sel}", "lock", "1 while a pass holds the run's advisory lock."),
+            _series(f"{title}: passes by outcome", _increase(f"ah_runs_total{sel}", "outcome"), "{{outcome}}", "Passes finished per interval, by outcome.", width=6, height=4),
+            _series(f"{title}: pass duration", f"ah_run_duration_seconds{sel}", "duration", "Duration of the last pass.", unit="s"),
             PromPanel(
                 f"{title}: work per pass",
                 "timeseries",
-                (
-                    (f"ah_run_files_changed{sel}", "files changed"),
-                    (f"ah_run_rows_written{sel}", "rows written"),
-                ),
+                ((f"ah_run_files_changed{sel}", "files changed"), (f"ah_run_rows_written{sel}", "rows written")),
                 "Files changed and rows written by the last pass.",
                 width=8,
             ),
-            PromPanel(
-                f"{title}: bytes read per pass",
-                "timeseries",
-                ((f"ah_run_read_bytes{sel}", "read"),),
-                "Bytes read by the last pass.",
-                unit="bytes",
-                width=8,
-            ),
+            _series(f"{title}: bytes read per pass", f"ah_run_read_bytes{sel}", "read", "Bytes read by the last pass.", unit="bytes"),
             *extra,
         ),
-    )
+    )  # fmt: skip
 
 
 INDEXER = _run_section(
@@ -93,59 +61,20 @@ INDEXER = _run_section(
     "Indexer",
     "Does the indexer run, succeed and keep up with the transcripts on disk?",
     (
-        PromPanel(
-            "Lag by namespace",
-            "timeseries",
-            ((f"ah_catalogue_lag_bytes{{{NS}}}", "{{namespace}}"),),
-            "Bytes on disk not yet indexed (alert: not decreasing for 1 h).",
-            unit="bytes",
-            width=8,
-        ),
-        PromPanel(
-            "Dirty sessions",
-            "timeseries",
-            (("ah_catalogue_dirty_sessions", "dirty"),),
-            "Sessions waiting for the post-pass.",
-            width=8,
-        ),
-        PromPanel(
-            "Parse issues by kind",
-            "timeseries",
-            (("ah_catalogue_parse_issues", "{{kind}}"),),
-            "Parse issues in the catalogue by kind (alerts: new issues in 6 h; load errors).",
-            width=8,
-        ),
-        PromPanel(
-            "Catalogue rows by table",
-            "timeseries",
-            (("ah_catalogue_rows", "{{table}}"),),
-            "Rows per catalogue table.",
-            width=12,
-        ),
-        PromPanel(
-            "Sessions by agent",
-            "timeseries",
-            (("ah_catalogue_sessions", "{{agent}}"),),
-            "Sessions (threads) per agent.",
-            width=12,
-        ),
+        _series("Lag by namespace", f"ah_catalogue_lag_bytes{{{NS}}}", "{{namespace}}", "Bytes on disk not yet indexed (alert: not decreasing for 1 h).", unit="bytes"),
+        _series("Dirty sessions", "ah_catalogue_dirty_sessions", "dirty", "Sessions waiting for the post-pass."),
+        _series("Parse issues by kind", "ah_catalogue_parse_issues", "{{kind}}", "Parse issues in the catalogue by kind (alerts: new issues in 6 h; load errors)."),
+        _series("Catalogue rows by table", "ah_catalogue_rows", "{{table}}", "Rows per catalogue table.", width=12),
+        _series("Sessions by agent", "ah_catalogue_sessions", "{{agent}}", "Sessions (threads) per agent.", width=12),
     ),
-)
+)  # fmt: skip
 
 EMBEDDER = _run_section(
     "embed",
     "Embedder",
     "Does the embedder run, and does pending work drain?",
-    (
-        PromPanel(
-            "Embedding chunks by status",
-            "timeseries",
-            (("ah_embeddings", "{{embedding_status}}"),),
-            "Chunks pending, failed and done (alert: pending for over 1 h).",
-            width=24,
-        ),
-    ),
-)
+    (_series("Embedding chunks by status", "ah_embeddings", "{{embedding_status}}", "Chunks pending, failed and done (alert: pending for over 1 h).", width=24),),
+)  # fmt: skip
 
 JOURNAL = _run_section("journal_sync", "Journal sync", "Are session summaries synced from the journal database?")
 
@@ -153,113 +82,37 @@ COLLECTORS = Section(
     "Collectors",
     "Do the metric collectors themselves run on time and without errors?",
     (
-        PromPanel(
-            "Collector succeeded",
-            "timeseries",
-            (("ah_collector_success", "{{collector}}"),),
-            "1 when the collector's last run succeeded (alert: failing for 30 min).",
-            width=8,
-        ),
-        PromPanel(
-            "Since collector success",
-            "timeseries",
-            (("time() - ah_collector_last_success_timestamp_seconds", "{{collector}}"),),
-            "Time since each collector last succeeded.",
-            unit="s",
-            width=8,
-        ),
-        PromPanel(
-            "Collection duration",
-            "timeseries",
-            (("ah_collector_duration_seconds", "{{collector}}"),),
-            "Duration of each collector's last run (alert: over 60 s for 10 min).",
-            unit="s",
-            width=8,
-        ),
-        PromPanel(
-            "Collector errors",
-            "timeseries",
-            (("sum by (collector) (increase(ah_collector_errors_total[$__rate_interval]))", "{{collector}}"),),
-            "Collector runs that failed or ran late, per interval.",
-            width=12,
-        ),
-        PromPanel(
-            "Dropped samples",
-            "timeseries",
-            (("sum by (family) (increase(ah_telemetry_dropped_samples_total[$__rate_interval]))", "{{family}}"),),
-            "Samples dropped because a label value was outside its declared set (a code bug if not 0).",
-            width=12,
-        ),
+        _series("Collector succeeded", "ah_collector_success", "{{collector}}", "1 when the collector's last run succeeded (alert: failing for 30 min)."),
+        _series("Since collector success", "time() - ah_collector_last_success_timestamp_seconds", "{{collector}}", "Time since each collector last succeeded.", unit="s"),
+        _series("Collection duration", "ah_collector_duration_seconds", "{{collector}}", "Duration of each collector's last run (alert: over 60 s for 10 min).", unit="s"),
+        _series("Collector errors", _increase("ah_collector_errors_total", "collector"), "{{collector}}", "Collector runs that failed or ran late, per interval.", width=12),
+        _series("Dropped samples", _increase("ah_telemetry_dropped_samples_total", "family"), "{{family}}", "Samples dropped because a label value was outside its declared set (a code bug if not 0).", width=12),
     ),
-)
+)  # fmt: skip
+
+TIER = "{{namespace}} {{tier}}"
 
 ARCHIVE = Section(
     "Archive",
     "How many transcript files and bytes sit in the hot and cold tiers, is the cold tier reachable and "
     "current, and is anything missing or waiting to be copied?",
     (
-        PromPanel(
-            "Files by tier",
-            "timeseries",
-            ((f"ah_archive_files{{{NS}}}", "{{namespace}} {{tier}}"),),
-            "Transcript files found on disk.",
-            width=8,
-        ),
-        PromPanel(
-            "Bytes by tier",
-            "timeseries",
-            ((f"ah_archive_bytes{{{NS}}}", "{{namespace}} {{tier}}"),),
-            "Bytes of those files.",
-            unit="bytes",
-            width=8,
-        ),
-        PromPanel(
-            "Newest file age",
-            "timeseries",
-            ((f"time() - ah_archive_newest_mtime_timestamp_seconds{{{NS}}}", "{{namespace}} {{tier}}"),),
-            "Age of the newest file per tier (alert: hot older than 36 h while cold is newer).",
-            unit="s",
-            width=8,
-        ),
-        PromPanel(
-            "Tier available",
-            "stat",
-            ((f"ah_archive_tier_available{{{NS}}}", "{{namespace}} {{tier}}"),),
-            "1 when the tier's directory is readable (alert: cold tier unavailable).",
-            width=8,
-            instant=True,
-        ),
-        PromPanel(
-            "Catalogued files missing",
-            "timeseries",
-            ((f"ah_archive_files_missing{{{NS}}}", "{{namespace}} {{tier}}"),),
-            "Catalogued files no longer found in the tier.",
-            width=8,
-        ),
-        PromPanel(
-            "Retention backlog",
-            "timeseries",
-            ((f"ah_archive_uncopied_files{{{NS}}}", "{{namespace}}"),),
-            "Hot files with no cold copy yet (alert: not cleared for 26 h).",
-            width=8,
-        ),
+        _series("Files by tier", f"ah_archive_files{{{NS}}}", TIER, "Transcript files found on disk."),
+        _series("Bytes by tier", f"ah_archive_bytes{{{NS}}}", TIER, "Bytes of those files.", unit="bytes"),
+        _series("Newest file age", f"time() - ah_archive_newest_mtime_timestamp_seconds{{{NS}}}", TIER, "Age of the newest file per tier (alert: hot older than 36 h while cold is newer).", unit="s"),
+        _stat("Tier available", f"ah_archive_tier_available{{{NS}}}", TIER, "1 when the tier's directory is readable (alert: cold tier unavailable).", width=8, height=8),
+        _series("Catalogued files missing", f"ah_archive_files_missing{{{NS}}}", TIER, "Catalogued files no longer found in the tier."),
+        _series("Retention backlog", f"ah_archive_uncopied_files{{{NS}}}", "{{namespace}}", "Hot files with no cold copy yet (alert: not cleared for 26 h)."),
     ),
-)
+)  # fmt: skip
 
 FILESYSTEM = Section(
     "Filesystem",
     "Is the filesystem under either tier filling up?",
     (
-        PromPanel(
-            "Filesystem used",
-            "timeseries",
-            ((f"ah_filesystem_used_ratio{{{NS}}}", "{{namespace}} {{tier}}"),),
-            "Used fraction of the filesystem holding each tier (alerts: hot > 85 %, cold > 90 %).",
-            unit="percentunit",
-            width=24,
-        ),
+        _series("Filesystem used", f"ah_filesystem_used_ratio{{{NS}}}", TIER, "Used fraction of the filesystem holding each tier (alerts: hot > 85 %, cold > 90 %).", unit="percentunit", width=24),
     ),
-)
+)  # fmt: skip
 
 SECTIONS = (INDEXER, EMBEDDER, JOURNAL, COLLECTORS, ARCHIVE, FILESYSTEM)
 

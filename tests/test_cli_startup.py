@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from agent_history.cli.app import COMMAND_MODULES, command_name
-from agent_history.db import migrate
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,15 +46,6 @@ def _run(args: list[str], tmp_path: Path, env: dict | None = None) -> tuple[subp
     )
     assert out.exists(), proc.stderr
     return proc, json.loads(out.read_text())
-
-
-def test_revision_chain_constant_matches_the_migration_files():
-    from alembic.script import ScriptDirectory
-
-    script = ScriptDirectory.from_config(migrate._config())
-    chain = [s.revision for s in script.walk_revisions()]  # newest first
-    assert tuple(reversed(chain)) == migrate.REVISIONS
-    assert migrate.head_revision() == script.get_current_head() == "0015_summary_chunks"
 
 
 def test_command_map_names_exactly_the_registered_commands():

@@ -18,6 +18,7 @@ import pytest
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
 from agent_history.ingest.rebuild import rebuild
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call, server_env
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "efficiency"
@@ -214,8 +215,9 @@ def test_cli_efficiency_rejects_an_unknown_role_with_one_line(db, cli_env):
     assert out.stderr.strip().splitlines() == ["error: unknown role 'boss' (known: root, worker, solo)"]
 
 
-def test_cli_efficiency_table_prints_every_corpus_thread(db, cli_env, corpus_home):
-    _index(db.dsn, corpus_home)
+def test_cli_efficiency_table_prints_every_corpus_thread(corpus_db, cli_env):  # noqa: F811
+    db = corpus_db
+    cli_env = {**cli_env, "AGENT_HISTORY_DSN": db.dsn, "AGENT_HISTORY_READER_DSN": db.reader_dsn}
     env = {**cli_env, "COLUMNS": "250"}
     out = _cli("efficiency", env=env)
     assert out.returncode == 0, out.stderr

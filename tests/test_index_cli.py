@@ -81,12 +81,13 @@ def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.8, 2.0))
-        if proc.poll() is None:
+        # killed once a random number more messages are committed (an event in the database,
+        # not a guess at how fast this machine is today), or not at all if the pass ends first
+        if messages_reach(db.dsn, proc, messages(db.dsn) + rng.randint(1, 150)):
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.wait()
-    assert kills >= 1
+    assert kills >= 1  # the first pass commits 1,588 messages 7 lines at a time: still running at 150
     assert cli("index", "--home", str(home), env=env).returncode == 0
     with db.connect() as conn:
         assert snapshot(conn) == clean
@@ -121,6 +122,25 @@ def wait_for_rows(dsn: str, proc: subprocess.Popen, timeout: float = 300) -> Non
             assert proc.poll() is None, "the pass ended before it was interrupted"
             assert time.monotonic() < deadline, f"no rows within {timeout:g} s"
             time.sleep(0.05)
+
+
+def messages(dsn: str) -> int:
+    """Committed rows of ah.message."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
+
+
+def messages_reach(dsn: str, proc: subprocess.Popen, n: int, timeout: float = 300) -> bool:
+    """Wait until ah.message holds at least `n` committed rows (True) or `proc` has exited
+    (False); fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] < n:
+            if proc.poll() is not None:
+                return False
+            assert time.monotonic() < deadline, f"fewer than {n} messages within {timeout:g} s"
+            time.sleep(0.02)
+    return proc.poll() is None
 
 
 def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home, own_tmp):

@@ -4,7 +4,6 @@ write, "message 11,170" while the catalogue held 10,264). Real corpus, real data
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -13,23 +12,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
-from agent_history.ingest.loader import Loader
+from tests.homes import copy_home, index
 
 PY = sys.executable
 
 
 @pytest.fixture
 def home(corpus_home, tmp_path) -> Path:
-    dst = tmp_path / "home"
-    shutil.copytree(corpus_home, dst)
-    return dst
-
-
-def index(db, home: Path, **kw):
-    sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
-    with psycopg.connect(db.dsn, autocommit=True) as conn:
-        return Loader(conn, **kw).run(sources)
+    return copy_home(corpus_home, tmp_path / "home")
 
 
 def catalogue_counts(db, tables) -> dict[str, int]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout, iter_files
+from agent_history.ingest.discovery import iter_files
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader
 from agent_history.ingest.rebuild import truncate_derived
 from agent_history.model.merge import fold
@@ -18,16 +18,8 @@ from agent_history.model.rows import MessageRow, ModelCallRow, SessionRow, ToolC
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import parse_bytes
+from tests.homes import copy_home, index, sources_for
 from tests.snapshot import snapshot
-
-
-def sources_for(home: Path) -> list[Source]:
-    return [Source(ns, agent_of_namespace(ns), path) for ns, path in home_layout(home).items()]
-
-
-def index(db, home: Path, **kw):
-    with psycopg.connect(db.dsn, autocommit=True) as conn:
-        return Loader(conn, **kw).run(sources_for(home))
 
 
 def snap(db, **kw):
@@ -38,9 +30,7 @@ def snap(db, **kw):
 @pytest.fixture
 def home(corpus_home, tmp_path) -> Path:
     """A writable copy of the real corpus home."""
-    dst = tmp_path / "home"
-    shutil.copytree(corpus_home, dst)
-    return dst
+    return copy_home(corpus_home, tmp_path / "home")
 
 
 def expected_rows(home: Path) -> dict:

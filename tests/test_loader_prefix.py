@@ -8,8 +8,6 @@ import io
 import json
 import os
 import random
-import shutil
-import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -17,8 +15,6 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
-from agent_history.ingest.loader import Loader
 from agent_history.ingest.prefix import (
     MAX_WINDOWS,
     WINDOW_BYTES,
@@ -27,6 +23,7 @@ from agent_history.ingest.prefix import (
     window_positions,
 )
 from agent_history.ingest.rebuild import truncate_derived
+from tests.homes import cli, copy_home, index
 
 PY = sys.executable
 LEGACY = "rollout-2025-09-10T18-58-38-cf4def41-21e0-4b91-adb4-5397c1492084.jsonl"
@@ -35,19 +32,7 @@ LEGACY = "rollout-2025-09-10T18-58-38-cf4def41-21e0-4b91-adb4-5397c1492084.jsonl
 
 @pytest.fixture
 def home(corpus_home, tmp_path) -> Path:
-    dst = tmp_path / "home"
-    shutil.copytree(corpus_home, dst)
-    return dst
-
-
-def index(db, home: Path, **kw):
-    sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
-    with psycopg.connect(db.dsn, autocommit=True) as conn:
-        return Loader(conn, **kw).run(sources)
-
-
-def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=300)
+    return copy_home(corpus_home, tmp_path / "home")
 
 
 def legacy(home: Path) -> Path:

@@ -15,9 +15,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
+from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import Loader
-from tests.conftest import TestDatabase
+from tests.conftest import TestDatabase, clone_database, drop_database
 from tests.mcp_client import call, call_tools, server_env
 
 OPS_SESSION = "5b0e7c1e-0b6f-4f1e-9d55-0a11ce0ff1ce"
@@ -95,26 +95,21 @@ def _ops_lines(now: datetime) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def catalogue(pg_server, corpus_home, tmp_path_factory):
-    """A database with the corpus (claude-local, codex-local, pi-local) and the ops home (claude-ops)."""
+def catalogue(pg_server, corpus_template, tmp_path_factory):
+    """A database with the corpus (claude-local, codex-local, pi-local; a clone of the session's
+    corpus catalogue) and the ops home (claude-ops) indexed on top."""
     ops_home = tmp_path_factory.mktemp("ops-home")
     project = ops_home / ".claude" / "projects" / "-srv-ops"
     project.mkdir(parents=True)
     (project / f"{OPS_SESSION}.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in _ops_lines(datetime.now(UTC)))
     )
-    name = f"t_mcp_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name} TEMPLATE ah_template")
-    db = TestDatabase(name, pg_server.dsn(name), pg_server.dsn(name, user="ah_reader"), pg_server)
-    sources = [Source(ns, agent_of_namespace(ns), path) for ns, path in home_layout(corpus_home).items()]
-    sources.append(Source("claude-ops", "claude", ops_home / ".claude"))
+    db = clone_database(pg_server, corpus_template, "t_mcp")
     with psycopg.connect(db.dsn, autocommit=True) as conn:
-        summary = Loader(conn).run(sources)
-    assert summary.files_failed == 0
+        summary = Loader(conn).run([Source("claude-ops", "claude", ops_home / ".claude")])
+    assert summary.files_failed == 0 and summary.files_changed == 1
     yield db
-    with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    drop_database(db)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -96,12 +95,18 @@ def test_errors_are_one_line_and_the_server_keeps_serving(env):
 
 @pytest.mark.slow
 def test_pg_sleep_40_is_cancelled_at_30_seconds(env):
-    started = time.monotonic()
-    result = call(env, "sql", {"statement": "SELECT pg_sleep(40)"})
-    elapsed = time.monotonic() - started
+    # The server's own cancellation is the evidence (no wall-clock bound on a shared machine):
+    # the limit in force for the tool's statement is 30 s, and pg_sleep(40) is cancelled by it.
+    _, (limit, result) = call_tools(
+        env,
+        [
+            ("sql", {"statement": "SELECT current_setting('statement_timeout') AS limit"}),
+            ("sql", {"statement": "SELECT pg_sleep(40)"}),
+        ],
+    )
+    assert limit.data["rows"] == [["30s"]]
     assert result.is_error
     assert "canceling statement due to statement timeout" in result.text
-    assert 29 <= elapsed < 38, elapsed
 
 
 # Runs the tool's code path (guarded read-only connection + run_sql) in a fresh process and

@@ -16,12 +16,10 @@ import psycopg
 import pytest
 
 from agent_history.db.migrate import downgrade, upgrade
-from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
-from agent_history.ingest.loader import Loader
 from agent_history.model import classes
 from agent_history.search.keyword import search
 from agent_history.search.request import HL_END, HL_START, Scope, SearchRequest
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 from tests.mcp_client import call, server_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,10 +158,8 @@ def stats_mismatches(conn: psycopg.Connection) -> int:
     ).fetchone()[0]
 
 
-def test_migration_regenerates_vectors_and_statistics_of_an_existing_catalogue(db, corpus_home):
-    sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(corpus_home).items()]
-    with psycopg.connect(db.dsn, autocommit=True) as conn:
-        Loader(conn).run(sources)
+def test_migration_regenerates_vectors_and_statistics_of_an_existing_catalogue(corpus_rw_db):  # noqa: F811
+    db = corpus_rw_db  # the corpus indexed at head, a copy of its own
     downgrade(db.dsn, "0003_embeddings")  # the catalogue as it was before this revision
     with db.connect() as conn:
         assert stats_mismatches(conn) == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -9,8 +11,9 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, fail, print_json
-from agent_history.embed.provider import EmbeddingError, make_embedder
-from agent_history.embed.worker import AnotherEmbedRunning, EmbedSummary, EmbedWorker
+
+if TYPE_CHECKING:  # imported by the commands themselves: httpx and the worker stay off every other command's start-up
+    from agent_history.embed.worker import EmbedSummary, EmbedWorker
 
 
 def summary_line(s: EmbedSummary) -> str:
@@ -48,6 +51,9 @@ def embed_cmd(
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Chunk, redact and embed pending messages and tool output (resumable; cached by model + input)."""
+    from agent_history.embed.provider import EmbeddingError, make_embedder
+    from agent_history.embed.worker import AnotherEmbedRunning, EmbedWorker
+
     db = database()
     settings = db.settings.embedding
     if settings is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import psycopg
 import typer
 
@@ -10,7 +12,9 @@ from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, err_console, fail, print_json
 from agent_history.db.errors import ServerUnreachable
-from agent_history.journal.sync import SyncResult, sync_journal
+
+if TYPE_CHECKING:  # imported by the command itself, off every other command's start-up
+    from agent_history.journal.sync import SyncResult
 
 
 def summary_line(r: SyncResult) -> str:
@@ -33,6 +37,8 @@ def journal_sync_cmd(
     json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Copy session summaries in from an external journal database (read-only; incremental)."""
+    from agent_history.journal.sync import sync_journal
+
     db = database()
     source = source or db.settings.journal_source
     if not source and not every:

@@ -7,13 +7,15 @@ idempotent (``CREATE OR REPLACE``).
 
 Start-up cost: the check is one version read plus one read of the recorded hashes. alembic and
 SQLAlchemy (about a second of imports) are imported only when an upgrade or downgrade runs; the
-revision chain is known here as the constant `REVISIONS`, which a test compares with the
-migration files.
+revision chain is read from the migration files' ``revision`` / ``down_revision`` assignments
+(`revision_graph`), which a test compares with alembic's own script directory.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+from functools import cache
 
 import psycopg
 
@@ -23,27 +25,6 @@ from agent_history.db.resources import migrations_dir, sql_dir
 VERSION_TABLE = "ah_alembic_version"
 MIGRATION_LOCK = 0x61685F6D6967  # 'ah_mig': serialises concurrent first-use migrations
 
-# The revision chain in `migrations/versions/`, oldest first (source: the `revision` ids of the
-# migration files; tests/test_migrate_fast.py checks this tuple against alembic's script directory).
-REVISIONS: tuple[str, ...] = (
-    "0001_core",
-    "0002_search",
-    "0003_embeddings",
-    "0004_search_i18n",
-    "0005_source_windows",
-    "0006_efficiency",
-    "0007_loops",
-    "0008_journal",
-    "0009_source_type",
-    "0010_source_kinds",
-    "0011_harnesses",
-    "0012_speed",
-    "0013_usage",
-    "0014_curation",
-    "0015_summary_chunks",
-)
-
-
 def _config():
     from alembic.config import Config
 
@@ -52,14 +33,38 @@ def _config():
     return cfg
 
 
+@cache
+def revision_graph() -> dict[str, str | None]:
+    """{revision id: the revision it revises (None for the first)}, read from the top-level
+    ``revision`` / ``down_revision`` assignments of ``migrations/versions/*.py`` without importing
+    alembic (≈ 0.45 s of every command's start-up when the schema is already at head). Raises
+    ValueError for a revision file without them."""
+    graph: dict[str, str | None] = {}
+    for path in sorted((migrations_dir() / "versions").glob("*.py")):
+        found = {}
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if node.targets[0].id in ("revision", "down_revision"):
+                    found[node.targets[0].id] = ast.literal_eval(node.value)
+        if "revision" not in found or "down_revision" not in found:
+            raise ValueError(f"{path}: no top-level revision / down_revision")
+        graph[found["revision"]] = found["down_revision"]
+    return graph
+
+
 def head_revision() -> str:
-    """The newest revision this code knows (no alembic import)."""
-    return REVISIONS[-1]
+    """The newest revision this code knows (the one no other revision revises). Raises
+    ValueError when the chain has no single head."""
+    graph = revision_graph()
+    heads = set(graph) - set(graph.values())
+    if len(heads) != 1:
+        raise ValueError(f"migrations have {len(heads)} heads: {sorted(heads)}")
+    return heads.pop()
 
 
 def known_revisions() -> set[str]:
-    """Every revision id this code knows (no alembic import)."""
-    return set(REVISIONS)
+    """Every revision id in the script directory."""
+    return set(revision_graph())
 
 
 def _engine(dsn: str):

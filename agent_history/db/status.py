@@ -8,25 +8,10 @@ import psycopg
 
 from agent_history.db.connection import Database
 from agent_history.db.migrate import current_revision, head_revision
+from agent_history.model.tables import BOOKKEEPING_TABLES, PARSED_TABLES
 
-CORE_TABLES: tuple[str, ...] = (
-    "source_file",
-    "session",
-    "turn",
-    "message",
-    "model_call",
-    "tool_call",
-    "subagent_spawn",
-    "compaction",
-    "file_touch",
-    "git_event",
-    "parse_issue",
-    "record_type_seen",
-    "dirty_session",
-    "repo",
-    "model_pricing",
-    "meta",
-)
+#: The tables `db status` counts rows of.
+CORE_TABLES: tuple[str, ...] = PARSED_TABLES + BOOKKEEPING_TABLES
 
 
 def db_status(db: Database) -> dict[str, Any]:

@@ -41,19 +41,11 @@ COLUMNS: tuple[str, ...] = (
 #: the timestamp that orders revisions, the instance the row came from).
 REQUIRED: tuple[str, ...] = ("journal_conversation_id", "agent", "session_uid", "analysed_at", "app_instance_id")
 
-#: Text columns copied as they are (NULL stays NULL: unknown).
-TEXT_COLUMNS: tuple[str, ...] = (
-    "namespace",
-    "revision_id",
-    "model",
-    "title",
-    "objective",
-    "narrative",
-    "outcomes",
-    "unfinished",
-    "classification",
-    "project",
-)
+#: Columns read into typed fields of :class:`Summary` (the rest of :data:`COLUMNS` is text).
+TYPED: tuple[str, ...] = (*REQUIRED, "agent_id", "topics_json")
+
+#: Text columns copied as they are (NULL stays NULL: unknown), in :data:`COLUMNS` order.
+TEXT_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c not in TYPED)
 
 
 class BatchRefused(Exception):
@@ -97,9 +89,14 @@ def parse_timestamp(value: Any) -> datetime | None:
     return ts if ts.tzinfo is not None else None
 
 
+def _blank(value: Any) -> bool:
+    """NULL, or a string of nothing but white space."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def _topics(value: Any, conversation_id: str) -> tuple[str, ...]:
     """topics_json: NULL/empty (no topics) or a JSON array of strings; blanks are dropped."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if _blank(value):
         return ()
     parsed = value
     if isinstance(value, (str, bytes)):
@@ -134,8 +131,7 @@ def validate(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> list[Summar
 
         conversation = _text(get("journal_conversation_id"))
         for col in REQUIRED:
-            value = get(col)
-            if value is None or (isinstance(value, str) and not value.strip()):
+            if _blank(get(col)):
                 raise BatchRefused("missing_value", f"conversation {conversation or '?'}: {col} is empty")
         assert conversation is not None
         if conversation in seen:

@@ -29,6 +29,8 @@ from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis
 from agent_history.search.request import HL_END, HL_START, SearchHit, SearchRequest
 from agent_history.search.scripts import cjk_bigrams, is_symbol
+from agent_history.search.summaries_bm25 import INDEX_DDL as SUMMARY_INDEX_DDL
+from agent_history.search.summaries_bm25 import INDEX_NAME as SUMMARY_INDEX
 
 SNIPPET_CHARS = 240
 
@@ -51,6 +53,7 @@ INDEXES: dict[str, str] = {
         "(agent::pdb.literal), session_id, started_at"
         ") WITH (key_field = 'id')"
     ),
+    SUMMARY_INDEX: SUMMARY_INDEX_DDL,  # journal summaries, English-stemmed (search.summaries_bm25)
 }
 """Index name → DDL. Message text, and tool input/output, use the source-code tokenizer
 (splits camelCase, snake_case, punctuation) and, under an alias (``<column>_words``), the

@@ -33,6 +33,17 @@ LOOSE_WEIGHT = 0.5
 #: ts_headline options: matched words marked like every other snippet (request.HL_START/END).
 HEADLINE_OPTIONS = f"StartSel={HL_START}, StopSel={HL_END}, MaxWords=45, MinWords=20, MaxFragments=2"
 
+#: The filters of a summary search over ``ah.session_summary ss`` LEFT JOIN ``ah.session s`` (the
+#: FTS query here and the BM25 one of search.summaries_bm25): agents, namespaces, since/until on
+#: analysed_at, project (cwd of the linked session), session uid or prefix.
+FILTERS_SQL = """(cardinality(%(agents)s::text[]) = 0 OR ss.agent = ANY(%(agents)s))
+  AND (cardinality(%(namespaces)s::text[]) = 0 OR coalesce(ss.namespace, s.namespace) = ANY(%(namespaces)s))
+  AND (%(since)s::timestamptz IS NULL OR ss.analysed_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR ss.analysed_at < %(until)s)
+  AND (%(project)s::text IS NULL OR s.cwd = %(project)s OR starts_with(s.cwd, %(project)s || '/'))
+  AND (%(session)s::text IS NULL OR ss.session_uid = %(session)s
+       OR (length(%(session)s) >= 8 AND starts_with(ss.session_uid, %(session)s)))"""
+
 _SQL = """
 WITH terms AS (
     SELECT lexeme, plainto_tsquery('simple', lexeme) AS exact,
@@ -68,16 +79,10 @@ JOIN ah.session_summary ss ON ss.id = sc.id
 CROSS JOIN anyq
 LEFT JOIN ah.session s ON s.id = ss.session_id
 LEFT JOIN ah.session r ON r.id = s.root_session_id
-WHERE (cardinality(%(agents)s::text[]) = 0 OR ss.agent = ANY(%(agents)s))
-  AND (cardinality(%(namespaces)s::text[]) = 0 OR coalesce(ss.namespace, s.namespace) = ANY(%(namespaces)s))
-  AND (%(since)s::timestamptz IS NULL OR ss.analysed_at >= %(since)s)
-  AND (%(until)s::timestamptz IS NULL OR ss.analysed_at < %(until)s)
-  AND (%(project)s::text IS NULL OR s.cwd = %(project)s OR starts_with(s.cwd, %(project)s || '/'))
-  AND (%(session)s::text IS NULL OR ss.session_uid = %(session)s
-       OR (length(%(session)s) >= 8 AND starts_with(ss.session_uid, %(session)s)))
+WHERE {filters}
 ORDER BY sc.score DESC, ss.id DESC
 LIMIT %(limit)s
-"""
+""".replace("{filters}", FILTERS_SQL)
 
 
 def search_summaries(conn: psycopg.Connection, req: SearchRequest) -> list[SearchHit]:
@@ -88,6 +93,12 @@ def search_summaries(conn: psycopg.Connection, req: SearchRequest) -> list[Searc
     ``req.classes`` does not apply. Empty for a query of stop words only."""
     if req.limit <= 0:
         return []
+    from agent_history.search.bm25 import is_bm25
+
+    if is_bm25(conn):  # ParadeDB: the BM25 index over the summaries (search.summaries_bm25)
+        from agent_history.search.summaries_bm25 import search_summaries_bm25
+
+        return search_summaries_bm25(conn, req)
     project = req.project.rstrip("/") if req.project else None
     rows = conn.execute(
         _SQL,
@@ -156,6 +167,10 @@ def _hit(r: tuple[Any, ...]) -> SearchHit:
             "model": model,
         },
     )
+
+
+#: One row of the summary query (FTS, or BM25 in search.summaries_bm25) as a SearchHit (backend ``fts``).
+hit_of_row = _hit
 
 
 def summaries_for_sessions(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_history.model.tables import DERIVED_TABLES, PARSED_TABLES
+
 Kind = Literal["gauge", "counter"]
 
 #: Closed label-value sets. ``None``: resolved at run time from configuration (see module doc).
@@ -27,25 +29,7 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
     "agent": ("claude", "codex", "pi", "gemini", "opencode", "cursor", "copilot", "claude_ai", "memory"),
     "namespace": None,
     "model": None,
-    "table": (
-        "session",
-        "turn",
-        "message",
-        "model_call",
-        "tool_call",
-        "subagent_spawn",
-        "compaction",
-        "file_touch",
-        "git_event",
-        "parse_issue",
-        "record_type_seen",
-        "source_file",
-        "chunk",
-        "embedding",
-        "loops",
-        "lane",
-        "session_summary",
-    ),
+    "table": PARSED_TABLES + DERIVED_TABLES,  # source: agent_history.model.tables
     "kind": (
         "blank_line",
         "invalid_json",

@@ -6,15 +6,15 @@ session_uid) — not its surrogate id — so the decision survives passes and `r
 truncates only the derived tables). Sub-agent threads share their session's uid and are
 excluded with it.
 
-Revision ID: 0014_curation
-Revises: 0013_usage
+Revision ID: 0012_curation
+Revises: 0011_usage
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
-revision = "0014_curation"
-down_revision = "0013_usage"
+revision = "0012_curation"
+down_revision = "0011_usage"
 branch_labels = None
 depends_on = None
 

@@ -5,15 +5,15 @@
 (agent, call_uid), not its surrogate id, so the record survives a rebuild (a rebuild re-reads
 the transcripts, which leaves those buckets NULL again, and the next fill restores them).
 
-Revision ID: 0013_usage
-Revises: 0012_speed
+Revision ID: 0011_usage
+Revises: 0010_source_kinds
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
-revision = "0013_usage"
-down_revision = "0012_speed"
+revision = "0011_usage"
+down_revision = "0010_source_kinds"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,29 @@
+"""Names of the catalogue's tables in schema ``ah``, declared once for the modules that list them
+(`db status` row counts, the ``table`` label of the ``ah_catalogue_rows`` metric). Pure data."""
+
+from __future__ import annotations
+
+#: Tables an index pass fills from transcripts (migration 0001_core), in the order `db status`
+#: lists them.
+PARSED_TABLES: tuple[str, ...] = (
+    "source_file",
+    "session",
+    "turn",
+    "message",
+    "model_call",
+    "tool_call",
+    "subagent_spawn",
+    "compaction",
+    "file_touch",
+    "git_event",
+    "parse_issue",
+    "record_type_seen",
+)
+
+#: Bookkeeping tables of the catalogue (migration 0001_core): the post-pass queue, repositories,
+#: the price list and key/value metadata.
+BOOKKEEPING_TABLES: tuple[str, ...] = ("dirty_session", "repo", "model_pricing", "meta")
+
+#: Tables derived after parsing: chunks and vectors (0003_embeddings), loops and lanes
+#: (0007_loops), journal summaries (0008_journal).
+DERIVED_TABLES: tuple[str, ...] = ("chunk", "embedding", "loops", "lane", "session_summary")

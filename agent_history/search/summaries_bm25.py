@@ -1,0 +1,102 @@
+"""Summary search on ParadeDB ``pg_search`` 0.25 (issue 15, DESIGN §8): a BM25 index over the
+journal summaries' prose, English-stemmed, and the top-K query over it.
+
+Used only where ``ah.meta.keyword_backend = 'bm25'``; elsewhere `search.summaries` answers with
+PostgreSQL full-text search. Summaries are prose written for people, so their four text fields
+use ParadeDB's ``simple`` tokenizer with the English Snowball stemmer ("decisions" and
+"decision" share a token) and accent folding, unlike the code-aware message text. Agent and
+namespace are literals (equality filters pushed into the index scan), ``analysed_at`` a fast
+field (range pushdown). The DDL and the match clauses are the ones the official
+``sqlalchemy-paradedb`` package compiles (tests/test_summaries_bm25_sql.py); ParadeDB itself
+cannot run in the test environment.
+
+Stemming joins inflections only: "decided" (``decid``) and "decisions" (``decis``) are different
+tokens here; the FTS fallback's prefix match of long stems has no BM25 counterpart yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import psycopg
+
+from agent_history.search.query import analyze
+from agent_history.search.request import SearchHit, SearchRequest
+from agent_history.search.summaries import FILTERS_SQL, HEADLINE_OPTIONS, hit_of_row
+
+#: Tokenizer options of the summary text fields (ParadeDB docs, "Token filters": ``stemmer``,
+#: ``ascii_folding``).
+ENGLISH = "'stemmer=english','ascii_folding=true'"
+
+#: The summary text fields, each matched by the query (title first: the field a person wrote
+#: to name the session).
+TEXT_FIELDS: tuple[str, ...] = ("title", "objective", "outcomes", "narrative")
+
+INDEX_NAME = "session_summary_bm25"
+
+INDEX_DDL = (
+    f"CREATE INDEX IF NOT EXISTS {INDEX_NAME} ON ah.session_summary USING bm25 (id, "
+    + ", ".join(f"({f}::pdb.simple({ENGLISH}))" for f in TEXT_FIELDS)
+    + ", (agent::pdb.literal), (namespace::pdb.literal), analysed_at) WITH (key_field = 'id')"
+)
+"""The BM25 index over ``ah.session_summary`` (built by `bm25.ensure_bm25_indexes`)."""
+
+SQL = (
+    """
+WITH top AS MATERIALIZED (
+    SELECT ss.id, pdb.score(ss.id) AS score
+    FROM ah.session_summary AS ss
+    LEFT JOIN ah.session AS s ON s.id = ss.session_id
+    WHERE ("""
+    + " OR ".join(f"ss.{f} ||| %(q)s" for f in TEXT_FIELDS)
+    + ") AND "
+    + FILTERS_SQL
+    + """
+    ORDER BY pdb.score(ss.id) DESC, ss.id
+    LIMIT %(limit)s
+)
+SELECT ss.id, top.score, ss.session_uid, ss.agent_id, ss.agent, coalesce(ss.namespace, s.namespace),
+       ss.analysed_at, ss.classification, ss.title, s.cwd,
+       ts_headline('english', concat_ws(' · ', ss.objective, ss.outcomes, ss.narrative),
+                   plainto_tsquery('english', %(q)s), %(opts)s),
+       r.session_uid, NULL::int, ss.journal_conversation_id, ss.session_id IS NOT NULL, ss.project, ss.model,
+       ARRAY(SELECT t.topic FROM ah.session_topic t WHERE t.summary_id = ss.id ORDER BY t.position)
+FROM top
+JOIN ah.session_summary AS ss ON ss.id = top.id
+LEFT JOIN ah.session AS s ON s.id = ss.session_id
+LEFT JOIN ah.session AS r ON r.id = s.root_session_id
+ORDER BY top.score DESC, ss.id
+"""
+)
+"""The top-K query: any analysed term in any text field (``|||``), filters as the FTS query's,
+``ORDER BY pdb.score(ss.id) DESC, ss.id LIMIT n`` (ParadeDB's top-K path); the columns of
+`search.summaries` rows (matched-term count unknown: NULL)."""
+
+
+def search_params(req: SearchRequest) -> dict | None:
+    """The parameters of :data:`SQL` for `req`, or None when the query has no searchable terms
+    (stop words and punctuation only). ``q`` holds the analysed terms, never the raw query."""
+    terms = analyze(req.query).term_texts()
+    if not terms or req.limit <= 0:
+        return None
+    return {
+        "q": " ".join(terms),
+        "opts": HEADLINE_OPTIONS,
+        "agents": list(req.agents),
+        "namespaces": list(req.namespaces),
+        "since": req.since,
+        "until": req.until,
+        "project": req.project.rstrip("/") if req.project else None,
+        "session": req.session,
+        "limit": req.limit,
+    }
+
+
+def search_summaries_bm25(conn: psycopg.Connection, req: SearchRequest) -> list[SearchHit]:
+    """Top ``req.limit`` summaries by BM25, best first (SearchHits as `search.summaries` gives,
+    backend ``bm25``, ``matched_terms`` None). Raises psycopg errors of the server (e.g. no
+    ``pg_search``)."""
+    params = search_params(req)
+    if params is None:
+        return []
+    return [dataclasses.replace(hit_of_row(r), backend="bm25") for r in conn.execute(SQL, params)]
