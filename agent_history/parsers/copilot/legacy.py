@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-import orjson
-
 from agent_history.model import classes
 from agent_history.model.rows import MessageRow, ParseIssueRow, Row, SessionRow, ToolCallRow
 from agent_history.parsers.base import DocumentParser, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_list, as_nonempty_str, as_str
+from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.timeutil import parse_ts
 from agent_history.parsers.copilot.events import session_uid_from_path
 
@@ -58,14 +57,13 @@ class LegacySessionParser(DocumentParser):
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Every row of the document; invalid JSON or a non-object → one parse issue."""
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            return [ParseIssueRow("invalid_json", 0, 1, f"invalid JSON: {str(exc)[:200]}")]
+        doc, issues = load_document(data)
+        if doc is None:
+            return issues
         if not isinstance(doc, dict):
-            return [ParseIssueRow("non_object", 0, 1, type(doc).__name__)]
+            return [*issues, ParseIssueRow("non_object", 0, 1, type(doc).__name__)]
         sid = as_nonempty_str(doc.get("sessionId")) or session_uid_from_path(self.ctx.path)
-        rows: list[Row] = [record_type_row(AGENT, doc, "session-doc", None, True)]
+        rows: list[Row] = [*issues, record_type_row(AGENT, doc, "session-doc", None, True)]
         ordinal = 0
         first_prompt = None
         for i, msg in enumerate(as_list(doc.get("chatMessages"))):

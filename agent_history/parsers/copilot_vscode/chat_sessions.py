@@ -38,8 +38,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
 from agent_history.model import classes
 from agent_history.model.rows import (
     MessageRow,
@@ -52,6 +50,7 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers.base import DocumentParser, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
+from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.timeutil import parse_ts
 from agent_history.parsers.copilot.events import session_uid_from_path
 
@@ -103,14 +102,13 @@ class ChatSessionsParser(DocumentParser):
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Every row of the document; invalid JSON or a non-object → one parse issue."""
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            return [ParseIssueRow("invalid_json", 0, 1, f"invalid JSON: {str(exc)[:200]}")]
+        doc, issues = load_document(data)
+        if doc is None:
+            return issues
         if not isinstance(doc, dict):
-            return [ParseIssueRow("non_object", 0, 1, type(doc).__name__)]
+            return [*issues, ParseIssueRow("non_object", 0, 1, type(doc).__name__)]
         sid = as_nonempty_str(doc.get("sessionId")) or session_uid_from_path(self.ctx.path)
-        rows: list[Row] = [record_type_row(AGENT, doc, "session-doc", None, True)]
+        rows: list[Row] = [*issues, record_type_row(AGENT, doc, "session-doc", None, True)]
         ordinal = 0
         first_prompt = None
         last_model = None
