@@ -15,10 +15,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from agent_history.config import EmbeddingSettings
 from agent_history.embed import store
 from agent_history.embed.provider import OpenAIEmbedder
 from agent_history.embed.worker import EmbedWorker
 from agent_history.journal.sync import sync_journal
+from agent_history.search.request import Scope, SearchRequest
+from agent_history.search.summaries_vector import run_summary_search
 from tests.embed_corpus import *  # noqa: F403 - fixtures
 from tests.embed_server import MODEL_NAME
 from tests.test_journal_sync import Journal
@@ -149,9 +152,17 @@ def test_cli_hybrid_search_in_summaries_finds_a_summary_by_meaning(synced, cli_e
     assert (top["kind"], top["session_uid"], top["title"]) == ("summary", "s-c-login", LOGIN["title"])
     assert top["extra"]["vector_rank"] == 1 and "keyword_rank" not in top["extra"]
     assert top["snippet"].startswith(LOGIN["title"])
-    default = json.loads(_cli("search", "--in", "summaries", MEANING_QUERY, "--json", env=cli_env).stdout)
-    assert default["mode"] == "hybrid"  # vectors exist: hybrid is the default, as for messages
-    vec = json.loads(
-        _cli("search", "--in", "summaries", "invoice rounding", "--mode", "vector", "--json", env=cli_env).stdout
+    with psycopg.connect(cli_env["AGENT_HISTORY_DSN"], autocommit=True) as conn:  # the modes, in-process
+        settings = EmbeddingSettings(provider="openai", model=MODEL_NAME, base_url=embed_server.base_url)
+        req = SearchRequest(query="invoice rounding", limit=3, scope=Scope.SUMMARIES)
+        default = run_summary_search(conn, req, None, settings)
+        vec = run_summary_search(conn, req, "vector", settings)
+        off = run_summary_search(conn, req, "hybrid", None)
+    assert default.mode == "hybrid" and default.hits[0].title == INVOICE["title"]  # vectors exist: as for messages
+    assert vec.mode == "vector" and vec.hits[0].title == INVOICE["title"] and vec.hits[0].backend == "vector"
+    assert len(vec.hits) == 3  # every summary has a vector; the nearest first
+    assert (off.mode, off.note, [h.title for h in off.hits]) == (
+        "keyword",
+        "embeddings are off: keyword results only",
+        [INVOICE["title"]],
     )
-    assert vec["mode"] == "vector" and vec["hits"][0]["title"] == INVOICE["title"]
