@@ -20,6 +20,8 @@ from agent_history.embed import store
 from agent_history.embed.provider import OpenAIEmbedder
 from agent_history.embed.worker import EmbedWorker
 from agent_history.journal.sync import sync_journal
+from agent_history.mcp.tools import ToolEnv, ToolFailure
+from agent_history.mcp.tools.summaries import SEARCH_SUMMARIES
 from agent_history.search.request import Scope, SearchRequest
 from agent_history.search.summaries_vector import run_summary_search
 from tests.embed_corpus import *  # noqa: F403 - fixtures
@@ -166,3 +168,19 @@ def test_cli_hybrid_search_in_summaries_finds_a_summary_by_meaning(synced, cli_e
         "embeddings are off: keyword results only",
         [INVOICE["title"]],
     )
+
+
+def test_mcp_search_summaries_mode_through_the_reader_guard(synced, embed_settings, embed_server):
+    db, _ = synced
+    run_pass(db, embed_settings)
+    env = ToolEnv(reader_dsn=lambda: db.reader_dsn, embedding=embed_settings)
+    out = json.loads(env.call(SEARCH_SUMMARIES, {"query": MEANING_QUERY, "mode": "hybrid", "limit": 2}))
+    assert out["mode"] == "hybrid" and "note" not in out
+    assert [h["title"] for h in out["hits"]][:1] == [LOGIN["title"]]
+    kw = json.loads(env.call(SEARCH_SUMMARIES, {"query": MEANING_QUERY, "mode": "keyword"}))
+    assert (kw["mode"], kw["hits"]) == ("keyword", [])
+    with pytest.raises(ToolFailure, match="invalid mode for search_summaries"):
+        env.call(SEARCH_SUMMARIES, {"query": "x", "mode": "semantic"})
+    off = ToolEnv(reader_dsn=lambda: db.reader_dsn)
+    with pytest.raises(ToolFailure, match="^vector search unavailable: embeddings are off"):
+        off.call(SEARCH_SUMMARIES, {"query": "x", "mode": "vector"})
