@@ -1,10 +1,14 @@
 """Vector search over journal session summaries (issue 15): nearest summary chunks to a query vector.
 
-The twin of `search.vector` for ``ah.summary_chunk`` (migration ``0013_summary_chunks``): the
-model's vectors are read through its partial expression HNSW index (the SQL repeats the
-index's expression and its ``model = '<model>'`` predicate as a literal), joined chunk →
-summary → its session (LEFT: a summary may arrive before its session) under the filters of the
-keyword summary search (`search.summaries.FILTERS_SQL`). Chunks collapse to their summary (best
+The twin of `search.vector` for ``ah.summary_chunk`` (migration ``0013_summary_chunks``), with
+one deliberate difference: an **exact** scan. Summaries are few (one per journal conversation)
+while the model's HNSW index holds every message chunk too, so an index scan would walk message
+neighbours first and could give up (pgvector's ``hnsw.max_scan_tuples``) before reaching a
+summary. The distance is therefore written as ``e.vector <=> q::vector`` — not the index's
+``vector::vector(N)`` expression — so the planner computes it for the summary chunks only,
+joined summary chunk → cache ``(model, input_sha256)`` → summary → its session (LEFT: a summary
+may arrive before its session), under the filters of the keyword summary search
+(`search.summaries.FILTERS_SQL`). Chunks collapse to their summary (best
 chunk wins); the snippet is the start of the best chunk's span of the summary text
 (`embed.store.SUMMARY_TEXT_SQL`); the score is cosine similarity. Hits have the shape of
 `search.summaries.search_summaries` hits (kind ``summary``), backend ``vector``.
@@ -15,10 +19,9 @@ from __future__ import annotations
 import dataclasses
 
 import psycopg
-from psycopg import sql
 
 from agent_history.config import EmbeddingSettings
-from agent_history.embed.store import HNSW_MAX_VECTOR_DIMS, SUMMARY_TEXT_SQL, vector_expr, vector_literal
+from agent_history.embed.store import SUMMARY_TEXT_SQL, vector_literal
 from agent_history.search.hybrid import SearchResult, _run_search
 from agent_history.search.request import SearchHit, SearchRequest
 from agent_history.search.summaries import FILTERS_SQL, hit_of_row, search_summaries
@@ -29,12 +32,12 @@ OVERFETCH = 4
 
 _SQL = """
 WITH nn AS MATERIALIZED (
-    SELECT c.summary_id, c.char_start, c.char_end, {expr} <=> %(q)s::{kind}({dims}) AS distance
-    FROM ah.embedding AS e
-    JOIN ah.summary_chunk AS c ON c.input_sha256 = e.input_sha256
+    SELECT c.summary_id, c.char_start, c.char_end, e.vector <=> %(q)s::vector AS distance
+    FROM ah.summary_chunk AS c
+    JOIN ah.embedding AS e ON e.model = %(model)s AND e.input_sha256 = c.input_sha256
     JOIN ah.session_summary AS ss ON ss.id = c.summary_id
     LEFT JOIN ah.session AS s ON s.id = ss.session_id
-    WHERE e.model = {model} AND {filters}
+    WHERE vector_dims(e.vector) = %(dims)s AND {filters}
     ORDER BY distance
     LIMIT %(k)s
 ), best AS (
@@ -62,17 +65,13 @@ def search(
     (agents, namespaces, since/until on analysed_at, project, session). Raises psycopg errors."""
     if req.limit <= 0:
         return []
-    kind = "vector" if dims <= HNSW_MAX_VECTOR_DIMS else "halfvec"
-    query = sql.SQL(_SQL.replace("{filters}", FILTERS_SQL).replace("{text}", SUMMARY_TEXT_SQL)).format(
-        expr=vector_expr(dims),
-        kind=sql.SQL(kind),
-        dims=sql.Literal(dims),
-        model=sql.Literal(model),
-        snippet=sql.Literal(SNIPPET_CHARS),
-    )
+    query = _SQL.replace("{filters}", FILTERS_SQL).replace("{text}", SUMMARY_TEXT_SQL)
+    query = query.replace("{snippet}", str(SNIPPET_CHARS))
     k = max(req.limit * OVERFETCH, 40)
     params = {
         "q": vector_literal(query_vector),
+        "model": model,
+        "dims": dims,
         "k": k,
         "limit": req.limit,
         "agents": list(req.agents),
@@ -82,10 +81,7 @@ def search(
         "project": req.project.rstrip("/") if req.project else None,
         "session": req.session,
     }
-    with conn.transaction():
-        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(min(1000, k))))
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")  # the join to summaries filters
-        rows = conn.execute(query, params).fetchall()
+    rows = conn.execute(query, params).fetchall()
     return [
         dataclasses.replace(hit_of_row(r), snippet=(r[10] or "").strip(), backend="vector", matched_terms=None)
         for r in rows
