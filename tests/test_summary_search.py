@@ -121,7 +121,10 @@ def test_cli_search_in_summaries(catalogue, cli_env):
         text=True,
         timeout=300,
     )
-    assert (p.returncode, p.stderr.strip()) == (2, "error: --in summaries is keyword search only (English full text)")
+    assert (p.returncode, p.stderr.strip()) == (
+        2,
+        "error: embeddings are off: configure [embedding] in the config file",
+    )
 
 
 def test_mcp_search_summaries_find_sessions_and_session_show_summaries(catalogue, tmp_path):

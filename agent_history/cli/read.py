@@ -217,7 +217,7 @@ def search_cmd(
         context_project=context_project,
         rank=_rank(rank),
     )
-    from agent_history.search.hybrid import Mode, SearchResult, VectorUnavailable, run_search
+    from agent_history.search.hybrid import Mode, VectorUnavailable, run_search
 
     cancelled = sorted(set(req.agents) & set(req.exclude_agents))
     if cancelled and set(req.agents) <= set(req.exclude_agents):
@@ -229,15 +229,13 @@ def search_cmd(
 
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
-    if scope is Scope.SUMMARIES and mode not in (None, Mode.KEYWORD):
-        fail("--in summaries is keyword search only (English full text)", 2)
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         try:
-            if scope is Scope.SUMMARIES:
-                from agent_history.search.summaries import search_summaries
+            if scope is Scope.SUMMARIES:  # keyword = English full text; vector/hybrid over summary chunks
+                from agent_history.search.summaries_vector import run_summary_search
 
-                result = SearchResult(search_summaries(conn, req), Mode.KEYWORD, None)
+                result = run_summary_search(conn, req, mode, db.settings.embedding)
             else:
                 result = run_search(conn, req, mode, db.settings.embedding)
         except VectorUnavailable as exc:

@@ -62,6 +62,8 @@ WINDOW_CHUNKS = 16
 KIND_MESSAGE = "message"
 KIND_TOOL_ERROR = "tool_error"
 KIND_TOOL_OUTPUT = "tool_output"
+KIND_SUMMARY = "summary"
+"""A journal session summary (title, objective, narrative, outcomes; migration 0013_summary_chunks)."""
 
 
 @dataclass(frozen=True, slots=True)

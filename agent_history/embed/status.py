@@ -14,7 +14,9 @@ def embedding_status(conn: psycopg.Connection, settings: EmbeddingSettings | Non
     """JSON-ready status. Keys: configured; when configured also provider, model, dimensions
     (None before the first vector), index (HNSW index name or None), pending (sources to
     examine + chunks waiting for a vector), chunks, embedded, failed, elided (messages too long
-    to embed whole, embedded by their head and tail), tokens_today."""
+    to embed whole, embedded by their head and tail), tokens_today, and summaries (journal
+    summary coverage, `store.summary_counts`: summaries, examined, embedded, chunks,
+    chunks_embedded). chunks/embedded/failed count message and tool-call chunks only."""
     if settings is None:
         return {"configured": False}
     model = settings.model_key
@@ -32,6 +34,7 @@ def embedding_status(conn: psycopg.Connection, settings: EmbeddingSettings | Non
         "failed": counts["failed"],
         "elided": store.elided_sources(conn),
         "tokens_today": store.tokens_today(conn, model),
+        "summaries": store.summary_counts(conn, model),
     }
 
 
@@ -41,7 +44,10 @@ def status_line(status: dict[str, Any]) -> str:
         return "embeddings: off (configure [embedding] in the config file to enable vector and hybrid search)"
     dims = f", {status['dimensions']} dims" if status["dimensions"] else ""
     elided = f" ({status['elided']:,} long messages by head and tail)" if status.get("elided") else ""
+    sums = status.get("summaries") or {}
+    summaries = f" · summaries {sums['embedded']:,} of {sums['summaries']:,} embedded" if sums.get("summaries") else ""
     return (
         f"embeddings: {status['provider']} {status['model']}{dims} · {status['embedded']:,} embedded, "
         f"{status['pending']:,} pending, {status['failed']:,} failed{elided} · {status['tokens_today']:,} tokens today"
+        f"{summaries}"
     )

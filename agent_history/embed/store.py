@@ -20,6 +20,7 @@ from agent_history.embed.chunking import (
     CONTEXT_CHARS,
     HEAD_CHARS,
     KIND_MESSAGE,
+    KIND_SUMMARY,
     KIND_TOOL_ERROR,
     KIND_TOOL_OUTPUT,
     MAX_SOURCE_CHARS,
@@ -91,9 +92,30 @@ WHERE t.id > %(after)s
                    WHERE cs.tool_call_id = t.id AND cs.source_sha256 = ah.utf8_sha256({_TOOL_TEXT}))
        OR {_UNEMBEDDED.format(col="tool_call_id", alias="t")})""",
 }
+# A journal summary's embedded text (migration 0013_summary_chunks): its prose fields in reading
+# order, joined by blank lines; classification, topics and ids are metadata, not meaning.
+SUMMARY_TEXT_SQL = "concat_ws(E'\\n\\n', ss.title, ss.objective, ss.narrative, ss.outcomes)"
+_PENDING["summary"] = f"""
+SELECT ss.id, coalesce(s.cwd, ss.project), {SUMMARY_TEXT_SQL}
+FROM ah.session_summary AS ss
+LEFT JOIN ah.session AS s ON s.id = ss.session_id
+WHERE ss.id > %(after)s
+  AND NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS ex WHERE ex.agent = ss.agent AND ex.session_uid = ss.session_uid)
+  AND length(btrim({SUMMARY_TEXT_SQL})) >= %(min)s
+  AND (NOT EXISTS (SELECT 1 FROM ah.summary_chunk_source AS cs
+                   WHERE cs.summary_id = ss.id AND cs.source_sha256 = ah.utf8_sha256({SUMMARY_TEXT_SQL}))
+       OR {_UNEMBEDDED.replace("ah.chunk ", "ah.summary_chunk ").format(col="summary_id", alias="ss")})"""
 """Pending sources per table (keyset on id > %(after)s); sessions curated out
-(``ah.session_exclusion``, `sessions exclude`) are never pending."""
-SOURCE_TABLES: tuple[str, ...] = ("message", "tool_call")
+(``ah.session_exclusion``, `sessions exclude`) are never pending — a summary by its natural key."""
+SOURCE_TABLES: tuple[str, ...] = ("message", "tool_call", "summary")
+
+CHUNK_TABLES: dict[str, tuple[str, str, str]] = {
+    "message": ("chunk_source", "chunk", "message_id"),
+    "tool_call": ("chunk_source", "chunk", "tool_call_id"),
+    "summary": ("summary_chunk_source", "summary_chunk", "summary_id"),
+}
+"""Source table → (its examined-sources table, its chunk table, the source id column)."""
+_ALIAS = {"message": "m", "tool_call": "t", "summary": "ss"}
 
 
 def _params(model: str, after: int, limit: int) -> dict:
@@ -102,11 +124,12 @@ def _params(model: str, after: int, limit: int) -> dict:
 
 
 def pending_sources(conn: psycopg.Connection, table: str, model: str, after: int, limit: int) -> list[Source]:
-    """Up to `limit` pending sources of `table` ('message' | 'tool_call') with id > `after`, in id order."""
-    alias = "m" if table == "message" else "t"
+    """Up to `limit` pending sources of `table` ('message' | 'tool_call' | 'summary') with id > `after`, in id order."""
     rows = conn.execute(
-        f"{_PENDING[table]}\nORDER BY {alias}.id LIMIT %(limit)s", _params(model, after, limit)
+        f"{_PENDING[table]}\nORDER BY {_ALIAS[table]}.id LIMIT %(limit)s", _params(model, after, limit)
     ).fetchall()
+    if table == "summary":
+        return [Source("summary", r[0], KIND_SUMMARY, "summary", r[1], r[2] or "") for r in rows]
     if table == "message":
         return [Source("message", r[0], KIND_MESSAGE, r[1], r[2], r[3], r[4], r[5], bytes(r[6])) for r in rows]
     return [
@@ -126,16 +149,16 @@ def count_pending_sources(conn: psycopg.Connection, model: str) -> int:
 
 def replace_chunks(conn: psycopg.Connection, source: Source, source_sha256: bytes, chunks: list[Chunk]) -> None:
     """Make `chunks` the source's chunk set (deleting an older set) and record it as examined."""
-    col = "message_id" if source.table == "message" else "tool_call_id"
-    conn.execute(f"DELETE FROM ah.chunk WHERE {col} = %s", (source.id,))
-    conn.execute(f"DELETE FROM ah.chunk_source WHERE {col} = %s", (source.id,))
+    examined, chunk_table, col = CHUNK_TABLES[source.table]
+    conn.execute(f"DELETE FROM ah.{chunk_table} WHERE {col} = %s", (source.id,))
+    conn.execute(f"DELETE FROM ah.{examined} WHERE {col} = %s", (source.id,))
     conn.execute(
-        f"INSERT INTO ah.chunk_source ({col}, kind, source_sha256, chunks) VALUES (%s, %s, %s, %s)",
+        f"INSERT INTO ah.{examined} ({col}, kind, source_sha256, chunks) VALUES (%s, %s, %s, %s)",
         (source.id, source.kind, source_sha256, len(chunks)),
     )
     if chunks:
         with conn.cursor().copy(
-            f"COPY ah.chunk ({col}, kind, seq, char_start, char_end, input_sha256, input_chars, redactions) FROM STDIN"
+            f"COPY ah.{chunk_table} ({col}, kind, seq, char_start, char_end, input_sha256, input_chars, redactions) FROM STDIN"
         ) as copy:
             for c in chunks:
                 copy.write_row(
@@ -145,12 +168,12 @@ def replace_chunks(conn: psycopg.Connection, source: Source, source_sha256: byte
 
 def chunk_set_matches(conn: psycopg.Connection, source: Source, source_sha256: bytes, chunks: list[Chunk]) -> bool:
     """True when the stored chunk set of `source` is exactly `chunks` of this text (nothing to write)."""
-    col = "message_id" if source.table == "message" else "tool_call_id"
-    row = conn.execute(f"SELECT source_sha256 FROM ah.chunk_source WHERE {col} = %s", (source.id,)).fetchone()
+    examined, chunk_table, col = CHUNK_TABLES[source.table]
+    row = conn.execute(f"SELECT source_sha256 FROM ah.{examined} WHERE {col} = %s", (source.id,)).fetchone()
     if row is None or bytes(row[0]) != source_sha256:
         return False
     stored = conn.execute(
-        f"SELECT seq, input_sha256 FROM ah.chunk WHERE {col} = %s ORDER BY seq", (source.id,)
+        f"SELECT seq, input_sha256 FROM ah.{chunk_table} WHERE {col} = %s ORDER BY seq", (source.id,)
     ).fetchall()
     return [(s, bytes(h)) for s, h in stored] == [(c.seq, c.input_sha256) for c in chunks]
 
@@ -292,3 +315,27 @@ def embedding_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:
         {"m": model},
     ).fetchone()
     return {"chunks": row[0], "embedded": row[1], "failed": row[2], "unembedded": row[3]}
+
+
+def summary_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:
+    """Summary embedding coverage for `model`: ``summaries`` (rows of ah.session_summary),
+    ``examined`` (chunked at their current text or found not worth embedding), ``embedded``
+    (summaries with chunks, every one with a vector), ``chunks``, ``chunks_embedded``."""
+    row = conn.execute(
+        f"""
+        WITH c AS (
+            SELECT c.summary_id, count(*) AS n, count(e.input_sha256) AS done
+            FROM ah.summary_chunk AS c
+            LEFT JOIN ah.embedding AS e ON e.model = %(m)s AND e.input_sha256 = c.input_sha256
+            GROUP BY c.summary_id
+        )
+        SELECT (SELECT count(*) FROM ah.session_summary),
+               (SELECT count(*) FROM ah.session_summary AS ss JOIN ah.summary_chunk_source AS cs
+                  ON cs.summary_id = ss.id AND cs.source_sha256 = ah.utf8_sha256({SUMMARY_TEXT_SQL})),
+               count(*) FILTER (WHERE c.n = c.done), coalesce(sum(c.n), 0), coalesce(sum(c.done), 0)
+        FROM c
+        """,
+        {"m": model},
+    ).fetchone()
+    keys = ("summaries", "examined", "embedded", "chunks", "chunks_embedded")
+    return dict(zip(keys, (int(v) for v in row), strict=True))

@@ -1,8 +1,8 @@
 """The embed pass: pending sources → chunks (redacted) → vectors from the provider → cache.
 
 One pass (`EmbedWorker.run`) holds the ``EMBED_LOCK`` advisory lock (a second concurrent pass
-raises `AnotherEmbedRunning`), then walks pending messages and tool calls in id order, a batch
-of sources at a time:
+raises `AnotherEmbedRunning`), then walks pending messages, tool calls and journal summaries
+(``ah.summary_chunk``, migration 0013) in id order, a batch of sources at a time:
 
 1. chunk each source (`chunking.chunk_windows`: spans, header, redaction — bounded work per
    source: a message longer than `chunking.MAX_SOURCE_CHARS` is read from the database as its
@@ -160,16 +160,16 @@ class EmbedWorker:
         return digest, chunk_windows(parts, src.label, src.cwd, chunk_chars=s.chunk_chars, overlap=s.chunk_overlap)
 
     def _stored_sets(self, sources: list[store.Source]) -> dict[int, tuple[bytes, list[tuple[int, bytes]]]]:
-        col = "message_id" if sources[0].table == "message" else "tool_call_id"
+        examined, chunk_table, col = store.CHUNK_TABLES[sources[0].table]
         ids = [s.id for s in sources]
         out: dict[int, tuple[bytes, list[tuple[int, bytes]]]] = {
             i: (bytes(h), [])
             for i, h in self.conn.execute(
-                f"SELECT {col}, source_sha256 FROM ah.chunk_source WHERE {col} = ANY(%s)", (ids,)
+                f"SELECT {col}, source_sha256 FROM ah.{examined} WHERE {col} = ANY(%s)", (ids,)
             )
         }
         for i, seq, h in self.conn.execute(
-            f"SELECT {col}, seq, input_sha256 FROM ah.chunk WHERE {col} = ANY(%s) ORDER BY 1, 2", (ids,)
+            f"SELECT {col}, seq, input_sha256 FROM ah.{chunk_table} WHERE {col} = ANY(%s) ORDER BY 1, 2", (ids,)
         ):
             if i in out:
                 out[i][1].append((seq, bytes(h)))

@@ -95,7 +95,9 @@ class _QueryEmbedding:
         return self.vector
 
 
-def _vector_hits(conn, req: SearchRequest, settings: EmbeddingSettings, qvec: list[float]) -> list[SearchHit]:
+def _vector_hits(
+    conn, req: SearchRequest, settings: EmbeddingSettings, qvec: list[float], vector_search=vector.search
+) -> list[SearchHit]:
     dims = model_dimensions(conn, settings.model_key)
     if dims is None:
         return []
@@ -103,7 +105,7 @@ def _vector_hits(conn, req: SearchRequest, settings: EmbeddingSettings, qvec: li
         raise VectorUnavailable(
             f"the query vector has {len(qvec)} dimensions, the catalogue's {settings.model_key} has {dims}"
         )
-    return vector.search(conn, req, settings.model_key, dims, qvec)
+    return vector_search(conn, req, settings.model_key, dims, qvec)
 
 
 def _fuse(req: SearchRequest, kw: list[SearchHit], vec: list[SearchHit]) -> list[SearchHit]:
@@ -127,18 +129,25 @@ def search(
     mode: Mode,
     settings: EmbeddingSettings | None = None,
     embedder: Embedder | None = None,
+    *,
+    keyword_search=keyword.search,
+    vector_search=vector.search,
 ) -> SearchResult:
     """Search in `mode` (see the module docstring).
+
+    `keyword_search(conn, req)` and `vector_search(conn, req, model, dims, qvec)` are the two
+    branches (default: messages and tool calls; `search.summaries_vector.run_summary_search`
+    passes the journal-summary twins).
 
     Raises VectorUnavailable for ``vector`` mode when it cannot run (hybrid falls back to
     keyword with a note instead), psycopg errors unchanged.
     """
     if mode is Mode.KEYWORD:
-        return SearchResult(keyword.search(conn, req), Mode.KEYWORD)
+        return SearchResult(keyword_search(conn, req), Mode.KEYWORD)
     if settings is None or embedder is None:
         if mode is Mode.VECTOR:
             raise VectorUnavailable("embeddings are off: configure [embedding] in the config file")
-        return SearchResult(keyword.search(conn, req), Mode.KEYWORD, "embeddings are off: keyword results only")
+        return SearchResult(keyword_search(conn, req), Mode.KEYWORD, "embeddings are off: keyword results only")
     timeout = settings.query_timeout_s
     pending = _QueryEmbedding(embedder, req.query, timeout)
     if mode is Mode.VECTOR:
@@ -148,9 +157,9 @@ def search(
             raise VectorUnavailable(f"query embedding failed: {exc}") from None
         if qvec is None:
             raise VectorUnavailable(f"the query embedding did not return within {timeout:g} s")
-        return SearchResult(_vector_hits(conn, req, settings, qvec), Mode.VECTOR)
+        return SearchResult(_vector_hits(conn, req, settings, qvec, vector_search), Mode.VECTOR)
     wide = replace(req, limit=max(req.limit, CANDIDATES))
-    kw = keyword.search(conn, wide)
+    kw = keyword_search(conn, wide)
     try:
         qvec = pending.wait()
     except Exception as exc:  # noqa: BLE001 - any failure of the vector branch falls back
@@ -163,7 +172,7 @@ def search(
             f"the query embedding did not return within {timeout:g} s: keyword results only",
         )
     try:
-        vec = _vector_hits(conn, wide, settings, qvec)
+        vec = _vector_hits(conn, wide, settings, qvec, vector_search)
     except VectorUnavailable as exc:
         return SearchResult(kw[: req.limit], Mode.KEYWORD, f"{exc}: keyword results only")
     return SearchResult(_fuse(req, kw, vec), Mode.HYBRID)
@@ -208,20 +217,27 @@ def with_session_resolved(conn: psycopg.Connection, req: SearchRequest) -> Searc
 
 
 def _run_search(
-    conn: psycopg.Connection, req: SearchRequest, mode: str | None, settings: EmbeddingSettings | None
+    conn: psycopg.Connection,
+    req: SearchRequest,
+    mode: str | None,
+    settings: EmbeddingSettings | None,
+    *,
+    keyword_search=keyword.search,
+    vector_search=vector.search,
 ) -> SearchResult:
     from agent_history.embed.provider import make_embedder
 
+    branches = {"keyword_search": keyword_search, "vector_search": vector_search}
     chosen = Mode(mode) if mode else default_mode(conn, settings)
     if chosen is Mode.KEYWORD or settings is None:
-        return search(conn, req, chosen)
+        return search(conn, req, chosen, **branches)
     try:
         embedder = make_embedder(settings)
     except EmbeddingError as exc:
         if chosen is Mode.VECTOR:
             raise VectorUnavailable(str(exc)) from None
-        return SearchResult(keyword.search(conn, req), Mode.KEYWORD, f"{exc}: keyword results only")
+        return SearchResult(keyword_search(conn, req), Mode.KEYWORD, f"{exc}: keyword results only")
     try:
-        return search(conn, req, chosen, settings, embedder)
+        return search(conn, req, chosen, settings, embedder, **branches)
     finally:
         embedder.close()

@@ -12,11 +12,12 @@ from typing import Any
 import psycopg
 
 from agent_history.mcp.scope import Scope
-from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
+from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.parsers import AGENTS
+from agent_history.search.hybrid import VectorUnavailable
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchRequest, parse_when
-from agent_history.search.summaries import search_summaries
+from agent_history.search.summaries_vector import run_summary_search
 
 SNIPPET_CHARS = 400  # characters of a hit's snippet sent back (the rest is in `session`)
 
@@ -44,7 +45,9 @@ def _hit(h) -> dict[str, Any]:
 
 
 def search_summaries_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict:
-    """`search_summaries` tool: ``{"query", "hits": [summary hit…]}``."""
+    """`search_summaries` tool: ``{"query", "mode", "note"?, "hits": [summary hit…]}``; mode as the
+    `search` tool's (keyword, vector or hybrid over the summary chunks). Raises ToolFailure when
+    vector mode cannot run."""
     req = SearchRequest(
         query=args["query"],
         limit=args["limit"],
@@ -55,7 +58,14 @@ def search_summaries_handler(conn: psycopg.Connection, scope: Scope, args: dict[
         until=parse_when(args["until"], end_of_day=True) if args.get("until") else None,
         project=args.get("project"),
     )
-    return {"query": args["query"], "hits": [_hit(h) for h in search_summaries(conn, req)]}
+    try:
+        result = run_summary_search(conn, req, args.get("mode"), env.embedding)
+    except VectorUnavailable as exc:
+        raise ToolFailure(f"vector search unavailable: {exc}") from None
+    out: dict[str, Any] = {"query": args["query"], "mode": str(result.mode)}
+    if result.note:
+        out["note"] = result.note
+    return out | {"hits": [_hit(h) for h in result.hits]}
 
 
 SEARCH_SUMMARIES = ToolSpec(
@@ -70,6 +80,12 @@ SEARCH_SUMMARIES = ToolSpec(
     ),
     properties={
         "query": {"type": "string", "minLength": 1, "description": "Words or a plain question."},
+        "mode": {
+            "type": "string",
+            "enum": ["keyword", "hybrid", "vector"],
+            "description": "keyword (English full text), vector (summary embeddings) or hybrid (both, fused). "
+            "Default: hybrid when embeddings are configured and indexed, else keyword.",
+        },
         "agents": {
             "type": "array",
             "items": {"type": "string", "enum": list(AGENTS)},
