@@ -43,13 +43,9 @@ def test_threshold_is_on_the_whole_input_and_the_premium_on_the_whole_call(conn)
     assert cost(conn, SONNET_4, AT, 3, 150_000, 49_997, 1, 1000) == Decimal("0.4875075")
     # uncached input alone: 200,000 → $0.60 + 0 output; 200,001 → 200001×6 = $1.200006
     assert cost(conn, SONNET_45, datetime(2025, 10, 1, tzinfo=UTC), 200_000, None, None, None, 0) == Decimal("0.6")
-    assert cost(conn, SONNET_45, datetime(2025, 10, 1, tzinfo=UTC), 200_001, None, None, None, 0) == Decimal(
-        "1.200006"
-    )
+    assert cost(conn, SONNET_45, datetime(2025, 10, 1, tzinfo=UTC), 200_001, None, None, None, 0) == Decimal("1.200006")
     # output never counts towards the threshold
-    assert cost(conn, SONNET_45, datetime(2025, 10, 1, tzinfo=UTC), 10, None, None, None, 500_000) == Decimal(
-        "7.50003"
-    )
+    assert cost(conn, SONNET_45, datetime(2025, 10, 1, tzinfo=UTC), 10, None, None, None, 500_000) == Decimal("7.50003")
     # unknown usage stays NULL, whatever the tier
     assert cost(conn, SONNET_4, AT, None, None, None, None, None) is None
 
