@@ -29,7 +29,8 @@
 --   Gemini models, claude-3-sonnet. Not modelled: batch/priority tiers, regional cloud endpoints.
 -- - Long context (migration 0013_long_context): a row may carry a second rate card, long_*, that
 --   prices a WHOLE call once its input (uncached + cache read + cache writes) exceeds
---   long_context_threshold tokens — not only the part above it. Seeded from the tiers block below.
+--   long_context_threshold tokens — not only the part above it. Seeded from the tiers block below,
+--   with the page it was read on in long_context_source.
 --
 -- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes. The
 -- upsert never deletes: to retract a seeded row, add an explicit DELETE for it here. Session
@@ -40,11 +41,10 @@ INSERT INTO ah.model_pricing AS p (
     input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
     source,
     long_context_threshold, long_input_per_mtok, long_output_per_mtok, long_cache_read_per_mtok,
-    long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok
+    long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok, long_context_source
 )
 SELECT b.model_pattern, b.effective_from::date, b.input, b.output, b.cache_read, b.cache_write_5m, b.cache_write_1h,
-       b.source || coalesce('; long context: ' || t.source, ''),
-       t.threshold, t.input, t.output, t.cache_read, t.cache_write_5m, t.cache_write_1h
+       b.source, t.threshold, t.input, t.output, t.cache_read, t.cache_write_5m, t.cache_write_1h, t.source
 FROM (VALUES
     -- Anthropic ---------------------------------------------------------------------------------
     ('claude-opus-4-8%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
@@ -159,17 +159,19 @@ ON CONFLICT (model_pattern, effective_from) DO UPDATE SET
     long_output_per_mtok         = EXCLUDED.long_output_per_mtok,
     long_cache_read_per_mtok     = EXCLUDED.long_cache_read_per_mtok,
     long_cache_write_5m_per_mtok = EXCLUDED.long_cache_write_5m_per_mtok,
-    long_cache_write_1h_per_mtok = EXCLUDED.long_cache_write_1h_per_mtok
+    long_cache_write_1h_per_mtok = EXCLUDED.long_cache_write_1h_per_mtok,
+    long_context_source          = EXCLUDED.long_context_source
 -- re-applying an unchanged row must not rewrite it
 WHERE (p.input_per_mtok, p.output_per_mtok, p.cache_read_per_mtok,
        p.cache_write_5m_per_mtok, p.cache_write_1h_per_mtok, p.source,
        p.long_context_threshold, p.long_input_per_mtok, p.long_output_per_mtok, p.long_cache_read_per_mtok,
-       p.long_cache_write_5m_per_mtok, p.long_cache_write_1h_per_mtok)
+       p.long_cache_write_5m_per_mtok, p.long_cache_write_1h_per_mtok, p.long_context_source)
       IS DISTINCT FROM
       (EXCLUDED.input_per_mtok, EXCLUDED.output_per_mtok, EXCLUDED.cache_read_per_mtok,
        EXCLUDED.cache_write_5m_per_mtok, EXCLUDED.cache_write_1h_per_mtok, EXCLUDED.source,
        EXCLUDED.long_context_threshold, EXCLUDED.long_input_per_mtok, EXCLUDED.long_output_per_mtok,
-       EXCLUDED.long_cache_read_per_mtok, EXCLUDED.long_cache_write_5m_per_mtok, EXCLUDED.long_cache_write_1h_per_mtok);
+       EXCLUDED.long_cache_read_per_mtok, EXCLUDED.long_cache_write_5m_per_mtok, EXCLUDED.long_cache_write_1h_per_mtok,
+       EXCLUDED.long_context_source);
 
 
 

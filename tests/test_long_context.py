@@ -79,7 +79,9 @@ def test_pricing_json_shows_the_tiers_and_usage_slots_keep_the_per_call_decision
         t["long_cache_write_5m_per_mtok"],
         t["long_cache_write_1h_per_mtok"],
     ) == (200000, 6.0, 22.5, 0.6, 7.5, 12.0)
-    assert "#long-context-pricing" in t["source"]
+    assert t["long_context_source"] == (
+        "https://docs.anthropic.com/en/docs/about-claude/pricing#long-context-pricing (retrieved 2026-12-01)"
+    )
     assert rows[("claude-sonnet-4", "2025-05-14")]["long_context_threshold"] is None
 
     # two calls in one 15-minute slot: 150,000 and 250,000 input. Summed first they would be one

@@ -137,6 +137,7 @@ class PriceRow:
     long_cache_read_per_mtok: Decimal | None = None
     long_cache_write_5m_per_mtok: Decimal | None = None
     long_cache_write_1h_per_mtok: Decimal | None = None
+    long_context_source: str | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready form (prices as floats)."""
@@ -155,8 +156,8 @@ def price_list(conn: psycopg.Connection) -> dict:
         for r in conn.execute(
             "SELECT model_pattern, effective_from, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
             "cache_write_5m_per_mtok, cache_write_1h_per_mtok, source, long_context_threshold, long_input_per_mtok, "
-            "long_output_per_mtok, long_cache_read_per_mtok, long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok "
-            "FROM ah.model_pricing "
+            "long_output_per_mtok, long_cache_read_per_mtok, long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok, "
+            "long_context_source FROM ah.model_pricing "
             "ORDER BY model_pattern, effective_from"
         ).fetchall()
     ]

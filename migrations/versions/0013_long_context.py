@@ -9,9 +9,10 @@ The rows themselves are data in sql/20_pricing.sql; this revision only adds the 
     long_context_threshold     input tokens (uncached + cache read + cache writes) above which the
                                long_* rates price the whole call; NULL = no long-context tier
     long_*_per_mtok            USD per million tokens of each bucket in that tier
+    long_context_source        the page (and retrieval day) the tier was read on, as `source`
 
-A row either has no tier (all NULL) or a threshold with input and output rates; cache rates may be
-NULL where the row has no base cache price either.
+A row either has no tier (all NULL) or a threshold with input and output rates and a source; cache
+rates may be NULL where the row has no base cache price either.
 
 Revision ID: 0013_long_context
 Revises: 0012_curation
@@ -33,11 +34,13 @@ ALTER TABLE ah.model_pricing
     ADD COLUMN long_cache_read_per_mtok     numeric(12, 4),
     ADD COLUMN long_cache_write_5m_per_mtok numeric(12, 4),
     ADD COLUMN long_cache_write_1h_per_mtok numeric(12, 4),
+    ADD COLUMN long_context_source          text,
     ADD CONSTRAINT model_pricing_long_context_check CHECK (
         (long_context_threshold IS NULL
          AND num_nonnulls(long_input_per_mtok, long_output_per_mtok, long_cache_read_per_mtok,
-                          long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok) = 0)
-        OR (long_context_threshold > 0 AND long_input_per_mtok IS NOT NULL AND long_output_per_mtok IS NOT NULL));
+                          long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok, long_context_source) = 0)
+        OR (long_context_threshold > 0 AND long_input_per_mtok IS NOT NULL AND long_output_per_mtok IS NOT NULL
+            AND long_context_source IS NOT NULL));
 
 -- Sessions whose stored cost_usd may now change (a call with more than 200K input tokens, the only
 -- threshold sql/20_pricing.sql seeds): re-rolled up by the next index pass.
@@ -56,7 +59,8 @@ ALTER TABLE ah.model_pricing
     DROP COLUMN IF EXISTS long_output_per_mtok,
     DROP COLUMN IF EXISTS long_cache_read_per_mtok,
     DROP COLUMN IF EXISTS long_cache_write_5m_per_mtok,
-    DROP COLUMN IF EXISTS long_cache_write_1h_per_mtok;
+    DROP COLUMN IF EXISTS long_cache_write_1h_per_mtok,
+    DROP COLUMN IF EXISTS long_context_source;
 """
 
 
