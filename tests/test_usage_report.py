@@ -247,6 +247,16 @@ def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
     data = json.loads(r.stdout)
     assert all(p["source"] and p["effective_from"] for p in data["prices"])
     assert [u["model"] for u in data["unpricedModels"]] == ["gpt-5.1-codex", "pi-fixture-model"]
+    assert [
+        (p["model_pattern"], p["long_context_threshold"]) for p in data["prices"] if p["long_context_threshold"]
+    ] == [
+        ("claude-sonnet-4", 200000),
+        ("claude-sonnet-4-0%", 200000),
+        ("claude-sonnet-4-20250514%", 200000),
+        ("claude-sonnet-4-5%", 200000),
+    ]
+    table = cli(env, "pricing")  # the table prints the tier's column too
+    assert table.returncode == 0 and not table.stderr, table.stderr
     assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == [
         "codex"
     ]  # the pi call with it is an API error
