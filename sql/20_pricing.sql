@@ -26,8 +26,11 @@
 --   page lists them). OpenAI: cache_read = "cached input"; OpenAI has no cache-write price, so
 --   those columns are NULL. Not seeded for want of a provider page read here (their calls cost
 --   NULL and `agent-history pricing` names them): gpt-5.1-codex, gpt-4o, gpt-4o-mini, o3-mini,
---   Gemini models, claude-3-sonnet. Not modelled: long-context surcharges (Sonnet 4/4.5 above 200K input
---   tokens), batch/priority tiers, regional cloud endpoints.
+--   Gemini models, claude-3-sonnet. Not modelled: batch/priority tiers, regional cloud endpoints.
+-- - Long context (migration 0013_long_context): a row may carry a second rate card, long_*, that
+--   prices a WHOLE call once its input (uncached + cache read + cache writes) exceeds
+--   long_context_threshold tokens — not only the part above it. Seeded from the tiers block below,
+--   with the page it was read on in long_context_source.
 --
 -- Idempotent: re-applied by agent_history.db.migrate whenever this file's hash changes. The
 -- upsert never deletes: to retract a seeded row, add an explicit DELETE for it here. Session
@@ -36,9 +39,13 @@
 INSERT INTO ah.model_pricing AS p (
     model_pattern, effective_from,
     input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok,
-    source
+    source,
+    long_context_threshold, long_input_per_mtok, long_output_per_mtok, long_cache_read_per_mtok,
+    long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok, long_context_source
 )
-VALUES
+SELECT b.model_pattern, b.effective_from::date, b.input, b.output, b.cache_read, b.cache_write_5m, b.cache_write_1h,
+       b.source, t.threshold, t.input, t.output, t.cache_read, t.cache_write_5m, t.cache_write_1h, t.source
+FROM (VALUES
     -- Anthropic ---------------------------------------------------------------------------------
     ('claude-opus-4-8%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
      'https://platform.claude.com/docs/en/about-claude/pricing (retrieved 2026-11-29)'),
@@ -66,6 +73,14 @@ VALUES
      'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
     ('claude-sonnet-4-20250514%', '2025-05-14',  3.00, 15.00, 0.30,  3.75,  6.00,
      'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
+    -- the same base prices from the day Sonnet 4's 1M-token context window (and its long-context
+    -- tier, below) became available: https://www.anthropic.com/news/1m-context (2025-08-12)
+    ('claude-sonnet-4',           '2025-08-12',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://docs.anthropic.com/en/docs/about-claude/pricing (retrieved 2026-12-01)'),
+    ('claude-sonnet-4-0%',        '2025-08-12',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://docs.anthropic.com/en/docs/about-claude/pricing (retrieved 2026-12-01)'),
+    ('claude-sonnet-4-20250514%', '2025-08-12',  3.00, 15.00, 0.30,  3.75,  6.00,
+     'https://docs.anthropic.com/en/docs/about-claude/pricing (retrieved 2026-12-01)'),
     ('claude-haiku-4-5%',         '2025-10-01',  1.00,  5.00, 0.10,  1.25,  2.00,
      'https://platform.claude.com/docs/zh-CN/about-claude/pricing (retrieved 2026-11-29)'),
     ('claude-3-7-sonnet%',        '2025-02-19',  3.00, 15.00, 0.30,  3.75,  6.00,
@@ -109,19 +124,56 @@ VALUES
      'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)'),
     ('claude-opus-4.7%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
      'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)')
+) AS b (model_pattern, effective_from, input, output, cache_read, cache_write_5m, cache_write_1h, source)
+-- Long-context tiers (columns of migration 0013_long_context) of the rows above. Anthropic's page,
+-- section "Long context pricing" (https://docs.anthropic.com/en/docs/about-claude/pricing, read
+-- 2026-12-01): for Claude Sonnet 4 and Sonnet 4.5 with the 1M-token context window, a request of
+-- more than 200K input tokens is charged "Input: $6 / MTok, Output: $22.50 / MTok" for all its
+-- tokens (≤ 200K input tokens: $3 / $15); the prompt-caching multipliers stack on that input
+-- price: cache read 0.1 x = 0.60, 5m write 1.25 x = 7.50, 1h write 2 x = 12.00. Not seeded:
+-- Sonnet 4.6 / Opus 4.6 (the page prices their 1M window at the standard rates) and Copilot's
+-- dotted claude-sonnet-4.5 (Copilot's own table has no long-context tier).
+LEFT JOIN (VALUES
+    --  pattern                     effective_from   threshold input output  cr    cw5m   cw1h
+    ('claude-sonnet-4',           DATE '2025-08-12', 200000, 6.00, 22.50, 0.60, 7.50, 12.00),
+    ('claude-sonnet-4-0%',        DATE '2025-08-12', 200000, 6.00, 22.50, 0.60, 7.50, 12.00),
+    ('claude-sonnet-4-20250514%', DATE '2025-08-12', 200000, 6.00, 22.50, 0.60, 7.50, 12.00),
+    ('claude-sonnet-4-5%',        DATE '2025-09-29', 200000, 6.00, 22.50, 0.60, 7.50, 12.00)
+) AS t0 (model_pattern, effective_from, threshold, input, output, cache_read, cache_write_5m, cache_write_1h)
+    ON t0.model_pattern = b.model_pattern AND t0.effective_from = b.effective_from::date
+CROSS JOIN LATERAL (
+    SELECT t0.threshold::bigint AS threshold, t0.input, t0.output, t0.cache_read, t0.cache_write_5m, t0.cache_write_1h,
+           CASE WHEN t0.threshold IS NOT NULL
+                THEN 'https://docs.anthropic.com/en/docs/about-claude/pricing#long-context-pricing (retrieved 2026-12-01)'
+           END AS source
+) AS t
 ON CONFLICT (model_pattern, effective_from) DO UPDATE SET
     input_per_mtok          = EXCLUDED.input_per_mtok,
     output_per_mtok         = EXCLUDED.output_per_mtok,
     cache_read_per_mtok     = EXCLUDED.cache_read_per_mtok,
     cache_write_5m_per_mtok = EXCLUDED.cache_write_5m_per_mtok,
     cache_write_1h_per_mtok = EXCLUDED.cache_write_1h_per_mtok,
-    source                  = EXCLUDED.source
+    source                  = EXCLUDED.source,
+    long_context_threshold       = EXCLUDED.long_context_threshold,
+    long_input_per_mtok          = EXCLUDED.long_input_per_mtok,
+    long_output_per_mtok         = EXCLUDED.long_output_per_mtok,
+    long_cache_read_per_mtok     = EXCLUDED.long_cache_read_per_mtok,
+    long_cache_write_5m_per_mtok = EXCLUDED.long_cache_write_5m_per_mtok,
+    long_cache_write_1h_per_mtok = EXCLUDED.long_cache_write_1h_per_mtok,
+    long_context_source          = EXCLUDED.long_context_source
 -- re-applying an unchanged row must not rewrite it
 WHERE (p.input_per_mtok, p.output_per_mtok, p.cache_read_per_mtok,
-       p.cache_write_5m_per_mtok, p.cache_write_1h_per_mtok, p.source)
+       p.cache_write_5m_per_mtok, p.cache_write_1h_per_mtok, p.source,
+       p.long_context_threshold, p.long_input_per_mtok, p.long_output_per_mtok, p.long_cache_read_per_mtok,
+       p.long_cache_write_5m_per_mtok, p.long_cache_write_1h_per_mtok, p.long_context_source)
       IS DISTINCT FROM
       (EXCLUDED.input_per_mtok, EXCLUDED.output_per_mtok, EXCLUDED.cache_read_per_mtok,
-       EXCLUDED.cache_write_5m_per_mtok, EXCLUDED.cache_write_1h_per_mtok, EXCLUDED.source);
+       EXCLUDED.cache_write_5m_per_mtok, EXCLUDED.cache_write_1h_per_mtok, EXCLUDED.source,
+       EXCLUDED.long_context_threshold, EXCLUDED.long_input_per_mtok, EXCLUDED.long_output_per_mtok,
+       EXCLUDED.long_cache_read_per_mtok, EXCLUDED.long_cache_write_5m_per_mtok, EXCLUDED.long_cache_write_1h_per_mtok,
+       EXCLUDED.long_context_source);
+
+
 
 
 -- The price row for `model` on day `at` (NULL `at` = today); no row when nothing matches.
@@ -146,24 +198,39 @@ $$;
 -- A call's list-price cost in USD at price row `price` (exact numeric, not rounded).
 -- NULL when `price` is NULL (no price known), when every token count is NULL (usage unknown), or
 -- when a bucket holds tokens but the row has no price for it (e.g. a cache write on a model
--- without a cache-write price). Otherwise NULL counts are 0. The one place the cost formula
--- lives: ah.call_cost_usd and the rollup (which looks up each (model, day) price once) use it.
+-- without a cache-write price). Otherwise NULL counts are 0. When the row has a long-context tier
+-- and the call's input (input_uncached + cache_read + cache_write_5m + cache_write_1h) exceeds
+-- its threshold, the long_* rates price every bucket of the call (Anthropic's rule: the whole
+-- request, not the part above 200K). The decision is per call: sum costs, never tokens. The one
+-- place the cost formula lives: ah.call_cost_usd and the rollup (which looks up each (model, day)
+-- price once) use it. A $$ body, so the columns it reads carry no dependency that would block
+-- migration 0013's downgrade.
 CREATE OR REPLACE FUNCTION ah.priced_cost_usd(
     price ah.model_pricing,
     input_uncached bigint, cache_read bigint, cache_write_5m bigint, cache_write_1h bigint, output bigint
 )
 RETURNS numeric
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE
-    WHEN num_nonnulls(input_uncached, cache_read, cache_write_5m, cache_write_1h, output) = 0 THEN NULL
-    ELSE (  coalesce(input_uncached, 0) * (price).input_per_mtok
-          + coalesce(output, 0)         * (price).output_per_mtok
-          -- a bucket with no tokens costs 0 even where its price is NULL
-          + CASE WHEN coalesce(cache_read, 0)     = 0 THEN 0 ELSE cache_read     * (price).cache_read_per_mtok END
-          + CASE WHEN coalesce(cache_write_5m, 0) = 0 THEN 0 ELSE cache_write_5m * (price).cache_write_5m_per_mtok END
-          + CASE WHEN coalesce(cache_write_1h, 0) = 0 THEN 0 ELSE cache_write_1h * (price).cache_write_1h_per_mtok END
-         ) / 1000000
-END;
+AS $$
+    SELECT CASE
+        WHEN num_nonnulls(input_uncached, cache_read, cache_write_5m, cache_write_1h, output) = 0 THEN NULL
+        WHEN coalesce(input_uncached, 0) + coalesce(cache_read, 0) + coalesce(cache_write_5m, 0)
+             + coalesce(cache_write_1h, 0) > (price).long_context_threshold
+        THEN (  coalesce(input_uncached, 0) * (price).long_input_per_mtok
+              + coalesce(output, 0)         * (price).long_output_per_mtok
+              + CASE WHEN coalesce(cache_read, 0)     = 0 THEN 0 ELSE cache_read     * (price).long_cache_read_per_mtok END
+              + CASE WHEN coalesce(cache_write_5m, 0) = 0 THEN 0 ELSE cache_write_5m * (price).long_cache_write_5m_per_mtok END
+              + CASE WHEN coalesce(cache_write_1h, 0) = 0 THEN 0 ELSE cache_write_1h * (price).long_cache_write_1h_per_mtok END
+             ) / 1000000
+        ELSE (  coalesce(input_uncached, 0) * (price).input_per_mtok
+              + coalesce(output, 0)         * (price).output_per_mtok
+              -- a bucket with no tokens costs 0 even where its price is NULL
+              + CASE WHEN coalesce(cache_read, 0)     = 0 THEN 0 ELSE cache_read     * (price).cache_read_per_mtok END
+              + CASE WHEN coalesce(cache_write_5m, 0) = 0 THEN 0 ELSE cache_write_5m * (price).cache_write_5m_per_mtok END
+              + CASE WHEN coalesce(cache_write_1h, 0) = 0 THEN 0 ELSE cache_write_1h * (price).cache_write_1h_per_mtok END
+             ) / 1000000
+    END
+$$;
 
 
 -- One model call's list-price cost in USD: ah.priced_cost_usd at ah.price_for(model, UTC day of

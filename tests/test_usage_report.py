@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -246,6 +247,16 @@ def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
     data = json.loads(r.stdout)
     assert all(p["source"] and p["effective_from"] for p in data["prices"])
     assert [u["model"] for u in data["unpricedModels"]] == ["gpt-5.1-codex", "pi-fixture-model"]
+    assert [
+        (p["model_pattern"], p["long_context_threshold"]) for p in data["prices"] if p["long_context_threshold"]
+    ] == [
+        ("claude-sonnet-4", 200000),
+        ("claude-sonnet-4-0%", 200000),
+        ("claude-sonnet-4-20250514%", 200000),
+        ("claude-sonnet-4-5%", 200000),
+    ]
+    table = cli(env, "pricing")  # the table prints the tier's column too
+    assert table.returncode == 0 and not table.stderr, table.stderr
     assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == [
         "codex"
     ]  # the pi call with it is an API error
@@ -265,3 +276,48 @@ def test_calls_summed_in_the_database_give_the_same_reports(corpus_db, all_calls
             assert json.loads(flat, parse_float=lambda x: round(float(x), 9)) == json.loads(
                 summed, parse_float=lambda x: round(float(x), 9)
             ), (zone, view)
+
+
+# Anthropic list prices, USD per MTok (docs.anthropic.com/en/docs/about-claude/pricing, "Long
+# context pricing"): Claude Sonnet 4 base and, for a request of more than 200K input tokens, the
+# long-context rates for the whole request — (input, output, cache read, 5m write, 1h write)
+SONNET_4_BASE = (3, 15, 0.3, 3.75, 6)
+SONNET_4_LONG = (6, 22.5, 0.6, 7.5, 12)
+
+
+def independent_claude_day_cost(home: Path, day: str) -> Decimal:
+    """The Claude Sonnet 4 list-price cost of UTC `day`, straight from the transcripts: one call per
+    ``message.id`` (each bucket's max over its repeated lines, 5m/1h writes from ``cache_creation``),
+    each call priced on its own input (uncached + cache read + cache writes) by the rule above."""
+    calls: dict[str, dict] = {}
+    for f in sorted((home / ".claude").rglob("*.jsonl")):
+        for r in _lines(f):
+            msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+            u = msg.get("usage")
+            if r.get("type") != "assistant" or not isinstance(u, dict) or r.get("isApiErrorMessage"):
+                continue
+            if _day(r["timestamp"]) != day:
+                continue
+            assert msg["model"] == "claude-sonnet-4-20250514"
+            split = u.get("cache_creation") or {}
+            counts = (
+                u.get("input_tokens") or 0,
+                u.get("output_tokens") or 0,
+                u.get("cache_read_input_tokens") or 0,
+                split.get("ephemeral_5m_input_tokens", u.get("cache_creation_input_tokens") or 0),
+                split.get("ephemeral_1h_input_tokens", 0),
+            )
+            c = calls.setdefault(msg.get("id") or r.get("requestId"), [0] * 5)
+            c[:] = [max(a, b) for a, b in zip(c, counts, strict=True)]
+    total = Decimal(0)
+    for iu, out, cr, w5, w1 in calls.values():
+        rates = SONNET_4_LONG if iu + cr + w5 + w1 > 200_000 else SONNET_4_BASE
+        total += sum(Decimal(n) * Decimal(str(p)) for n, p in zip((iu, out, cr, w5, w1), rates, strict=True))
+    return total / 1_000_000
+
+
+def test_long_context_day_costs_the_premium_for_each_call_over_200k(corpus_home, all_calls):
+    # 2025-09-20: every Sonnet 4 call had more than 200K input tokens (a 1M-context session)
+    expected = independent_claude_day_cost(corpus_home, "2025-09-20")
+    day = next(d for d in report(all_calls, "daily", agent="claude")["daily"] if d["period"] == "2025-09-20")
+    assert round(day["totalCost"], 6) == round(float(expected), 6) == 58.639615

@@ -202,7 +202,7 @@ def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) 
     if json:
         print_json(data)
         return
-    headers = ("pattern", "from", "input", "output", "cache read", "write 5m", "write 1h", "source")
+    headers = ("pattern", "from", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source")
 
     def p(v) -> str:
         return "-" if v is None else f"{v:g}"
@@ -216,6 +216,10 @@ def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) 
             p(r["cache_read_per_mtok"]),
             p(r["cache_write_5m_per_mtok"]),
             p(r["cache_write_1h_per_mtok"]),
+            # the whole call at these input/output rates once its input exceeds the threshold
+            "-"
+            if r["long_context_threshold"] is None
+            else f"> {r['long_context_threshold']:,}: {p(r['long_input_per_mtok'])}/{p(r['long_output_per_mtok'])}",
             r["source"] or "",
         )
         for r in data["prices"]

@@ -5,7 +5,9 @@ Which calls count: every `ah.model_call` that is not an API error notice (`is_ap
 session rollup counts them (sql/30_postpass.sql). A call's time is its own `ts`, else its
 session's start; its model is its own, else the session's. Its list-price cost is
 `ah.priced_cost_usd` at `ah.price_for(model, UTC day)` — the rollup's formula — NULL when the
-model has no price row or the usage is unknown.
+model has no price row or the usage is unknown. Costs are priced per call and only then summed,
+so a long-context call (more input than its price row's `long_context_threshold`) is charged its
+tier for the whole call even where calls are summed per slot (`grouped`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id
 ORDER BY k.ts NULLS LAST, k.id
 """
 
-# The calls above summed per (15-minute UTC bucket, agent, namespace, session, project, model,
+# The calls above (each already priced: the long-context decision is per call) summed per (15-minute UTC bucket, agent, namespace, session, project, model,
 # loop, repo): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
 _GROUPED_SQL = """
 WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
@@ -127,6 +129,15 @@ class PriceRow:
     cache_write_5m_per_mtok: Decimal | None
     cache_write_1h_per_mtok: Decimal | None
     source: str | None
+    #: input tokens (uncached + cache read + cache writes) above which the long_* rates price the
+    #: whole call (migration 0013_long_context); None = the row has no long-context tier
+    long_context_threshold: int | None = None
+    long_input_per_mtok: Decimal | None = None
+    long_output_per_mtok: Decimal | None = None
+    long_cache_read_per_mtok: Decimal | None = None
+    long_cache_write_5m_per_mtok: Decimal | None = None
+    long_cache_write_1h_per_mtok: Decimal | None = None
+    long_context_source: str | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready form (prices as floats)."""
@@ -144,7 +155,9 @@ def price_list(conn: psycopg.Connection) -> dict:
         PriceRow(r[0], r[1].isoformat(), *r[2:]).as_dict()
         for r in conn.execute(
             "SELECT model_pattern, effective_from, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
-            "cache_write_5m_per_mtok, cache_write_1h_per_mtok, source FROM ah.model_pricing "
+            "cache_write_5m_per_mtok, cache_write_1h_per_mtok, source, long_context_threshold, long_input_per_mtok, "
+            "long_output_per_mtok, long_cache_read_per_mtok, long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok, "
+            "long_context_source FROM ah.model_pricing "
             "ORDER BY model_pattern, effective_from"
         ).fetchall()
     ]
