@@ -27,7 +27,7 @@
 --   those columns are NULL. Not seeded for want of a provider page read here (their calls cost
 --   NULL and `agent-history pricing` names them): gpt-5.1-codex, gpt-4o, gpt-4o-mini, o3-mini,
 --   Gemini models, claude-3-sonnet. Not modelled: batch/priority tiers, regional cloud endpoints.
--- - Long context (migration 0013_long_context): a row may carry a second rate card, long_*, that
+-- - Long context (migration 0014_long_context): a row may carry a second rate card, long_*, that
 --   prices a WHOLE call once its input (uncached + cache read + cache writes) exceeds
 --   long_context_threshold tokens — not only the part above it. Seeded from the tiers block below,
 --   with the page it was read on in long_context_source.
@@ -125,7 +125,7 @@ FROM (VALUES
     ('claude-opus-4.7%',          '2026-11-29',  5.00, 25.00, 0.50,  6.25, 10.00,
      'https://github.com/github/docs/blob/main/data/tables/copilot/models-and-pricing.yml (retrieved 2026-12-01)')
 ) AS b (model_pattern, effective_from, input, output, cache_read, cache_write_5m, cache_write_1h, source)
--- Long-context tiers (columns of migration 0013_long_context) of the rows above. Anthropic's page,
+-- Long-context tiers (columns of migration 0014_long_context) of the rows above. Anthropic's page,
 -- section "Long context pricing" (https://docs.anthropic.com/en/docs/about-claude/pricing, read
 -- 2026-12-01): for Claude Sonnet 4 and Sonnet 4.5 with the 1M-token context window, a request of
 -- more than 200K input tokens is charged "Input: $6 / MTok, Output: $22.50 / MTok" for all its

@@ -1,5 +1,5 @@
 """Spec for Claude long-context pricing (issue 19 follow-up; sql/20_pricing.sql, migration
-0013_long_context): a Sonnet 4 / 4.5 call whose input (uncached + cache read + cache writes)
+0014_long_context): a Sonnet 4 / 4.5 call whose input (uncached + cache read + cache writes)
 exceeds 200,000 tokens is charged the long-context rates for the whole call — $6 input, $22.50
 output, cache read $0.60, 5m write $7.50, 1h write $12.00 per MTok — and one at exactly 200,000 the
 base rates; a model without a long-context tier is unaffected; the tier starts with Sonnet 4's 1M

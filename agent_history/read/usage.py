@@ -130,7 +130,7 @@ class PriceRow:
     cache_write_1h_per_mtok: Decimal | None
     source: str | None
     #: input tokens (uncached + cache read + cache writes) above which the long_* rates price the
-    #: whole call (migration 0013_long_context); None = the row has no long-context tier
+    #: whole call (migration 0014_long_context); None = the row has no long-context tier
     long_context_threshold: int | None = None
     long_input_per_mtok: Decimal | None = None
     long_output_per_mtok: Decimal | None = None
