@@ -87,12 +87,6 @@ def agent_of_namespace(namespace: str) -> str:
         if namespace.startswith(prefix + "-"):
             return _AGENT_PREFIX[prefix]
     names = ", ".join(f"{p}-" for p in sorted(_AGENT_PREFIX))
-    """The harness of a namespace (`claude-work` → `claude`, `copilot-vscode-local` →
-    `copilot-vscode`: the longest known agent name followed by ``-``). Raises ValueError if unknown."""
-    for prefix in sorted(_AGENT_PREFIX, key=len, reverse=True):
-        if namespace.startswith(prefix + "-"):
-            return _AGENT_PREFIX[prefix]
-    names = ", ".join(f"{p}-" for p in _AGENT_PREFIX)
     raise ValueError(f"namespace {namespace!r} must start with one of {names}")
 
 
