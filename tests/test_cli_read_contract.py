@@ -79,7 +79,7 @@ def test_every_read_command_exits_0_when_it_finds_something_and_1_when_not(env, 
             ("search", "build", "--until", "9999-12-31"),
             "--until 9999-12-31 is out of range: dates and timestamps go from 0001-01-02 to 9999-12-30",
         ),
-        (("sessions", "--agent", "claud"), "unknown agent 'claud' (known: claude, codex, pi)"),
+        (("sessions", "--agent", "claud"), "unknown agent 'claud' (known: claude, codex, pi, gemini, opencode, claude-ai, cursor, copilot, copilot-vscode)"),
     ],
 )
 def test_a_usage_error_is_one_unwrapped_line_and_exit_2(env, args, message):
@@ -113,7 +113,7 @@ def test_config_mistakes_are_an_error_or_a_one_line_warning(env):
     assert bad_section.returncode == 0, bad_section.stderr
     assert bad_section.stderr == (
         f"warning: config {config}: unknown section [databse] ignored "
-        "(known: database, sources, cold_sources, contexts, embedding, metrics, journal)\n"
+        "(known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories)\n"
     )
     missing = cli("sessions", env={**env, "AGENT_HISTORY_CONFIG": str(config.parent / "nope.toml")})
     assert missing.returncode == 2

@@ -136,7 +136,7 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
 
     ref = file_ref(sources, path)
     if ref is None:
-        fail(f"--file {path} is not a transcript of any source (a *.jsonl file under a configured home)", 2)
+        fail(f"--file {path} is not a transcript of any source (no discovery rule of a configured home matches it)", 2)
     with db.connect(autocommit=True) as conn:
         try:
             summary = Loader(conn, batch_lines=_batch_lines()).run(sources, refs=[ref])

@@ -11,6 +11,11 @@ Harnesses and where their hook lives (`HOOKS`):
   config reference, "notify"). The thread id names the rollout file
   ``sessions/YYYY/MM/DD/rollout-<time>-<thread-id>.jsonl``. Codex runs one notify program
   only: a notify that is not ours is a `ConnectError`, never replaced.
+- **Gemini CLI** — ``~/.gemini/settings.json``, ``hooks.AfterAgent`` (fires when the agent loop
+  of a turn completes): the same matcher-group shape as Claude Code's, and a JSON payload on
+  stdin whose base fields include ``transcript_path`` (geminicli.com/docs/hooks/reference,
+  "Configuration schema" and the base input schema). The transcript is the session's
+  ``tmp/<project hash>/chats/session-*.json`` document (or ``.jsonl``, 0.40+).
 
 The hook itself (`run_hook`) never blocks or breaks the agent: it reads the payload, starts
 ``agent-history index --file PATH`` detached (own session, no stdin/stdout) with its stderr
@@ -45,11 +50,15 @@ class HookTarget:
     agent: str
     config_path: Callable[[], Path]
     fmt: str  # json | toml
+    event: str = "Stop"
+    """For a JSON config: the ``hooks`` event whose matcher groups hold our command."""
 
 
 HOOKS: dict[str, HookTarget] = {
     "claude": HookTarget("claude", lambda: _claude_dir() / "settings.json", "json"),
     "codex": HookTarget("codex", lambda: _codex_dir() / "config.toml", "toml"),
+    # Gemini CLI reads ~/.gemini/settings.json (no environment override; discovery's home too)
+    "gemini": HookTarget("gemini", lambda: Path.home() / ".gemini" / "settings.json", "json", "AfterAgent"),
 }
 
 
@@ -76,16 +85,17 @@ def _is_ours(argv_or_command: list[str] | str, agent: str) -> bool:
 # -- Claude Code: settings.json hooks.Stop ---------------------------------------------------
 
 
-def claude_install(data: dict[str, Any], argv: list[str]) -> dict[str, Any]:
-    """`data` (settings.json) with our Stop hook: other hooks kept; an older entry of ours
+def claude_install(data: dict[str, Any], argv: list[str], agent: str = "claude", event: str = "Stop") -> dict[str, Any]:
+    """`data` (settings.json) with our hook under ``hooks[event]`` (Claude Code ``Stop``, Gemini
+    CLI ``AfterAgent``: the same matcher-group shape): other hooks kept; an older entry of ours
     replaced in place."""
     command = shlex.join(argv)
     hooks = data.setdefault("hooks", {})
-    groups = hooks.setdefault("Stop", [])
+    groups = hooks.setdefault(event, [])
     found = False
     for group in groups:
         for h in group.get("hooks", []):
-            if h.get("type") == "command" and _is_ours(h.get("command", ""), "claude"):
+            if h.get("type") == "command" and _is_ours(h.get("command", ""), agent):
                 if found:
                     h["_drop"] = True
                 else:
@@ -98,24 +108,24 @@ def claude_install(data: dict[str, Any], argv: list[str]) -> dict[str, Any]:
     return data
 
 
-def claude_uninstall(data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """(`data` without our Stop hook, whether one was there); emptied groups, lists and the
-    ``hooks`` object itself are removed."""
+def claude_uninstall(data: dict[str, Any], agent: str = "claude", event: str = "Stop") -> tuple[dict[str, Any], bool]:
+    """(`data` without our hook under ``hooks[event]``, whether one was there); emptied groups,
+    lists and the ``hooks`` object itself are removed."""
     hooks = data.get("hooks")
-    if not isinstance(hooks, dict) or not isinstance(hooks.get("Stop"), list):
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(event), list):
         return data, False
     removed = False
     kept_groups = []
-    for group in hooks["Stop"]:
+    for group in hooks[event]:
         inner = group.get("hooks", [])
-        kept = [h for h in inner if not (h.get("type") == "command" and _is_ours(h.get("command", ""), "claude"))]
+        kept = [h for h in inner if not (h.get("type") == "command" and _is_ours(h.get("command", ""), agent))]
         removed |= len(kept) != len(inner)
         if kept or not inner:
             kept_groups.append({**group, "hooks": kept} if inner else group)
     if kept_groups:
-        hooks["Stop"] = kept_groups
+        hooks[event] = kept_groups
     else:
-        del hooks["Stop"]
+        del hooks[event]
     if not hooks:
         del data["hooks"]
     return data, removed
@@ -165,10 +175,10 @@ def codex_uninstall(text: str) -> tuple[str, bool]:
 
 def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
     """The transcript a hook payload names. Raises ValueError (one line) when it names none."""
-    if agent == "claude":
+    if agent in ("claude", "gemini"):
         path = payload.get("transcript_path")
         if not isinstance(path, str) or not path:
-            raise ValueError("Stop payload has no transcript_path")
+            raise ValueError(f"{HOOKS[agent].event} payload has no transcript_path")
         return Path(path).expanduser()
     if agent == "codex":
         thread = payload.get("thread-id")
@@ -194,7 +204,7 @@ def log_line(data_dir: Path, message: str) -> None:
 
 def run_hook(args: list[str], stdin_text: str | None = None) -> int:
     """`agent-history hook AGENT [--wait] [PAYLOAD]`: index the transcript the harness's payload
-    names (stdin for Claude Code, the last argument for Codex) in a detached child. Always 0;
+    names (stdin for Claude Code and Gemini CLI, the last argument for Codex) in a detached child. Always 0;
     failures go to ``hook.log`` in the data dir. ``--wait`` waits for the child (tests, debugging)."""
     from agent_history.config import data_dir
 
@@ -255,7 +265,7 @@ def install(agent: str, environ: dict[str, str] | None = None):
     argv = hook_argv(agent, environ)
     try:
         if target.fmt == "json":
-            new = _dump_json(claude_install(_parse_json(old or ""), argv))
+            new = _dump_json(claude_install(_parse_json(old or ""), argv, agent, target.event))
         else:
             new = codex_install(old or "", argv)
     except EditError as exc:
@@ -287,7 +297,7 @@ def uninstall(agent: str):
         return FileChange(path, "absent")
     try:
         if target.fmt == "json":
-            data, removed = claude_uninstall(_parse_json(old))
+            data, removed = claude_uninstall(_parse_json(old), agent, target.event)
             new = _dump_json(data)
         else:
             new, removed = codex_uninstall(old)

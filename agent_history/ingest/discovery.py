@@ -13,6 +13,7 @@ is ``<agent>-<profile>``; its agent is the part before the first ``-``.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterator
@@ -86,12 +87,6 @@ def agent_of_namespace(namespace: str) -> str:
         if namespace.startswith(prefix + "-"):
             return _AGENT_PREFIX[prefix]
     names = ", ".join(f"{p}-" for p in sorted(_AGENT_PREFIX))
-    """The harness of a namespace (`claude-work` → `claude`, `copilot-vscode-local` →
-    `copilot-vscode`: the longest known agent name followed by ``-``). Raises ValueError if unknown."""
-    for prefix in sorted(_AGENT_PREFIX, key=len, reverse=True):
-        if namespace.startswith(prefix + "-"):
-            return _AGENT_PREFIX[prefix]
-    names = ", ".join(f"{p}-" for p in _AGENT_PREFIX)
     raise ValueError(f"namespace {namespace!r} must start with one of {names}")
 
 
@@ -324,24 +319,91 @@ def _iter_documents(source: Source, skipped: list[str] | None) -> Iterator[FileR
                     break
                 yield FileRef(path, rel, "main", source, "document", rule.doc_kind)
                 break
+
+
 def file_ref(sources: list[Source], path: Path) -> FileRef | None:
-    """The FileRef `iter_files` would yield for the transcript at `path` (e.g. named by an
-    after-turn hook), or None when no source discovers it: not a regular ``*.jsonl`` file under a
-    source's transcript roots, a symlink or dot-directory on the way, or shadowed by a hot copy."""
+    """The FileRef `iter_files` would yield for the file at `path` (e.g. named by an after-turn
+    hook): same path, rel_path, role, kind and doc_kind, found by matching the path against the
+    same rule tables (`_ROOTS` + `JSONL_RULES`, `KIND_RULES`, `DOCUMENT_RULES`, a ``[memories]``
+    root) without walking the home. None when no source discovers it: no rule matches, a symlink
+    or dot-name on the way below the home, an instruction file, or shadowed by a hot copy."""
     target = Path(os.path.abspath(path))
-    if target.suffix != ".jsonl" or target.is_symlink() or not target.is_file():
+    if target.is_symlink() or not target.is_file():
         return None
     for source in sources:
         home = Path(os.path.abspath(source.home))
-        for top in _ROOTS.get(source.agent, ()):
-            try:
-                rel_top = target.relative_to(home / top)
-            except ValueError:
-                continue
-            if any(part.startswith(".") for part in rel_top.parts):
-                continue
-            rel = (Path(top) / rel_top).as_posix()
-            if any((h / rel).is_file() for h in source.shadowed_by):
-                continue
-            return FileRef(str(source.home / rel), rel, _role(source.agent, rel), source)
+        if source.agent in KIND_RULES and home == target:  # `--claude-export FILE`
+            return FileRef(str(source.home), source.home.name, "main", source, "document")
+        try:
+            parts = target.relative_to(home).parts
+        except ValueError:
+            continue
+        if any(p.startswith(".") for p in parts) or _symlink_between(home, target):
+            continue
+        rel = "/".join(parts)
+        if any((h / rel).is_file() for h in source.shadowed_by):
+            continue
+        ref = _ref_by_rules(source, rel)
+        if ref is not None:
+            return ref
     return None
+
+
+def _symlink_between(home: Path, target: Path) -> bool:
+    """True when a directory between `home` (exclusive) and `target` is a symlink (`_walk` does
+    not follow those)."""
+    d = target.parent
+    while d != home and d != d.parent:
+        if d.is_symlink():
+            return True
+        d = d.parent
+    return False
+
+
+def _ref_by_rules(source: Source, rel: str) -> FileRef | None:
+    """The FileRef of `rel` (relative to `source.home`) by the discovery rules, in the order
+    `iter_files` applies them (first match wins), or None."""
+    path = str(source.home / rel)
+    if source.agent in KIND_RULES:
+        if source.home.is_file():
+            return None
+        for top, pattern, kind in KIND_RULES[source.agent]:
+            # a rule with a root sees `_walk`'s suffixes below it; one without, top-level files
+            if (top and not rel.startswith(top + "/")) or (not top and "/" in rel):
+                continue
+            if top and not rel.endswith((".json", ".jsonl", ".db")):
+                continue
+            if re.fullmatch(pattern, rel):
+                return FileRef(path, rel, "main", source, kind)
+        return None
+    if not source.memory_root and rel.endswith(".jsonl"):
+        rule = JSONL_RULES.get(source.agent)
+        in_root = any(rel.startswith(top + "/") for top in _ROOTS.get(source.agent, ()))
+        if in_root and (rule is None or rule.match(rel)):
+            return FileRef(path, rel, _role(source.agent, rel), source)
+    from agent_history.parsers.memory.parser import is_instruction_file
+
+    if source.memory_root:
+        rules = [DocumentRule(source.agent, "memory", MEMORY_ROOT_RULE)]
+    else:
+        rules = [r for r in DOCUMENT_RULES if r.agent == source.agent]
+    if not rel.endswith((".md", ".json")):
+        return None
+    for rule in rules:
+        if not any(_under_glob(rel, g) for g in rule.roots):
+            continue
+        if rule.pattern.match(rel):
+            if rule.doc_kind == "memory" and is_instruction_file(rel):
+                return None
+            return FileRef(path, rel, "main", source, "document", rule.doc_kind)
+    return None
+
+
+def _under_glob(rel: str, root_glob: str) -> bool:
+    """True when `rel` lies below a directory matching `root_glob` (``""``: the home itself), as
+    `Path.glob` matches it (``*`` one name)."""
+    if not root_glob:
+        return True
+    n = root_glob.count("/") + 1
+    parts = rel.split("/")
+    return len(parts) > n and fnmatch.fnmatchcase("/".join(parts[:n]), root_glob)

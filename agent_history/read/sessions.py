@@ -15,7 +15,7 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.search.filters import like_prefix
+from agent_history.search.filters import like_prefix, not_excluded
 
 
 @dataclass(slots=True)
@@ -68,8 +68,8 @@ def list_sessions(
     include_subagents: bool = False,
 ) -> list[SessionSummary]:
     """Sessions newest first (by start, else end). `project` is a cwd prefix; `since` bounds
-    the start (or end) time."""
-    conds: list[sql.Composable] = []
+    the start (or end) time. Curated-out sessions (`search.filters.not_excluded`) are left out."""
+    conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
     params: dict = {"limit": limit}
     if not include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))

@@ -21,6 +21,7 @@ from datetime import datetime
 import psycopg
 
 from agent_history.read.common import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
+from agent_history.search.filters import not_excluded
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -120,10 +121,11 @@ def touched(
     limit: int = 50,
     touches_per_session: int = 20,
 ) -> list[TouchedSession]:
-    """Sessions whose file touches match `pattern`, newest first (at most `limit`)."""
+    """Sessions whose file touches match `pattern`, newest first (at most `limit`); curated-out
+    sessions (`search.filters.not_excluded`) are left out."""
     regex = path_regex(pattern)
     params: dict = {"re": regex, "limit": limit}
-    conds = ["f.path ~ %(re)s"]
+    conds = ["f.path ~ %(re)s", not_excluded("s")]  # curated-out sessions never answer
     p = pattern.strip()
     if p.startswith("/") and not is_glob(p):
         # an absolute path: let the text_pattern_ops index narrow by prefix first

@@ -20,6 +20,7 @@ import psycopg
 
 from agent_history.model import classes
 from agent_history.read.common import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
+from agent_history.search.filters import not_excluded
 
 SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
 MIN_SHA = 7
@@ -151,7 +152,8 @@ def _origin(conn: psycopg.Connection, ref: SessionRef, byte_offset: int | None, 
 
 
 def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
-    """Every git event matching `sha`, commits first, then by time. Raises BadSha."""
+    """Every git event matching `sha`, commits first, then by time; events of curated-out sessions
+    (`search.filters.not_excluded`) are left out. Raises BadSha."""
     sha = sha.strip().lower()
     if not SHA.match(sha):
         raise BadSha(f"not a commit sha: {sha!r} (7–40 hex digits)")
@@ -164,7 +166,7 @@ def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
         JOIN ah.session AS s ON s.id = g.session_id
         {SESSION_REF_JOINS}
         LEFT JOIN ah.tool_call AS t ON t.agent = g.agent AND t.tool_call_uid = g.tool_call_uid
-        WHERE g.sha LIKE %(like)s OR g.sha = ANY(%(prefixes)s)
+        WHERE (g.sha LIKE %(like)s OR g.sha = ANY(%(prefixes)s)) AND {not_excluded("s")}
         ORDER BY (g.op = 'commit') DESC, g.ts NULLS LAST, g.id
         """,
         {"like": sha + "%", "prefixes": prefixes},

@@ -22,6 +22,7 @@ from typing import Any
 
 import psycopg
 
+from agent_history.search.filters import key_not_excluded, not_excluded
 from agent_history.search.request import HL_END, HL_START, SearchHit, SearchRequest
 
 #: Stems this long or longer also match their derivational family by prefix (issue 15: a summary
@@ -42,7 +43,9 @@ FILTERS_SQL = """(cardinality(%(agents)s::text[]) = 0 OR ss.agent = ANY(%(agents
   AND (%(until)s::timestamptz IS NULL OR ss.analysed_at < %(until)s)
   AND (%(project)s::text IS NULL OR s.cwd = %(project)s OR starts_with(s.cwd, %(project)s || '/'))
   AND (%(session)s::text IS NULL OR ss.session_uid = %(session)s
-       OR (length(%(session)s) >= 8 AND starts_with(ss.session_uid, %(session)s)))"""
+       OR (length(%(session)s) >= 8 AND starts_with(ss.session_uid, %(session)s)))
+  AND """ + key_not_excluded("ss") + """
+  AND """ + not_excluded("s")  # curated out: by natural key, and through the linked session's root
 
 _SQL = """
 WITH terms AS (

@@ -20,6 +20,7 @@ import psycopg
 from agent_history.mcp.remote_commands import PROGRAMS, command_of_input, remote_invocations
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
+from agent_history.search.filters import not_excluded
 from agent_history.search.request import parse_when
 
 MAX_CANDIDATES = 2_000
@@ -48,6 +49,7 @@ FROM per_session AS p
 JOIN ah.session AS s ON s.id = p.session_id
 JOIN ah.session AS root ON root.id = coalesce(s.root_session_id, s.id)
 WHERE (%(namespaces)s::text[] IS NULL OR root.namespace = ANY(%(namespaces)s::text[]))
+  AND """ + not_excluded("s") + """
 GROUP BY root.id
 ORDER BY last_ts DESC
 LIMIT %(limit)s
