@@ -13,7 +13,7 @@ import pytest
 
 from agent_history.ingest.discovery import Source, agent_of_namespace, file_ref, home_layout, iter_files
 from tests.new_formats_home import claude_ai_layout
-from tests.test_agents16_home import build_home
+from tests.test_home_all_harnesses import build_home
 
 
 @pytest.fixture(scope="module")
