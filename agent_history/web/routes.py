@@ -243,12 +243,13 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
     """Usage: charts (tokens by agent, cost by model, per day), breakdown tables, efficiency by
     role, loops."""
     f, cells = _usage(request, conn)
-    report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since)
+    # the same range as the charts (threads and loops by their start)
+    report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until)
     by_role: dict[str, list] = {}
     for t in report.threads:
         by_role.setdefault(t.role or "unknown", []).append(t)
     roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
-    loops = list_loops(conn, since=f.since, namespaces=f.namespaces, limit=50)
+    loops = list_loops(conn, since=f.since, until=f.until, namespaces=f.namespaces, limit=50)
     return pages.html(
         "usage.html",
         page="usage",
