@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -94,3 +95,23 @@ def test_usage_table_marks_partial_totals(env):
     total = next(line for line in r.stdout.splitlines() if line.startswith("total"))
     assert "≥" in total, r.stdout
     assert "≥: a lower bound" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("usage", "daily", "--until", "2020-01-01"),
+        ("usage", "blocks", "--until", "2020-01-01"),
+        ("usage", "daily", "--model", "nosuch"),
+        ("efficiency", "--role", "worker", "--agent", "pi"),
+        ("sessions", "--since", "2099-01-01"),
+        ("search", "nosuchwordanywhere", "--mode", "keyword"),
+        ("loops",),
+    ],
+)
+def test_nothing_found_exits_1_with_and_without_json(env, args):
+    text = cli(env, *args)
+    assert text.returncode == 1, (text.stdout, text.stderr)
+    js = cli(env, *args, "--json")
+    assert (js.returncode, js.stderr) == (1, "")
+    json.loads(js.stdout)  # the empty document

@@ -9,7 +9,7 @@ from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _namespaces, _short_ts, _when
+from agent_history.cli.read import _agents, _found, _namespaces, _short_ts, _when
 
 _SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
 
@@ -46,7 +46,10 @@ def efficiency_cmd(
         )
     if json:
         print_json(report.as_dict())
+        _found(bool(report.threads))
         return
+    if not report.threads:
+        fail("no threads match", 1)
     table = Table("started", "agent", "thread", "role", "calls", *(_SHORT.get(t, t) for t in TRIGGERS), "uncl", "poll")
     for t in report.threads:
         uid = t.session_uid[:13] + (f"/{t.agent_id}" if t.agent_id else "")

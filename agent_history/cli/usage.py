@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _namespaces, _when
+from agent_history.cli.read import _agents, _found, _namespaces, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
 from agent_history.usage.report import PARTIAL_FIELDS
@@ -187,10 +187,11 @@ def usage_cmd(
         )
     report = build_report(view, calls, tz, clock)
     report["timezone"] = str(tz)
-    if json:
-        print_json(report)
-        return
     key = next(k for k in report if k not in ("totals", "timezone"))
+    if json:  # the same exit code as the table: 1 when nothing matched
+        print_json(report)
+        _found(bool(report[key]))
+        return
     if not report[key]:
         fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
     _render(view, report, key)
