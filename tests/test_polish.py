@@ -14,6 +14,7 @@ import pytest
 from agent_history.read.efficiency import efficiency_report
 from agent_history.read.loops import list_loops
 from agent_history.read.usage import usage_calls
+from agent_history.search.request import check_range
 from agent_history.usage.report import PARTIAL_FIELDS, Call, build_report
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 
@@ -115,3 +116,20 @@ def test_nothing_found_exits_1_with_and_without_json(env, args):
     js = cli(env, *args, "--json")
     assert (js.returncode, js.stderr) == (1, "")
     json.loads(js.stdout)  # the empty document
+
+
+def test_check_range_refuses_backwards_ranges():
+    a, b = datetime(2025, 11, 1, tzinfo=UTC), datetime(2025, 12, 1, tzinfo=UTC)
+    check_range(a, b, "x", "y")
+    check_range(None, a, "", "y")
+    with pytest.raises(ValueError, match=r"^--since 2025-12-01 is after --until 2025-11-01$"):
+        check_range(b, a, "2025-12-01", "2025-11-01")
+    with pytest.raises(ValueError, match="is not before"):
+        check_range(a, a, "a", "a")
+
+
+@pytest.mark.parametrize("command", [("usage", "daily"), ("usage", "blocks"), ("search", "x"), ("recall", "x")])
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_backwards_range_is_a_usage_error(env, command, json_flag):
+    r = cli(env, *command, "--since", "2025-12-01", "--until", "2025-11-01", *json_flag)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "error: --since 2025-12-01 is after --until 2025-11-01\n")

@@ -11,6 +11,7 @@ found nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import typer
@@ -22,7 +23,16 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
-from agent_history.search.request import HL_END, HL_START, MAX_LIMIT, Scope, SearchHit, SearchRequest, parse_when
+from agent_history.search.request import (
+    HL_END,
+    HL_START,
+    MAX_LIMIT,
+    Scope,
+    SearchHit,
+    SearchRequest,
+    check_range,
+    parse_when,
+)
 
 EXIT_FOUND, EXIT_NOTHING = 0, 1
 
@@ -82,6 +92,21 @@ def _when(value: str | None, option: str, *, end: bool = False) -> datetime | No
     except ValueError as exc:
         fail(str(exc), 2)
     return None
+
+
+def _range(
+    since: str | None, until: str | None, *, parse: Callable[..., datetime | None] | None = None
+) -> tuple[datetime | None, datetime | None]:
+    """``--since``/``--until`` as (inclusive, exclusive) times — `until` a date means its end —
+    parsed by `parse(value, option, end=…)` (default `_when`); a backwards range is a usage error
+    (exit 2). Every command with both options reads them through here."""
+    parse = parse or _when
+    lo, hi = parse(since, "--since", end=False), parse(until, "--until", end=True)
+    try:
+        check_range(lo, hi, since or "", until or "")
+    except ValueError as exc:
+        fail(str(exc), 2)
+    return lo, hi
 
 
 def _namespaces(
@@ -208,8 +233,8 @@ def search_cmd(
         agents=_agents(agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=cls,
-        since=_when(since, "--since"),
-        until=_when(until, "--until", end=True),
+        since=(span := _range(since, until))[0],
+        until=span[1],
         project=project,
         session=session,
         exclude_agents=_excluded_agents(exclude_agent),

@@ -24,10 +24,10 @@ from agent_history.cli.read import (
     _excluded_agents,
     _found,
     _namespaces,
+    _range,
     _rank,
     _short_ts,
     _source_types,
-    _when,
     sessions_app,
 )
 from agent_history.model import classes
@@ -75,8 +75,8 @@ def recall_cmd(
         exclude_agents=_excluded_agents(exclude_agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=classes.CONVERSATIONAL,
-        since=_when(since, "--since"),
-        until=_when(until, "--until", end=True),
+        since=(span := _range(since, until))[0],
+        until=span[1],
         project=project,
         context_project=context_project,
         source_types=_source_types(source_type),

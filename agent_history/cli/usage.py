@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _found, _namespaces, _when
+from agent_history.cli.read import _agents, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
 from agent_history.usage.report import PARTIAL_FIELDS
@@ -173,12 +173,13 @@ def usage_cmd(
     view = by or view or "daily"
     tz = _zone(timezone)
     clock = _when(now, "--now") or datetime.now(UTC)
+    span = _range(since, until, parse=lambda v, option, end: _bound(v, option, tz, end=end))
     db = database()
     with db.connect() as conn:
         calls = usage_calls(
             conn,
-            since=_bound(since, "--since", tz, end=False),
-            until=_bound(until, "--until", tz, end=True),
+            since=span[0],
+            until=span[1],
             agents=_agents(agent),
             namespaces=_namespaces(namespace, context, db.settings.contexts),
             project=project,

@@ -25,7 +25,7 @@ from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
 from agent_history.read.sessions import summary_of
 from agent_history.search import hybrid
-from agent_history.search.request import Scope, SearchRequest, parse_when
+from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
 from agent_history.web.app import PageError, Pages
 from agent_history.web.queries import (
     IDLE_GAP,
@@ -69,6 +69,7 @@ def filters_of(request: Request) -> Filters:
     namespaces = tuple(n for n in q.getlist("namespace") if n)
     since = parse_when(q["since"], option="since") if q.get("since") else None
     until = parse_when(q["until"], end_of_day=True, option="until") if q.get("until") else None
+    check_range(since, until, q.get("since", ""), q.get("until", ""))
     project = q.get("project") or None
     params = {
         "agent": list(agents),
