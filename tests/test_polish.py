@@ -133,3 +133,11 @@ def test_check_range_refuses_backwards_ranges():
 def test_backwards_range_is_a_usage_error(env, command, json_flag):
     r = cli(env, *command, "--since", "2025-12-01", "--until", "2025-11-01", *json_flag)
     assert (r.returncode, r.stdout, r.stderr) == (2, "", "error: --since 2025-12-01 is after --until 2025-11-01\n")
+
+
+@pytest.mark.parametrize("command", [("sessions",), ("usage", "monthly", "--timezone", "UTC"), ("efficiency",)])
+def test_agent_accepts_the_product_names_exclude_agent_accepts(env, command):
+    alias = cli(env, *command, "--agent", "claude-code", "--json")
+    plain = cli(env, *command, "--agent", "claude", "--json")
+    assert (alias.returncode, alias.stderr) == (0, "")
+    assert json.loads(alias.stdout) == json.loads(plain.stdout)

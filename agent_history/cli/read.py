@@ -44,13 +44,16 @@ def _found(anything: bool) -> None:
 
 
 def _agents(values: list[str] | None) -> tuple[str, ...]:
-    """Validated ``--agent`` values (a typo would otherwise just find nothing)."""
-    from agent_history.parsers import AGENTS
+    """Validated ``--agent`` values as harness names — product names accepted as for
+    ``--exclude-agent`` (`search.rank.resolve_agent`); a typo is a usage error (exit 2), since it
+    would otherwise just find nothing."""
+    from agent_history.search.rank import resolve_agent
 
-    unknown = [v for v in values or () if v not in AGENTS]
-    if unknown:
-        fail(f"unknown agent {unknown[0]!r} (known: {', '.join(AGENTS)})", 2)
-    return tuple(values or ())
+    try:
+        return tuple(dict.fromkeys(resolve_agent(v) for v in values or ()))
+    except ValueError as exc:
+        fail(str(exc), 2)
+    raise AssertionError  # fail() exits
 
 
 def _excluded_agents(values: list[str] | None) -> tuple[str, ...]:
