@@ -141,3 +141,21 @@ def test_agent_accepts_the_product_names_exclude_agent_accepts(env, command):
     plain = cli(env, *command, "--agent", "claude", "--json")
     assert (alias.returncode, alias.stderr) == (0, "")
     assert json.loads(alias.stdout) == json.loads(plain.stdout)
+
+
+@pytest.mark.parametrize("statement", ["DELETE FROM ah.session", "", "   ", "SELECT nope", "SELECT 1/0"])
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_sql_errors_exit_2_with_one_line_and_no_stdout(env, statement, json_flag):
+    r = cli(env, "sql", statement, *json_flag)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_sql_truncation_note_on_stderr_only_and_a_boolean_in_json(env):
+    big = "SELECT g FROM generate_series(1, 500) AS g"
+    table = cli(env, "sql", big)
+    assert table.returncode == 0 and "the first 200 rows" not in table.stdout and "200 row(s)" in table.stdout
+    assert table.stderr.startswith("note: showing the first 200 rows") and table.stderr.count("\n") == 1
+    js = cli(env, "sql", big, "--json")
+    assert json.loads(js.stdout)["truncated"] is True and js.stderr.startswith("note: ")
+    assert json.loads(cli(env, "sql", "SELECT 1", "--json").stdout)["truncated"] is False
