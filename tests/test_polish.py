@@ -159,3 +159,26 @@ def test_sql_truncation_note_on_stderr_only_and_a_boolean_in_json(env):
     js = cli(env, "sql", big, "--json")
     assert json.loads(js.stdout)["truncated"] is True and js.stderr.startswith("note: ")
     assert json.loads(cli(env, "sql", "SELECT 1", "--json").stdout)["truncated"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("session", "03eb5"), "session"),
+        (("session", ""), "session"),
+        (("search", "x", "--session", "03eb5"), "--session"),
+        (("efficiency", "--session", "03eb5"), "--session"),
+    ],
+)
+def test_a_session_prefix_under_6_characters_is_a_usage_error(env, args, option):
+    r = cli(env, *args)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.startswith(f"error: {option}: give a session uid or a prefix of at least 6 characters")
+
+
+def test_efficiency_session_takes_a_prefix(env, corpus_db):  # noqa: F811
+    with psycopg.connect(corpus_db.dsn) as conn:
+        uid = efficiency_report(conn).threads[0].session_uid
+    full = json.loads(cli(env, "efficiency", "--session", uid, "--json").stdout)
+    assert full["threads"]
+    assert json.loads(cli(env, "efficiency", "--session", uid[:8], "--json").stdout) == full

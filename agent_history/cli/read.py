@@ -56,6 +56,20 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
     raise AssertionError  # fail() exits
 
 
+def _session_arg(value: str | None, option: str) -> str | None:
+    """A session uid or uid prefix given as `option` (None when not given), stripped; empty or
+    shorter than `read.common.MIN_UID_PREFIX` characters is a usage error (exit 2) — a shorter
+    prefix is never looked up, so it would otherwise read as "no such session"."""
+    from agent_history.read.common import MIN_UID_PREFIX
+
+    if value is None:
+        return None
+    text = value.strip()
+    if len(text) < MIN_UID_PREFIX:
+        fail(f"{option}: give a session uid or a prefix of at least {MIN_UID_PREFIX} characters (got {value!r})", 2)
+    return text
+
+
 def _excluded_agents(values: list[str] | None) -> tuple[str, ...]:
     """``--exclude-agent`` values as harness names (product names accepted: `search.rank`)."""
     from agent_history.search.rank import resolve_agent
@@ -239,7 +253,7 @@ def search_cmd(
         since=(span := _range(since, until))[0],
         until=span[1],
         project=project,
-        session=session,
+        session=_session_arg(session, "--session"),
         exclude_agents=_excluded_agents(exclude_agent),
         source_types=_source_types(source_type),
         context_project=context_project,
@@ -397,6 +411,7 @@ def session_cmd(
 
     if agent_id is None and "/" in uid:  # the form `sessions` prints for sub-agent threads
         uid, agent_id = uid.split("/", 1)
+    uid = _session_arg(uid, "session")
     if start is not None and end is not None and end < start:
         fail("--to must not be before --from", 2)
     db = database()
