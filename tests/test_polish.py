@@ -182,3 +182,16 @@ def test_efficiency_session_takes_a_prefix(env, corpus_db):  # noqa: F811
     full = json.loads(cli(env, "efficiency", "--session", uid, "--json").stdout)
     assert full["threads"]
     assert json.loads(cli(env, "efficiency", "--session", uid[:8], "--json").stdout) == full
+
+
+@pytest.mark.parametrize("limit", ["0", "1001", "-5"])
+def test_sessions_limit_is_validated_like_search(env, limit):
+    r = cli(env, "sessions", "--limit", limit)
+    assert (r.returncode, r.stderr) == (2, f"error: --limit must be between 1 and 1000 (got {limit})\n")
+
+
+def test_efficiency_json_token_counts_are_integers(env):
+    data = json.loads(cli(env, "efficiency", "--json").stdout)
+    values = [v for t in data["threads"] for v in t["tokens"].values()] + list(data["totals"]["tokens"].values())
+    assert any(v is not None for v in values)
+    assert all(v is None or type(v) is int for v in values), values

@@ -56,6 +56,12 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
     raise AssertionError  # fail() exits
 
 
+def _check_limit(limit: int) -> None:
+    """``--limit`` must be 1–`MAX_LIMIT` (as the search request requires); else exit 2."""
+    if not 1 <= limit <= MAX_LIMIT:
+        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
+
+
 def _session_arg(value: str | None, option: str) -> str | None:
     """A session uid or uid prefix given as `option` (None when not given), stripped; empty or
     shorter than `read.common.MIN_UID_PREFIX` characters is a usage error (exit 2) — a shorter
@@ -240,8 +246,7 @@ def search_cmd(
         cls = classes.ALL
     else:
         cls = classes.CONVERSATIONAL
-    if not 1 <= limit <= MAX_LIMIT:
-        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
+    _check_limit(limit)
     db = database()
     req = SearchRequest(
         query=query,
@@ -330,12 +335,13 @@ def sessions_cmd(
     since: str = typer.Option(None, "--since", help="Started since: 7d, 12h, YYYY-MM-DD …"),
     project: str = typer.Option(None, "--project", "-p", help="cwd is this directory or below."),
     subagents: bool = typer.Option(False, "--subagents", help="List sub-agent threads too."),
-    limit: int = typer.Option(20, "--limit", "-n"),
+    limit: int = typer.Option(20, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)."""
     if ctx.invoked_subcommand is not None:
         return
+    _check_limit(limit)
     from agent_history.read.sessions import list_sessions
 
     db = database()

@@ -166,7 +166,8 @@ def efficiency_report(
                 triggers={t: r[7 + i] for i, t in enumerate(TRIGGERS)},
                 unclassified=r[7 + n],
                 poll_share=r[8 + n],
-                tokens=dict(zip(TOKEN_KEYS, (r[9 + n], r[10 + n], r[11 + n]), strict=True)),
+                # the view's sums are numeric: token counts are integers (None = unknown)
+                tokens={k: None if v is None else int(v) for k, v in zip(TOKEN_KEYS, r[9 + n : 12 + n], strict=True)},
             )
         )
     return EfficiencyReport(threads, totals_of(threads))
