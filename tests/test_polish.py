@@ -195,3 +195,15 @@ def test_efficiency_json_token_counts_are_integers(env):
     values = [v for t in data["threads"] for v in t["tokens"].values()] + list(data["totals"]["tokens"].values())
     assert any(v is not None for v in values)
     assert all(v is None or type(v) is int for v in values), values
+
+
+def test_tables_piped_to_a_file_are_not_squeezed_to_80_columns(env):
+    piped = {k: v for k, v in env.items() if k != "COLUMNS"}  # stdout is a pipe here, as `> file`
+    r = cli(piped, "efficiency")
+    assert r.returncode == 0, r.stderr
+    header = r.stdout.splitlines()[1]  # under the top border
+    assert "…" not in r.stdout
+    for name in ("started", "agent", "thread", "role", "calls", "poll"):
+        assert name in header, header
+    squeezed = cli({**piped, "COLUMNS": "80"}, "efficiency")  # COLUMNS still wins
+    assert "…" in squeezed.stdout
