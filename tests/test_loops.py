@@ -351,7 +351,7 @@ def test_the_shared_corpus_has_no_loops_and_says_so(corpus_home, cli_env):
     assert r.returncode == 0, r.stderr
     r = cli("loops", env=cli_env)
     assert (r.returncode, r.stdout.strip()) == (
-        0, "No loops found: no prompt with 'You are the root' and a codex/closeout-<date>-loop<N>.md path."
+        1, "No loops found: no prompt with 'You are the root' and a codex/closeout-<date>-loop<N>.md path."
     )  # fmt: skip
     assert json.loads(cli("loops", "--json", env=cli_env).stdout) == {"loops": []}
 

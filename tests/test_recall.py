@@ -197,7 +197,7 @@ def test_cli_sql_same_guard_and_limits_as_mcp(recall_env):
     csv_out = _cli(recall_env, "sql", "SELECT agent, count(*) AS n FROM ah.session GROUP BY 1 ORDER BY 1", "--csv")
     assert csv_out.stdout == "agent,n\nclaude,3\npi,2\n"
     write = _cli(recall_env, "sql", "DELETE FROM ah.session")  # (row limit, one statement: run_sql, test_mcp_sql)
-    assert write.returncode == 1 and "read-only transaction" in write.stderr and "Traceback" not in write.stderr
+    assert write.returncode == 2 and "read-only transaction" in write.stderr and "Traceback" not in write.stderr
 
 
 def test_mcp_tools_listed_with_schemas_and_answering(recall_db, own_tmp):

@@ -9,7 +9,7 @@ from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _namespaces, _short_ts, _when
+from agent_history.cli.read import _agents, _found, _namespaces, _session_arg, _short_ts, _when
 
 _SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
 
@@ -20,7 +20,7 @@ def _share(value) -> str:
 
 @app.command("efficiency")
 def efficiency_cmd(
-    session: str = typer.Option(None, "--session", "-s", help="Only this session's threads (uid)."),
+    session: str = typer.Option(None, "--session", "-s", help="Only this session's threads (a uid or a unique prefix of ≥ 6 characters)."),
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
@@ -34,8 +34,18 @@ def efficiency_cmd(
 
     if role is not None and role not in ROLES:
         fail(f"unknown role {role!r} (known: {', '.join(ROLES)})", 2)
+    session = _session_arg(session, "--session")
     db = database()
     with db.connect() as conn:
+        if session is not None:  # a prefix, as everywhere a session is named
+            from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
+
+            try:
+                session = resolve_session(conn, session).session_uid
+            except SessionNotFound as exc:
+                fail(str(exc), 1)
+            except AmbiguousSession as exc:
+                fail(str(exc), 2)
         report = efficiency_report(
             conn,
             session_uid=session,
@@ -46,7 +56,10 @@ def efficiency_cmd(
         )
     if json:
         print_json(report.as_dict())
+        _found(bool(report.threads))
         return
+    if not report.threads:
+        fail("no threads match", 1)
     table = Table("started", "agent", "thread", "role", "calls", *(_SHORT.get(t, t) for t in TRIGGERS), "uncl", "poll")
     for t in report.threads:
         uid = t.session_uid[:13] + (f"/{t.agent_id}" if t.agent_id else "")

@@ -14,6 +14,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.read import _found
 from agent_history.loops.rules import STATUSES
 from agent_history.loops.usage import format_duration
 
@@ -52,6 +53,7 @@ def loops_cmd(
         rows = list_loops(conn, status=status, since=since_at, repo=repo, limit=limit)
     if json:
         print_json({"loops": [r.as_dict() for r in rows]})
+        _found(bool(rows))
         return
     if not rows:
         console.print(
@@ -60,7 +62,7 @@ def loops_cmd(
             highlight=False,
             markup=False,
         )
-        return
+        _found(False)
     table = Table("id", "status", "repo", "loop", "started", "wall", "lanes", "calls", "cost", "landed/parked")
     for r in rows:
         status_text = r.status + (f" until {_ts(r.waiting_until)}" if r.waiting_until else "")

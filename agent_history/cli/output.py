@@ -8,6 +8,7 @@ breaks inside a message. Colour only on a terminal (rich's default).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from datetime import date, datetime
@@ -19,7 +20,24 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
-console = Console()
+PIPE_WIDTH = 400
+"""Columns `console` lays out for when stdout is not a terminal (a pipe or file) and COLUMNS is
+unset: rich would assume 80 and cut table cells (``248,7…``, ``s…`` headers), so a generous
+fixed width instead — tables do not expand to it, they only stop being squeezed."""
+
+
+def _stdout_width() -> int | None:
+    """None (rich decides: the terminal's size, or COLUMNS) unless stdout is a pipe or file with
+    no COLUMNS set — then `PIPE_WIDTH`."""
+    if "COLUMNS" in os.environ:
+        return None
+    try:
+        return None if sys.stdout.isatty() else PIPE_WIDTH
+    except (AttributeError, ValueError):  # a replaced or closed stdout
+        return PIPE_WIDTH
+
+
+console = Console(width=_stdout_width())
 err_console = Console(stderr=True, soft_wrap=True)
 
 

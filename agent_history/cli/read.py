@@ -11,6 +11,7 @@ found nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import typer
@@ -22,7 +23,16 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
-from agent_history.search.request import HL_END, HL_START, MAX_LIMIT, Scope, SearchHit, SearchRequest, parse_when
+from agent_history.search.request import (
+    HL_END,
+    HL_START,
+    MAX_LIMIT,
+    Scope,
+    SearchHit,
+    SearchRequest,
+    check_range,
+    parse_when,
+)
 
 EXIT_FOUND, EXIT_NOTHING = 0, 1
 
@@ -34,13 +44,36 @@ def _found(anything: bool) -> None:
 
 
 def _agents(values: list[str] | None) -> tuple[str, ...]:
-    """Validated ``--agent`` values (a typo would otherwise just find nothing)."""
-    from agent_history.parsers import AGENTS
+    """Validated ``--agent`` values as harness names — product names accepted as for
+    ``--exclude-agent`` (`search.rank.resolve_agent`); a typo is a usage error (exit 2), since it
+    would otherwise just find nothing."""
+    from agent_history.search.rank import resolve_agent
 
-    unknown = [v for v in values or () if v not in AGENTS]
-    if unknown:
-        fail(f"unknown agent {unknown[0]!r} (known: {', '.join(AGENTS)})", 2)
-    return tuple(values or ())
+    try:
+        return tuple(dict.fromkeys(resolve_agent(v) for v in values or ()))
+    except ValueError as exc:
+        fail(str(exc), 2)
+    raise AssertionError  # fail() exits
+
+
+def _check_limit(limit: int) -> None:
+    """``--limit`` must be 1–`MAX_LIMIT` (as the search request requires); else exit 2."""
+    if not 1 <= limit <= MAX_LIMIT:
+        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
+
+
+def _session_arg(value: str | None, option: str) -> str | None:
+    """A session uid or uid prefix given as `option` (None when not given), stripped; empty or
+    shorter than `read.common.MIN_UID_PREFIX` characters is a usage error (exit 2) — a shorter
+    prefix is never looked up, so it would otherwise read as "no such session"."""
+    from agent_history.read.common import MIN_UID_PREFIX
+
+    if value is None:
+        return None
+    text = value.strip()
+    if len(text) < MIN_UID_PREFIX:
+        fail(f"{option}: give a session uid or a prefix of at least {MIN_UID_PREFIX} characters (got {value!r})", 2)
+    return text
 
 
 def _excluded_agents(values: list[str] | None) -> tuple[str, ...]:
@@ -82,6 +115,21 @@ def _when(value: str | None, option: str, *, end: bool = False) -> datetime | No
     except ValueError as exc:
         fail(str(exc), 2)
     return None
+
+
+def _range(
+    since: str | None, until: str | None, *, parse: Callable[..., datetime | None] | None = None
+) -> tuple[datetime | None, datetime | None]:
+    """``--since``/``--until`` as (inclusive, exclusive) times — `until` a date means its end —
+    parsed by `parse(value, option, end=…)` (default `_when`); a backwards range is a usage error
+    (exit 2). Every command with both options reads them through here."""
+    parse = parse or _when
+    lo, hi = parse(since, "--since", end=False), parse(until, "--until", end=True)
+    try:
+        check_range(lo, hi, since or "", until or "")
+    except ValueError as exc:
+        fail(str(exc), 2)
+    return lo, hi
 
 
 def _namespaces(
@@ -198,8 +246,7 @@ def search_cmd(
         cls = classes.ALL
     else:
         cls = classes.CONVERSATIONAL
-    if not 1 <= limit <= MAX_LIMIT:
-        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
+    _check_limit(limit)
     db = database()
     req = SearchRequest(
         query=query,
@@ -208,10 +255,10 @@ def search_cmd(
         agents=_agents(agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=cls,
-        since=_when(since, "--since"),
-        until=_when(until, "--until", end=True),
+        since=(span := _range(since, until))[0],
+        until=span[1],
         project=project,
-        session=session,
+        session=_session_arg(session, "--session"),
         exclude_agents=_excluded_agents(exclude_agent),
         source_types=_source_types(source_type),
         context_project=context_project,
@@ -286,12 +333,13 @@ def sessions_cmd(
     since: str = typer.Option(None, "--since", help="Started since: 7d, 12h, YYYY-MM-DD …"),
     project: str = typer.Option(None, "--project", "-p", help="cwd is this directory or below."),
     subagents: bool = typer.Option(False, "--subagents", help="List sub-agent threads too."),
-    limit: int = typer.Option(20, "--limit", "-n"),
+    limit: int = typer.Option(20, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)."""
     if ctx.invoked_subcommand is not None:
         return
+    _check_limit(limit)
     from agent_history.read.sessions import list_sessions
 
     db = database()
@@ -367,6 +415,7 @@ def session_cmd(
 
     if agent_id is None and "/" in uid:  # the form `sessions` prints for sub-agent threads
         uid, agent_id = uid.split("/", 1)
+    uid = _session_arg(uid, "session")
     if start is not None and end is not None and end < start:
         fail("--to must not be before --from", 2)
     db = database()

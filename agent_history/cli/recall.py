@@ -2,7 +2,7 @@
 export|import`): issue 17. Thin: parse, call `read.recall` / `mcp.sqltool` / `ingest.curation`,
 render.
 
-Exit codes as the read commands: 0 found, 1 nothing found (or a refused statement), 2 usage,
+Exit codes as the read commands: 0 found, 1 nothing found, 2 usage (a refused, empty or failing `sql` statement too),
 configuration and database errors.
 """
 
@@ -24,10 +24,10 @@ from agent_history.cli.read import (
     _excluded_agents,
     _found,
     _namespaces,
+    _range,
     _rank,
     _short_ts,
     _source_types,
-    _when,
     sessions_app,
 )
 from agent_history.model import classes
@@ -75,8 +75,8 @@ def recall_cmd(
         exclude_agents=_excluded_agents(exclude_agent),
         namespaces=_namespaces(namespace, context, db.settings.contexts),
         classes=classes.CONVERSATIONAL,
-        since=_when(since, "--since"),
-        until=_when(until, "--until", end=True),
+        since=(span := _range(since, until))[0],
+        until=span[1],
         project=project,
         context_project=context_project,
         source_types=_source_types(source_type),
@@ -137,11 +137,12 @@ def sql_cmd(
             result = run_sql(conn, statement)
     except GuardRefused as exc:
         fail(str(exc), 2)
-    except SqlError as exc:
-        fail(str(exc), 1)
+    except SqlError as exc:  # refused, empty or failing statement: an error, not "nothing found"
+        fail(str(exc), 2)
     names = [c["name"] for c in result["columns"]]
+    note = result.get("truncated")  # the MCP tool's note (str) or None
     if json:
-        print_json(result)
+        print_json({**result, "truncated": bool(note)})
     elif as_csv:
         out = csv.writer(sys.stdout, lineterminator="\n")
         out.writerow(names)
@@ -154,9 +155,9 @@ def sql_cmd(
         for row in result["rows"]:
             table.add_row(*["NULL" if v is None else str(v) for v in row])
         console.print(table)
-        console.print(f"{result['row_count']} row(s)" + (f"; {result['truncated']}" if result.get("truncated") else ""))
-    if result.get("truncated") and not json:
-        print(f"note: {result['truncated']}", file=sys.stderr)
+        console.print(f"{result['row_count']} row(s)")
+    if note:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _resolve(conn, uid: str):

@@ -13,9 +13,10 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _namespaces, _when
+from agent_history.cli.read import _agents, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
+from agent_history.usage.report import PARTIAL_FIELDS
 
 BY = ("loop", "repo")
 
@@ -54,6 +55,16 @@ def _int(v) -> str:
     return "-" if v is None else f"{v:,}"
 
 
+PARTIAL_MARK = "≥"
+"""Marks a sum over the known counts when some call's count is unknown (`<field>Partial`)."""
+
+
+def _tok(row: dict, field: str) -> str:
+    """A token field of a report row: ``-`` unknown, ``≥N`` a lower bound (some counts unknown)."""
+    v = row[field]
+    return f"{PARTIAL_MARK}{v:,}" if v is not None and row.get(field + "Partial") else _int(v)
+
+
 def _usd(v) -> str:
     return "unpriced" if v is None else f"${v:,.2f}"
 
@@ -73,7 +84,7 @@ def _render(view: str, report: dict, key: str) -> None:
                     b["startTime"],
                     "ACTIVE" if b["isActive"] else "",
                     str(b["entries"]),
-                    _int(b["totalTokens"]),
+                    _tok(b, "totalTokens"),
                     _usd(b["costUSD"]),
                     "-" if not rate else f"{rate['tokensPerMinute']:,.0f}",
                     "-" if not rate or rate["costPerHour"] is None else f"{rate['costPerHour']:,.2f}",
@@ -85,11 +96,11 @@ def _render(view: str, report: dict, key: str) -> None:
         cells = [
             (
                 r["period"],
-                _int(r["inputTokens"]),
-                _int(r["outputTokens"]),
-                _int(r["cacheCreationTokens"]),
-                _int(r["cacheReadTokens"]),
-                _int(r["totalTokens"]),
+                _tok(r, "inputTokens"),
+                _tok(r, "outputTokens"),
+                _tok(r, "cacheCreationTokens"),
+                _tok(r, "cacheReadTokens"),
+                _tok(r, "totalTokens"),
                 _usd(r["totalCost"]),
                 ", ".join(r["modelsUsed"]),
             )
@@ -99,14 +110,14 @@ def _render(view: str, report: dict, key: str) -> None:
     total = (
         "total",
         *(
-            ("", str(t["calls"]), _int(t["totalTokens"]), _usd(t["totalCost"]), "", "", "")
+            ("", str(t["calls"]), _tok(t, "totalTokens"), _usd(t["totalCost"]), "", "", "")
             if view == "blocks"
             else (
-                _int(t["inputTokens"]),
-                _int(t["outputTokens"]),
-                _int(t["cacheCreationTokens"]),
-                _int(t["cacheReadTokens"]),
-                _int(t["totalTokens"]),
+                _tok(t, "inputTokens"),
+                _tok(t, "outputTokens"),
+                _tok(t, "cacheCreationTokens"),
+                _tok(t, "cacheReadTokens"),
+                _tok(t, "totalTokens"),
                 _usd(t["totalCost"]),
                 "",
             )
@@ -124,6 +135,10 @@ def _render(view: str, report: dict, key: str) -> None:
         console.print(f"unpriced models (cost unknown): {', '.join(t['unpricedModels'])}{priced}", highlight=False)
     if t["callsWithUnknownUsage"]:
         console.print(f"{t['callsWithUnknownUsage']} calls with unknown token counts", highlight=False)
+    if any(t.get(f + "Partial") for f in PARTIAL_FIELDS) or any(
+        r.get(f + "Partial") for r in rows for f in PARTIAL_FIELDS
+    ):
+        console.print(f"{PARTIAL_MARK}: a lower bound — some calls did not record that count", highlight=False)
 
 
 @app.command("usage")
@@ -158,12 +173,13 @@ def usage_cmd(
     view = by or view or "daily"
     tz = _zone(timezone)
     clock = _when(now, "--now") or datetime.now(UTC)
+    span = _range(since, until, parse=lambda v, option, end: _bound(v, option, tz, end=end))
     db = database()
     with db.connect() as conn:
         calls = usage_calls(
             conn,
-            since=_bound(since, "--since", tz, end=False),
-            until=_bound(until, "--until", tz, end=True),
+            since=span[0],
+            until=span[1],
             agents=_agents(agent),
             namespaces=_namespaces(namespace, context, db.settings.contexts),
             project=project,
@@ -172,10 +188,11 @@ def usage_cmd(
         )
     report = build_report(view, calls, tz, clock)
     report["timezone"] = str(tz)
-    if json:
-        print_json(report)
-        return
     key = next(k for k in report if k not in ("totals", "timezone"))
+    if json:  # the same exit code as the table: 1 when nothing matched
+        print_json(report)
+        _found(bool(report[key]))
+        return
     if not report[key]:
         fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
     _render(view, report, key)

@@ -96,13 +96,15 @@ def efficiency_report(
     agents: tuple[str, ...] = (),
     namespaces: tuple[str, ...] = (),
     since: datetime | None = None,
+    until: datetime | None = None,
     role: str | None = None,
     limit: int | None = None,
 ) -> EfficiencyReport:
     """Threads of ``ah.efficiency`` matching the filters, newest first, with totals.
 
     `session_uid` keeps the session's threads (same uid, e.g. Claude sub-agents) and the threads
-    rooted in it (Codex sub-agent threads have their own uid); `since` bounds the thread's start;
+    rooted in it (Codex sub-agent threads have their own uid); `since` (inclusive) and `until`
+    (exclusive) bound the thread's start (a bound excludes threads without one);
     `role` is root | worker | solo. Raises ValueError for an unknown role.
     """
     if role is not None and role not in ROLES:
@@ -126,6 +128,9 @@ def efficiency_report(
     if since is not None:
         conds.append(sql.SQL("e.started_at >= %(since)s"))
         params["since"] = since
+    if until is not None:
+        conds.append(sql.SQL("e.started_at < %(until)s"))
+        params["until"] = until
     if role is not None:
         conds.append(sql.SQL("e.role = %(role)s"))
         params["role"] = role
@@ -161,7 +166,8 @@ def efficiency_report(
                 triggers={t: r[7 + i] for i, t in enumerate(TRIGGERS)},
                 unclassified=r[7 + n],
                 poll_share=r[8 + n],
-                tokens=dict(zip(TOKEN_KEYS, (r[9 + n], r[10 + n], r[11 + n]), strict=True)),
+                # the view's sums are numeric: token counts are integers (None = unknown)
+                tokens={k: None if v is None else int(v) for k, v in zip(TOKEN_KEYS, r[9 + n : 12 + n], strict=True)},
             )
         )
     return EfficiencyReport(threads, totals_of(threads))

@@ -94,20 +94,22 @@ def list_loops(
     repo: str | None = None,
     namespaces: tuple[str, ...] = (),
     limit: int = 50,
+    until: datetime | None = None,
 ) -> list[LoopSummary]:
-    """Loops newest launch first, filtered by status, launch time ≥ `since`, repo (exact) and the
-    root's namespace."""
+    """Loops newest launch first, filtered by status, launch time ≥ `since` and < `until`, repo
+    (exact) and the root's namespace."""
     rows = conn.execute(
         _SUMMARY_SQL
         + """
         WHERE (%(status)s::text IS NULL OR l.status = %(status)s)
           AND (%(since)s::timestamptz IS NULL OR l.started_at >= %(since)s)
+          AND (%(until)s::timestamptz IS NULL OR l.started_at < %(until)s)
           AND (%(repo)s::text IS NULL OR l.repo = %(repo)s)
           AND (cardinality(%(ns)s::text[]) = 0 OR s.namespace = ANY (%(ns)s))
         ORDER BY l.started_at DESC NULLS LAST, l.id DESC
         LIMIT %(limit)s
         """,
-        {"status": status, "since": since, "repo": repo, "ns": list(namespaces), "limit": limit},
+        {"status": status, "since": since, "until": until, "repo": repo, "ns": list(namespaces), "limit": limit},
     ).fetchall()
     return [LoopSummary(*r) for r in rows]
 

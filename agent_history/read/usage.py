@@ -63,7 +63,10 @@ SELECT min(ts), agent, namespace, session_uid, project, model,
        sum(cost), bool_or(priced), loop_id, repo, sum(recorded), count(*),
        count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0),
        count(*) FILTER (WHERE num_nonnulls(iu, cr, w5, w1, out) > 0 AND cost IS NULL),
-       max(ts)
+       max(ts),
+       -- per report.PARTIAL_FIELDS: does any call of the group have that count unknown
+       ARRAY[bool_or(iu IS NULL), bool_or(out IS NULL), bool_or(w5 IS NULL AND w1 IS NULL), bool_or(cr IS NULL),
+             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0), bool_or(rs IS NULL)]
 FROM c
 GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
          agent, namespace, session_uid, project, model, loop_id, repo

@@ -158,6 +158,15 @@ day and a conversion to UTC cannot overflow (PostgreSQL's range is wider)."""
 _HELP = "use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp"
 
 
+def check_range(since: datetime | None, until: datetime | None, since_text: str, until_text: str) -> None:
+    """Raise ValueError (``--since X is after --until Y``) when both bounds are given and `since`
+    (inclusive) is not before `until` (exclusive): a backwards range is a mistake, not an empty
+    answer. `*_text` are the values as the user wrote them."""
+    if since is not None and until is not None and since >= until:
+        word = "is after" if since > until else "is not before"
+        raise ValueError(f"--since {since_text} {word} --until {until_text}")
+
+
 def parse_when(value: str, *, now: datetime | None = None, end_of_day: bool = False, option: str = "time") -> datetime:
     """A timezone-aware bound from ``7d`` / ``12h`` / ``30m`` / ``2w`` (that long before `now`), an
     ISO date (``2025-11-20``: its start in UTC, or its end with `end_of_day`) or an ISO timestamp

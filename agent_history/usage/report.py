@@ -13,6 +13,8 @@ NULL rules (DESIGN §5): a token field is None when no call of the row knows tha
 block, which has no calls, counts 0 tokens and $0 as ccusage prints it); a
 cost is None when any call of the row with known usage has no list price — `unpricedModels`
 names those models and `pricedCost` holds the sum over the priced calls (a lower bound).
+A token field summed over known counts while some call's count is unknown is flagged
+`<field>Partial` (`PARTIAL_FIELDS`; a lower bound, `≥N` in the CLI's table).
 Costs are USD floats (list prices); tokens are integers.
 """
 
@@ -72,6 +74,16 @@ class Call:
     """Of the `n` calls, how many have known usage but no cost (None: derive it)."""
     last_ts: datetime | None = None
     """The latest call time of a group (None: `ts`)."""
+    unknown_in: tuple[bool, ...] | None = None
+    """Of a group: per field of `PARTIAL_FIELDS`, whether any of its `n` calls has that count
+    unknown (None: derive it from the buckets, for a single call)."""
+
+    def unknown(self, i: int) -> bool:
+        """Whether the count of `PARTIAL_FIELDS[i]` is unknown for any call this row stands for."""
+        if self.unknown_in is not None:
+            return bool(self.unknown_in[i])
+        iu, cr, w5, w1, out, rs = (getattr(self, b) for b in BUCKETS)
+        return (iu is None, out is None, w5 is None and w1 is None, cr is None, not self.usage_known, rs is None)[i]
 
     @property
     def usage_known(self) -> bool:
@@ -101,8 +113,22 @@ def _add(*values: int | None) -> int | None:
     return sum(known) if known else None
 
 
+PARTIAL_FIELDS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens", "reasoningTokens")
+"""Token fields that get a ``<field>Partial`` flag: true when the field is a sum over known counts
+while some call of the row has that count unknown (a lower bound, never shown as the whole); a
+field whose every count is unknown is None instead (and its flag false). A call's cache creation
+is unknown when both writes are, its total when all five buckets are (`Call.usage_known`)."""
+
+
 def _tokens(calls: Sequence[Call]) -> dict:
     s = {b: _sum(getattr(c, b) for c in calls) for b in BUCKETS}
+    out = _token_sums(s)
+    for i, f in enumerate(PARTIAL_FIELDS):
+        out[f + "Partial"] = out[f] is not None and any(c.unknown(i) for c in calls)
+    return out
+
+
+def _token_sums(s: dict) -> dict:
     return {
         "inputTokens": s["input_uncached"],
         "outputTokens": s["output"],
@@ -153,7 +179,7 @@ def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
         row["modelBreakdowns"] = [
             {
                 "modelName": m,
-                **{k: v for k, v in _tokens(cs).items() if k != "totalTokens"},
+                **{k: v for k, v in _tokens(cs).items() if k not in ("totalTokens", "totalTokensPartial")},
                 "cost": _cost(cs)[0],
             }
             for m, cs in sorted(by_model.items(), key=lambda kv: kv[0] or "")
@@ -175,7 +201,7 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
     t = _tokens(members)
     cost, priced_cost, unpriced = _cost(members)
     if block.is_gap:  # no calls at all: nothing was spent (known zeros, as ccusage prints them)
-        t = dict.fromkeys(t, 0)
+        t = {k: False if k.endswith("Partial") else 0 for k in t}
         cost = 0.0
     active = block.is_active(now)
     total = t["totalTokens"] or 0
@@ -196,6 +222,7 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
             "cacheReadInputTokens": t["cacheReadTokens"],
         },
         "totalTokens": t["totalTokens"],
+        "totalTokensPartial": t["totalTokensPartial"],
         "costUSD": cost,
         "models": sorted({c.model for c in members if c.model}),
         "burnRate": rate,

@@ -25,7 +25,7 @@ from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
 from agent_history.read.sessions import summary_of
 from agent_history.search import hybrid
-from agent_history.search.request import Scope, SearchRequest, parse_when
+from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
 from agent_history.web.app import PageError, Pages
 from agent_history.web.queries import (
     IDLE_GAP,
@@ -69,6 +69,7 @@ def filters_of(request: Request) -> Filters:
     namespaces = tuple(n for n in q.getlist("namespace") if n)
     since = parse_when(q["since"], option="since") if q.get("since") else None
     until = parse_when(q["until"], end_of_day=True, option="until") if q.get("until") else None
+    check_range(since, until, q.get("since", ""), q.get("until", ""))
     project = q.get("project") or None
     params = {
         "agent": list(agents),
@@ -243,12 +244,13 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
     """Usage: charts (tokens by agent, cost by model, per day), breakdown tables, efficiency by
     role, loops."""
     f, cells = _usage(request, conn)
-    report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since)
+    # the same range as the charts (threads and loops by their start)
+    report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until)
     by_role: dict[str, list] = {}
     for t in report.threads:
         by_role.setdefault(t.role or "unknown", []).append(t)
     roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
-    loops = list_loops(conn, since=f.since, namespaces=f.namespaces, limit=50)
+    loops = list_loops(conn, since=f.since, until=f.until, namespaces=f.namespaces, limit=50)
     return pages.html(
         "usage.html",
         page="usage",
