@@ -106,13 +106,13 @@ def test_stats_match_the_catalogue_and_the_time_picker_filters(corpus_db):  # no
         assert one == {
             "Messages": 1586,
             "Tokens": 174477480,
-            "List-price cost": Decimal("101.074007"),
+            "List-price cost": Decimal("130.307654"),  # incl. the long-context card (2025-09-20)
             "Unpriced calls": 42,
         }
         by_agent = run(conn, by_title["By agent and namespace"], variables, START, END)
         assert [(r[0], r[1], r[2], r[6]) for r in by_agent] == [
             ("pi", "pi-local", 3, Decimal("60.066688")),
-            ("claude", "claude-local", 25, Decimal("41.007319")),
+            ("claude", "claude-local", 25, Decimal("70.240966")),
             ("codex", "codex-local", 4, None),  # cost unknown, not 0
         ]
         commands = run(conn, by_title["Top failing commands"], variables, START, END)

@@ -144,8 +144,11 @@ def test_archive_counts_the_files_discovery_finds(corpus_db, ctx):  # noqa: F811
         got = collect_archive(conn, ctx)
     files = by_labels(got, "ah_archive_files")
     for source in ctx.hot:
-        refs = list(iter_files(source))
         key = (("namespace", source.namespace), ("tier", "hot"))
+        if not source.home.exists():  # a default home of another harness, absent here
+            assert key not in files and by_labels(got, "ah_archive_tier_available")[key] == 0
+            continue
+        refs = list(iter_files(source))
         assert files[key] == len(refs)
         assert by_labels(got, "ah_archive_bytes")[key] == sum(Path(r.path).stat().st_size for r in refs)
         assert by_labels(got, "ah_archive_files_missing")[key] == 0
@@ -226,7 +229,9 @@ def test_cost_and_tokens_equal_the_per_call_functions_on_the_corpus(corpus_db, c
             output[(key[0], ("bucket", "output"), key[1])] += out
     assert by_labels(got, "ah_cost_usd") == pytest.approx(dict(cost))
     assert {k: v for k, v in by_labels(got, "ah_tokens").items() if k[1] == ("bucket", "output")} == dict(output)
-    assert round(sum(cost.values()), 6) == 101.074007  # the corpus's list-price total
+    # the corpus's list-price total: 101.074007 at base rates + 29.233647 for the 170 Sonnet 4 calls of
+    # 2025-09-20 over 200K input tokens, charged the long-context card (sql/20_pricing.sql)
+    assert round(sum(cost.values()), 6) == 130.307654
 
 
 def test_efficiency_on_an_empty_catalogue_counts_zero_loops_and_has_no_ratios(db, ctx):
