@@ -111,8 +111,8 @@ def test_stats_match_the_catalogue_and_the_time_picker_filters(corpus_db):  # no
         }
         by_agent = run(conn, by_title["By agent and namespace"], variables, START, END)
         assert [(r[0], r[1], r[2], r[6]) for r in by_agent] == [
-            ("pi", "pi-local", 3, Decimal("60.066688")),
             ("claude", "claude-local", 25, Decimal("70.240966")),
+            ("pi", "pi-local", 3, Decimal("60.066688")),
             ("codex", "codex-local", 4, None),  # cost unknown, not 0
         ]
         commands = run(conn, by_title["Top failing commands"], variables, START, END)
