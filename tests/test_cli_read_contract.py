@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from agent_history.search.rank import AGENT_ALIASES, KNOWN_AGENTS
-
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
@@ -81,7 +80,10 @@ def test_every_read_command_exits_0_when_it_finds_something_and_1_when_not(env, 
             ("search", "build", "--until", "9999-12-31"),
             "--until 9999-12-31 is out of range: dates and timestamps go from 0001-01-02 to 9999-12-30",
         ),
-        (("sessions", "--agent", "claud"), f"unknown agent 'claud' (accepted: {', '.join([*KNOWN_AGENTS, *AGENT_ALIASES])})"),
+        (
+            ("sessions", "--agent", "claud"),
+            f"unknown agent 'claud' (accepted: {', '.join([*KNOWN_AGENTS, *AGENT_ALIASES])})",
+        ),
     ],
 )
 def test_a_usage_error_is_one_unwrapped_line_and_exit_2(env, args, message):

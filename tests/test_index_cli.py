@@ -318,9 +318,9 @@ def test_index_every_survives_a_database_restart(cli_env, home, own_tmp):
     assert proc.returncode == 0, events.log
     # one event, one line: every log line is a whole retry line (one once wrapped at 80 columns
     # in CI, leaving "command" on a line of its own) or a skipped path; no traceback
-    assert events.log and all(
-        line.startswith(("pass failed, retrying in 1 s: ", "skipped")) for line in events.log
-    ), events.log
+    assert events.log and all(line.startswith(("pass failed, retrying in 1 s: ", "skipped")) for line in events.log), (
+        events.log
+    )
     assert events.summaries[0]["files_changed"] == len(list(home.rglob("*.jsonl")))
     last = events.summaries[-1]
     assert last["files_changed"] == 0 and last["issues"].get("load_error", 0) == 0

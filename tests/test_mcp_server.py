@@ -114,9 +114,7 @@ def catalogue(pg_server, corpus_template, tmp_path_factory):
 
 @pytest.fixture
 def env(catalogue, own_tmp):
-    (own_tmp / "config.toml").write_text(
-        '[contexts]\nops = ["claude-ops"]\ncorpus = ["claude-local", "codex-local"]\n'
-    )
+    (own_tmp / "config.toml").write_text('[contexts]\nops = ["claude-ops"]\ncorpus = ["claude-local", "codex-local"]\n')
     return server_env(catalogue.dsn, catalogue.reader_dsn, own_tmp)
 
 

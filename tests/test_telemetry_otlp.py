@@ -204,7 +204,9 @@ def test_a_hanging_receiver_does_not_stall_the_passes(cli_env, home):
     assert "Traceback" not in err
     # the SDK's complaint as one line, not once per interval (consecutive repeats suppressed)
     # (besides the one-line notes about the other harnesses' default homes, absent here)
-    lines = [line for line in err.splitlines() if not (line.startswith("skipped ") and line.endswith(" does not exist"))]
+    lines = [
+        line for line in err.splitlines() if not (line.startswith("skipped ") and line.endswith(" does not exist"))
+    ]
     assert "metrics: Failed to export metrics batch due to timeout, max retries or shutdown." in lines
     assert all(line.startswith("metrics: ") for line in lines), lines
     assert all(a != b for a, b in zip(lines, lines[1:], strict=False)), lines

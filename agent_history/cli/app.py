@@ -49,7 +49,18 @@ COMMAND_MODULES: dict[str, str] = {
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
 MODULES: tuple[str, ...] = (
-    "parse", "index", "read", "mcp", "connect", "embed", "efficiency", "loops", "journal", "web", "recall", "usage",
+    "parse",
+    "index",
+    "read",
+    "mcp",
+    "connect",
+    "embed",
+    "efficiency",
+    "loops",
+    "journal",
+    "web",
+    "recall",
+    "usage",
 )
 
 # Root options that take a value (their value is not the command name).

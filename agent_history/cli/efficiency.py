@@ -20,7 +20,9 @@ def _share(value) -> str:
 
 @app.command("efficiency")
 def efficiency_cmd(
-    session: str = typer.Option(None, "--session", "-s", help="Only this session's threads (a uid or a unique prefix of ≥ 6 characters)."),
+    session: str = typer.Option(
+        None, "--session", "-s", help="Only this session's threads (a uid or a unique prefix of ≥ 6 characters)."
+    ),
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),

@@ -50,7 +50,9 @@ def index_cmd(
     every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     claude_export: Path = typer.Option(
-        None, "--claude-export", help="Also index a claude.ai data export: its conversations.json (or the unzipped folder)."
+        None,
+        "--claude-export",
+        help="Also index a claude.ai data export: its conversations.json (or the unzipped folder).",
     ),
     file: Path = typer.Option(
         None, "--file", help="Index just this transcript (a file under a source; e.g. from an after-turn hook)."
@@ -261,7 +263,9 @@ def _print_namespaces(namespaces: dict[str, dict]) -> None:
     if fits(console, table):
         console.print(table)
     else:
-        print_records(console, ("namespace", "sessions", "messages", "model calls", "tokens"), [r for r, _, _ in records])
+        print_records(
+            console, ("namespace", "sessions", "messages", "model calls", "tokens"), [r for r, _, _ in records]
+        )
 
 
 @app.command("issues")

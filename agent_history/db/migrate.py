@@ -25,6 +25,7 @@ from agent_history.db.resources import migrations_dir, sql_dir
 VERSION_TABLE = "ah_alembic_version"
 MIGRATION_LOCK = 0x61685F6D6967  # 'ah_mig': serialises concurrent first-use migrations
 
+
 def _config():
     from alembic.config import Config
 

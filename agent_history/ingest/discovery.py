@@ -211,6 +211,8 @@ def _top_files(root: Path) -> Iterator[os.DirEntry]:
     for entry in entries:
         if not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
             yield entry
+
+
 # -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat (JSONL transcripts) ---------------
 # Layouts (relative to the agent home), from FORMATS §6–§7 and the harnesses' docs:
 # - cursor (`~/.cursor`): ``projects/<project>/agent-transcripts/**/*.jsonl``; a file under a

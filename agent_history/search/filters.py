@@ -41,6 +41,7 @@ def key_not_excluded(alias: str) -> str:
         f"WHERE x.agent = {alias}.agent AND x.session_uid = {alias}.session_uid)"
     )
 
+
 CORPUS_TABLE = {"message": "message", "tool_call": "tool_call"}
 
 

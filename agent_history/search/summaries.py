@@ -37,15 +37,20 @@ HEADLINE_OPTIONS = f"StartSel={HL_START}, StopSel={HL_END}, MaxWords=45, MinWord
 #: The filters of a summary search over ``ah.session_summary ss`` LEFT JOIN ``ah.session s`` (the
 #: FTS query here and the BM25 one of search.summaries_bm25): agents, namespaces, since/until on
 #: analysed_at, project (cwd of the linked session), session uid or prefix.
-FILTERS_SQL = """(cardinality(%(agents)s::text[]) = 0 OR ss.agent = ANY(%(agents)s))
+FILTERS_SQL = (
+    """(cardinality(%(agents)s::text[]) = 0 OR ss.agent = ANY(%(agents)s))
   AND (cardinality(%(namespaces)s::text[]) = 0 OR coalesce(ss.namespace, s.namespace) = ANY(%(namespaces)s))
   AND (%(since)s::timestamptz IS NULL OR ss.analysed_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR ss.analysed_at < %(until)s)
   AND (%(project)s::text IS NULL OR s.cwd = %(project)s OR starts_with(s.cwd, %(project)s || '/'))
   AND (%(session)s::text IS NULL OR ss.session_uid = %(session)s
        OR (length(%(session)s) >= 8 AND starts_with(ss.session_uid, %(session)s)))
-  AND """ + key_not_excluded("ss") + """
-  AND """ + not_excluded("s")  # curated out: by natural key, and through the linked session's root
+  AND """
+    + key_not_excluded("ss")
+    + """
+  AND """
+    + not_excluded("s")
+)  # curated out: by natural key, and through the linked session's root
 
 _SQL = """
 WITH terms AS (

@@ -113,7 +113,14 @@ def _add(*values: int | None) -> int | None:
     return sum(known) if known else None
 
 
-PARTIAL_FIELDS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens", "reasoningTokens")
+PARTIAL_FIELDS = (
+    "inputTokens",
+    "outputTokens",
+    "cacheCreationTokens",
+    "cacheReadTokens",
+    "totalTokens",
+    "reasoningTokens",
+)
 """Token fields that get a ``<field>Partial`` flag: true when the field is a sum over known counts
 while some call of the row has that count unknown (a lower bound, never shown as the whole); a
 field whose every count is unknown is None instead (and its flag false). A call's cache creation

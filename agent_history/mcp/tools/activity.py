@@ -29,7 +29,8 @@ PROMPT_CHARS = 240
 
 # Events per session in the window, rolled up to roots. Messages and model calls carry indexed
 # timestamps; tool calls happen between them, so they add nothing to "is it active".
-ACTIVE_SQL = """
+ACTIVE_SQL = (
+    """
 WITH ev AS (
     SELECT session_id, ts FROM ah.message WHERE ts > %(lo)s AND ts <= %(hi)s
     UNION ALL
@@ -49,11 +50,14 @@ FROM per_session AS p
 JOIN ah.session AS s ON s.id = p.session_id
 JOIN ah.session AS root ON root.id = coalesce(s.root_session_id, s.id)
 WHERE (%(namespaces)s::text[] IS NULL OR root.namespace = ANY(%(namespaces)s::text[]))
-  AND """ + not_excluded("s") + """
+  AND """
+    + not_excluded("s")
+    + """
 GROUP BY root.id
 ORDER BY last_ts DESC
 LIMIT %(limit)s
 """
+)
 
 INFRA_SQL = """
 SELECT t.started_at, t.name, t.input, t.is_error, t.exit_code, t.outcome, t.error_class,

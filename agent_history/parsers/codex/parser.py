@@ -361,7 +361,9 @@ class CodexParser(ToolCallRows, Parser):
         if not replay and self.turn is not None and not self.turn.get("c") and ts is not None:
             self.turn["l"] = _iso(ts)
         role = body.get("role") if isinstance(body, dict) else None
-        stamp_messages(rows, f"{rtype}/{subtype}" if subtype else rtype, role if isinstance(role, str) else None, pos.byte_offset)
+        stamp_messages(
+            rows, f"{rtype}/{subtype}" if subtype else rtype, role if isinstance(role, str) else None, pos.byte_offset
+        )
 
     @staticmethod
     def _classify(record: dict) -> tuple[str, str, str, Any, bool]:

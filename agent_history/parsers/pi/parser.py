@@ -188,7 +188,6 @@ def _record_ts(record: dict, message: dict | None) -> datetime | None:
     return ts
 
 
-
 REQUEST_TO_RESPONSE = "request_to_response"
 """`duration_basis` of a pi call: ``message.timestamp`` (unix ms, set when pi creates the
 assistant message as the request starts streaming) → the entry ``timestamp`` (ISO, written when
@@ -212,6 +211,7 @@ def _request_to_response_ms(msg: dict, ctx: EntryCtx) -> int | None:
         return None
     span = round(saved.timestamp() * 1000 - started)
     return span if span >= 0 else None
+
 
 class PiParser(Parser):
     """Parser for one pi session file (see the module docstring for the format contract)."""
@@ -291,7 +291,9 @@ class PiParser(Parser):
                 entry_rows = self._entry(record, rtype, message, known, pos)
                 origin = role if rtype == "message" else record.get("customType")
                 rows.extend(
-                    stamp_messages(entry_rows, str(rtype), origin if isinstance(origin, str) and origin else None, pos.byte_offset)
+                    stamp_messages(
+                        entry_rows, str(rtype), origin if isinstance(origin, str) and origin else None, pos.byte_offset
+                    )
                 )
         except Exception as exc:  # noqa: BLE001 — contract: feed never raises
             rows.append(
