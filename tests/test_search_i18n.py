@@ -266,7 +266,9 @@ def test_search_session_takes_the_same_prefix_as_session(db, tmp_path):
 
     assert found("abcxyz") == [uids[2]]  # 6 characters, unique (before: 8 were needed)
     assert found("abcdef01") == [uids[0]]
-    assert found("abcde") == []  # shorter than 6: an exact uid only
+    short = cli(env, "tokenizer", "--session", "abcde", "--json")  # shorter than 6: a usage error
+    assert (short.returncode, short.stdout) == (2, "")
+    assert short.stderr == "error: --session: give a session uid or a prefix of at least 6 characters (got 'abcde')\n"
     sess = subprocess.run(
         [sys.executable, "-m", "agent_history", "session", "abcdef", "--json"],
         env=env,
