@@ -105,7 +105,9 @@ def _hook_change(verb: str, agent: str, json: bool) -> None:
 @app.command("hook")
 def hook_cmd(
     agent: str = typer.Argument(
-        ..., help="The harness calling: claude (Stop hook), codex (notify) or gemini (AfterAgent hook)."
+        ...,
+        help="The harness calling: claude (Stop hook), codex (notify), gemini (AfterAgent hook), "
+        "cursor (stop hook) or vscode (VS Code Copilot Stop hook).",
     ),
     payload: str = typer.Argument(None, help="The payload (Codex passes it as an argument; Claude Code on stdin)."),
     wait: bool = typer.Option(False, "--wait", help="Wait for the indexing child (debugging)."),

@@ -16,6 +16,20 @@ Harnesses and where their hook lives (`HOOKS`):
   stdin whose base fields include ``transcript_path`` (geminicli.com/docs/hooks/reference,
   "Configuration schema" and the base input schema). The transcript is the session's
   ``tmp/<project hash>/chats/session-*.json`` document (or ``.jsonl``, 0.40+).
+- **Cursor** — ``~/.cursor/hooks.json`` (``{"version": 1, "hooks": {"stop": [{"command": …}]}}``,
+  cursor.com/docs/agent/hooks; a flat list of entries per event, no matcher groups). The stop
+  payload on stdin carries ``conversation_id``, ``generation_id``, ``status``, ``loop_count`` and,
+  from the editor, ``transcript_path``; the Cursor CLI sends ``transcript_path`` null
+  (entireio/cli#522), so the conversation id is looked up as
+  ``projects/*/agent-transcripts/<id>.jsonl`` or ``<id>/<id>.jsonl`` under ``~/.cursor``.
+- **VS Code Copilot** — agent hooks (Preview, code.visualstudio.com/docs/copilot/customization/hooks):
+  VS Code loads every ``*.json`` in ``~/.copilot/hooks/`` (a default hook-file location), so ours
+  is a file of its own, ``~/.copilot/hooks/agent-history.json``:
+  ``{"hooks": {"Stop": [{"type": "command", "command": …}]}}`` (flat entries, PascalCase events).
+  The payload's ``transcript_path`` (microsoft/vscode-copilot-chat#3545) names the extension's
+  ``workspaceStorage/<hash>/GitHub.copilot-chat/transcripts/<session id>.jsonl``. Assumed, not
+  observed here: the file name is free (any ``*.json`` there is read), and Copilot CLI, which
+  reads the same directory with lowerCamelCase events, ignores a ``Stop`` key.
 
 The hook itself (`run_hook`) never blocks or breaks the agent: it reads the payload, starts
 ``agent-history index --file PATH`` detached (own session, no stdin/stdout) with its stderr
@@ -29,6 +43,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -52,6 +67,15 @@ class HookTarget:
     fmt: str  # json | toml
     event: str = "Stop"
     """For a JSON config: the ``hooks`` event whose matcher groups hold our command."""
+    shape: str = "groups"
+    """JSON hook lists: ``groups`` (matcher groups, Claude Code / Gemini CLI) or ``flat`` (one
+    entry per command: Cursor ``{"command"}``, VS Code ``{"type": "command", "command"}``)."""
+    entry: tuple[tuple[str, Any], ...] = ()
+    """Keys a flat entry of ours carries besides ``command`` (VS Code: ``type = command``)."""
+    top: tuple[tuple[str, Any], ...] = ()
+    """Top-level keys a config we create or edit must have (Cursor: ``version = 1``)."""
+    own_file: bool = False
+    """The file is ours alone (VS Code's hook directory): removed when nothing else is left in it."""
 
 
 HOOKS: dict[str, HookTarget] = {
@@ -59,6 +83,20 @@ HOOKS: dict[str, HookTarget] = {
     "codex": HookTarget("codex", lambda: _codex_dir() / "config.toml", "toml"),
     # Gemini CLI reads ~/.gemini/settings.json (no environment override; discovery's home too)
     "gemini": HookTarget("gemini", lambda: Path.home() / ".gemini" / "settings.json", "json", "AfterAgent"),
+    # Cursor: the user-level hooks file (cursor.com/docs/agent/hooks), the ``stop`` event
+    "cursor": HookTarget(
+        "cursor", lambda: Path.home() / ".cursor" / "hooks.json", "json", "stop", "flat", top=(("version", 1),)
+    ),
+    # VS Code Copilot: a file of ours in the user hook directory VS Code reads by default
+    "vscode": HookTarget(
+        "vscode",
+        lambda: Path.home() / ".copilot" / "hooks" / "agent-history.json",
+        "json",
+        "Stop",
+        "flat",
+        entry=(("type", "command"),),
+        own_file=True,
+    ),
 }
 
 
@@ -131,6 +169,46 @@ def claude_uninstall(data: dict[str, Any], agent: str = "claude", event: str = "
     return data, removed
 
 
+# -- Cursor / VS Code: flat hook lists ------------------------------------------------------
+
+
+def flat_install(data: dict[str, Any], argv: list[str], target: HookTarget) -> dict[str, Any]:
+    """`data` with our command in the flat list ``hooks[target.event]`` (Cursor ``hooks.json``,
+    VS Code hook files): other entries kept, an older entry of ours replaced in place (extra
+    copies dropped), `target.top` keys added when missing."""
+    command = shlex.join(argv)
+    for key, value in target.top:
+        data.setdefault(key, value)
+    entries = data.setdefault("hooks", {}).setdefault(target.event, [])
+    ours = [i for i, e in enumerate(entries) if isinstance(e, dict) and _is_ours(e.get("command", ""), target.agent)]
+    if ours:
+        entries[ours[0]]["command"] = command
+        for i in reversed(ours[1:]):
+            del entries[i]
+    else:
+        entries.append({**dict(target.entry), "command": command})
+    return data
+
+
+def flat_uninstall(data: dict[str, Any], target: HookTarget) -> tuple[dict[str, Any], bool]:
+    """(`data` without our entries in ``hooks[target.event]``, whether one was there); an emptied
+    list and ``hooks`` object are removed."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(target.event), list):
+        return data, False
+    entries = hooks[target.event]
+    kept = [e for e in entries if not (isinstance(e, dict) and _is_ours(e.get("command", ""), target.agent))]
+    if len(kept) == len(entries):
+        return data, False
+    if kept:
+        hooks[target.event] = kept
+    else:
+        del hooks[target.event]
+    if not hooks:
+        del data["hooks"]
+    return data, True
+
+
 # -- Codex: config.toml notify ---------------------------------------------------------------
 
 
@@ -175,11 +253,28 @@ def codex_uninstall(text: str) -> tuple[str, bool]:
 
 def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
     """The transcript a hook payload names. Raises ValueError (one line) when it names none."""
-    if agent in ("claude", "gemini"):
+    if agent in ("claude", "gemini", "vscode"):
         path = payload.get("transcript_path")
         if not isinstance(path, str) or not path:
             raise ValueError(f"{HOOKS[agent].event} payload has no transcript_path")
         return Path(path).expanduser()
+    if agent == "cursor":
+        path = payload.get("transcript_path")
+        if isinstance(path, str) and path:
+            return Path(path).expanduser()
+        conversation = payload.get("conversation_id")
+        if not isinstance(conversation, str) or not conversation or "/" in conversation:
+            raise ValueError("stop payload has neither transcript_path nor conversation_id")
+        projects = Path.home() / ".cursor" / "projects"
+        found = sorted(
+            [
+                *projects.glob(f"*/agent-transcripts/{conversation}.jsonl"),
+                *projects.glob(f"*/agent-transcripts/{conversation}/{conversation}.jsonl"),
+            ]
+        )
+        if not found:
+            raise ValueError(f"no transcript for conversation {conversation} under {projects}")
+        return found[-1]
     if agent == "codex":
         thread = payload.get("thread-id")
         if not isinstance(thread, str) or not thread or "/" in thread:
@@ -204,7 +299,7 @@ def log_line(data_dir: Path, message: str) -> None:
 
 def run_hook(args: list[str], stdin_text: str | None = None) -> int:
     """`agent-history hook AGENT [--wait] [PAYLOAD]`: index the transcript the harness's payload
-    names (stdin for Claude Code and Gemini CLI, the last argument for Codex) in a detached child. Always 0;
+    names (stdin for Claude Code, Gemini CLI, Cursor and VS Code; the last argument for Codex) in a detached child. Always 0;
     failures go to ``hook.log`` in the data dir. ``--wait`` waits for the child (tests, debugging)."""
     from agent_history.config import data_dir
 
@@ -264,7 +359,9 @@ def install(agent: str, environ: dict[str, str] | None = None):
     old = _read(path)
     argv = hook_argv(agent, environ)
     try:
-        if target.fmt == "json":
+        if target.fmt == "json" and target.shape == "flat":
+            new = _dump_json(flat_install(_parse_json(old or ""), argv, target))
+        elif target.fmt == "json":
             new = _dump_json(claude_install(_parse_json(old or ""), argv, agent, target.event))
         else:
             new = codex_install(old or "", argv)
@@ -296,7 +393,10 @@ def uninstall(agent: str):
     if old is None:
         return FileChange(path, "absent")
     try:
-        if target.fmt == "json":
+        if target.fmt == "json" and target.shape == "flat":
+            data, removed = flat_uninstall(_parse_json(old), target)
+            new = _dump_json(data)
+        elif target.fmt == "json":
             data, removed = claude_uninstall(_parse_json(old), agent, target.event)
             new = _dump_json(data)
         else:
@@ -309,5 +409,10 @@ def uninstall(agent: str):
         raise
     if not removed:
         return FileChange(path, "absent")
+    if target.own_file and not data:  # our own hook file, nothing else in it: remove it (backup kept)
+        backup = path.with_name(path.name + ".bak")
+        shutil.copy2(path, backup)
+        path.unlink()
+        return FileChange(path, "removed", backup)
     change = _write(path, new, old)
     return FileChange(path, "removed", change.backup)

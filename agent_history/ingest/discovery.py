@@ -234,6 +234,9 @@ JSONL_RULES: dict[str, re.Pattern[str]] = {
     "copilot": re.compile(r"^session-state/[^/]+(/events)?\.jsonl$"),
     "copilot-vscode": re.compile(
         r"^(workspaceStorage/[^/]+/GitHub\.copilot-chat|globalStorage/github\.copilot-chat)/(.+/)?events\.jsonl$"
+        # the extension's own transcript, the file VS Code's hook payload names as transcript_path
+        # (microsoft/vscode-copilot-chat#3545; the same event vocabulary)
+        r"|^workspaceStorage/[^/]+/GitHub\.copilot-chat/transcripts/[^/]+\.jsonl$"
     ),
 }
 """Which ``*.jsonl`` files under an agent's roots are transcripts (a path relative to the home)."""
