@@ -321,3 +321,20 @@ def test_a_context_naming_a_namespace_without_files_says_so_in_the_scope(env):
         "warning": "no files in the catalogue for namespace 'codex-wrok'",
     }
     assert data["hits"][0]["session_uid"] == "9e953218-585f-4692-89df-9e0747a31c68"
+
+
+def test_agent_arguments_take_the_product_names_the_cli_takes(env):
+    _, (by_product, by_harness, recall, bad) = call_tools(
+        env,
+        [
+            ("search", {"query": "tokenizer submodule", "limit": 3, "agents": ["claude-code"]}),
+            ("search", {"query": "tokenizer submodule", "limit": 3, "agents": ["claude"]}),
+            ("recent_sessions", {"agent": "claude-code", "n": 50}),
+            ("search", {"query": "x", "agents": ["claude-desktop"]}),
+        ],
+    )
+    assert not by_product.is_error and by_product.data["hits"] == by_harness.data["hits"]
+    assert {h["agent"] for h in by_product.data["hits"]} == {"claude"}
+    assert not recall.is_error, recall.text
+    assert recall.data["sessions"] and {s["agent"] for s in recall.data["sessions"]} == {"claude"}
+    assert bad.is_error and "claude-desktop" in bad.text

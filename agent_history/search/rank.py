@@ -54,6 +54,16 @@ DEPTH_CAP = 50
 CONTEXT_BOOST = 1.5
 
 
+AGENT_NAMES: tuple[str, ...] = (*KNOWN_AGENTS, *AGENT_ALIASES)
+"""Every name an ``agent`` argument accepts (the MCP tools' enums, as the CLI's ``--agent``)."""
+
+
+def resolve_agents(names) -> tuple[str, ...]:
+    """`names` (harness or product names) as distinct harness names, in order. Raises ValueError
+    (`resolve_agent`) for an unknown one."""
+    return tuple(dict.fromkeys(resolve_agent(n) for n in names or ()))
+
+
 def resolve_agent(name: str) -> str:
     """The harness name for `name` (a harness or product name, case-insensitive).
     Raises ValueError naming the accepted values."""

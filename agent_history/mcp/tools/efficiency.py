@@ -14,8 +14,8 @@ import psycopg
 from agent_history.classify.rules import TRIGGERS
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
-from agent_history.parsers import AGENTS
 from agent_history.read.efficiency import ROLES, efficiency_report
+from agent_history.search.rank import AGENT_NAMES, resolve_agents
 from agent_history.search.request import parse_when
 
 
@@ -25,7 +25,7 @@ def efficiency_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, A
     report = efficiency_report(
         conn,
         session_uid=args.get("session_uid"),
-        agents=tuple(args.get("agents") or ()),
+        agents=resolve_agents(args.get("agents")),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
         since=parse_when(since, option="since") if since else None,
         role=args.get("role"),
@@ -48,7 +48,7 @@ EFFICIENCY = ToolSpec(
         "session_uid": {"type": "string", "description": "Only this session's threads (and threads rooted in it)."},
         "agents": {
             "type": "array",
-            "items": {"type": "string", "enum": list(AGENTS)},
+            "items": {"type": "string", "enum": list(AGENT_NAMES)},
             "description": "Only these harnesses.",
         },
         "since": SINCE,

@@ -14,7 +14,7 @@ from agent_history.read.common import AmbiguousSession
 from agent_history.read.overview import index_stats, recent_sessions
 from agent_history.read.recall import RecallBounds, thread_recall
 from agent_history.search import hybrid
-from agent_history.search.rank import KNOWN_AGENTS
+from agent_history.search.rank import AGENT_NAMES, resolve_agent
 
 BOUNDS = RecallBounds()
 
@@ -37,7 +37,7 @@ def recent_sessions_handler(
     conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv
 ) -> dict[str, Any]:
     """`recent_sessions` tool: ``{"sessions": [...]}`` (`read.overview.recent_sessions`)."""
-    agents = (args["agent"],) if args.get("agent") else ()
+    agents = (resolve_agent(args["agent"]),) if args.get("agent") else ()
     namespaces = tuple(scope.searched) if scope.namespaces is not None else ()
     return {"sessions": recent_sessions(conn, args["n"], project=args.get("project"), agents=agents,
                                         namespaces=namespaces)}  # fmt: skip
@@ -77,7 +77,7 @@ RECENT_SESSIONS = ToolSpec(
     properties={
         "n": limit_schema(10, 50, "sessions"),
         "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
-        "agent": {"type": "string", "enum": list(KNOWN_AGENTS), "description": "Only this agent."},
+        "agent": {"type": "string", "enum": list(AGENT_NAMES), "description": "Only this agent."},
     },
     handler=recent_sessions_handler,
 )

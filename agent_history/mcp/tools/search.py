@@ -23,11 +23,10 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
-from agent_history.parsers import AGENTS
 from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
 from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
-from agent_history.search.rank import AGENT_ALIASES, KNOWN_AGENTS, resolve_agent
+from agent_history.search.rank import AGENT_ALIASES, AGENT_NAMES, KNOWN_AGENTS, resolve_agent, resolve_agents
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
 from agent_history.search.summaries import summaries_for_sessions
@@ -69,7 +68,7 @@ def build_request(scope: Scope, args: dict[str, Any], limit: int) -> SearchReque
         query=args["query"],
         limit=limit,
         scope=Corpus(args["in"]),
-        agents=tuple(args.get("agents") or ()),
+        agents=resolve_agents(args.get("agents")),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
         classes=_classes(args["classes"]),
         since=parse_when(args["since"], option="since") if args.get("since") else None,
@@ -267,7 +266,7 @@ _COMMON = {
     },
     "agents": {
         "type": "array",
-        "items": {"type": "string", "enum": list(AGENTS)},
+        "items": {"type": "string", "enum": list(AGENT_NAMES)},
         "description": "Only these agents.",
     },
     "since": SINCE,

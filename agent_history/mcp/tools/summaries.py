@@ -13,8 +13,8 @@ import psycopg
 
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
-from agent_history.parsers import AGENTS
 from agent_history.search.hybrid import VectorUnavailable
+from agent_history.search.rank import AGENT_NAMES, resolve_agents
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchRequest, parse_when
 from agent_history.search.summaries_vector import run_summary_search
@@ -52,7 +52,7 @@ def search_summaries_handler(conn: psycopg.Connection, scope: Scope, args: dict[
         query=args["query"],
         limit=args["limit"],
         scope=Corpus.SUMMARIES,
-        agents=tuple(args.get("agents") or ()),
+        agents=resolve_agents(args.get("agents")),
         namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
         since=parse_when(args["since"]) if args.get("since") else None,
         until=parse_when(args["until"], end_of_day=True) if args.get("until") else None,
@@ -88,7 +88,7 @@ SEARCH_SUMMARIES = ToolSpec(
         },
         "agents": {
             "type": "array",
-            "items": {"type": "string", "enum": list(AGENTS)},
+            "items": {"type": "string", "enum": list(AGENT_NAMES)},
             "description": "Only these agents.",
         },
         "since": SINCE,
