@@ -126,3 +126,41 @@ def test_cli_listing_and_summary_search_leave_excluded_sessions_out(catalogue, o
         _restore(catalogue)
     assert after["sessions"] == before["sessions"] - {COMMITTER[1]}
     assert after["search --in summaries"] == set()
+
+
+def test_cli_session_refuses_an_excluded_session_with_how_to_restore(catalogue, own_tmp):
+    env = server_env(catalogue.dsn, catalogue.reader_dsn, own_tmp)
+
+    def session():
+        return subprocess.run(
+            [sys.executable, "-m", "agent_history", "session", COMMITTER[1][:8], "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    before = session()
+    assert before.returncode == 0 and json.loads(before.stdout)["session"]["session_uid"] == COMMITTER[1]
+    _exclude(catalogue, COMMITTER)
+    try:
+        after = session()
+    finally:
+        _restore(catalogue)
+    assert (after.returncode, after.stdout) == (1, "")
+    assert after.stderr.strip().splitlines() == [
+        f"error: session {COMMITTER[1]} is excluded (sessions exclude); "
+        f"`agent-history sessions restore {COMMITTER[1]}` brings it back"
+    ]
+
+
+def test_curation_commands_refuse_a_short_prefix_as_a_usage_error(catalogue, own_tmp):
+    env = server_env(catalogue.dsn, catalogue.reader_dsn, own_tmp)
+    for verb in ("exclude", "restore", "delete"):
+        out = subprocess.run(
+            [sys.executable, "-m", "agent_history", "sessions", verb, "9e95", *(["--yes"] if verb == "delete" else [])],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert (out.returncode, out.stdout) == (2, ""), (verb, out.stderr)
+        assert "at least 6 characters" in out.stderr and "'9e95'" in out.stderr and "no session" not in out.stderr

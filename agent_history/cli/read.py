@@ -399,6 +399,14 @@ def _print_sessions(rows) -> None:
         print_records(console, RECORD_HEADERS, records)
 
 
+def _is_excluded(conn, session_id: int) -> bool:
+    """True when session row `session_id` (or its root) is curated out (`search.filters.not_excluded`)."""
+    from agent_history.search.filters import not_excluded
+
+    row = conn.execute(f"SELECT NOT {not_excluded('s')} FROM ah.session AS s WHERE s.id = %s", (session_id,)).fetchone()
+    return bool(row and row[0])
+
+
 @app.command("session")
 def session_cmd(
     uid: str = typer.Argument(
@@ -427,8 +435,15 @@ def session_cmd(
             from agent_history.search.summaries import summaries_for_sessions
 
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
+            excluded = _is_excluded(conn, tl.session.id)
     except (SessionNotFound, AmbiguousSession) as exc:
         fail(str(exc), EXIT_NOTHING)
+    if excluded:  # curated out: not served, as the MCP `session` tool refuses it
+        fail(
+            f"session {tl.session.session_uid} is excluded (sessions exclude); "
+            f"`agent-history sessions restore {tl.session.session_uid}` brings it back",
+            EXIT_NOTHING,
+        )
     if json:
         print_json(tl.as_dict() | ({"journal_summary": journal} if journal else {}))
         return

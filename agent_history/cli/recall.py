@@ -26,6 +26,7 @@ from agent_history.cli.read import (
     _namespaces,
     _range,
     _rank,
+    _session_arg,
     _short_ts,
     _source_types,
     sessions_app,
@@ -181,6 +182,7 @@ def exclude_cmd(
     its files stay indexed and the decision survives passes and `rebuild`."""
     from agent_history.ingest.curation import exclude
 
+    uid = _session_arg(uid, "UID")
     with database().connect() as conn:
         ref = _resolve(conn, uid)
         new = exclude(conn, ref, reason)
@@ -195,6 +197,7 @@ def restore_cmd(uid: str = typer.Argument(..., help="Session uid, or a unique pr
     """Lift an exclusion (also for a session no longer in the catalogue)."""
     from agent_history.ingest.curation import excluded, restore
 
+    uid = _session_arg(uid, "UID")
     with database().connect() as conn:
         matches = excluded(conn, uid)
         if not matches:
@@ -216,6 +219,7 @@ def delete_cmd(
     the next pass unless the session is excluded (`sessions exclude`)."""
     from agent_history.ingest.curation import delete
 
+    uid = _session_arg(uid, "UID")
     with database().connect() as conn:
         ref = _resolve(conn, uid)
         is_excluded = conn.execute(
