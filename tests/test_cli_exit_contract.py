@@ -207,3 +207,27 @@ def test_tables_piped_to_a_file_are_not_squeezed_to_80_columns(env):
         assert name in header, header
     squeezed = cli({**piped, "COLUMNS": "80"}, "efficiency")  # COLUMNS still wins
     assert "…" in squeezed.stdout
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (("search", "tokenizer", "--namespace", "claude-lcoal"), "unknown namespace 'claude-lcoal' (indexed: "),
+        (("sessions", "-N", "claude-local", "-N", "nope"), "unknown namespace 'nope' (indexed: "),
+        (("search", "tokenizer", "--session", "ffffff00"), "--session: no session 'ffffff00' in the catalogue"),
+    ],
+)
+def test_an_unknown_namespace_or_session_filter_is_named_in_a_usage_error(env, args, error, json_flag):
+    r = cli(env, *args, *json_flag)
+    assert (r.returncode, r.stdout) == (2, "")
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {error}"), r.stderr
+    if "indexed" in error:
+        assert "claude-local" in lines[0]
+
+
+def test_a_known_namespace_and_session_prefix_still_search(env):
+    r = cli(env, "search", "tokenizer submodule", "-N", "claude-local", "--session", "9e953218", "--json")
+    assert r.returncode == 0, r.stderr
+    assert {h["session_uid"] for h in json.loads(r.stdout)["hits"]} == {"9e953218-585f-4692-89df-9e0747a31c68"}

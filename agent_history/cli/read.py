@@ -144,6 +144,28 @@ def _namespaces(
     return tuple(dict.fromkeys(out))
 
 
+def _check_filter_values(conn, namespaces: list[str] | None, session: str | None = None) -> None:
+    """Exit 2 with a one-line error naming an explicit ``--namespace`` that has no indexed file,
+    or a ``--session`` uid/prefix that names no session — values that would otherwise just find
+    nothing. One query, run only when such a filter is given."""
+    if not namespaces and not session:
+        return
+    from agent_history.search.filters import like_prefix
+
+    known, found = conn.execute(
+        "SELECT ARRAY(SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1),"
+        " %(s)s::text IS NULL OR EXISTS (SELECT 1 FROM ah.session"
+        " WHERE session_uid = %(s)s OR session_uid LIKE %(like)s)",
+        {"s": session, "like": like_prefix(session) if session else None},
+    ).fetchone()
+    unknown = [n for n in dict.fromkeys(namespaces or ()) if n not in known]
+    if unknown:
+        names = ", ".join(repr(n) for n in unknown)
+        fail(f"unknown namespace {names} (indexed: {', '.join(known) or 'none'})", 2)
+    if not found:
+        fail(f"--session: no session {session!r} in the catalogue", 2)
+
+
 def _short_ts(ts: datetime | None) -> str:
     return ts.strftime("%Y-%m-%d %H:%M") if ts else "-"
 
@@ -278,6 +300,7 @@ def search_cmd(
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
+        _check_filter_values(conn, namespace, req.session)
         try:
             if scope is Scope.SUMMARIES:  # keyword = English full text; vector/hybrid over summary chunks
                 from agent_history.search.summaries_vector import run_summary_search
@@ -345,6 +368,7 @@ def sessions_cmd(
     db = database()
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
+        _check_filter_values(conn, namespace)
         rows = list_sessions(
             conn,
             agents=_agents(agent),
