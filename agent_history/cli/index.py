@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import psycopg
@@ -12,7 +13,7 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, fail, print_event, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
@@ -57,6 +58,9 @@ def index_cmd(
     file: Path = typer.Option(
         None, "--file", help="Index just this transcript (a file under a source; e.g. from an after-turn hook)."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Also name each default agent home that does not exist on this machine."
+    ),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
     if home is not None and not home.expanduser().is_dir():
@@ -75,6 +79,8 @@ def index_cmd(
     if file is not None:
         _index_one(db, sources, file, json=json)
         return
+    explicit = _explicit_namespaces(db.settings, home, source)
+    said: set[str] = set()  # missing configured homes already warned about (an --every loop says each once)
     stop = stop_on_signals()
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
@@ -103,7 +109,15 @@ def index_cmd(
 
             checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
         for line in summary.skipped_homes:
-            print_event(f"skipped {line}")
+            # "<namespace>: <path> does not exist" (the loader): a default home the user does not
+            # have is not news (only with --verbose); a configured one is a warning, once per loop
+            namespace = line.split(":", 1)[0]
+            if namespace in explicit and line not in said:
+                print_event(f"warning: skipped {line}")
+                said.add(line)
+            elif namespace not in explicit and verbose and line not in said:
+                print_event(f"skipped {line}")
+                said.add(line)
         for line in summary.skipped_paths[:20]:
             print_event(f"skipped {line}")
         if len(summary.skipped_paths) > 20:
@@ -126,8 +140,21 @@ def index_cmd(
         pool.close()
         if metrics is not None:
             metrics.close()  # one last collection, one flush
+    if stop.signum == signal.SIGINT:  # Ctrl-C: what was done is committed; say so, exit 130
+        print_event("interrupted: the files indexed so far are committed; run index again to finish")
+        raise typer.Exit(INTERRUPTED_EXIT)
     if failed:
         raise typer.Exit(1)
+
+
+def _explicit_namespaces(settings, home: Path | None, extra: list[str] | None) -> set[str]:
+    """Namespaces the user named (config ``[sources]`` / ``[memories]``, ``--source``,
+    ``--claude-export``) — a missing one is a warning; the other homes are defaults (or the
+    layout of ``--home DIR``), whose absence is normal."""
+    named = set() if home else {str(k) for k in (settings.raw.get("sources") or {})}
+    named |= set(settings.memories)
+    named |= {spec.split("=", 1)[0].strip() for spec in extra or () if "=" in spec}
+    return named
 
 
 def _index_one(db, sources, path: Path, *, json: bool) -> None:

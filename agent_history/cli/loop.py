@@ -8,12 +8,29 @@ import time
 from collections.abc import Callable
 
 
-def stop_on_signals() -> threading.Event:
-    """An event set by SIGTERM or SIGINT, so a pass can finish its batch in flight and exit."""
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+class Stop(threading.Event):
+    """A stop event that remembers the signal that set it (`signum`, None until then)."""
+
+    signum: int | None = None
+
+
+def stop_on_signals() -> Stop:
+    """An event set by SIGTERM or SIGINT, so a pass can finish its batch in flight and exit;
+    its ``signum`` says which signal it was (Ctrl-C → exit 130: `INTERRUPTED_EXIT`)."""
+    stop = Stop()
+
+    def handler(signum, _frame) -> None:
+        stop.signum = signum
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
     return stop
+
+
+INTERRUPTED_EXIT = 128 + signal.SIGINT
+"""Exit status after Ctrl-C (the shell's 128 + SIGINT), once the work done is committed. SIGTERM
+(a service manager stopping a loop) stays an ordinary exit 0."""
 
 
 def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[], bool]) -> None:
