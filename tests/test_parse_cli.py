@@ -64,3 +64,38 @@ def test_parse_of_a_missing_file_or_a_directory_entry_that_is_not_a_file_is_one_
     assert "Traceback" not in out.stderr
     assert out.stderr.count("error:") == 2
     assert "not a regular file" in out.stderr
+
+
+def _parse_with_stderr_on_a_pty(*args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, what was written to the terminal on stderr)."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_history", "parse", *args], stdout=subprocess.PIPE, stderr=slave, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = proc.stdout.read().decode()
+    proc.wait(timeout=300)
+    os.close(master)
+    return proc.returncode, out, b"".join(chunks).decode(errors="replace")
+
+
+def test_parse_shows_progress_on_a_terminal_and_nothing_when_piped(corpus_home):
+    tree = str(corpus_home / ".codex")
+    code, out, terminal = _parse_with_stderr_on_a_pty(tree, "--json")
+    assert code == 0 and json.loads(out)["totals"]["codex"]["files"] == 4
+    assert "parsing" in terminal and "4/4" in terminal
+    piped = parse(tree, "--json")
+    assert (piped.returncode, piped.stderr) == (0, "")
+    assert json.loads(piped.stdout) == json.loads(out)

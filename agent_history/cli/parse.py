@@ -28,7 +28,7 @@ def parse_cmd(
     """Parse transcript files (no database) and report sessions, messages, calls, tokens, issues."""
     if agent is not None and agent not in AGENTS:
         fail(f"--agent must be one of {', '.join(AGENTS)}", 2)
-    reports, totals = parse_paths(paths, agent)
+    reports, totals = _parse_with_progress(paths, agent)
     if not reports:
         fail("no files found", 2)
     if json:
@@ -88,6 +88,19 @@ def parse_cmd(
         err_console.print(f"error: {r.path}: {r.error}", highlight=False)
     if errors:
         raise typer.Exit(1)
+
+
+def _parse_with_progress(paths: list[Path], agent: str | None):
+    """`parse_paths`, with a transient progress bar on stderr when stderr is a terminal (nothing
+    otherwise: piped output and logs stay clean)."""
+    if not err_console.is_terminal:
+        return parse_paths(paths, agent)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("files", total=None)
+        return parse_paths(paths, agent, lambda done, total: bar.update(task, completed=done, total=total))
 
 
 def _token_total(tokens: dict) -> str:

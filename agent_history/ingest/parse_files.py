@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,19 @@ def _other_kind_rows(path: Path, agent: str, ctx: ParseContext, data: bytes) -> 
     return read_all(str(path), cls(ctx))
 
 
-def parse_paths(paths: list[Path], agent: str | None = None) -> tuple[list[FileReport], dict[str, dict[str, Any]]]:
-    """Parse every file; returns the per-file reports and totals per harness (plus ``all``)."""
-    reports = [parse_file(p, agent) for p in expand(paths)]
+def parse_paths(
+    paths: list[Path], agent: str | None = None, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[FileReport], dict[str, dict[str, Any]]]:
+    """Parse every file; returns the per-file reports and totals per harness (plus ``all``).
+    `progress(done, total)` (files) is called once before the first file and after each one."""
+    files = expand(paths)
+    reports = []
+    if progress:
+        progress(0, len(files))
+    for n, p in enumerate(files, 1):
+        reports.append(parse_file(p, agent))
+        if progress:
+            progress(n, len(files))
     totals: dict[str, dict[str, Any]] = {}
     for r in reports:
         if r.summary is None:
