@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 
 import psycopg
+from psycopg import sql
 
 MIN_UID_PREFIX = 6
 """A session may be named by a unique prefix of its uid of at least this many characters
@@ -108,3 +109,42 @@ def empty_namespaces(conn: psycopg.Connection, namespaces: list[str] | tuple[str
         ).fetchall()
     }
     return [n for n in dict.fromkeys(namespaces) if n not in present]
+
+
+def session_filter(
+    *,
+    agents: tuple[str, ...] | list[str] = (),
+    namespaces: tuple[str, ...] | list[str] = (),
+    since: datetime | None = None,
+    until: datetime | None = None,
+    project: str | None = None,
+    alias: str = "s",
+    time: str | None = None,
+) -> tuple[list[sql.Composable], dict]:
+    """The filter conditions shared by the session listings (`read.sessions`, `read.efficiency`,
+    the web pages): ``(conditions, params)`` to AND into a WHERE over a row `alias` with ``agent``,
+    ``namespace`` and ``cwd`` columns. `since` is inclusive, `until` exclusive, both on the SQL
+    expression `time` (default: the session's start, else its end); `project` is a cwd and
+    everything below it. Parameter names: agents, namespaces, since, until, project, project_like."""
+    from agent_history.search.filters import like_prefix
+
+    time = time or f"coalesce({alias}.started_at, {alias}.ended_at)"
+    conds: list[sql.Composable] = []
+    params: dict = {}
+    if agents:
+        conds.append(sql.SQL(f"{alias}.agent = ANY(%(agents)s)"))
+        params["agents"] = list(agents)
+    if namespaces:
+        conds.append(sql.SQL(f"{alias}.namespace = ANY(%(namespaces)s)"))
+        params["namespaces"] = list(namespaces)
+    if since is not None:
+        conds.append(sql.SQL(f"{time} >= %(since)s"))
+        params["since"] = since
+    if until is not None:
+        conds.append(sql.SQL(f"{time} < %(until)s"))
+        params["until"] = until
+    if project:
+        conds.append(sql.SQL(f"({alias}.cwd = %(project)s OR {alias}.cwd LIKE %(project_like)s)"))
+        params["project"] = project.rstrip("/") or "/"
+        params["project_like"] = like_prefix(project.rstrip("/") + "/")
+    return conds, params

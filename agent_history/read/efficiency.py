@@ -18,6 +18,7 @@ from psycopg import sql
 
 from agent_history.classify.rules import TRIGGERS
 from agent_history.classify.shares import poll_share
+from agent_history.read.common import session_filter
 
 ROLES: tuple[str, ...] = ("root", "worker", "solo")
 TOKEN_KEYS: tuple[str, ...] = ("input", "cache_read", "output")
@@ -119,18 +120,11 @@ def efficiency_report(
             )
         )
         params["uid"] = session_uid
-    if agents:
-        conds.append(sql.SQL("e.agent = ANY(%(agents)s)"))
-        params["agents"] = list(agents)
-    if namespaces:
-        conds.append(sql.SQL("e.namespace = ANY(%(namespaces)s)"))
-        params["namespaces"] = list(namespaces)
-    if since is not None:
-        conds.append(sql.SQL("e.started_at >= %(since)s"))
-        params["since"] = since
-    if until is not None:
-        conds.append(sql.SQL("e.started_at < %(until)s"))
-        params["until"] = until
+    shared, shared_params = session_filter(
+        agents=agents, namespaces=namespaces, since=since, until=until, alias="e", time="e.started_at"
+    )
+    conds += shared
+    params |= shared_params
     if role is not None:
         conds.append(sql.SQL("e.role = %(role)s"))
         params["role"] = role

@@ -15,7 +15,8 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.search.filters import like_prefix, not_excluded
+from agent_history.read.common import session_filter
+from agent_history.search.filters import not_excluded
 
 
 @dataclass(slots=True)
@@ -70,23 +71,12 @@ def list_sessions(
     """Sessions newest first (by start, else end). `project` is a cwd prefix; `since` bounds
     the start (or end) time. Curated-out sessions (`search.filters.not_excluded`) are left out."""
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
-    params: dict = {"limit": limit}
     if not include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
-    if agents:
-        conds.append(sql.SQL("s.agent = ANY(%(agents)s)"))
-        params["agents"] = list(agents)
-    if namespaces:
-        conds.append(sql.SQL("s.namespace = ANY(%(namespaces)s)"))
-        params["namespaces"] = list(namespaces)
-    if since is not None:
-        conds.append(sql.SQL("coalesce(s.started_at, s.ended_at) >= %(since)s"))
-        params["since"] = since
-    if project:
-        conds.append(sql.SQL("(s.cwd = %(project)s OR s.cwd LIKE %(project_like)s)"))
-        params["project"] = project.rstrip("/") or "/"
-        params["project_like"] = like_prefix(project.rstrip("/") + "/")
-    where = sql.SQL(" AND ").join(conds) if conds else sql.SQL("TRUE")
+    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, project=project)
+    conds += shared
+    params["limit"] = limit
+    where = sql.SQL(" AND ").join(conds)
     return _select(conn, where, params)
 
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.search.filters import like_prefix
+from agent_history.read.common import session_filter
 
 SORTS: dict[str, str] = {
     "date": "coalesce(s.started_at, s.ended_at) DESC NULLS LAST",
@@ -96,24 +96,9 @@ def list_threads(
     follow. Raises ValueError for an unknown sort."""
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
-    conds = [sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)")]
-    params: dict = {"limit": limit + 1, "offset": offset}
-    if agents:
-        conds.append(sql.SQL("s.agent = ANY(%(agents)s)"))
-        params["agents"] = list(agents)
-    if namespaces:
-        conds.append(sql.SQL("s.namespace = ANY(%(namespaces)s)"))
-        params["namespaces"] = list(namespaces)
-    if since is not None:
-        conds.append(sql.SQL("coalesce(s.started_at, s.ended_at) >= %(since)s"))
-        params["since"] = since
-    if until is not None:
-        conds.append(sql.SQL("coalesce(s.started_at, s.ended_at) < %(until)s"))
-        params["until"] = until
-    if project:
-        conds.append(sql.SQL("(s.cwd = %(project)s OR s.cwd LIKE %(project_like)s)"))
-        params["project"] = project.rstrip("/") or "/"
-        params["project_like"] = like_prefix(project.rstrip("/") + "/")
+    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, project=project)
+    conds = [sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"), *shared]
+    params |= {"limit": limit + 1, "offset": offset}
     stmt = sql.SQL(
         "SELECT {cols} FROM ah.session AS s WHERE {where} ORDER BY {order}, s.id DESC LIMIT %(limit)s OFFSET %(offset)s"
     ).format(cols=sql.SQL(_SESSION_COLS), where=sql.SQL(" AND ").join(conds), order=sql.SQL(SORTS[sort]))

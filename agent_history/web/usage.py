@@ -25,6 +25,8 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
+from agent_history.read.common import session_filter
+
 
 @dataclass(frozen=True, slots=True)
 class UsageCell:
@@ -102,20 +104,8 @@ def usage_cells(
 ) -> list[UsageCell]:
     """Usage per (UTC day, agent, model) for calls matching the filters (`since` inclusive,
     `until` exclusive, on the call's timestamp; a bound excludes calls without one)."""
-    conds: list[sql.Composable] = [sql.SQL("TRUE")]
-    params: dict = {}
-    if agents:
-        conds.append(sql.SQL("s.agent = ANY(%(agents)s)"))
-        params["agents"] = list(agents)
-    if namespaces:
-        conds.append(sql.SQL("s.namespace = ANY(%(namespaces)s)"))
-        params["namespaces"] = list(namespaces)
-    if since is not None:
-        conds.append(sql.SQL("mc.ts >= %(since)s"))
-        params["since"] = since
-    if until is not None:
-        conds.append(sql.SQL("mc.ts < %(until)s"))
-        params["until"] = until
+    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, time="mc.ts")
+    conds: list[sql.Composable] = [sql.SQL("TRUE"), *shared]
     stmt = sql.SQL(_USAGE_SQL).format(where=sql.SQL(" AND ").join(conds))
     return [UsageCell(*row) for row in conn.execute(stmt, params)]
 
