@@ -74,6 +74,7 @@ from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_non
 from agent_history.parsers.common.errors import classify_error
 from agent_history.parsers.common.gitout import git_event_rows
 from agent_history.parsers.common.shell import touches_from_shell
+from agent_history.parsers.common.spawn import spawn_row
 from agent_history.parsers.common.touches import file_touch_rows
 
 __all__ = [
@@ -234,18 +235,16 @@ def tool_use_rows(block: dict, index: int, rc: RecordCtx, pending: PendingCalls)
         rows.extend(_touch_rows(rc, call_id, touches_from_shell(command)))
     if name in SPAWN_TOOLS:
         rows.append(
-            SubagentSpawnRow(
-                agent=AGENT,
-                spawn_uid=call_id,
-                session_uid=rc.session_uid,
-                agent_id=rc.agent_id,
-                tool_call_uid=call_id,
-                subagent_type=sub_type,
-                description=as_nonempty_str(args.get("description")),
-                brief=as_nonempty_str(args.get("prompt")),
-                ts=rc.ts,
+            spawn_row(
+                AGENT,
+                call_id,
+                rc.session_uid,
+                rc.agent_id,
+                args,
                 byte_offset=rc.pos.byte_offset,
                 line_number=rc.pos.line_number,
+                ts=rc.ts,
+                subagent_type=sub_type,
             )
         )
     return rows

@@ -25,7 +25,7 @@ Format contract (FORMATS §6 and quirk 17, read off ``corpus/samples/cursor``):
   unanswered tool call of the file, in order (state keeps the unanswered uids).
 - **Turns.** A prompt opens a turn ``<session>:L<line>``; ``turn_ended`` closes it.
 - **Sub-agent spawns.** A ``tool_use`` named ``Agent`` / ``Task`` → SubagentSpawnRow (brief =
-  ``input.prompt``); the child file is not linked (nothing in the parent names it).
+  ``input.prompt``, description ``input.description``: `parsers.common.spawn`); the child file is not linked (nothing in the parent names it).
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ from agent_history.model.rows import (
     ParseIssueRow,
     Row,
     SessionRow,
-    SubagentSpawnRow,
     ToolCallRow,
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row, stamp_messages
 from agent_history.parsers.common.coerce import as_dict, as_list, as_nonempty_str, as_str
+from agent_history.parsers.common.spawn import spawn_row
 
 AGENT = "cursor"
 
@@ -230,13 +230,12 @@ class CursorParser(Parser):
             )
             if name in SPAWN_TOOLS:
                 rows.append(
-                    SubagentSpawnRow(
-                        agent=AGENT,
-                        spawn_uid=uid,
-                        session_uid=self.sid,
-                        agent_id=self.agent_id,
-                        tool_call_uid=uid,
-                        brief=as_nonempty_str(as_dict(tool_input).get("prompt")),
+                    spawn_row(
+                        AGENT,
+                        uid,
+                        self.sid,
+                        self.agent_id,
+                        tool_input,
                         byte_offset=pos.byte_offset,
                         line_number=pos.line_number,
                     )
