@@ -152,7 +152,8 @@ def test_vscode_stop_payload_indexes_exactly_that_transcript(cli_env, db):
     path = storage / "GitHub.copilot-chat" / "transcripts" / f"{session}.jsonl"
     path.parent.mkdir(parents=True)
     shutil.copyfile(VSCODE_SAMPLE, path)
-    shutil.copyfile(VSCODE_SAMPLE, path.with_name("other-session.jsonl"))
+    # another chat of the workspace: the same sample under its own session id
+    path.with_name("other-session.jsonl").write_text(VSCODE_SAMPLE.read_text().replace(session, "other-session"))
     payload = {
         "timestamp": "2026-02-22T10:00:09.000Z",
         "cwd": "/home/me/app",
@@ -167,6 +168,18 @@ def test_vscode_stop_payload_indexes_exactly_that_transcript(cli_env, db):
     with db.connect() as conn:
         assert conn.execute("SELECT path FROM ah.source_file").fetchall() == [(str(path),)]
         assert conn.execute("SELECT agent, count(*) FROM ah.session GROUP BY 1").fetchall() == [("copilot-vscode", 1)]
+
+    # a build whose payload has no transcript_path: the sessionId names the transcript
+    other = path.with_name("other-session.jsonl")
+    out = _hook("vscode", cli_env, {"sessionId": "other-session", "hookEventName": "Stop"})
+    assert (out.returncode, out.stdout) == (0, "")
+    _quiet_log(cli_env)
+    with db.connect() as conn:
+        assert conn.execute("SELECT path FROM ah.source_file ORDER BY path").fetchall() == [(str(other),), (str(path),)]
+        assert conn.execute("SELECT session_uid FROM ah.session ORDER BY 1").fetchall() == [
+            ("other-session",),
+            (session,),
+        ]
 
 
 def test_cursor_hook_with_the_database_down_exits_0_and_logs_why(cli_env, tmp_path):

@@ -27,7 +27,8 @@ Harnesses and where their hook lives (`HOOKS`):
   is a file of its own, ``~/.copilot/hooks/agent-history.json``:
   ``{"hooks": {"Stop": [{"type": "command", "command": …}]}}`` (flat entries, PascalCase events).
   The payload's ``transcript_path`` (microsoft/vscode-copilot-chat#3545) names the extension's
-  ``workspaceStorage/<hash>/GitHub.copilot-chat/transcripts/<session id>.jsonl``. Assumed, not
+  ``workspaceStorage/<hash>/GitHub.copilot-chat/transcripts/<session id>.jsonl``; without it the
+  payload's ``sessionId`` is looked up there. Assumed, not
   observed here: the file name is free (any ``*.json`` there is read), and Copilot CLI, which
   reads the same directory with lowerCamelCase events, ignores a ``Stop`` key.
 
@@ -253,6 +254,8 @@ def codex_uninstall(text: str) -> tuple[str, bool]:
 
 def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
     """The transcript a hook payload names. Raises ValueError (one line) when it names none."""
+    if agent == "vscode" and not payload.get("transcript_path"):
+        return _vscode_transcript(payload)
     if agent in ("claude", "gemini", "vscode"):
         path = payload.get("transcript_path")
         if not isinstance(path, str) or not path:
@@ -285,6 +288,21 @@ def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
             raise ValueError(f"no rollout file for thread {thread} under {sessions}")
         return found[-1]
     raise ValueError(f"no after-turn hook for agent {agent!r} (known: {', '.join(HOOKS)})")
+
+
+def _vscode_transcript(payload: dict[str, Any]) -> Path:
+    """The Copilot Chat transcript of a VS Code hook payload without ``transcript_path`` (older
+    builds): ``workspaceStorage/*/GitHub.copilot-chat/transcripts/<sessionId>.jsonl``."""
+    from agent_history.config import vscode_user_dir
+
+    session = payload.get("sessionId") or payload.get("session_id")
+    if not isinstance(session, str) or not session or "/" in session:
+        raise ValueError("Stop payload has neither transcript_path nor sessionId")
+    storage = vscode_user_dir() / "workspaceStorage"
+    found = sorted(storage.glob(f"*/GitHub.copilot-chat/transcripts/{session}.jsonl"))
+    if not found:
+        raise ValueError(f"no transcript for session {session} under {storage}")
+    return found[-1]
 
 
 def log_line(data_dir: Path, message: str) -> None:
