@@ -265,28 +265,21 @@ def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
         path = payload.get("transcript_path")
         if isinstance(path, str) and path:
             return Path(path).expanduser()
-        conversation = payload.get("conversation_id")
-        if not isinstance(conversation, str) or not conversation or "/" in conversation:
-            raise ValueError("stop payload has neither transcript_path nor conversation_id")
-        projects = Path.home() / ".cursor" / "projects"
-        found = sorted(
-            [
-                *projects.glob(f"*/agent-transcripts/{conversation}.jsonl"),
-                *projects.glob(f"*/agent-transcripts/{conversation}/{conversation}.jsonl"),
-            ]
+        return _newest(
+            payload.get("conversation_id"),
+            Path.home() / ".cursor" / "projects",
+            ("*/agent-transcripts/{id}.jsonl", "*/agent-transcripts/{id}/{id}.jsonl"),
+            "stop payload has neither transcript_path nor conversation_id",
+            "transcript for conversation",
         )
-        if not found:
-            raise ValueError(f"no transcript for conversation {conversation} under {projects}")
-        return found[-1]
     if agent == "codex":
-        thread = payload.get("thread-id")
-        if not isinstance(thread, str) or not thread or "/" in thread:
-            raise ValueError("notify payload has no thread-id")
-        sessions = _codex_dir() / "sessions"
-        found = sorted(sessions.rglob(f"rollout-*-{thread}.jsonl"))
-        if not found:
-            raise ValueError(f"no rollout file for thread {thread} under {sessions}")
-        return found[-1]
+        return _newest(
+            payload.get("thread-id"),
+            _codex_dir() / "sessions",
+            ("**/rollout-*-{id}.jsonl",),
+            "notify payload has no thread-id",
+            "rollout file for thread",
+        )
     raise ValueError(f"no after-turn hook for agent {agent!r} (known: {', '.join(HOOKS)})")
 
 
@@ -295,13 +288,24 @@ def _vscode_transcript(payload: dict[str, Any]) -> Path:
     builds): ``workspaceStorage/*/GitHub.copilot-chat/transcripts/<sessionId>.jsonl``."""
     from agent_history.config import vscode_user_dir
 
-    session = payload.get("sessionId") or payload.get("session_id")
-    if not isinstance(session, str) or not session or "/" in session:
-        raise ValueError("Stop payload has neither transcript_path nor sessionId")
-    storage = vscode_user_dir() / "workspaceStorage"
-    found = sorted(storage.glob(f"*/GitHub.copilot-chat/transcripts/{session}.jsonl"))
+    return _newest(
+        payload.get("sessionId") or payload.get("session_id"),
+        vscode_user_dir() / "workspaceStorage",
+        ("*/GitHub.copilot-chat/transcripts/{id}.jsonl",),
+        "Stop payload has neither transcript_path nor sessionId",
+        "transcript for session",
+    )
+
+
+def _newest(ident: Any, root: Path, patterns: tuple[str, ...], no_id: str, what: str) -> Path:
+    """The last (sorted) file under `root` matching one of the glob `patterns` with ``{id}``
+    replaced by `ident`. Raises ValueError `no_id` when `ident` is not a plain id (a non-empty
+    string without ``/``), or "no `what` `ident` under `root`" when nothing matches."""
+    if not isinstance(ident, str) or not ident or "/" in ident:
+        raise ValueError(no_id)
+    found = sorted(p for pattern in patterns for p in root.glob(pattern.replace("{id}", ident)))
     if not found:
-        raise ValueError(f"no transcript for session {session} under {storage}")
+        raise ValueError(f"no {what} {ident} under {root}")
     return found[-1]
 
 
