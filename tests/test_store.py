@@ -108,3 +108,12 @@ def test_large_columns_use_lz4_where_the_server_has_it(corpus_rw_db):  # noqa: F
         ).fetchone()[0]
         stored = conn.execute("SELECT pg_column_compression(output) FROM ah.tool_call WHERE id = %s", (tool_id,))
         assert stored.fetchone()[0] == ("lz4" if has_lz4 else "pglz")
+
+
+def test_the_embedded_server_runs_with_bounded_minimal_wal(pg_server):
+    """A new data dir's first start applies the WAL settings, those read only at server start
+    (wal_level, max_wal_senders) included: `ensure_running` restarted it."""
+    with psycopg.connect(pg_server.dsn()) as conn:
+        shown = {n: conn.execute(f"SHOW {n}").fetchone()[0] for n in ("max_wal_size", "min_wal_size", "wal_level")}
+        shown["max_wal_senders"] = conn.execute("SHOW max_wal_senders").fetchone()[0]
+    assert shown == {"max_wal_size": "64MB", "min_wal_size": "32MB", "wal_level": "minimal", "max_wal_senders": "0"}
