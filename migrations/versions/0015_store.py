@@ -27,8 +27,9 @@ server's cold-ingest CPU. What changes:
   ``SET COMPRESSION`` applies to values written afterwards: the regenerated ``tsv`` gets it at
   once, existing input/output/text keep their compression until ``agent-history rebuild``
   re-reads the transcripts.
-- ParadeDB catalogues: the BM25 indexes are dropped so `search.bm25.ensure_bm25_indexes` (the
-  next index pass or ``db upgrade``) builds them again (as 0004).
+- ParadeDB catalogues: the BM25 index of ``ah.tool_call`` still covers the whole input and output
+  (its definition is unchanged, and the table rewrite rebuilds it); bounding it is left for a
+  change that can be checked against a running ParadeDB.
 
 Revision ID: 0015_store
 Revises: 0014_long_context
@@ -99,9 +100,6 @@ INSERT INTO ah.search_corpus (corpus, doc_count, total_len)
 SELECT 'tool_call', count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.tool_call;
 INSERT INTO ah.search_term (corpus, lexeme, df)
 SELECT 'tool_call', l.lexeme, count(*) FROM ah.tool_call AS t, unnest(tsvector_to_array(t.tsv)) AS l(lexeme) GROUP BY l.lexeme;
-
--- ParadeDB: rebuilt by the next index pass or `db upgrade`.
-DROP INDEX IF EXISTS ah.tool_call_bm25;
 """
 
 DOWNGRADE = r"""
