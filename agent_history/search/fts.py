@@ -136,7 +136,8 @@ _TABLES = {
         "ts": "d.started_at",
         "namespace": "s.namespace",
         "label": "d.name",
-        "doc": "concat_ws(E'\\n', d.name, left(d.input, 32768), left(d.output, 65536))",
+        # the text the vector was built from (head of input, head and tail of output; 0015_store)
+        "doc": "ah.tool_call_doc(d.name, d.input, d.output)",
         "outcome": "coalesce(d.error_class, d.outcome)",
     },
 }
