@@ -15,7 +15,8 @@ find it again through its files in ``<data_dir>/embed-service/`` (directory mode
   is removed by the caller holding the lock before it starts a new one;
 - ``service.log``  — what the service did (start, model load time, why it stopped) and any crash.
 
-It exits by itself after ``[embedding] service_idle_s`` seconds with no request (default
+It exits by itself after ``[embedding] service_idle_s`` seconds with no request, status checks
+included (default
 `DEFAULT_IDLE_S`; 0 in the config turns the service off: the model loads in each process), on
 ``agent-history embed-service stop`` (``POST /stop``) or SIGTERM/SIGINT.
 
@@ -369,7 +370,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server API
         if self.path != "/status":
             return self._reply(404, {"error": "no such route"})
-        self._reply(200, self.server.status())
+        status = self.server.status()
+        with self.server.state:  # any contact is use: a caller that just found the service keeps it
+            self.server.last_request = time.monotonic()
+        self._reply(200, status)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server API
         self._begin()
