@@ -12,7 +12,9 @@ from agent_history.cli.app import app as root
 from agent_history.cli.context import database
 from agent_history.cli.output import console, print_json
 
-app = typer.Typer(help="The warm local embedding service (started on demand by search/embed/mcp).", no_args_is_help=True)
+app = typer.Typer(
+    help="The warm local embedding service (started on demand by search/embed/mcp).", no_args_is_help=True
+)
 root.add_typer(app, name="embed-service")
 
 

@@ -350,7 +350,7 @@ class WarmLocalEmbedder:
         return self._local.embed(texts).vectors
 
     def embed(self, texts: list[str]) -> EmbedResult:
-        return EmbedResult(self._call(texts, self.settings.timeout_s), None)
+        return EmbedResult(self._call(texts, None), None)  # no deadline, as in process
 
     def embed_query(self, text: str, timeout_s: float) -> list[float]:
         """One query; over the service bounded by `timeout_s` (raises httpx.TimeoutException)."""

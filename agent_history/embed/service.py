@@ -131,8 +131,8 @@ class ServiceClient:
         return self._call("GET", "/status", None, timeout_s)
 
     def embed(self, texts: list[str], batch_size: int, timeout_s: float | None = None) -> list[list[float]]:
-        """Vectors for `texts`, in order. Raises ServiceUnavailable (httpx.TimeoutException when
-        `timeout_s` passes first)."""
+        """Vectors for `texts`, in order; `timeout_s` None waits as long as encoding takes.
+        Raises ServiceUnavailable (httpx.TimeoutException when `timeout_s` passes first)."""
         vectors = self._call("POST", "/embed", {"texts": texts, "batch_size": batch_size}, timeout_s)["vectors"]
         if len(vectors) != len(texts):
             raise ServiceUnavailable(f"embedding service returned {len(vectors)} vectors for {len(texts)} inputs")
@@ -144,8 +144,8 @@ class ServiceClient:
 
     def _call(self, method: str, path: str, body: dict | None, timeout_s: float | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"json": body} if body is not None else {}
-        if timeout_s is not None:
-            kwargs["timeout"] = timeout_s
+        # None: no limit on the answer (a batch takes as long as it takes in process, too)
+        kwargs["timeout"] = timeout_s if timeout_s is not None else httpx.Timeout(None, connect=5.0)
         try:
             response = self._client.request(method, path, **kwargs)
         except httpx.TimeoutException:
@@ -254,7 +254,9 @@ def ensure_service(model_path: str, data_dir: Path, idle_s: float = DEFAULT_IDLE
             if client is not None:
                 return client
             time.sleep(0.1)
-        raise ServiceUnavailable(f"the embedding service did not answer within {START_TIMEOUT_S:.0f} s; see {paths.log}")
+        raise ServiceUnavailable(
+            f"the embedding service did not answer within {START_TIMEOUT_S:.0f} s; see {paths.log}"
+        )
 
 
 def service_status(data_dir: Path) -> dict[str, Any]:
@@ -395,7 +397,9 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(batch_size, int) or batch_size < 1:
                 return self._reply(400, {"error": "batch_size must be a positive integer"})
             with self.server.encode_lock:
-                vectors = self.server.model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+                vectors = self.server.model.encode(
+                    texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+                )
             with self.server.state:
                 self.server.texts += len(texts)
             return self._reply(200, {"vectors": [[float(x) for x in v] for v in vectors]})

@@ -48,6 +48,7 @@ def _vector_search(conn, req, model, dims, qvec):
 
     return vector.search(conn, req, model, dims, qvec)
 
+
 CANDIDATES = 50
 """Each branch of a hybrid search contributes up to this many ranked documents (or `limit`)."""
 
