@@ -252,6 +252,9 @@ def ensure_service(model_path: str, data_dir: Path, idle_s: float = DEFAULT_IDLE
                 )
             client = _answering(paths, model_path)
             if client is not None:
+                # the service outlives this caller's interest: reap it whenever it exits, so a
+                # long-lived caller (the MCP server) keeps no zombie that looks alive
+                threading.Thread(target=process.wait, name="embed-service-reaper", daemon=True).start()
                 return client
             time.sleep(0.1)
         raise ServiceUnavailable(
