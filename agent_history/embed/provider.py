@@ -353,7 +353,8 @@ class WarmLocalEmbedder:
         return EmbedResult(self._call(texts, None), None)  # no deadline, as in process
 
     def embed_query(self, text: str, timeout_s: float) -> list[float]:
-        """One query; over the service bounded by `timeout_s` (raises httpx.TimeoutException)."""
+        """One query; over the service bounded by `timeout_s` per socket operation (raises
+        TimeoutError; the hybrid search also keeps its own deadline)."""
         return self._call([text], timeout_s)[0]
 
     def warm_up(self) -> None:

@@ -20,8 +20,8 @@ included (default
 `DEFAULT_IDLE_S`; 0 in the config turns the service off: the model loads in each process), on
 ``agent-history embed-service stop`` (``POST /stop``) or SIGTERM/SIGINT.
 
-Routes (JSON bodies; the standard library's `http.server` on the server side, httpx with its
-unix-socket transport on the client side):
+Routes (JSON bodies; the standard library's `http.server` on the server side and `http.client`
+over the unix socket on the client side — no HTTP library to import, issue 18's start-up time):
 
 - ``GET /status`` → ``{"pid", "model_path", "idle_timeout_s", "uptime_s", "idle_s", "requests",
   "texts"}``;
@@ -30,18 +30,20 @@ unix-socket transport on the client side):
   shortest round-trip decimals);
 - ``POST /stop`` → ``{"stopping": true}``.
 
-This module imports neither torch nor httpx at import time: the server loads the model through
-`agent_history.embed.provider.load_local_model`; the client loads httpx on first use.
+This module imports no torch: the server loads the model through
+`agent_history.embed.provider.load_local_model`.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
+import http.client
 import json
 import logging
 import os
 import signal
+import socket
 import socketserver
 import subprocess
 import sys
@@ -52,14 +54,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from agent_history.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import httpx
-else:  # only a caller that needs a vector pays for httpx
-    httpx = lazy_module("httpx")
+from typing import Any
 
 DEFAULT_IDLE_S = 600.0
 """Seconds without a request after which the service exits (``[embedding] service_idle_s``)."""
@@ -115,24 +110,38 @@ def _alive(pid: int) -> bool:
 # --- client -------------------------------------------------------------------------------------
 
 
-class ServiceClient:
-    """HTTP over the service's unix socket (httpx's ``uds`` transport)."""
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """The standard library's HTTP/1.1 client, connected to a unix socket instead of TCP."""
 
-    def __init__(self, paths: ServicePaths, timeout_s: float = 60.0):
+    def __init__(self, path: str, timeout: float | None):
+        super().__init__("embed-service", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class ServiceClient:
+    """HTTP over the service's unix socket (`http.client`; one connection per request — a unix
+    socket connects in microseconds, and the stdlib client costs a tenth of httpx's import)."""
+
+    def __init__(self, paths: ServicePaths):
         self.paths = paths
-        self._client = httpx.Client(
-            transport=httpx.HTTPTransport(uds=str(paths.socket)),
-            base_url="http://embed-service",
-            timeout=httpx.Timeout(timeout_s, connect=5.0),
-        )
 
     def status(self, timeout_s: float = 5.0) -> dict[str, Any]:
         """``GET /status``. Raises ServiceUnavailable when nothing answers."""
         return self._call("GET", "/status", None, timeout_s)
 
     def embed(self, texts: list[str], batch_size: int, timeout_s: float | None = None) -> list[list[float]]:
-        """Vectors for `texts`, in order; `timeout_s` None waits as long as encoding takes.
-        Raises ServiceUnavailable (httpx.TimeoutException when `timeout_s` passes first)."""
+        """Vectors for `texts`, in order; `timeout_s` (per socket operation) None waits as long
+        as encoding takes. Raises ServiceUnavailable (TimeoutError when `timeout_s` passes)."""
         vectors = self._call("POST", "/embed", {"texts": texts, "batch_size": batch_size}, timeout_s)["vectors"]
         if len(vectors) != len(texts):
             raise ServiceUnavailable(f"embedding service returned {len(vectors)} vectors for {len(texts)} inputs")
@@ -143,29 +152,32 @@ class ServiceClient:
         self._call("POST", "/stop", {}, 5.0)
 
     def _call(self, method: str, path: str, body: dict | None, timeout_s: float | None) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"json": body} if body is not None else {}
-        # None: no limit on the answer (a batch takes as long as it takes in process, too)
-        kwargs["timeout"] = timeout_s if timeout_s is not None else httpx.Timeout(None, connect=5.0)
+        conn = _UnixHTTPConnection(str(self.paths.socket), timeout_s)
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
         try:
-            response = self._client.request(method, path, **kwargs)
-        except httpx.TimeoutException:
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            raw = response.read()
+        except TimeoutError:
             if path == "/embed":
                 raise
             raise ServiceUnavailable(f"embedding service at {self.paths.socket} did not answer") from None
-        except httpx.TransportError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             raise ServiceUnavailable(f"embedding service at {self.paths.socket}: {type(exc).__name__}: {exc}") from None
+        finally:
+            conn.close()
         try:
-            payload = response.json()
+            payload = json.loads(raw)
         except ValueError:
             payload = {}
-        if response.status_code != 200:
-            raise ServiceUnavailable(
-                f"embedding service: HTTP {response.status_code} {payload.get('error', '') if isinstance(payload, dict) else ''}"
-            )
+        if response.status != 200 or not isinstance(payload, dict):
+            error = payload.get("error", "") if isinstance(payload, dict) else ""
+            raise ServiceUnavailable(f"embedding service: HTTP {response.status} {error}".rstrip())
         return payload
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing held between requests."""
 
 
 def _answering(paths: ServicePaths, model_path: str | None) -> ServiceClient | None:
