@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -36,9 +37,22 @@ def _settings(idle_s: float = 600.0) -> EmbeddingSettings:
     )
 
 
+_MADE: list[Path] = []
+
+
 def _short_dir(prefix: str) -> Path:
-    """A data dir with a short path (the socket path must stay under 108 bytes)."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    """A data dir with a short path (the socket path must stay under 108 bytes; pytest's
+    tmp_path can be longer), removed at the end of the module."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    _MADE.append(path)
+    return path
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_made_dirs():
+    yield
+    for path in _MADE:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _wait_gone(pid: int) -> bool:
