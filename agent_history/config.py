@@ -33,6 +33,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     max_tokens_per_run = 2000000       # stop a run before exceeding (estimated tokens)
     max_tokens_per_day = 10000000      # per UTC day, summed over runs (ah.embedding_usage)
     # provider = "local"; local_model_path = "/models/all-MiniLM-L6-v2"   (extra: [local])
+    # service_idle_s = 600             # local: the warm embedding service (one process holding the
+    #                                  # model for every command) exits after this many idle seconds;
+    #                                  # 0 = no service, each process loads the model itself
 
     [metrics]                          # OTLP/HTTP export from `index --every` / `embed --every`
     endpoint = "http://127.0.0.1:4318" # base URL; OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT override
@@ -158,6 +161,7 @@ class EmbeddingSettings:
     max_attempts: int = 6  # per batch, on 429 / 5xx / transport errors
     chunk_chars: int = 1500  # characters per chunk (before the context header)
     chunk_overlap: int = 200  # characters shared by neighbouring chunks
+    service_idle_s: float = 600.0  # local provider: warm service exits after this long unused; 0 = no service
 
     @property
     def model_key(self) -> str:
@@ -201,6 +205,11 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
                 setattr(e, key, float(raw[key]))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"config embedding: {exc}") from None
+    if "service_idle_s" in raw:  # 0 is meaningful here (no service), so not the `if raw.get` rule above
+        idle = raw["service_idle_s"]
+        if isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle < 0:
+            raise ConfigError(f"config embedding.service_idle_s must be a number of seconds ≥ 0, not {idle!r}")
+        e.service_idle_s = float(idle)
     if e.chunk_overlap >= e.chunk_chars // 2:
         raise ConfigError("config embedding.chunk_overlap must be less than half of chunk_chars")
     return e

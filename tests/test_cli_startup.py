@@ -27,8 +27,9 @@ except SystemExit as exc:
     code = exc.code
 with open(OUT, "w") as fh:
     # a module registered by `agent_history.lazy` but never touched has not run: not imported
-    loaded = {m.split(".")[0] for m, mod in list(sys.modules.items()) if not isinstance(mod, importlib.util._LazyModule)}
-    json.dump({"code": code, "modules": sorted(loaded)}, fh)
+    full = {m for m, mod in list(sys.modules.items()) if not isinstance(mod, importlib.util._LazyModule)}
+    loaded = {m.split(".")[0] for m in full}
+    json.dump({"code": code, "modules": sorted(loaded), "full": sorted(full)}, fh)
 """
 
 HEAVY = {"alembic", "sqlalchemy", "mcp", "torch", "opentelemetry", "sentence_transformers", "httpx", "tenacity"}
@@ -88,6 +89,32 @@ def test_search_imports_no_migration_mcp_model_or_http_library(tmp_path, cli_env
     modules = set(seen["modules"])
     assert {"typer", "psycopg"} <= modules
     assert not (modules & HEAVY), modules & HEAVY
+
+
+# What a keyword `search` has no use for (issue 18): the row dataclasses (written by the loader), the
+# embedding modules and vector branch (only with embeddings on), the warm service's client.
+SEARCH_UNUSED = {"agent_history.model.rows", "agent_history.embed.provider", "agent_history.embed.store",
+                 "agent_history.embed.chunking", "agent_history.embed.redact", "agent_history.embed.service",
+                 "agent_history.search.vector", "agent_history.ingest"}  # fmt: skip
+
+
+def test_keyword_search_imports_no_row_model_embedding_modules_or_pydantic(tmp_path, cli_env):
+    from importlib.metadata import version
+
+    proc, seen = _run(["search", "zyxwvut-not-there", "--json"], tmp_path, env=cli_env)
+    assert seen["code"] == 1, proc.stderr
+    assert not (set(seen["full"]) & SEARCH_UNUSED), set(seen["full"]) & SEARCH_UNUSED
+    # typer ≥ 0.29 validates every parameter through pydantic (typer._adapters, a hard dependency
+    # since 0.29.0); pyproject pins typer < 0.29, under which nothing on this path imports it
+    if tuple(int(p) for p in version("typer").split(".")[:2]) < (0, 29):
+        assert "pydantic" not in seen["modules"]
+
+
+def test_embed_service_status_loads_no_model(tmp_path, cli_env):
+    proc, seen = _run(["embed-service", "status", "--json"], tmp_path, env=cli_env)
+    assert seen["code"] == 0, proc.stderr
+    assert json.loads(proc.stdout)["running"] is False
+    assert not (set(seen["modules"]) & {"torch", "sentence_transformers", "alembic", "sqlalchemy"})
 
 
 def test_parse_does_not_connect_or_import_psycopg(tmp_path, corpus_home):

@@ -12,6 +12,10 @@ vector per input, in input order.
   present, else the estimate.
 - `LocalEmbedder` — sentence-transformers in process (extra ``[local]``), loaded from
   ``local_model_path`` on first use, CPU, offline.
+- `WarmLocalEmbedder` — what ``provider = "local"`` gives by default: the same model held by the
+  warm embedding service (`agent_history.embed.service`, started on demand, shared by every
+  process); when the service cannot start or be reached it says why in one line on stderr and
+  falls back to `LocalEmbedder`. ``[embedding] service_idle_s = 0`` turns the service off.
 
 `estimate_tokens` (characters / 4, rounded up) is what the token caps use *before* a request.
 
@@ -25,11 +29,14 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agent_history.config import EmbeddingSettings
+from agent_history.config import data_dir as default_data_dir
 from agent_history.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -296,8 +303,81 @@ class LocalEmbedder:
         pass
 
 
-def make_embedder(settings: EmbeddingSettings) -> Embedder:
-    """The provider `settings` names. Raises EmbeddingError for a bad configuration."""
+class WarmLocalEmbedder:
+    """The local model through the warm embedding service, falling back to `LocalEmbedder` (see
+    the module docstring). Vectors are identical either way (the service runs the same
+    `LocalEmbedder.embed` computation). `data_dir` holds the service's socket, pid file and log."""
+
+    def __init__(self, settings: EmbeddingSettings, data_dir: Path):
+        self.settings = settings
+        self._data_dir = data_dir
+        self._path = str(settings.local_model_path)
+        self._client = None
+        self._local: LocalEmbedder | None = None  # set once the service failed: in process from then on
+
+    def _fallback(self, reason: str) -> LocalEmbedder:
+        print(f"embedding service unavailable ({reason}): loading the model in this process", file=sys.stderr)
+        self._local = LocalEmbedder(self.settings)
+        return self._local
+
+    def _service(self):
+        """The service client, or None when this embedder has fallen back to in-process."""
+        from agent_history.embed.service import ServiceUnavailable, ensure_service
+
+        if self._local is None and self._client is None:
+            if not os.path.isdir(self._path):
+                raise EmbeddingError(f"embedding.local_model_path {self._path} is not a directory")
+            try:
+                self._client = ensure_service(self._path, self._data_dir, self.settings.service_idle_s)
+            except ServiceUnavailable as exc:
+                self._fallback(str(exc))
+        return self._client
+
+    def _call(self, texts: list[str], timeout_s: float | None) -> list[list[float]]:
+        from agent_history.embed.service import ServiceUnavailable
+
+        for attempt in (1, 2):  # the service may have timed out between two calls: start it again once
+            client = self._service()
+            if client is None:
+                return self._local.embed(texts).vectors
+            try:
+                return client.embed(texts, self.settings.batch_size, timeout_s)
+            except ServiceUnavailable as exc:
+                client.close()
+                self._client = None
+                if attempt == 2:
+                    self._fallback(str(exc))
+        return self._local.embed(texts).vectors
+
+    def embed(self, texts: list[str]) -> EmbedResult:
+        return EmbedResult(self._call(texts, None), None)  # no deadline, as in process
+
+    def embed_query(self, text: str, timeout_s: float) -> list[float]:
+        """One query; over the service bounded by `timeout_s` per socket operation (raises
+        TimeoutError; the hybrid search also keeps its own deadline)."""
+        return self._call([text], timeout_s)[0]
+
+    def warm_up(self) -> None:
+        """Reach (or start) the service, or load the model in process (before a query's deadline)."""
+        if self._service() is None:
+            self._local.warm_up()
+
+    def check(self) -> None:
+        """Reach the service or load the model now. Raises EmbeddingError."""
+        self.warm_up()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def make_embedder(settings: EmbeddingSettings, data_dir: Path | None = None) -> Embedder:
+    """The provider `settings` names: for ``local``, the warm service (in ``data_dir``, default
+    `agent_history.config.data_dir()`) unless ``service_idle_s`` is 0. Raises EmbeddingError for
+    a bad configuration."""
     if settings.provider == "local":
+        if settings.service_idle_s > 0:
+            return WarmLocalEmbedder(settings, data_dir if data_dir is not None else default_data_dir())
         return LocalEmbedder(settings)
     return OpenAIEmbedder(settings)

@@ -19,17 +19,35 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from agent_history.config import EmbeddingSettings
-from agent_history.embed.provider import Embedder, EmbeddingError
-from agent_history.embed.store import model_dimensions
 from agent_history.read.common import SessionNotFound, resolve_session
-from agent_history.search import keyword, vector
+from agent_history.search import keyword
 from agent_history.search.fusion import KEYWORD_WEIGHT, rrf, vector_weight
 from agent_history.search.query import analyze
 from agent_history.search.request import SearchHit, SearchRequest
+
+if TYPE_CHECKING:
+    from agent_history.embed.provider import Embedder
+
+
+def model_dimensions(conn: psycopg.Connection, model: str) -> int | None:
+    """`embed.store.model_dimensions`, imported on first use: a keyword search never loads the
+    embedding modules (start-up time, issue 18; tests/test_cli_import_boundary.py)."""
+    from agent_history.embed.store import model_dimensions as dims
+
+    return dims(conn, model)
+
+
+def _vector_search(conn, req, model, dims, qvec):
+    """`search.vector.search`, imported on first use (as `model_dimensions`)."""
+    from agent_history.search import vector
+
+    return vector.search(conn, req, model, dims, qvec)
+
 
 CANDIDATES = 50
 """Each branch of a hybrid search contributes up to this many ranked documents (or `limit`)."""
@@ -96,7 +114,7 @@ class _QueryEmbedding:
 
 
 def _vector_hits(
-    conn, req: SearchRequest, settings: EmbeddingSettings, qvec: list[float], vector_search=vector.search
+    conn, req: SearchRequest, settings: EmbeddingSettings, qvec: list[float], vector_search=_vector_search
 ) -> list[SearchHit]:
     dims = model_dimensions(conn, settings.model_key)
     if dims is None:
@@ -131,7 +149,7 @@ def search(
     embedder: Embedder | None = None,
     *,
     keyword_search=keyword.search,
-    vector_search=vector.search,
+    vector_search=_vector_search,
 ) -> SearchResult:
     """Search in `mode` (see the module docstring).
 
@@ -223,14 +241,14 @@ def _run_search(
     settings: EmbeddingSettings | None,
     *,
     keyword_search=keyword.search,
-    vector_search=vector.search,
+    vector_search=_vector_search,
 ) -> SearchResult:
-    from agent_history.embed.provider import make_embedder
-
     branches = {"keyword_search": keyword_search, "vector_search": vector_search}
     chosen = Mode(mode) if mode else default_mode(conn, settings)
     if chosen is Mode.KEYWORD or settings is None:
         return search(conn, req, chosen, **branches)
+    from agent_history.embed.provider import EmbeddingError, make_embedder
+
     try:
         embedder = make_embedder(settings)
     except EmbeddingError as exc:
