@@ -32,18 +32,22 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.ingest.chunks import BATCH_BYTES, Chunk, iter_chunks, parse_new_file
 from agent_history.ingest.discovery import FileRef, Source, iter_files
-from agent_history.ingest.parse_pool import PARALLEL_MIN_BYTES, ParsePool, parse_workers
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import HASH_WINDOW, crc_range, prefix_change
-from agent_history.ingest.writer import Part, purge_source, write_parts
-from agent_history.model.rows import ParseIssueRow
-from agent_history.parsers import parser_class
+
+if TYPE_CHECKING:
+    from agent_history.ingest.chunks import Chunk
+    from agent_history.ingest.parse_pool import ParsePool
+
+# Parsing, writing and the pool are imported where first needed: a pass with nothing to read
+# (the common case: a timer or an after-turn hook) never loads the parsers, the row model or
+# multiprocessing (issue 18: whole-process time of a no-change pass).
 
 __all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassSummary"]
 
@@ -109,10 +113,6 @@ class _Known:
     status: str
 
 
-_Pending = Chunk
-"""One file's contribution to the open batch (`agent_history.ingest.chunks.Chunk`)."""
-
-
 class Loader:
     """Runs index passes over sources on one owner connection (autocommit; explicit transactions).
 
@@ -140,7 +140,7 @@ class Loader:
         batch_lines: int = BATCH_LINES,
         writer_conn: psycopg.Connection | None = None,
         parse_workers: int | None = None,
-        parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+        parallel_min_bytes: int | None = None,
     ) -> None:
         self.conn = conn
         self.stop = stop or threading.Event()
@@ -150,7 +150,7 @@ class Loader:
         self._queue: queue.Queue | None = None
         self._writer: threading.Thread | None = None
         self._writer_error: BaseException | None = None
-        self._batch: list[_Pending] = []
+        self._batch: list[Chunk] = []
         self._batch_lines = 0
         self._batch_bytes = 0
         self._failed: set[int] = set()
@@ -258,8 +258,14 @@ class Loader:
             and known[ref.path].offset == 0
             and not (known[ref.path].size == st.st_size and known[ref.path].mtime_ns == st.st_mtime_ns)
         ]
+        if len(todo) < 2:
+            return None
+        from agent_history.ingest.chunks import parse_new_file
+        from agent_history.ingest.parse_pool import PARALLEL_MIN_BYTES, ParsePool, parse_workers
+
         workers = self.parse_workers if self.parse_workers is not None else parse_workers()
-        if workers <= 1 or len(todo) < 2 or sum(st.st_size for _, st in todo) < self.parallel_min_bytes:
+        least = PARALLEL_MIN_BYTES if self.parallel_min_bytes is None else self.parallel_min_bytes
+        if workers <= 1 or sum(st.st_size for _, st in todo) < least:
             return None
         self._parallel = {ref.path for ref, _ in todo}
         self.used_workers = min(workers, len(todo))
@@ -280,6 +286,8 @@ class Loader:
         """Insert new files into ah.source_file in one statement (status 'new', offset 0)."""
         if not refs:
             return
+        from agent_history.parsers import parser_class
+
         versions = {}
         for ref in refs:
             try:
@@ -312,6 +320,8 @@ class Loader:
         if k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
             return  # unchanged: skipped without reading
         conn = self.conn
+        from agent_history.parsers import parser_class
+
         try:
             parser_cls = parser_class(ref.source.agent)
             with open(ref.path, "rb") as fh:
@@ -365,6 +375,8 @@ class Loader:
             self._load_error(ref, k.id, exc)
 
     def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, windows, crc) -> None:
+        from agent_history.ingest.chunks import iter_chunks
+
         for chunk in iter_chunks(
             ref,
             fh,
@@ -406,7 +418,9 @@ class Loader:
             self._load_error(ref, k.id, error)
 
     # -- batches --------------------------------------------------------------------------------
-    def _add(self, pending: _Pending) -> None:
+    def _add(self, pending: Chunk) -> None:
+        from agent_history.ingest.chunks import BATCH_BYTES
+
         self._batch.append(pending)
         self._batch_lines += max(1, len(pending.rows))
         self._batch_bytes += pending.consumed
@@ -456,7 +470,7 @@ class Loader:
             self._writer.join()
             self._writer, self._queue = None, None
 
-    def _write_batch(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
+    def _write_batch(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
         """Write a batch in one transaction; if it fails, retry file by file so only the
         failing file is rolled back, recorded and skipped."""
         batch = [p for p in batch if p.source_id not in self._failed]
@@ -480,7 +494,10 @@ class Loader:
                 except Exception as exc:  # noqa: BLE001
                     self._load_error(pending.ref, pending.source_id, exc, conn)
 
-    def _write(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
+    def _write(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
+        from agent_history.ingest.writer import Part, write_parts
+        from agent_history.model.rows import ParseIssueRow
+
         summary = self._summary
         with conn.transaction():
             written = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
@@ -526,6 +543,8 @@ class Loader:
 
     # -- special cases --------------------------------------------------------------------------
     def _rewrite(self, k: _Known, st, summary: PassSummary, why: str) -> None:
+        from agent_history.ingest.writer import purge_source
+
         with self.conn.transaction():
             purge_source(self.conn, k.id)
             self.conn.execute(
