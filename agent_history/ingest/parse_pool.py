@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -58,6 +59,15 @@ def parse_workers() -> int:
     return int(value)
 
 
+def _worker_signals() -> None:
+    """Workers ignore Ctrl-C and SIGTERM sent to the whole process group: the loader's process
+    handles them (`cli.loop.stop_on_signals` sets its stop event), stops adding chunks at a
+    checkpoint and shuts the pool down; a worker killed mid-job would break the pool instead
+    and turn every file still in flight into a load error."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 class ParsePool:
     """Parses a known sequence of jobs ahead in worker processes; results come back in order.
 
@@ -69,7 +79,7 @@ class ParsePool:
     def __init__(self, workers: int, fn: Callable, jobs: Sequence[tuple[object, tuple]]) -> None:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(_PRELOAD)
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_signals)
         self._fn = fn
         self._jobs = list(jobs)
         self._next = 0
