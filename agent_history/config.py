@@ -55,6 +55,8 @@ Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR
 server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
 COPILOT_HOME (Copilot CLI home, default ``~/.copilot``),
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
+AGENT_HISTORY_PARSE_WORKERS (processes parsing new files in a large pass; 0 or 1 = in-process;
+default the CPU count minus 2, see agent_history.ingest.parse_pool);
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 AGENT_HISTORY_WEB_TOKEN (overrides ``web.token``);
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT

@@ -166,10 +166,10 @@ def test_second_concurrent_pass_is_refused_while_the_lock_is_held(db, home):
 
 @pytest.mark.parametrize("pipelined", [False, True])
 def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatch, pipelined):
-    from agent_history.ingest import loader as loader_mod
+    from agent_history.ingest import writer as writer_mod  # the loader looks it up per batch
 
     bad = _largest(home)
-    real = loader_mod.write_parts
+    real = writer_mod.write_parts
 
     def failing(conn, parts):
         for part in parts:
@@ -178,7 +178,7 @@ def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatc
                 conn.execute("SELECT 1/0")
         return real(conn, parts)
 
-    monkeypatch.setattr(loader_mod, "write_parts", failing)
+    monkeypatch.setattr(writer_mod, "write_parts", failing)
     if pipelined:
         with psycopg.connect(db.dsn, autocommit=True) as conn, psycopg.connect(db.dsn, autocommit=True) as writer:
             summary = Loader(conn, writer_conn=writer).run(sources_for(home))
@@ -214,10 +214,10 @@ def test_symlinks_unreadable_names_and_missing_files_are_reported_not_indexed(db
 
 
 def test_a_file_that_loads_again_clears_its_load_error(db, home, monkeypatch):
-    from agent_history.ingest import loader as loader_mod
+    from agent_history.ingest import writer as writer_mod
 
     bad = _largest(home)
-    real = loader_mod.write_parts
+    real = writer_mod.write_parts
 
     def failing(conn, parts):
         if any(
@@ -227,9 +227,9 @@ def test_a_file_that_loads_again_clears_its_load_error(db, home, monkeypatch):
             conn.execute("SELECT 1/0")
         return real(conn, parts)
 
-    monkeypatch.setattr(loader_mod, "write_parts", failing)
+    monkeypatch.setattr(writer_mod, "write_parts", failing)
     assert index(db, home).files_failed == 1
-    monkeypatch.setattr(loader_mod, "write_parts", real)
+    monkeypatch.setattr(writer_mod, "write_parts", real)
     bad.touch()  # a new mtime: the file is looked at again
     assert index(db, home).files_failed == 0
     with db.connect() as conn:

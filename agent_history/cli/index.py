@@ -8,7 +8,6 @@ from pathlib import Path
 
 import psycopg
 import typer
-from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agent_history.cli.app import app
@@ -194,6 +193,8 @@ def _one_pass(conn, writer, sources, stop, *, show_progress: bool) -> PassSummar
             return Loader(conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer).run(sources)
         except AnotherPassRunning:
             return None
+    from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("[bold]indexing"),
         BarColumn(),

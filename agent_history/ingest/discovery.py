@@ -300,8 +300,6 @@ MEMORY_ROOT_RULE = re.compile(r"^(.+/)?[^/]+\.md$")
 def _iter_documents(source: Source, skipped: list[str] | None) -> Iterator[FileRef]:
     """Every whole-document file of `source` (`DOCUMENT_RULES`, or every Markdown file of a
     ``[memories]`` root), instruction files excluded."""
-    from agent_history.parsers.memory.parser import is_instruction_file
-
     if source.memory_root:
         rules = [DocumentRule(source.agent, "memory", MEMORY_ROOT_RULE)]
     else:
@@ -318,8 +316,12 @@ def _iter_documents(source: Source, skipped: list[str] | None) -> Iterator[FileR
         rel = os.path.relpath(path, source.home).replace(os.sep, "/")
         for rule in rules:
             if rule.pattern.match(rel):
-                if rule.doc_kind == "memory" and is_instruction_file(rel):
-                    break
+                if rule.doc_kind == "memory":
+                    # imported here: the memory parser loads yaml, which a home without memories never needs
+                    from agent_history.parsers.memory.parser import is_instruction_file
+
+                    if is_instruction_file(rel):
+                        break
                 if any((h / rel).is_file() for h in source.shadowed_by):
                     break
                 yield FileRef(path, rel, "main", source, "document", rule.doc_kind)

@@ -32,34 +32,25 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.ingest.cursor_state import composer_sidecar, state_db_path
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.postpass import run_postpasses
-from agent_history.ingest.prefix import (
-    HASH_WINDOW,
-    crc_range,
-    edge_hashes,
-    extend_crc,
-    prefix_change,
-    update_windows,
-)
-from agent_history.ingest.sidecar import read_sidecar
-from agent_history.ingest.writer import Part, purge_source, write_parts
-from agent_history.model.rows import ParseIssueRow, Row
-from agent_history.parsers import parser_class
-from agent_history.parsers.base import ParseContext, Parser
-from agent_history.parsers.common.lines import MAX_LINE_BYTES, complete_prefix
-from agent_history.parsers.driver import feed_bytes
+from agent_history.ingest.prefix import HASH_WINDOW, crc_range, prefix_change
+
+if TYPE_CHECKING:
+    from agent_history.ingest.chunks import Chunk
+    from agent_history.ingest.parse_pool import ParsePool
+
+# Parsing, writing and the pool are imported where first needed: a pass with nothing to read
+# (the common case: a timer or an after-turn hook) never loads the parsers, the row model or
+# multiprocessing (issue 18: whole-process time of a no-change pass).
 
 __all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassSummary"]
 
-BATCH_BYTES = 8 * 1024 * 1024
-"""Upper bound of one batch's bytes (a single longer line is read whole, up to MAX_LINE_BYTES)."""
 BATCH_LINES = 20_000
 INDEX_LOCK = 0x61685F696478  # 'ah_idx'
 
@@ -122,44 +113,6 @@ class _Known:
     status: str
 
 
-def _read_batch(fh, offset: int, size: int) -> bytes:
-    """Read complete lines from `offset`: up to BATCH_BYTES, more if one line is longer."""
-    fh.seek(offset)
-    want = min(BATCH_BYTES, size - offset)
-    buf = fh.read(want)
-    cut = complete_prefix(buf)
-    while cut == 0 and len(buf) < size - offset:
-        more = fh.read(min(BATCH_BYTES, size - offset - len(buf)))
-        if not more:
-            break
-        buf += more
-        cut = complete_prefix(buf)
-        if cut == 0 and len(buf) > MAX_LINE_BYTES:
-            return buf  # caller handles an over-long line
-    return buf[:cut]
-
-
-@dataclass
-class _Pending:
-    """One file's contribution to the open batch: its rows and where its offset moves to."""
-
-    ref: FileRef
-    source_id: int
-    rows: list[Row]
-    offset: int
-    line_count: int
-    head: str
-    checkpoint: str
-    state: dict
-    windows: dict
-    crc: int | None
-    parser_version: int
-    size: int | None
-    """Recorded only when every complete line was read (else a crash could skip the rest)."""
-    mtime_ns: int | None
-    consumed: int
-
-
 class Loader:
     """Runs index passes over sources on one owner connection (autocommit; explicit transactions).
 
@@ -171,6 +124,11 @@ class Loader:
     parsing and database work overlap on two cores. Batches are still written one at a time, in
     order, each in its own transaction; every other write of the pass waits for the queue to
     drain first.
+
+    A pass with enough new bytes parses its new files in worker processes
+    (`agent_history.ingest.parse_pool`; `parse_workers` None = ``$AGENT_HISTORY_PARSE_WORKERS``
+    or the CPU count, 0/1 = in-process) and adds their chunks in file order: the same batches,
+    transactions and offsets as parsing in-process.
     """
 
     def __init__(
@@ -181,6 +139,8 @@ class Loader:
         progress: Callable[[str, int, int], None] | None = None,
         batch_lines: int = BATCH_LINES,
         writer_conn: psycopg.Connection | None = None,
+        parse_workers: int | None = None,
+        parallel_min_bytes: int | None = None,
     ) -> None:
         self.conn = conn
         self.stop = stop or threading.Event()
@@ -190,10 +150,16 @@ class Loader:
         self._queue: queue.Queue | None = None
         self._writer: threading.Thread | None = None
         self._writer_error: BaseException | None = None
-        self._batch: list[_Pending] = []
+        self._batch: list[Chunk] = []
         self._batch_lines = 0
         self._batch_bytes = 0
         self._failed: set[int] = set()
+        self.parse_workers = parse_workers
+        self.parallel_min_bytes = parallel_min_bytes
+        self._pool: ParsePool | None = None
+        self._parallel: set[str] = set()
+        self.used_workers = 0
+        """Parse worker processes the last pass used (0: it parsed in-process)."""
 
     # -- pass ---------------------------------------------------------------------------------
     def run(
@@ -221,6 +187,7 @@ class Loader:
         started = time.monotonic()
         summary = PassSummary()
         self._summary = summary
+        self.used_workers = 0
         run_id = conn.execute("INSERT INTO ah.index_run DEFAULT VALUES RETURNING id").fetchone()[0]
         status = "failed"
         try:
@@ -243,18 +210,25 @@ class Loader:
                 plan(len(files), sum(st.st_size for _, st in files))
             known = self._known()
             self._register([ref for ref, _ in files if ref.path not in known], known)
+            self._pool = self._start_pool(files, known)
             for ref, st in files:
-                if self.stop.is_set():
+                if self.stop.is_set() or summary.interrupted:
                     summary.interrupted = True
                     break
                 summary.files_scanned += 1
-                self._index_file(ref, st, known[ref.path], summary)
+                if self._pool is not None and ref.path in self._parallel:
+                    self._index_parsed(ref, known[ref.path], summary)
+                else:
+                    self._index_file(ref, st, known[ref.path], summary)
             self._commit()
             self._drain()
             summary.sessions_rolled_up = run_postpasses(conn)
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
             self._stop_writer()
             summary.seconds = time.monotonic() - started
             try:
@@ -274,6 +248,33 @@ class Loader:
             except psycopg.Error:
                 pass  # connection lost: the lock dies with the session
 
+    def _start_pool(self, files: list[tuple[FileRef, os.stat_result]], known: dict[str, _Known]) -> ParsePool | None:
+        """Worker processes for the files this pass reads from byte 0, when there are enough
+        of them (`parse_pool.PARALLEL_MIN_BYTES`, two files or more) and workers are on."""
+        todo = [
+            (ref, st)
+            for ref, st in files
+            if ref.kind == "jsonl"
+            and known[ref.path].offset == 0
+            and not (known[ref.path].size == st.st_size and known[ref.path].mtime_ns == st.st_mtime_ns)
+        ]
+        if len(todo) < 2:
+            return None
+        from agent_history.ingest.chunks import parse_new_file
+        from agent_history.ingest.parse_pool import PARALLEL_MIN_BYTES, ParsePool, parse_workers
+
+        workers = self.parse_workers if self.parse_workers is not None else parse_workers()
+        least = PARALLEL_MIN_BYTES if self.parallel_min_bytes is None else self.parallel_min_bytes
+        if workers <= 1 or sum(st.st_size for _, st in todo) < least:
+            return None
+        self._parallel = {ref.path for ref, _ in todo}
+        self.used_workers = min(workers, len(todo))
+        jobs = [
+            (ref.path, (ref, known[ref.path].id, st.st_size, st.st_mtime_ns, known[ref.path].line_count, self.batch_lines))
+            for ref, st in todo
+        ]
+        return ParsePool(self.used_workers, parse_new_file, jobs)
+
     def _known(self) -> dict[str, _Known]:
         rows = self.conn.execute(
             "SELECT path, id, size, mtime_ns, indexed_offset, line_count, head_sha256, checkpoint_sha256, "
@@ -285,6 +286,8 @@ class Loader:
         """Insert new files into ah.source_file in one statement (status 'new', offset 0)."""
         if not refs:
             return
+        from agent_history.parsers import parser_class
+
         versions = {}
         for ref in refs:
             try:
@@ -317,6 +320,8 @@ class Loader:
         if k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
             return  # unchanged: skipped without reading
         conn = self.conn
+        from agent_history.parsers import parser_class
+
         try:
             parser_cls = parser_class(ref.source.agent)
             with open(ref.path, "rb") as fh:
@@ -370,64 +375,52 @@ class Loader:
             self._load_error(ref, k.id, exc)
 
     def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, windows, crc) -> None:
-        if ref.source.agent == "cursor":  # issue 16: title/model from Cursor's state.vscdb
-            sidecar = composer_sidecar(state_db_path(ref.source.home), ref.path)
-        else:
-            sidecar = read_sidecar(ref.path)
-        ctx = ParseContext(path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=sidecar)
-        parser: Parser = parser_cls(ctx, state)
-        size = st.st_size
-        while True:
-            buf = _read_batch(fh, offset, size) if offset < size else b""
-            rows: list[Row] = []
-            consumed = len(buf)
-            if buf and complete_prefix(buf) == 0:  # one line longer than MAX_LINE_BYTES
-                nl = self._skip_long_line(fh, offset, size)
-                if nl is None:
-                    buf, consumed = b"", 0
-                else:
-                    rows.append(ParseIssueRow("line_too_long", offset, line_count + 1, f"{nl - offset} bytes"))
-                    consumed, buf = nl - offset, b""
-                    line_count += 1
-                    crc = crc_range(fh, offset, nl, crc)
-            if buf:
-                buf, consumed = self._limit_lines(buf)
-                crc = extend_crc(buf, crc)
-                rows.extend(feed_bytes(parser, buf, offset, line_count + 1))
-                line_count += buf.count(b"\n")
-            new_offset = offset + consumed
-            at_eof = consumed == 0 or new_offset >= size
-            final = at_eof or self.stop.is_set()
-            if final:
-                rows.extend(parser.flush())
-            head, ckpt = edge_hashes(fh, new_offset)
-            windows = update_windows(fh, new_offset, windows)
-            self._add(
-                _Pending(
-                    ref,
-                    source_id,
-                    rows,
-                    new_offset,
-                    line_count,
-                    head,
-                    ckpt,
-                    orjson.loads(orjson.dumps(parser.state())),
-                    windows,
-                    crc,
-                    parser_cls.VERSION,
-                    size if at_eof else None,
-                    st.st_mtime_ns if at_eof else None,
-                    consumed,
-                )
-            )
+        from agent_history.ingest.chunks import iter_chunks
+
+        for chunk in iter_chunks(
+            ref,
+            fh,
+            st.st_size,
+            st.st_mtime_ns,
+            source_id,
+            offset,
+            line_count,
+            state,
+            parser_cls,
+            windows,
+            crc,
+            self.batch_lines,
+            self.stop,
+        ):
+            self._add(chunk)
             if source_id in self._failed:
                 return
-            offset = new_offset
-            if final:
+
+    def _index_parsed(self, ref: FileRef, k: _Known, summary: PassSummary) -> None:
+        """Add a file parsed by a worker (`_index_file`'s path for a file read from byte 0)."""
+        try:
+            chunks, error = self._pool.result(ref.path)
+        except psycopg.OperationalError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the worker died or its result did not pickle
+            chunks, error = [], exc
+        summary.files_changed += 1
+        for chunk in chunks:
+            if self.stop.is_set():  # in-process the last chunk read would be flushed; this one is
+                summary.interrupted = True  # a resumable checkpoint all the same
+                break
+            self._add(chunk)
+            if k.id in self._failed:
                 return
+        if error is not None:
+            self._commit()  # this file's earlier parts must not be written after the error
+            self._drain()
+            self._load_error(ref, k.id, error)
 
     # -- batches --------------------------------------------------------------------------------
-    def _add(self, pending: _Pending) -> None:
+    def _add(self, pending: Chunk) -> None:
+        from agent_history.ingest.chunks import BATCH_BYTES
+
         self._batch.append(pending)
         self._batch_lines += max(1, len(pending.rows))
         self._batch_bytes += pending.consumed
@@ -477,7 +470,7 @@ class Loader:
             self._writer.join()
             self._writer, self._queue = None, None
 
-    def _write_batch(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
+    def _write_batch(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
         """Write a batch in one transaction; if it fails, retry file by file so only the
         failing file is rolled back, recorded and skipped."""
         batch = [p for p in batch if p.source_id not in self._failed]
@@ -501,7 +494,10 @@ class Loader:
                 except Exception as exc:  # noqa: BLE001
                     self._load_error(pending.ref, pending.source_id, exc, conn)
 
-    def _write(self, batch: list[_Pending], conn: psycopg.Connection) -> None:
+    def _write(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
+        from agent_history.ingest.writer import Part, write_parts
+        from agent_history.model.rows import ParseIssueRow
+
         summary = self._summary
         with conn.transaction():
             written = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
@@ -545,33 +541,10 @@ class Loader:
             if self.progress:
                 self.progress(p.ref.path, p.consumed, 1 if p.size is not None else 0)
 
-    def _limit_lines(self, buf: bytes) -> tuple[bytes, int]:
-        """Cut `buf` after `batch_lines` lines (it holds complete lines only)."""
-        idx, n = -1, 0
-        while n < self.batch_lines:
-            idx = buf.find(b"\n", idx + 1)
-            if idx < 0:
-                return buf, len(buf)
-            n += 1
-        return buf[: idx + 1], idx + 1
-
-    @staticmethod
-    def _skip_long_line(fh, offset: int, size: int) -> int | None:
-        """Offset just past the newline ending an over-long line, or None if it is still torn."""
-        pos = offset
-        fh.seek(pos)
-        while pos < size:
-            chunk = fh.read(BATCH_BYTES)
-            if not chunk:
-                return None
-            i = chunk.find(b"\n")
-            if i >= 0:
-                return pos + i + 1
-            pos += len(chunk)
-        return None
-
     # -- special cases --------------------------------------------------------------------------
     def _rewrite(self, k: _Known, st, summary: PassSummary, why: str) -> None:
+        from agent_history.ingest.writer import purge_source
+
         with self.conn.transaction():
             purge_source(self.conn, k.id)
             self.conn.execute(

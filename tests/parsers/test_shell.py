@@ -374,3 +374,25 @@ def test_touches_from_shell_never_raises(command):
 def test_touches_from_patch_never_raises(patch):
     for op, _ in touches_from_patch(patch):
         assert op in OPS
+
+
+def test_plain_tokens_match_shlex():
+    """Issue 18: commands without quotes or backslashes skip `shlex`; the fast path must give
+    exactly what `shlex` (the tokeniser's reference configuration) gives."""
+    import random
+    import shlex
+
+    from agent_history.parsers.common import shell
+
+    def reference(command: str) -> list[str]:
+        lex = shlex.shlex(command, posix=True, punctuation_chars=shell._PUNCT)
+        lex.whitespace, lex.whitespace_split, lex.commenters = " \t\r", True, ""
+        return list(lex)
+
+    alphabet = list("ab c;&|()<>\n\t\r-./*?=~#$`{}[]!é\x0b\f12")
+    rng = random.Random(18)
+    commands = ["", "cd /x && cat a.txt | wc -l > out.log", "a&&b;;c||d &> e", "x\n\ny ( z )"]
+    commands += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    for command in commands:
+        assert shell._tokens(command) == reference(command), repr(command)
+    assert shell._tokens("cat a.txt|wc -l") == ["cat", "a.txt", "|", "wc", "-l"]

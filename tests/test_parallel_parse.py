@@ -1,0 +1,186 @@
+"""Issue 18: parsing in worker processes gives the catalogue a serial pass gives.
+
+The shared corpus home is loaded twice into fresh databases — once in-process, once with two
+parse workers — and every ``ah.*`` table the loader writes is compared row for row (order-
+independent). Surrogate ids are compared too: the workers' chunks are written in file order in
+the same batches, so every sequence advances identically. Left out, because they record *when*
+a pass ran, not what it read: columns defaulting to ``now()`` / ``clock_timestamp()``,
+``session.rolled_up_at``, ``source_file.last_indexed_at`` and ``ah.index_run`` (one row per pass: its start, end and the pass's duration in ``summary``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+import psycopg
+import pytest
+
+from agent_history.config import ConfigError
+from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
+from agent_history.ingest.loader import Loader
+from agent_history.ingest.parse_pool import parse_workers
+from agent_history.search.evaluate import load_queries
+from agent_history.search.keyword import search
+from agent_history.search.request import Scope, SearchRequest
+from tests.conftest import clone_database, drop_database
+
+PASS_TIME_DEFAULTS = ("now()", "clock_timestamp()", "CURRENT_TIMESTAMP")
+PASS_TIME_COLUMNS = {("session", "rolled_up_at"), ("source_file", "last_indexed_at")}
+"""Set to the time of the pass: by the roll-up post-pass (`ingest.postpass`) and the loader."""
+
+
+def _sources(home: Path) -> list[Source]:
+    return [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(home).items()]
+
+
+@pytest.fixture(scope="module")
+def loaded(pg_server, corpus_home, tmp_path_factory):
+    """(serial database, parallel database, their summaries) over one copy of the corpus home."""
+    home = tmp_path_factory.mktemp("home") / "home"
+    shutil.copytree(corpus_home, home, symlinks=True)
+    serial, parallel = clone_database(pg_server, prefix="ser"), clone_database(pg_server, prefix="par")
+    summaries = []
+    for database, workers in ((serial, 0), (parallel, 2)):
+        with psycopg.connect(database.dsn, autocommit=True) as conn:
+            loader = Loader(conn, parse_workers=workers, parallel_min_bytes=0)
+            summaries.append(loader.run(_sources(home)))
+            summaries.append(loader.used_workers)
+    yield serial, parallel, summaries
+    drop_database(serial)
+    drop_database(parallel)
+
+
+def _tables(conn: psycopg.Connection) -> dict[str, list[str]]:
+    """Columns to compare per ``ah`` base table (pass-time columns left out)."""
+    cols = conn.execute(
+        "SELECT c.table_name, c.column_name, coalesce(c.column_default, '') FROM information_schema.columns c "
+        "JOIN information_schema.tables t USING (table_schema, table_name) "
+        "WHERE c.table_schema = 'ah' AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position"
+    ).fetchall()
+    out: dict[str, list[str]] = {}
+    for table, column, default in cols:
+        if table == "index_run":
+            continue
+        if (table, column) not in PASS_TIME_COLUMNS and not any(d in default for d in PASS_TIME_DEFAULTS):
+            out.setdefault(table, []).append(column)
+    return out
+
+
+def _contents(dsn: str) -> dict[str, list[str]]:
+    with psycopg.connect(dsn) as conn:
+        out = {}
+        for table, columns in _tables(conn).items():
+            select = ", ".join(f'"{c}"::text' for c in columns)
+            out[table] = sorted(repr(r) for r in conn.execute(f"SELECT {select} FROM ah.{table}").fetchall())
+        return out
+
+
+def test_parallel_cold_load_equals_serial(loaded):
+    serial, parallel, (s_summary, s_workers, p_summary, p_workers) = loaded
+    assert (s_workers, p_workers) == (0, 2)  # the second load really used the pool
+    assert s_summary.files_failed == p_summary.files_failed == 0
+    assert p_summary.as_dict() | {"seconds": 0} == s_summary.as_dict() | {"seconds": 0}
+    a, b = _contents(serial.dsn), _contents(parallel.dsn)
+    assert a.keys() == b.keys()
+    assert {"message", "tool_call", "session", "source_file", "model_call"} <= a.keys()
+    assert len(a["message"]) > 1000  # the corpus, not an empty catalogue
+    for table in a:
+        only_a, only_b = sorted(set(a[table]) - set(b[table])), sorted(set(b[table]) - set(a[table]))
+        assert (only_a[:2], only_b[:2], len(a[table])) == ([], [], len(b[table])), table
+
+
+def test_parallel_cold_load_searches_like_serial(loaded):
+    serial, parallel, _ = loaded
+    queries = load_queries()[:12]  # enough to cover both scopes; each costs two searches
+    assert len(queries) == 12
+    results = []
+    for database in (serial, parallel):
+        with psycopg.connect(database.dsn) as conn:
+            results.append(
+                [
+                    [(h.kind, h.id, h.score, h.session_uid) for h in search(conn, SearchRequest(q.q, scope=q.scope))]
+                    for q in queries
+                ]
+            )
+    assert results[0] == results[1]
+    assert sum(1 for hits in results[0] if hits) >= len(queries) - 1
+
+
+def test_search_finds_rows_of_an_incremental_pass(db, corpus_home, tmp_path):
+    """A parallel cold pass, then a line appended to one transcript: the next (in-process)
+    pass resumes at the saved offset and a search right after it finds the new message."""
+    home = tmp_path / "home"
+    shutil.copytree(corpus_home / ".claude", home / ".claude", symlinks=True)
+    path = next(p for p in sorted((home / ".claude" / "projects").rglob("*.jsonl")) if not p.name.startswith("agent-"))
+    last = orjson.loads(path.read_bytes().splitlines()[-1])
+    line = {
+        "parentUuid": last.get("uuid"),
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": last.get("cwd"),
+        "sessionId": last["sessionId"],
+        "version": last.get("version"),
+        "type": "user",
+        "message": {"role": "user", "content": "please rename the quuxfrobnicator helper"},
+        "uuid": "00000000-0000-4000-8000-00000000f00d",
+        "timestamp": "2030-01-01T00:00:00.000Z",
+    }
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        first = Loader(conn, parse_workers=2, parallel_min_bytes=0)
+        first.run(_sources(home))
+        assert first.used_workers == 2
+        req = SearchRequest("quuxfrobnicator", scope=Scope.MESSAGES)
+        assert search(conn, req) == []
+        with path.open("ab") as fh:
+            fh.write(orjson.dumps(line) + b"\n")
+        again = Loader(conn, parse_workers=2, parallel_min_bytes=0)
+        summary = again.run(_sources(home))
+        assert (summary.files_changed, summary.rows_new["message"], again.used_workers) == (1, 1, 0)
+        hits = search(conn, req)
+        assert [(h.kind, h.session_uid) for h in hits] == [("message", last["sessionId"])]
+
+
+def test_parse_workers_setting(monkeypatch):
+    monkeypatch.delenv("AGENT_HISTORY_PARSE_WORKERS", raising=False)
+    assert parse_workers() == max(0, os.cpu_count() - 2)
+    monkeypatch.setenv("AGENT_HISTORY_PARSE_WORKERS", "3")
+    assert parse_workers() == 3
+    monkeypatch.setenv("AGENT_HISTORY_PARSE_WORKERS", "0")
+    assert parse_workers() == 0
+    monkeypatch.setenv("AGENT_HISTORY_PARSE_WORKERS", "two")
+    with pytest.raises(ConfigError, match="AGENT_HISTORY_PARSE_WORKERS='two'"):
+        parse_workers()
+
+
+def test_a_parallel_pass_stopped_midway_resumes_to_the_same_catalogue(loaded, pg_server, corpus_home, tmp_path):
+    """Stop set once the first batch is written (the progress callback runs inside that write,
+    so the point is deterministic): the pass ends at a checkpoint without errors, and the next
+    pass completes the catalogue — every table holds what the serial load holds."""
+    import threading
+
+    serial, _, _ = loaded
+    home = tmp_path / "home"
+    shutil.copytree(corpus_home, home, symlinks=True)
+    database = clone_database(pg_server, prefix="stp")
+    try:
+        stop = threading.Event()
+        with psycopg.connect(database.dsn, autocommit=True) as conn:
+            first = Loader(
+                conn, stop=stop, progress=lambda *_: stop.set(), batch_lines=500, parse_workers=2, parallel_min_bytes=0
+            )
+            summary = first.run(_sources(home))
+            assert (summary.interrupted, summary.files_failed, first.used_workers) == (True, 0, 2)
+            rest = Loader(conn, parse_workers=2, parallel_min_bytes=0).run(_sources(home))
+            assert (rest.interrupted, rest.files_failed) == (False, 0)
+            assert 0 < summary.files_scanned < rest.files_scanned
+
+        def counts(dsn: str) -> dict[str, int]:
+            with psycopg.connect(dsn) as conn:
+                return {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in _tables(conn)}
+
+        assert counts(database.dsn) == counts(serial.dsn)
+    finally:
+        drop_database(database)
