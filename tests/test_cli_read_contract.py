@@ -98,7 +98,9 @@ def test_a_click_usage_error_is_not_a_wrapped_panel_off_a_terminal(env):
     assert out.returncode == 2
     (error,) = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
     # "valid int." is typer < 0.29's (click's) wording, "valid integer." typer 0.29's (pydantic's)
-    assert error.removesuffix("eger.").removesuffix(".") == "Error: Invalid value for '--limit' / '-n': 'many' is not a valid int" or (
+    assert error.removesuffix("eger.").removesuffix(
+        "."
+    ) == "Error: Invalid value for '--limit' / '-n': 'many' is not a valid int" or (
         "Invalid value for '--limit'" in error and len(error) > 80
     )
     assert "╭" not in out.stderr and "│" not in out.stderr

@@ -270,7 +270,10 @@ class Loader:
         self._parallel = {ref.path for ref, _ in todo}
         self.used_workers = min(workers, len(todo))
         jobs = [
-            (ref.path, (ref, known[ref.path].id, st.st_size, st.st_mtime_ns, known[ref.path].line_count, self.batch_lines))
+            (
+                ref.path,
+                (ref, known[ref.path].id, st.st_size, st.st_mtime_ns, known[ref.path].line_count, self.batch_lines),
+            )
             for ref, st in todo
         ]
         return ParsePool(self.used_workers, parse_new_file, jobs)
