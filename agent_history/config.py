@@ -65,6 +65,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTE
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import tomllib
@@ -209,7 +210,7 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
         raise ConfigError(f"config embedding: {exc}") from None
     if "service_idle_s" in raw:  # 0 is meaningful here (no service), so not the `if raw.get` rule above
         idle = raw["service_idle_s"]
-        if isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle < 0:
+        if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 <= idle < math.inf:  # nan/inf too
             raise ConfigError(f"config embedding.service_idle_s must be a number of seconds ≥ 0, not {idle!r}")
         e.service_idle_s = float(idle)
     if e.chunk_overlap >= e.chunk_chars // 2:
@@ -411,3 +412,27 @@ def load_settings(dsn: str | None = None) -> Settings:
     if dsn:
         s.dsn = dsn
     return s
+
+
+RESERVED_CORES = 2
+"""Cores the default leaves to the loader's own process (unpickling, folding, COPY) and the
+database server. Measured on a 2-core machine (×10 home, issue 18): two workers there parsed
+no faster than one process — the server's 40–48 s of CPU already fills a core — and added ≈ 8 s
+of client CPU (rows pickled across processes, the fork server's imports), so the default is
+in-process below 3 cores."""
+
+
+def parse_workers() -> int:
+    """Worker processes for a large pass: ``$AGENT_HISTORY_PARSE_WORKERS`` (0 or 1 = parse
+    in-process), default ``os.cpu_count() - RESERVED_CORES`` (in-process on 1–2 cores). Raises
+    ConfigError for a value that is not a non-negative integer."""
+    value = os.environ.get("AGENT_HISTORY_PARSE_WORKERS")
+    if value is None or value.strip() == "":
+        return max(0, (os.cpu_count() or 1) - RESERVED_CORES)
+    text = value.strip()
+    # isdigit() alone accepts "²"; the ASCII check keeps int() from raising on it
+    if not (text.isascii() and text.isdigit()):
+        raise ConfigError(
+            f"AGENT_HISTORY_PARSE_WORKERS={value!r}: expected a whole number of worker processes (0 = none)"
+        )
+    return int(text)

@@ -231,3 +231,31 @@ def test_a_known_namespace_and_session_prefix_still_search(env):
     r = cli(env, "search", "tokenizer submodule", "-N", "claude-local", "--session", "9e953218", "--json")
     assert r.returncode == 0, r.stderr
     assert {h["session_uid"] for h in json.loads(r.stdout)["hits"]} == {"9e953218-585f-4692-89df-9e0747a31c68"}
+
+
+def test_a_local_model_path_that_is_no_model_is_one_line_not_a_traceback(corpus_db, tmp_path):  # noqa: F811
+    """Found by a newcomer: the local provider fails on first use (loading the model), inside the
+    search — vector mode says why (VectorUnavailable → one line, exit 2 in the CLI), hybrid falls
+    back to keyword results with the reason in the note."""
+    from agent_history.config import EmbeddingSettings
+    from agent_history.search.hybrid import VectorUnavailable, run_search
+    from agent_history.search.request import SearchRequest
+
+    missing = tmp_path / "no-model"
+    settings = EmbeddingSettings(provider="local", model="all-MiniLM-L6-v2", local_model_path=missing, service_idle_s=0)
+    with psycopg.connect(corpus_db.dsn) as conn:
+        keyword = run_search(conn, SearchRequest("tokenizer"), "keyword", None)
+        # no vectors yet: said at once, without loading (or failing to load) any model
+        with pytest.raises(VectorUnavailable) as caught:
+            run_search(conn, SearchRequest("tokenizer"), "vector", settings)
+        assert str(caught.value) == "no vectors for all-MiniLM-L6-v2 yet (run `agent-history embed`)"
+        # vectors recorded (in this transaction only, rolled back): the model load itself fails
+        conn.execute(
+            "INSERT INTO ah.embedding_model (model, provider, dimensions) VALUES ('all-MiniLM-L6-v2', 'local', 384)"
+        )
+        with pytest.raises(VectorUnavailable, match="no-model"):
+            run_search(conn, SearchRequest("tokenizer"), "vector", settings)
+        result = run_search(conn, SearchRequest("tokenizer"), "hybrid", settings)
+        conn.rollback()
+    assert result.mode == "keyword" and result.note.endswith(": keyword results only") and "no-model" in result.note
+    assert [h.id for h in result.hits] == [h.id for h in keyword.hits] and keyword.hits

@@ -190,7 +190,7 @@ def test_service_idle_setting(tmp_path, monkeypatch):
     config.write_text(base + "service_idle_s = 30\n")
     on = load_settings(None).embedding
     assert on.service_idle_s == 30.0 and type(make_embedder(on)) is WarmLocalEmbedder
-    for bad in ("-1", '"ten"', "true"):
+    for bad in ("-1", '"ten"', "true", "nan", "inf"):
         config.write_text(base + f"service_idle_s = {bad}\n")
         with pytest.raises(ConfigError, match="embedding.service_idle_s must be a number of seconds ≥ 0"):
             load_settings(None)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.config import vscode_user_dir
+from agent_history.connect import ConnectError
 from agent_history.connect import hook as hooks
 from tests.conftest import SHARED
 
@@ -196,3 +197,30 @@ def test_cursor_hook_with_the_database_down_exits_0_and_logs_why(cli_env, tmp_pa
     assert (missing.returncode, missing.stdout) == (0, "")
     log = (Path(env["AGENT_HISTORY_DATA_DIR"]) / "hook.log").read_text().splitlines()
     assert len(log) == 2 and "no transcript for conversation nope" in log[1]
+
+
+@pytest.mark.parametrize(
+    ("agent", "rel", "content", "message"),
+    [
+        ("claude", ".claude/settings.json", {"hooks": {"Stop": "say done"}}, '"hooks.Stop" is not a list'),
+        ("claude", ".claude/settings.json", {"hooks": []}, '"hooks" is not an object'),
+        (
+            "claude",
+            ".claude/settings.json",
+            {"hooks": {"Stop": [{"hooks": "x"}]}},
+            'a matcher group of "hooks.Stop" has "hooks" that is not a list of objects',
+        ),
+        ("cursor", ".cursor/hooks.json", {"hooks": {"stop": {"command": "x"}}}, '"hooks.stop" is not a list'),
+        ("cursor", ".cursor/hooks.json", {"hooks": {"stop": ["x"]}}, 'an entry of "hooks.stop" is not an object'),
+    ],
+)
+def test_valid_json_of_another_shape_is_a_one_line_error_and_untouched(fake_home, agent, rel, content, message):
+    path = fake_home / rel
+    path.parent.mkdir(parents=True)
+    original = json.dumps(content)
+    path.write_text(original)
+    for edit in (hooks.install, hooks.uninstall):
+        with pytest.raises(ConnectError) as caught:
+            edit(agent)
+        assert str(caught.value) == f"{path}: {message}; not changed"
+        assert path.read_text() == original

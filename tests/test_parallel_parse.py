@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -184,3 +186,28 @@ def test_a_parallel_pass_stopped_midway_resumes_to_the_same_catalogue(loaded, pg
         assert counts(database.dsn) == counts(serial.dsn)
     finally:
         drop_database(database)
+
+
+def test_parse_workers_rejects_non_ascii_digits(monkeypatch):
+    monkeypatch.setenv("AGENT_HISTORY_PARSE_WORKERS", "²")  # str.isdigit() is True, int() raises
+    with pytest.raises(ConfigError, match="AGENT_HISTORY_PARSE_WORKERS='²'"):
+        parse_workers()
+
+
+def test_index_checks_parse_workers_before_any_pass(cli_env, tmp_path):
+    """A no-change pass never reads the setting, so `index` checks it first: a typo cannot wait
+    for the first large pass of an --every loop."""
+    env = dict(cli_env, AGENT_HISTORY_PARSE_WORKERS="x")
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_history", "index", "--home", str(home)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: AGENT_HISTORY_PARSE_WORKERS='x': expected a whole number of worker processes (0 = none)"
+    ]

@@ -43,6 +43,17 @@ def _summary_line(s: PassSummary) -> str:
 BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
 
+def _check_parse_workers() -> None:
+    """Exit 2 with one line when ``$AGENT_HISTORY_PARSE_WORKERS`` is malformed — before the server
+    starts, and for every pass kind (a pass only reads the setting when it has enough new files)."""
+    from agent_history.config import ConfigError, parse_workers
+
+    try:
+        parse_workers()
+    except ConfigError as exc:
+        fail(str(exc), 2)
+
+
 @app.command("index")
 def index_cmd(
     home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
@@ -70,6 +81,7 @@ def index_cmd(
         source = [*(source or []), f"claude-ai-export={claude_export}"]
     if file is not None and every is not None:
         fail("--file and --every cannot be combined", 2)
+    _check_parse_workers()  # a bad value fails now, not in a later pass of an --every loop
     db = database()
     try:
         sources = resolve_sources(db.settings, home=home, extra=source)

@@ -312,6 +312,12 @@ def search_cmd(
             fail(str(exc), 2)  # the search could not run: configuration or the endpoint
         except AmbiguousSession as exc:
             fail(str(exc), 1)
+        except Exception as exc:  # the embedding provider failed (summary search has no fallback)
+            from agent_history.embed.provider import EmbeddingError
+
+            if not isinstance(exc, EmbeddingError):
+                raise
+            fail(str(exc), 2)
     hits = result.hits
     if json:
         print_json({"query": query, "namespaces": list(req.namespaces) or None, "mode": result.mode,

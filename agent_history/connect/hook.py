@@ -369,12 +369,40 @@ def _hook_target(agent: str) -> HookTarget:
     return HOOKS[agent]
 
 
+def _parsed(text: str, target: HookTarget) -> dict[str, Any]:
+    """The JSON config `text` parsed and checked to have the shape our edit walks (``hooks`` an
+    object, ``hooks[event]`` a list of objects; matcher groups' ``hooks`` lists of objects).
+    Raises EditError naming the part that is not, so valid JSON of another shape is a one-line
+    error instead of an AttributeError."""
+    from agent_history.connect.edit import EditError, _parse_json
+
+    data = _parse_json(text)
+    hooks = data.get("hooks")
+    if hooks is None:
+        return data
+    if not isinstance(hooks, dict):
+        raise EditError('"hooks" is not an object')
+    entries = hooks.get(target.event)
+    if entries is None:
+        return data
+    where = f'"hooks.{target.event}"'
+    if not isinstance(entries, list):
+        raise EditError(f"{where} is not a list")
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise EditError(f"an entry of {where} is not an object")
+        inner = entry.get("hooks", [])
+        if target.shape != "flat" and not (isinstance(inner, list) and all(isinstance(h, dict) for h in inner)):
+            raise EditError(f'a matcher group of {where} has "hooks" that is not a list of objects')
+    return data
+
+
 def install(agent: str, environ: dict[str, str] | None = None):
     """Install the after-turn hook of `agent`; returns the `FileChange` (``unchanged`` when it
     is already there). Raises ConnectError for an unknown agent, a config that cannot be parsed,
     or (Codex) another notify program."""
     from agent_history.connect import ConnectError, FileChange, _read, _write
-    from agent_history.connect.edit import EditError, _dump_json, _parse_json
+    from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
     path = target.config_path()
@@ -382,9 +410,9 @@ def install(agent: str, environ: dict[str, str] | None = None):
     argv = hook_argv(agent, environ)
     try:
         if target.fmt == "json" and target.shape == "flat":
-            new = _dump_json(flat_install(_parse_json(old or ""), argv, target))
+            new = _dump_json(flat_install(_parsed(old or "", target), argv, target))
         elif target.fmt == "json":
-            new = _dump_json(claude_install(_parse_json(old or ""), argv, agent, target.event))
+            new = _dump_json(claude_install(_parsed(old or "", target), argv, agent, target.event))
         else:
             new = codex_install(old or "", argv)
     except EditError as exc:
@@ -407,7 +435,7 @@ def uninstall(agent: str):
     """Remove the after-turn hook of `agent`; returns the `FileChange` (``absent`` when there
     was none). Raises ConnectError as `install`."""
     from agent_history.connect import ConnectError, FileChange, _read, _write
-    from agent_history.connect.edit import EditError, _dump_json, _parse_json
+    from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
     path = target.config_path()
@@ -416,10 +444,10 @@ def uninstall(agent: str):
         return FileChange(path, "absent")
     try:
         if target.fmt == "json" and target.shape == "flat":
-            data, removed = flat_uninstall(_parse_json(old), target)
+            data, removed = flat_uninstall(_parsed(old, target), target)
             new = _dump_json(data)
         elif target.fmt == "json":
-            data, removed = claude_uninstall(_parse_json(old), agent, target.event)
+            data, removed = claude_uninstall(_parsed(old, target), agent, target.event)
             new = _dump_json(data)
         else:
             new, removed = codex_uninstall(old)

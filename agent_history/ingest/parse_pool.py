@@ -13,13 +13,13 @@ and threads) whose server preloads the parsers once, so each worker starts in mi
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from agent_history.config import ConfigError
+# The setting lives in config (read at `index` start-up without importing multiprocessing).
+from agent_history.config import RESERVED_CORES, parse_workers  # noqa: F401 - re-exported
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 """A pass parses in workers only when the files to read from byte 0 hold at least this many
@@ -35,28 +35,6 @@ _PRELOAD = [
     *(f"agent_history.parsers.{m}" for m in ("claude_code.parser", "codex.parser", "pi.parser")),
 ]
 """Modules the fork server imports once (the common harnesses; others load on first use)."""
-
-
-RESERVED_CORES = 2
-"""Cores the default leaves to the loader's own process (unpickling, folding, COPY) and the
-database server. Measured on a 2-core machine (×10 home, issue 18): two workers there parsed
-no faster than one process — the server's 40–48 s of CPU already fills a core — and added ≈ 8 s
-of client CPU (rows pickled across processes, the fork server's imports), so the default is
-in-process below 3 cores."""
-
-
-def parse_workers() -> int:
-    """Worker processes for a large pass: ``$AGENT_HISTORY_PARSE_WORKERS`` (0 or 1 = parse
-    in-process), default ``os.cpu_count() - RESERVED_CORES`` (in-process on 1–2 cores). Raises
-    ConfigError for a value that is not a non-negative integer."""
-    value = os.environ.get("AGENT_HISTORY_PARSE_WORKERS")
-    if value is None or value.strip() == "":
-        return max(0, (os.cpu_count() or 1) - RESERVED_CORES)
-    if not value.strip().isdigit():
-        raise ConfigError(
-            f"AGENT_HISTORY_PARSE_WORKERS={value!r}: expected a whole number of worker processes (0 = none)"
-        )
-    return int(value)
 
 
 def _worker_signals() -> None:

@@ -166,6 +166,11 @@ def search(
         if mode is Mode.VECTOR:
             raise VectorUnavailable("embeddings are off: configure [embedding] in the config file")
         return SearchResult(keyword_search(conn, req), Mode.KEYWORD, "embeddings are off: keyword results only")
+    if model_dimensions(conn, settings.model_key) is None:  # nothing to compare with: no model load
+        missing = f"no vectors for {settings.model_key} yet (run `agent-history embed`)"
+        if mode is Mode.VECTOR:
+            raise VectorUnavailable(missing)
+        return SearchResult(keyword_search(conn, req), Mode.KEYWORD, f"{missing}: keyword results only")
     timeout = settings.query_timeout_s
     pending = _QueryEmbedding(embedder, req.query, timeout)
     if mode is Mode.VECTOR:
@@ -257,5 +262,9 @@ def _run_search(
         return SearchResult(keyword_search(conn, req), Mode.KEYWORD, f"{exc}: keyword results only")
     try:
         return search(conn, req, chosen, settings, embedder, **branches)
+    except EmbeddingError as exc:  # e.g. a local model path that is not a model: raised on first use
+        if chosen is Mode.VECTOR:
+            raise VectorUnavailable(str(exc)) from None
+        return SearchResult(keyword_search(conn, req), Mode.KEYWORD, f"{exc}: keyword results only")
     finally:
         embedder.close()
