@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from agent_history.read.common import empty_namespaces
+from agent_history.session.filters import empty_namespaces
 
 
 class ScopeError(ValueError):

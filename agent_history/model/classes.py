@@ -61,3 +61,12 @@ CONVERSATIONAL: tuple[str, ...] = (
     MEMORY,
 )
 """The default search surface."""
+
+CLASS_GROUPS: dict[str, tuple[str, ...]] = {
+    "conversational": CONVERSATIONAL,
+    "prompts": PROMPTS,
+    "all": ALL,
+}
+"""Named groups of classes a search may ask for instead of listing classes (the MCP ``classes``
+argument, the web search page's "class" choice): the default surface, what a person typed,
+everything."""

@@ -53,7 +53,7 @@ class SearchRequest:
     project: str | None = None
     session: str | None = None
     """A session uid (matches main thread and its sub-agents) — or a uid prefix of ≥ 6 characters
-    (`read.common.MIN_UID_PREFIX`; the CLI and MCP resolve a prefix to one session first)."""
+    (`session.refs.MIN_UID_PREFIX`; the CLI and MCP resolve a prefix to one session first)."""
     exclude_agents: tuple[str, ...] = ()
     """Harness names left out before retrieval (`search.rank.resolve_agent` maps product names)."""
     source_types: tuple[str, ...] = ()

@@ -17,10 +17,10 @@ import psycopg
 from psycopg import sql
 
 from agent_history.embed.store import HNSW_MAX_VECTOR_DIMS, vector_expr, vector_literal
-from agent_history.read.common import MIN_UID_PREFIX
 from agent_history.search.filters import build_filter
 from agent_history.search.keyword import CORPORA
 from agent_history.search.request import Scope, SearchHit, SearchRequest
+from agent_history.session.refs import MIN_UID_PREFIX
 
 SNIPPET_CHARS = 240
 OVERFETCH = 4

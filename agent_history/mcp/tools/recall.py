@@ -10,11 +10,11 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.mcp.tools.search import _COMMON, build_request, cancelled_note
-from agent_history.read.common import AmbiguousSession
 from agent_history.read.overview import index_stats, recent_sessions
 from agent_history.read.recall import RecallBounds, thread_recall
 from agent_history.search import hybrid
 from agent_history.search.rank import AGENT_NAMES, resolve_agent
+from agent_history.session.refs import AmbiguousSession
 
 BOUNDS = RecallBounds()
 

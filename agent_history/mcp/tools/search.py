@@ -23,19 +23,15 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
-from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
+from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
 from agent_history.search.rank import AGENT_ALIASES, AGENT_NAMES, KNOWN_AGENTS, resolve_agent, resolve_agents
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
 from agent_history.search.summaries import summaries_for_sessions
+from agent_history.session.refs import AmbiguousSession, SessionNotFound, resolve_session
 
-CLASS_GROUPS: dict[str, tuple[str, ...]] = {
-    "conversational": classes.CONVERSATIONAL,
-    "prompts": classes.PROMPTS,
-    "all": classes.ALL,
-}
 HITS_PER_SESSION = 20
 MAIN_THREAD = "main"
 SNIPPET_CHARS = 320
