@@ -52,8 +52,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     namespaces = ["claude-work"]       # the Claude namespaces whose calls went through the proxy
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
-server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
-COPILOT_HOME (Copilot CLI home, default ``~/.copilot``),
+server and state; default ``$XDG_DATA_HOME/agent-history``); the harnesses' own home variables
+(CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME, XDG_DATA_HOME, XDG_CONFIG_HOME: each harness's
+registry row, `agent_history.harnesses`, says which it honours);
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
 AGENT_HISTORY_PARSE_WORKERS (processes parsing new files in a large pass; 0 or 1 = in-process;
 default the CPU count minus 2, see agent_history.ingest.parse_pool);
@@ -67,11 +68,13 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from agent_history.harnesses import HARNESSES
+from agent_history.harnesses.places import resolve
 
 
 class ConfigError(Exception):
@@ -100,46 +103,11 @@ def data_dir() -> Path:
 
 
 def default_sources() -> dict[str, Path]:
-    """Default namespaces → agent homes (DESIGN §4)."""
-    claude = os.environ.get("CLAUDE_CONFIG_DIR")
-    codex = os.environ.get("CODEX_HOME")
-    return {
-        "claude-local": Path(claude).expanduser() if claude else Path.home() / ".claude",
-        "codex-local": Path(codex).expanduser() if codex else Path.home() / ".codex",
-        "pi-local": Path.home() / ".pi" / "agent",
-        # issue 16, part 1 (h-src): Gemini CLI (FORMATS.md §4 names no home override), OpenCode
-        # (XDG data dir, FORMATS.md §5); claude.ai exports only as an explicit [sources] entry.
-        "gemini-local": Path.home() / ".gemini",
-        "opencode-local": _xdg("XDG_DATA_HOME", ".local/share") / "opencode",
-        **_default_sources_16(),
-    }
-
-
-# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat homes --------------------------------
-def vscode_user_dir(home: Path | None = None, env: dict[str, str] | None = None, app: str = "Code") -> Path:
-    """VS Code's user directory for this OS under `home` (default ``~``): Linux
-    ``$XDG_CONFIG_HOME/Code/User`` (default ``~/.config/Code/User``), macOS
-    ``~/Library/Application Support/Code/User``, Windows ``%APPDATA%/Code/User``. `env` defaults
-    to the process environment (pass ``{}`` for a home copy laid out like ``~``); `app` is the
-    product directory (``Cursor`` for Cursor, a VS Code fork with the same layout)."""
-    home = home if home is not None else Path.home()
-    env = os.environ if env is None else env
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / app / "User"
-    if sys.platform == "win32":
-        appdata = env.get("APPDATA")
-        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / app / "User"
-    xdg = env.get("XDG_CONFIG_HOME")
-    return (Path(xdg).expanduser() if xdg else home / ".config") / app / "User"
-
-
-def _default_sources_16() -> dict[str, Path]:
-    copilot = os.environ.get("COPILOT_HOME")  # docs.github.com: "Relocate with COPILOT_HOME"
-    return {
-        "cursor-local": Path.home() / ".cursor",
-        "copilot-local": Path(copilot).expanduser() if copilot else Path.home() / ".copilot",
-        "copilot-vscode-local": vscode_user_dir(),
-    }
+    """Default namespaces → agent homes: ``<agent>-local`` → each harness's default home for
+    this OS and environment (the registry's `Harness.home`, e.g. ``$CLAUDE_CONFIG_DIR`` or
+    ``~/.claude``), in registry order; a harness with no default home (claude.ai exports) is
+    configured explicitly only."""
+    return {f"{h.name}-local": resolve(h.home) for h in HARNESSES if h.home is not None}
 
 
 EMBEDDING_PROVIDERS: tuple[str, ...] = ("openai", "local")
