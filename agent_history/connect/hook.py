@@ -98,10 +98,10 @@ def _is_ours(argv_or_command: list[str] | str, agent: str) -> bool:
     )
 
 
-# -- Claude Code: settings.json hooks.Stop ---------------------------------------------------
+# -- matcher groups: Claude Code settings.json hooks.Stop, Gemini CLI hooks.AfterAgent --------
 
 
-def claude_install(data: dict[str, Any], argv: list[str], agent: str = "claude", event: str = "Stop") -> dict[str, Any]:
+def groups_install(data: dict[str, Any], argv: list[str], agent: str, event: str) -> dict[str, Any]:
     """`data` (settings.json) with our hook under ``hooks[event]`` (Claude Code ``Stop``, Gemini
     CLI ``AfterAgent``: the same matcher-group shape): other hooks kept; an older entry of ours
     replaced in place."""
@@ -124,7 +124,7 @@ def claude_install(data: dict[str, Any], argv: list[str], agent: str = "claude",
     return data
 
 
-def claude_uninstall(data: dict[str, Any], agent: str = "claude", event: str = "Stop") -> tuple[dict[str, Any], bool]:
+def groups_uninstall(data: dict[str, Any], agent: str, event: str) -> tuple[dict[str, Any], bool]:
     """(`data` without our hook under ``hooks[event]``, whether one was there); emptied groups,
     lists and the ``hooks`` object itself are removed."""
     hooks = data.get("hooks")
@@ -187,21 +187,22 @@ def flat_uninstall(data: dict[str, Any], target: HookSpec) -> tuple[dict[str, An
     return data, True
 
 
-# -- Codex: config.toml notify ---------------------------------------------------------------
+# -- a top-level notify program: Codex config.toml ------------------------------------------
 
 
 class HookConflict(Exception):
     """The harness already runs another program in the only hook slot it has."""
 
 
-def codex_install(text: str, argv: list[str]) -> str:
-    """config.toml `text` with ``notify = argv`` (comments and layout kept). Raises
-    HookConflict when a notify program that is not ours is configured."""
+def notify_install(text: str, argv: list[str], agent: str) -> str:
+    """config.toml `text` with ``notify = argv`` (comments and layout kept; `agent` is the hook
+    name our command carries). Raises HookConflict when a notify program that is not ours is
+    configured."""
     import tomlkit
 
     doc = tomlkit.parse(text)
     current = doc.get("notify")
-    if current is not None and not _is_ours([str(x) for x in current], "codex"):
+    if current is not None and not _is_ours([str(x) for x in current], agent):
         raise HookConflict(f"notify = {json.dumps(list(current))}")
     if current is not None:
         doc["notify"] = argv
@@ -213,13 +214,13 @@ def codex_install(text: str, argv: list[str]) -> str:
     return body + ("\n" + text if text.strip() else "")
 
 
-def codex_uninstall(text: str) -> tuple[str, bool]:
+def notify_uninstall(text: str, agent: str) -> tuple[str, bool]:
     """(config.toml `text` without our ``notify``, whether it was there)."""
     import tomlkit
 
     doc = tomlkit.parse(text)
     current = doc.get("notify")
-    if current is None or not _is_ours([str(x) for x in current], "codex"):
+    if current is None or not _is_ours([str(x) for x in current], agent):
         return text, False
     del doc["notify"]
     out = tomlkit.dumps(doc)
@@ -363,9 +364,9 @@ def install(agent: str, environ: dict[str, str] | None = None):
         if target.style == "flat":
             new = _dump_json(flat_install(_parsed(old or "", target), argv, target))
         elif target.style == "groups":
-            new = _dump_json(claude_install(_parsed(old or "", target), argv, target.name, target.event))
+            new = _dump_json(groups_install(_parsed(old or "", target), argv, target.name, target.event))
         else:
-            new = codex_install(old or "", argv)
+            new = notify_install(old or "", argv, target.name)
     except EditError as exc:
         raise ConnectError(f"{path}: {exc}; not changed") from None
     except HookConflict as exc:
@@ -398,10 +399,10 @@ def uninstall(agent: str):
             data, removed = flat_uninstall(_parsed(old, target), target)
             new = _dump_json(data)
         elif target.style == "groups":
-            data, removed = claude_uninstall(_parsed(old, target), target.name, target.event)
+            data, removed = groups_uninstall(_parsed(old, target), target.name, target.event)
             new = _dump_json(data)
         else:
-            new, removed = codex_uninstall(old)
+            new, removed = notify_uninstall(old, target.name)
     except EditError as exc:
         raise ConnectError(f"{path}: {exc}; not changed") from None
     except Exception as exc:
