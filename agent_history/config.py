@@ -1,4 +1,4 @@
-"""Settings: defaults < TOML config file < environment < command-line flags (DESIGN §4).
+"""Settings: defaults < TOML config file < environment < command-line flags (docs/design.md §4).
 
 The one documented place to change behaviour. The config file is
 ``$AGENT_HISTORY_CONFIG`` (which must exist) or ``$XDG_CONFIG_HOME/agent-history/config.toml``
@@ -115,7 +115,7 @@ EMBEDDING_PROVIDERS: tuple[str, ...] = ("openai", "local")
 
 @dataclass
 class EmbeddingSettings:
-    """The ``[embedding]`` section (DESIGN §9). Token counts are estimates (characters / 4)
+    """The ``[embedding]`` section (docs/design.md §9). Token counts are estimates (characters / 4)
     unless the endpoint reports usage; caps of 0 or absent keys use the defaults below."""
 
     provider: str
@@ -188,7 +188,7 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
 
 @dataclass
 class MetricsSettings:
-    """The ``[metrics]`` section (DESIGN §11). ``endpoint`` is an OTLP/HTTP base URL (the
+    """The ``[metrics]`` section (docs/design.md §11). ``endpoint`` is an OTLP/HTTP base URL (the
     exporter appends ``/v1/metrics``); None leaves export to the OTEL_EXPORTER_OTLP_* variables.
     ``interval`` is seconds between collections; ``models`` extends the ``model`` label set."""
 

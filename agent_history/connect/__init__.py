@@ -1,4 +1,4 @@
-"""`connect` / `disconnect`: register the read-only MCP server with a coding agent (DESIGN §10).
+"""`connect` / `disconnect`: register the read-only MCP server with a coding agent (docs/design.md §10).
 
 `connect(agent)` writes our server entry (`targets.AGENTS`, from the harness registry: where and
 in which shape) into the agent's user config and installs the usage note where the agent reads

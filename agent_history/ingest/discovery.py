@@ -58,7 +58,7 @@ class FileRef:
     role: str  # main | subagent
     source: Source
     kind: str = "jsonl"
-    """How the loader reads it: jsonl | document | database (DESIGN §7 source kinds)."""
+    """How the loader reads it: jsonl | document | database (docs/design.md §7 source kinds)."""
     doc_kind: str | None = None
     """For a document read by a parser other than its agent's own: its `DocumentRule.doc_kind`
     (`parsers.document_parser_class`)."""

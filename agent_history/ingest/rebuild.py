@@ -1,4 +1,4 @@
-"""`rebuild` and `rebuild-check` (DESIGN §7): re-derive the catalogue from hot and cold copies.
+"""`rebuild` and `rebuild-check` (docs/design.md §7): re-derive the catalogue from hot and cold copies.
 
 Every catalogued transcript must still exist in the hot home or in its namespace's cold archive
 (config ``cold_sources``, same relative layout). `rebuild_check` counts per namespace; `rebuild`

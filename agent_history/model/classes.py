@@ -1,4 +1,4 @@
-"""Message classes (DESIGN §5): what kind of text a message row holds.
+"""Message classes (docs/design.md §5): what kind of text a message row holds.
 
 Search defaults to the conversational subset; ``--prompts`` limits it to what a person typed
 (`HUMAN_PROMPT` and `QUEUED_PROMPT`). Parsers must never label meta records, command wrappers,

@@ -1,7 +1,7 @@
 """`session UID`: one thread's ordered timeline — messages, tool calls (with outcome), sub-agent
 spawns, compactions and git events.
 
-Order is physical, never by timestamp (DESIGN §5): by source file (first indexed first, as a
+Order is physical, never by timestamp (docs/design.md §5): by source file (first indexed first, as a
 resumed session's copy lives in a later file), then ``byte_offset``, then a fixed kind order for
 events read from the same line (compaction, message, tool call, spawn, git event). Events are
 numbered 1…N in that order; ``start``/``end`` (``--from``/``--to``) select an inclusive range

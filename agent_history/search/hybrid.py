@@ -1,4 +1,4 @@
-"""Search modes — keyword, vector, hybrid — behind one call (DESIGN §8).
+"""Search modes — keyword, vector, hybrid — behind one call (docs/design.md §8).
 
 - ``keyword``: `search.keyword.search`; never touches an embedding endpoint.
 - ``vector``: the query is embedded (one attempt, `EmbeddingSettings.query_timeout_s`) and

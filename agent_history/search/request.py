@@ -1,7 +1,7 @@
 """What a keyword search asks for and what it returns (pure dataclasses, no I/O).
 
 `SearchRequest` is shared by the CLI, the MCP server and the evaluation; `SearchHit` carries the
-provenance DESIGN §8 requires (session, agent, namespace, timestamp, class, source file and byte
+provenance docs/design.md §8 requires (session, agent, namespace, timestamp, class, source file and byte
 offset, snippet). Snippets mark matched words with `HL_START` / `HL_END` (U+0002 / U+0003):
 `SearchHit.plain_snippet()` strips them, `highlights()` gives their character spans.
 """

@@ -1,4 +1,4 @@
-"""Summary search on ParadeDB ``pg_search`` 0.25 (issue 15, DESIGN §8): a BM25 index over the
+"""Summary search on ParadeDB ``pg_search`` 0.25 (issue 15, docs/design.md §8): a BM25 index over the
 journal summaries' prose, English-stemmed, and the top-K query over it.
 
 Used only where ``ah.meta.keyword_backend = 'bm25'``; elsewhere `search.summaries_fts` answers with

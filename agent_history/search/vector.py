@@ -1,4 +1,4 @@
-"""Vector search: nearest chunks to a query vector, with the keyword search's filters (DESIGN §8).
+"""Vector search: nearest chunks to a query vector, with the keyword search's filters (docs/design.md §8).
 
 A query reads the model's vectors through its partial expression HNSW index (see migration
 ``0003_embeddings``): the SQL repeats the index's expression (``vector::vector(N)``, or

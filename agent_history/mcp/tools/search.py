@@ -10,7 +10,7 @@ resume (``resume``: uid and the agent's resume command).
 Modes go through `search.hybrid.run_search`: ``keyword`` never calls an embedding endpoint;
 ``hybrid`` (the default once the catalogue has vectors for the configured model) falls back to
 keyword-only with a ``note`` when the query embedding is slow or fails; ``vector`` fails with a
-one-line error when it cannot run (DESIGN §8).
+one-line error when it cannot run (docs/design.md §8).
 """
 
 from __future__ import annotations
