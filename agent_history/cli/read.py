@@ -565,10 +565,10 @@ def touched_cmd(
         ..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."
     ),
     op: list[str] = typer.Option(None, "--op", help="Only these operations: read, create, edit, delete, move."),
-    agent: list[str] = typer.Option(None, "--agent", "-a"),
-    namespace: list[str] = typer.Option(None, "--namespace", "-N"),
-    context: list[str] = typer.Option(None, "--context", "-c"),
-    since: str = typer.Option(None, "--since"),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
+    since: str = typer.Option(None, "--since", help="Touched since: 7d, 12h, YYYY-MM-DD …"),
     limit: int = typer.Option(50, "--limit", "-n", help="Sessions to list."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
