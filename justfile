@@ -33,7 +33,7 @@ bench-search MESSAGES="1000000":
 # Search quality per mode (keyword, vector, hybrid; local all-MiniLM-L6-v2 on CPU) on the shared
 # corpus: hit@1, hit@5, MRR and latency side by side.
 eval-modes *ARGS:
-    python -m agent_history.search.evaluate_modes {{ARGS}}
+    python -m agent_history.evaluation.modes {{ARGS}}
 
 # Embedding throughput (local model on CPU) and keyword/vector/hybrid query latency. SCALE = sessions.
 bench-embed SCALE="2000" EMBED="300":
@@ -46,7 +46,7 @@ bench-metrics HOME ROUNDS="20":
 
 # Keyword-search evaluation on ../shared/corpus/home (private temporary server): hit@1, hit@5, MRR.
 eval *ARGS:
-    python -m agent_history.search.evaluate {{ARGS}}
+    python -m agent_history.evaluation.search {{ARGS}}
 
 # Regenerate the Grafana dashboards (dashboards/*.json) and the Prometheus rule and unit-test
 # files (alerts/*.yml) from their Python builders.

@@ -1,4 +1,4 @@
-"""Settings: defaults < TOML config file < environment < command-line flags (DESIGN §4).
+"""Settings: defaults < TOML config file < environment < command-line flags (docs/design.md §4).
 
 The one documented place to change behaviour. The config file is
 ``$AGENT_HISTORY_CONFIG`` (which must exist) or ``$XDG_CONFIG_HOME/agent-history/config.toml``
@@ -52,8 +52,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     namespaces = ["claude-work"]       # the Claude namespaces whose calls went through the proxy
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
-server and state; default ``$XDG_DATA_HOME/agent-history``), CLAUDE_CONFIG_DIR, CODEX_HOME,
-COPILOT_HOME (Copilot CLI home, default ``~/.copilot``),
+server and state; default ``$XDG_DATA_HOME/agent-history``); the harnesses' own home variables
+(CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME, XDG_DATA_HOME, XDG_CONFIG_HOME: each harness's
+registry row, `agent_history.harnesses`, says which it honours);
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
 AGENT_HISTORY_PARSE_WORKERS (processes parsing new files in a large pass; 0 or 1 = in-process;
 default the CPU count minus 2, see agent_history.ingest.parse_pool);
@@ -67,11 +68,13 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from agent_history.harnesses import HARNESSES
+from agent_history.harnesses.places import resolve
 
 
 class ConfigError(Exception):
@@ -100,46 +103,11 @@ def data_dir() -> Path:
 
 
 def default_sources() -> dict[str, Path]:
-    """Default namespaces → agent homes (DESIGN §4)."""
-    claude = os.environ.get("CLAUDE_CONFIG_DIR")
-    codex = os.environ.get("CODEX_HOME")
-    return {
-        "claude-local": Path(claude).expanduser() if claude else Path.home() / ".claude",
-        "codex-local": Path(codex).expanduser() if codex else Path.home() / ".codex",
-        "pi-local": Path.home() / ".pi" / "agent",
-        # issue 16, part 1 (h-src): Gemini CLI (FORMATS.md §4 names no home override), OpenCode
-        # (XDG data dir, FORMATS.md §5); claude.ai exports only as an explicit [sources] entry.
-        "gemini-local": Path.home() / ".gemini",
-        "opencode-local": _xdg("XDG_DATA_HOME", ".local/share") / "opencode",
-        **_default_sources_16(),
-    }
-
-
-# -- issue 16: Cursor, GitHub Copilot CLI, VS Code Copilot Chat homes --------------------------------
-def vscode_user_dir(home: Path | None = None, env: dict[str, str] | None = None, app: str = "Code") -> Path:
-    """VS Code's user directory for this OS under `home` (default ``~``): Linux
-    ``$XDG_CONFIG_HOME/Code/User`` (default ``~/.config/Code/User``), macOS
-    ``~/Library/Application Support/Code/User``, Windows ``%APPDATA%/Code/User``. `env` defaults
-    to the process environment (pass ``{}`` for a home copy laid out like ``~``); `app` is the
-    product directory (``Cursor`` for Cursor, a VS Code fork with the same layout)."""
-    home = home if home is not None else Path.home()
-    env = os.environ if env is None else env
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / app / "User"
-    if sys.platform == "win32":
-        appdata = env.get("APPDATA")
-        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / app / "User"
-    xdg = env.get("XDG_CONFIG_HOME")
-    return (Path(xdg).expanduser() if xdg else home / ".config") / app / "User"
-
-
-def _default_sources_16() -> dict[str, Path]:
-    copilot = os.environ.get("COPILOT_HOME")  # docs.github.com: "Relocate with COPILOT_HOME"
-    return {
-        "cursor-local": Path.home() / ".cursor",
-        "copilot-local": Path(copilot).expanduser() if copilot else Path.home() / ".copilot",
-        "copilot-vscode-local": vscode_user_dir(),
-    }
+    """Default namespaces → agent homes: ``<agent>-local`` → each harness's default home for
+    this OS and environment (the registry's `Harness.home`, e.g. ``$CLAUDE_CONFIG_DIR`` or
+    ``~/.claude``), in registry order; a harness with no default home (claude.ai exports) is
+    configured explicitly only."""
+    return {f"{h.name}-local": resolve(h.home) for h in HARNESSES if h.home is not None}
 
 
 EMBEDDING_PROVIDERS: tuple[str, ...] = ("openai", "local")
@@ -147,7 +115,7 @@ EMBEDDING_PROVIDERS: tuple[str, ...] = ("openai", "local")
 
 @dataclass
 class EmbeddingSettings:
-    """The ``[embedding]`` section (DESIGN §9). Token counts are estimates (characters / 4)
+    """The ``[embedding]`` section (docs/design.md §9). Token counts are estimates (characters / 4)
     unless the endpoint reports usage; caps of 0 or absent keys use the defaults below."""
 
     provider: str
@@ -220,7 +188,7 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
 
 @dataclass
 class MetricsSettings:
-    """The ``[metrics]`` section (DESIGN §11). ``endpoint`` is an OTLP/HTTP base URL (the
+    """The ``[metrics]`` section (docs/design.md §11). ``endpoint`` is an OTLP/HTTP base URL (the
     exporter appends ``/v1/metrics``); None leaves export to the OTEL_EXPORTER_OTLP_* variables.
     ``interval`` is seconds between collections; ``models`` extends the ``model`` label set."""
 
@@ -229,12 +197,16 @@ class MetricsSettings:
     models: tuple[str, ...] = ()
 
 
+METRICS_KEYS: tuple[str, ...] = ("endpoint", "interval", "models")
+"""The ``[metrics]`` keys (checked by `_metrics_settings`, which names them in its own error)."""
+
+
 def _metrics_settings(raw: dict[str, Any]) -> MetricsSettings:
     """Parse ``[metrics]`` (absent: defaults). Raises ConfigError for a bad value or unknown key."""
     m = MetricsSettings()
-    unknown = sorted(set(raw) - {"endpoint", "interval", "models"})
+    unknown = sorted(set(raw) - set(METRICS_KEYS))
     if unknown:
-        raise ConfigError(f"config metrics: unknown key {unknown[0]!r} (known: endpoint, interval, models)")
+        raise ConfigError(f"config metrics: unknown key {unknown[0]!r} (known: {', '.join(METRICS_KEYS)})")
     endpoint = _text(raw, "metrics", "endpoint")
     if endpoint is not None:
         if not endpoint.startswith(("http://", "https://")):
@@ -299,6 +271,72 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
 unknown section is a warning (it may belong to a newer version)."""
+
+
+FREE_KEYS: dict[str, str] = {
+    "sources": "<namespace>",
+    "cold_sources": "<namespace>",
+    "contexts": "<context>",
+    "memories": "<namespace>",
+}
+"""Sections whose keys are names the user chooses: the placeholder the reference shows."""
+
+KEY_HELP: dict[str, str] = {
+    "database.dsn": "PostgreSQL DSN of the catalogue (AGENT_HISTORY_DSN, --dsn override); absent: the embedded server.",
+    "database.reader_dsn": "DSN the MCP server and the web UI read with (AGENT_HISTORY_READER_DSN); default: the "
+    "reader role on the catalogue's server.",
+    "database.reader_password": "Password of the ah_reader role (AGENT_HISTORY_READER_PASSWORD).",
+    "database.writer_password": "Password of the ah_writer role (AGENT_HISTORY_WRITER_PASSWORD).",
+    "database.statement_timeout_ms": "Statement timeout of reader connections, in ms (default 30000).",
+    "sources.<namespace>": "An agent home for namespace `<agent>-<profile>` (adds to or overrides the default homes).",
+    "cold_sources.<namespace>": "The archive copy of that namespace's home, read by `rebuild`.",
+    "contexts.<context>": "A named search scope: a list of namespaces (`--context NAME`). Not access control.",
+    "memories.<namespace>": "A directory whose Markdown files are memories of that namespace's agent.",
+    "embedding.provider": "`openai` (any OpenAI-compatible /embeddings endpoint) or `local` (sentence-transformers); "
+    "absent: embeddings and vector/hybrid search are off.",
+    "embedding.model": "Model name sent to the endpoint (local: default the model directory's name).",
+    "embedding.base_url": "Endpoint base URL (default https://api.openai.com/v1; Ollama: http://localhost:11434/v1).",
+    "embedding.dimensions": "Output dimensions sent as `dimensions`; part of the cache key.",
+    "embedding.api_key_env": "Name of the environment variable holding the API key; omit for keyless servers.",
+    "embedding.batch_size": "Inputs per request (default 64).",
+    "embedding.max_tokens_per_run": "Stop a pass before exceeding this many estimated tokens (default 2,000,000).",
+    "embedding.max_tokens_per_day": "The same cap per UTC day, summed over passes (default 10,000,000).",
+    "embedding.local_model_path": "Directory of the local sentence-transformers model (provider `local`).",
+    "embedding.timeout_s": "Seconds one batch request may take, connect and read (default 60).",
+    "embedding.query_timeout_s": "Seconds hybrid search waits for the query embedding before answering keyword-only "
+    "(default 3).",
+    "embedding.max_attempts": "Attempts per batch on 429, 5xx and transport errors (default 6).",
+    "embedding.chunk_chars": "Characters per chunk before the context header (default 1500).",
+    "embedding.chunk_overlap": "Characters neighbouring chunks share (default 200; less than half of chunk_chars).",
+    "embedding.service_idle_s": "Local provider: seconds the warm embedding service stays up unused (default 600; "
+    "0 = no service, each process loads the model).",
+    "metrics.endpoint": "OTLP/HTTP base URL metrics are pushed to (OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT override).",
+    "metrics.interval": "Seconds between collections and exports, 1..3600 (default 15).",
+    "metrics.models": "Extra `model` label values (priced models always are).",
+    "journal.source": "The journal database summaries come from: a SQLite file or a postgresql:// DSN "
+    "(AGENT_HISTORY_JOURNAL_SOURCE overrides).",
+    "web.token": "Token every request of `web --allow-remote` must carry, ≥ 16 characters (AGENT_HISTORY_WEB_TOKEN "
+    "overrides).",
+    "litellm.dsn": 'The LiteLLM proxy database `litellm-fill` reads "LiteLLM_SpendLogs" from (read-only).',
+    "litellm.namespaces": "The Claude namespaces whose calls went through the proxy.",
+}
+"""One line of help per config key (``section.key``; ``section.<placeholder>`` for `FREE_KEYS`
+sections): what ``docs/cli.md`` shows. ``tests/test_cli_reference.py`` fails when a key of
+`config_keys` has none."""
+
+
+def config_keys() -> dict[str, tuple[str, ...]]:
+    """Every config section and its keys (`KNOWN_KEYS`; `METRICS_KEYS` for ``[metrics]``; the
+    placeholder of `FREE_KEYS` for sections whose keys are names), in `KNOWN_KEYS` order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for section, keys in KNOWN_KEYS.items():
+        if section == "metrics":
+            out[section] = METRICS_KEYS
+        elif keys is None:
+            out[section] = (FREE_KEYS[section],)
+        else:
+            out[section] = keys
+    return out
 
 
 def _check_names(raw: dict[str, Any], path: Path) -> list[str]:

@@ -28,7 +28,7 @@ TOOL_TS = "coalesce(t.started_at, t.ended_at, s.started_at)"
 TOUCH_TS = "coalesce(f.ts, s.started_at)"
 MSG_TS = "coalesce(m.ts, s.started_at)"
 
-# One row per (call, token bucket): the buckets of ah.model_call, disjoint (DESIGN §5).
+# One row per (call, token bucket): the buckets of ah.model_call, disjoint (docs/design.md §5).
 BUCKETS = """CROSS JOIN LATERAL (VALUES ('input_uncached', c.input_uncached), ('cache_read', c.cache_read),
   ('cache_write_5m', c.cache_write_5m), ('cache_write_1h', c.cache_write_1h), ('output', c.output))
   AS b(bucket, tokens)"""
@@ -192,7 +192,7 @@ TOOLS = Section(
             "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
             f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND t.error_class IS NOT NULL\n"
             "GROUP BY 1 ORDER BY calls DESC",
-            "Failed tool calls by error class (DESIGN §6: denied, timeout, interrupted, validation_error, "
+            "Failed tool calls by error class (docs/design.md §6: denied, timeout, interrupted, validation_error, "
             "not_found, permission, network, nonzero_exit, tool_error, other).",
         ),
         SqlPanel(
@@ -286,7 +286,7 @@ EFFICIENCY = Section(
             "FROM ah.efficiency e\n"
             "WHERE $__timeFilter(e.started_at) AND e.namespace IN ($namespace) AND e.agent IN ($agent)\n"
             "GROUP BY 1 ORDER BY 1",
-            "Model calls by what last changed the agent's state (DESIGN §11), per thread role.",
+            "Model calls by what last changed the agent's state (docs/design.md §11), per thread role.",
         ),
         SqlPanel(
             "Poll share of roots over time",

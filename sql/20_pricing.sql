@@ -1,4 +1,4 @@
--- List prices and per-call cost (DESIGN §1 job 3 "Account", §5 "NULL means unknown").
+-- List prices and per-call cost (docs/design.md §1 job 3 "Account", §5 "NULL means unknown").
 --
 -- ah.model_pricing is a price table declared as data: one row per (LIKE pattern on
 -- model_call.model, effective_from), USD per million tokens for each disjoint token bucket of

@@ -1,4 +1,4 @@
--- Post-passes over dirty sessions (DESIGN §2, §5, §7): lineage, spawn → child, repo, rollups.
+-- Post-passes over dirty sessions (docs/design.md §2, §5, §7): lineage, spawn → child, repo, rollups.
 --
 -- The loader calls, in the transaction that clears the marks (agent_history.ingest.postpass):
 --

@@ -1,4 +1,4 @@
--- Efficiency classifier (DESIGN §11, issue 11): what triggered every model call.
+-- Efficiency classifier (docs/design.md §11, issue 11): what triggered every model call.
 --
 -- SQL twin of the pure package agent_history.classify: the same rules, written twice on
 -- purpose; tests/test_efficiency_contract.py runs the same tool calls and messages through both

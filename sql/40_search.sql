@@ -1,4 +1,4 @@
--- Keyword search on plain PostgreSQL: BM25 ranking over the code-aware tsvectors (DESIGN §8).
+-- Keyword search on plain PostgreSQL: BM25 ranking over the code-aware tsvectors (docs/design.md §8).
 --
 -- The documents, their vectors (ah.message.tsv, ah.tool_call.tsv) and the term statistics
 -- (ah.search_term, ah.search_corpus) are defined in migration 0002_search. This file holds the

@@ -18,7 +18,7 @@ def _need(path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    """`../shared` (DESIGN, corpus, field cases)."""
+    """`../shared` (the corpus, samples and field cases)."""
     return _need(SHARED)
 
 

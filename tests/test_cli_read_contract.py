@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.search.rank import AGENT_ALIASES, KNOWN_AGENTS
+from agent_history.harnesses import ALIASES, NAMES
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
@@ -82,7 +82,7 @@ def test_every_read_command_exits_0_when_it_finds_something_and_1_when_not(env, 
         ),
         (
             ("sessions", "--agent", "claud"),
-            f"unknown agent 'claud' (accepted: {', '.join([*KNOWN_AGENTS, *AGENT_ALIASES])})",
+            f"unknown agent 'claud' (accepted: {', '.join([*NAMES, *ALIASES])})",
         ),
     ],
 )

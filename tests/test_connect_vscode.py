@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.config import vscode_user_dir
 from agent_history.connect import ConnectError, connect, disconnect
+from agent_history.harnesses.places import vscode_user_dir
 
 # the shape VS Code writes ("MCP: Open User Configuration"): servers + inputs
 MCP_JSON = {

@@ -1,4 +1,4 @@
-"""The embed pass against a real OpenAI-compatible server on loopback (DESIGN §9)."""
+"""The embed pass against a real OpenAI-compatible server on loopback (docs/design.md §9)."""
 
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.config import vscode_user_dir
 from agent_history.connect import ConnectError
 from agent_history.connect import hook as hooks
+from agent_history.harnesses.places import vscode_user_dir
 from tests.conftest import SHARED
 
 SAMPLES = SHARED / "corpus" / "samples"

@@ -1,4 +1,4 @@
-"""Reciprocal-rank fusion math and the hybrid weights (pure, DESIGN §8)."""
+"""Reciprocal-rank fusion math and the hybrid weights (pure, docs/design.md §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Vector and hybrid search end to end: real catalogue, real loopback embedding server (DESIGN §8)."""
+"""Vector and hybrid search end to end: real catalogue, real loopback embedding server (docs/design.md §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loader (DESIGN §7): real database, real transcript files."""
+"""Loader (docs/design.md §7): real database, real transcript files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The MCP role guard (DESIGN §10): each kind of unsafe role is refused, over stdio, naming the check.
+"""The MCP role guard (docs/design.md §10): each kind of unsafe role is refused, over stdio, naming the check.
 
 Every role here starts from a *proper* reader (LOGIN, USAGE on `ah`, SELECT on its tables,
 ``default_transaction_read_only = on``) and then gets exactly one unsafe property, so a refusal

@@ -1,4 +1,4 @@
-"""The `sql` tool over stdio (DESIGN §10): one statement, read-only, 200 rows, 2,000-char cells, 30 s."""
+"""The `sql` tool over stdio (docs/design.md §10): one statement, read-only, 200 rows, 2,000-char cells, 30 s."""
 
 from __future__ import annotations
 

@@ -21,10 +21,10 @@ import psycopg
 import pytest
 
 from agent_history.config import ConfigError
+from agent_history.evaluation.search import load_queries
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
 from agent_history.ingest.parse_pool import parse_workers
-from agent_history.search.evaluate import load_queries
 from agent_history.search.keyword import search
 from agent_history.search.request import Scope, SearchRequest
 from tests.conftest import clone_database, drop_database

@@ -1,4 +1,4 @@
-"""Secret redaction (DESIGN §9): what must become [REDACTED], and what must stay intact.
+"""Secret redaction (docs/design.md §9): what must become [REDACTED], and what must stay intact.
 
 Secrets are fabricated at run time from a seeded generator (never real credentials), shaped like
 each provider's documented format.

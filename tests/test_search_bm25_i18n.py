@@ -14,7 +14,8 @@ from pglast.parser import parse_sql_json
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.schema import CreateIndex
 
-from agent_history.search.bm25 import INDEXES, script_clauses, search_sql
+from agent_history.db.bm25 import INDEXES
+from agent_history.search.bm25 import script_clauses, search_sql
 from agent_history.search.query import analyze
 from agent_history.search.request import Scope, SearchRequest
 from tests.test_search_bm25_sql import nodes, parse

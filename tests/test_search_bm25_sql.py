@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 import pytest
 from pglast.parser import parse_sql_json
 
-from agent_history.search.bm25 import INDEXES, search_sql
+from agent_history.db.bm25 import INDEXES
+from agent_history.search.bm25 import search_sql
 from agent_history.search.query import analyze
 from agent_history.search.request import HL_END, HL_START, Scope, SearchRequest
 

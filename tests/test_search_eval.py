@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from agent_history.search.evaluate import check_labels, evaluate, load_queries
+from agent_history.evaluation.search import check_labels, evaluate, load_queries
 from agent_history.search.keyword import search
 from agent_history.search.request import HL_START, SearchRequest
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture

@@ -95,7 +95,7 @@ def test_cjk_text_is_found_by_a_part_of_a_run(corpus_db):  # noqa: F811
     assert all("日本語" in t for t in texts)
 
 
-def test_the_issue_example_a_cjk_word_inside_a_sentence(db):
+def test_a_cjk_word_inside_a_sentence_is_found_by_its_bigrams_before_a_partial_match(db):
     from tests.catalogue_rows import message, session, write
 
     write(

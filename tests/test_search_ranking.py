@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
+from agent_history.db.bm25 import ensure_bm25_indexes
 from agent_history.model import classes
 from agent_history.search import fts
-from agent_history.search.bm25 import ensure_bm25_indexes
 from agent_history.search.keyword import search
 from agent_history.search.request import HL_END, HL_START, Scope, SearchRequest
 from tests.catalogue_rows import message, session, tool_call, write

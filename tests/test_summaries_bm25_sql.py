@@ -16,7 +16,7 @@ from pglast.parser import parse_sql_json
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.schema import CreateIndex
 
-from agent_history.search.bm25 import INDEXES
+from agent_history.db.bm25 import INDEXES
 from agent_history.search.request import Scope, SearchRequest
 from agent_history.search.summaries_bm25 import INDEX_NAME, SQL, TEXT_FIELDS, search_params
 from tests.test_search_bm25_i18n import _strip

@@ -1,8 +1,8 @@
-"""The telemetry `agent` label is the set of real agent names (`parsers.AGENTS`). Pure."""
+"""The telemetry `agent` label is the set of real agent names (the harness registry's `NAMES`). Pure."""
 
 from __future__ import annotations
 
-from agent_history.parsers import AGENTS
+from agent_history.harnesses import NAMES as AGENTS
 from agent_history.telemetry.docs import label_table
 from agent_history.telemetry.families import LABEL_VALUES
 from agent_history.telemetry.policy import LabelGuard, ModelLabels, Sample, resolve_label_values

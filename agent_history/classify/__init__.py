@@ -1,4 +1,4 @@
-"""Efficiency classifier (DESIGN §11, issue 11): what triggered every model call.
+"""Efficiency classifier (docs/design.md §11, issue 11): what triggered every model call.
 
 Pure package (imports nothing from ``db`` or ``ingest``); its SQL twin is
 ``sql/35_efficiency.sql``, which the post-pass runs over dirty sessions and stores in

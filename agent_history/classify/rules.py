@@ -1,4 +1,4 @@
-"""The efficiency classifier's rules, declared as data (DESIGN §11, issue 11).
+"""The efficiency classifier's rules, declared as data (docs/design.md §11, issue 11).
 
 Python twin of ``sql/35_efficiency.sql``: every regex here is written in the subset of syntax
 that Python ``re`` and PostgreSQL ARE read the same way (no ``\\b``, no lazy quantifiers, no

@@ -7,9 +7,10 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.output import console, err_console, fail, print_json
 from agent_history.connect import AGENTS, ConnectError, ConnectResult, connect, disconnect, plan
+from agent_history.connect.hook import HOOKS
 from agent_history.connect.targets import SERVER_NAME
 
-_AGENT_HELP = "One of: " + ", ".join(AGENTS)
+_AGENT_HELP = "One of: " + ", ".join(AGENTS) + " (with --hook: " + ", ".join(HOOKS) + ")"
 
 
 def _report(result: ConnectResult, verb: str) -> None:
@@ -106,8 +107,7 @@ def _hook_change(verb: str, agent: str, json: bool) -> None:
 def hook_cmd(
     agent: str = typer.Argument(
         ...,
-        help="The harness calling: claude (Stop hook), codex (notify), gemini (AfterAgent hook), "
-        "cursor (stop hook) or vscode (VS Code Copilot Stop hook).",
+        help="The harness calling: " + ", ".join(f"{name} ({spec.event} hook)" for name, spec in HOOKS.items()) + ".",
     ),
     payload: str = typer.Argument(None, help="The payload (Codex passes it as an argument; Claude Code on stdin)."),
     wait: bool = typer.Option(False, "--wait", help="Wait for the indexing child (debugging)."),

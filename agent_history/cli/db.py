@@ -35,7 +35,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 @app.command("upgrade")
 def upgrade_cmd() -> None:
     """Migrate the schema to head and re-apply changed sql/*.sql files."""
-    from agent_history.search.bm25 import ensure_bm25_indexes
+    from agent_history.db.bm25 import ensure_bm25_indexes
 
     db = database()
     migrate.upgrade(db.dsn)

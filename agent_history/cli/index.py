@@ -311,8 +311,8 @@ def _print_namespaces(namespaces: dict[str, dict]) -> None:
 @app.command("issues")
 def issues_cmd(
     kind: str = typer.Option(None, "--kind", help="Only this kind (e.g. invalid_json, load_error)."),
-    namespace: str = typer.Option(None, "--namespace", "-n"),
-    limit: int = typer.Option(100, "--limit"),
+    namespace: str = typer.Option(None, "--namespace", "-n", help="Only files of this namespace."),
+    limit: int = typer.Option(100, "--limit", help="Issues to list (by file, then byte offset)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List parse issues with file and byte offset."""

@@ -21,6 +21,7 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records
+from agent_history.harnesses import NAMES
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import (
@@ -213,7 +214,7 @@ def _render_hit(n: int, h: SearchHit) -> None:
 def search_cmd(
     query: str = typer.Argument(..., help='Words, "quoted phrases", identifiers, paths, error text or a question.'),
     limit: int = typer.Option(20, "--limit", "-n", help="Number of results."),
-    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness (claude, codex, pi); repeatable."),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help=f"Only this harness ({', '.join(NAMES)}); repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context from the config; repeatable."),
     all_classes: bool = typer.Option(
@@ -564,10 +565,10 @@ def touched_cmd(
         ..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."
     ),
     op: list[str] = typer.Option(None, "--op", help="Only these operations: read, create, edit, delete, move."),
-    agent: list[str] = typer.Option(None, "--agent", "-a"),
-    namespace: list[str] = typer.Option(None, "--namespace", "-N"),
-    context: list[str] = typer.Option(None, "--context", "-c"),
-    since: str = typer.Option(None, "--since"),
+    agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
+    namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
+    context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
+    since: str = typer.Option(None, "--since", help="Touched since: 7d, 12h, YYYY-MM-DD …"),
     limit: int = typer.Option(50, "--limit", "-n", help="Sessions to list."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

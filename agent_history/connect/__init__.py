@@ -1,8 +1,8 @@
-"""`connect` / `disconnect`: register the read-only MCP server with a coding agent (DESIGN §10).
+"""`connect` / `disconnect`: register the read-only MCP server with a coding agent (docs/design.md §10).
 
-`connect(agent)` writes our server entry (`targets.AGENTS`: where and in which shape) into the
-agent's user config and installs the usage note where the agent reads skills/instructions;
-`disconnect(agent)` removes both. Rules:
+`connect(agent)` writes our server entry (`targets.AGENTS`, from the harness registry: where and
+in which shape) into the agent's user config and installs the usage note where the agent reads
+skills/instructions; `disconnect(agent)` removes both. Rules:
 
 - Structural edits only (`edit`): JSON/TOML parsed and rewritten, unrelated entries kept (TOML
   comments and layout too). A file that cannot be parsed is not touched (`ConnectError`, with
@@ -31,7 +31,7 @@ from typing import Any
 
 from agent_history.connect import edit, note
 from agent_history.connect.launch import server_launch
-from agent_history.connect.targets import AGENTS, SERVER_NAME, AgentTarget
+from agent_history.connect.targets import AGENTS, SERVER_NAME, AgentTarget, target_name
 
 __all__ = ["AGENTS", "ConnectError", "ConnectResult", "connect", "disconnect", "plan", "snippet"]
 
@@ -83,10 +83,11 @@ class ConnectResult:
 
 
 def _target(agent: str) -> AgentTarget:
+    """The target of `agent` (a connect name, or a harness name or alias). Raises ConnectError."""
     try:
-        return AGENTS[agent]
-    except KeyError:
-        raise ConnectError(f"unknown agent {agent!r} (one of: {', '.join(AGENTS)})") from None
+        return AGENTS[target_name(agent)]
+    except ValueError as exc:
+        raise ConnectError(str(exc)) from None
 
 
 def _read(path: Path) -> str | None:
@@ -223,7 +224,14 @@ def plan(agent: str, *, force: bool = False) -> ConnectResult:
         "created" if note_old is None else ("unchanged" if note_old == _note_text(target, note_old) else "updated")
     )
     return ConnectResult(
-        agent, FileChange(path, config_action), FileChange(note_path, note_action), entry, text, warnings, changes, kept
+        target.name,
+        FileChange(path, config_action),
+        FileChange(note_path, note_action),
+        entry,
+        text,
+        warnings,
+        changes,
+        kept,
     )
 
 
@@ -296,4 +304,4 @@ def disconnect(agent: str) -> ConnectResult:
             else:
                 note_change = _write(note_path, new_note, note_old)
                 note_change.action = "removed"
-    return ConnectResult(agent, config, note_change, None, "", warnings)
+    return ConnectResult(target.name, config, note_change, None, "", warnings)

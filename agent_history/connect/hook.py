@@ -1,7 +1,7 @@
 """Per-turn freshness (issue 18): the after-turn hook that indexes the transcript a turn just
 wrote, and its install/uninstall in each harness's config.
 
-Harnesses and where their hook lives (`HOOKS`):
+Harnesses and where their hook lives (`HOOKS`: the harness registry rows' `HookSpec`):
 
 - **Claude Code** — ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR``), ``hooks.Stop``: a list
   of matcher groups ``{"hooks": [{"type": "command", "command": …}]}``; the hook gets a JSON
@@ -47,58 +47,35 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agent_history.connect.launch import PASSED_ENV, _executable
-from agent_history.connect.targets import _claude_dir, _codex_dir
+from agent_history.harnesses import BY_NAME, HARNESSES, resolve_name
+from agent_history.harnesses.places import resolve
+from agent_history.harnesses.spec import HookSpec
 
 LOG_NAME = "hook.log"
 
 
-@dataclass(frozen=True)
-class HookTarget:
-    """Where one harness keeps its after-turn hook."""
-
-    agent: str
-    config_path: Callable[[], Path]
-    fmt: str  # json | toml
-    event: str = "Stop"
-    """For a JSON config: the ``hooks`` event whose matcher groups hold our command."""
-    shape: str = "groups"
-    """JSON hook lists: ``groups`` (matcher groups, Claude Code / Gemini CLI) or ``flat`` (one
-    entry per command: Cursor ``{"command"}``, VS Code ``{"type": "command", "command"}``)."""
-    entry: tuple[tuple[str, Any], ...] = ()
-    """Keys a flat entry of ours carries besides ``command`` (VS Code: ``type = command``)."""
-    top: tuple[tuple[str, Any], ...] = ()
-    """Top-level keys a config we create or edit must have (Cursor: ``version = 1``)."""
-    own_file: bool = False
-    """The file is ours alone (VS Code's hook directory): removed when nothing else is left in it."""
+HOOKS: dict[str, HookSpec] = {h.hook.name: h.hook for h in HARNESSES if h.hook is not None}
+"""After-turn hooks by the name in the installed command (the registry rows' `HookSpec`), in
+registry order."""
 
 
-HOOKS: dict[str, HookTarget] = {
-    "claude": HookTarget("claude", lambda: _claude_dir() / "settings.json", "json"),
-    "codex": HookTarget("codex", lambda: _codex_dir() / "config.toml", "toml"),
-    # Gemini CLI reads ~/.gemini/settings.json (no environment override; discovery's home too)
-    "gemini": HookTarget("gemini", lambda: Path.home() / ".gemini" / "settings.json", "json", "AfterAgent"),
-    # Cursor: the user-level hooks file (cursor.com/docs/agent/hooks), the ``stop`` event
-    "cursor": HookTarget(
-        "cursor", lambda: Path.home() / ".cursor" / "hooks.json", "json", "stop", "flat", top=(("version", 1),)
-    ),
-    # VS Code Copilot: a file of ours in the user hook directory VS Code reads by default
-    "vscode": HookTarget(
-        "vscode",
-        lambda: Path.home() / ".copilot" / "hooks" / "agent-history.json",
-        "json",
-        "Stop",
-        "flat",
-        entry=(("type", "command"),),
-        own_file=True,
-    ),
-}
+def hook_name(agent: str) -> str:
+    """The `HOOKS` key for `agent`: a hook name, or a harness name or alias whose row has a
+    hook (``connect claude-code --hook`` installs ``hook claude``). Raises ValueError (one line)."""
+    if agent in HOOKS:
+        return agent
+    try:
+        h = BY_NAME[resolve_name(agent)]
+    except ValueError:
+        h = None
+    if h is None or h.hook is None:
+        raise ValueError(f"no after-turn hook for agent {agent!r} yet (hooks for: {', '.join(HOOKS)})")
+    return h.hook.name
 
 
 def hook_argv(agent: str, environ: dict[str, str] | None = None) -> list[str]:
@@ -121,10 +98,10 @@ def _is_ours(argv_or_command: list[str] | str, agent: str) -> bool:
     )
 
 
-# -- Claude Code: settings.json hooks.Stop ---------------------------------------------------
+# -- matcher groups: Claude Code settings.json hooks.Stop, Gemini CLI hooks.AfterAgent --------
 
 
-def claude_install(data: dict[str, Any], argv: list[str], agent: str = "claude", event: str = "Stop") -> dict[str, Any]:
+def groups_install(data: dict[str, Any], argv: list[str], agent: str, event: str) -> dict[str, Any]:
     """`data` (settings.json) with our hook under ``hooks[event]`` (Claude Code ``Stop``, Gemini
     CLI ``AfterAgent``: the same matcher-group shape): other hooks kept; an older entry of ours
     replaced in place."""
@@ -147,7 +124,7 @@ def claude_install(data: dict[str, Any], argv: list[str], agent: str = "claude",
     return data
 
 
-def claude_uninstall(data: dict[str, Any], agent: str = "claude", event: str = "Stop") -> tuple[dict[str, Any], bool]:
+def groups_uninstall(data: dict[str, Any], agent: str, event: str) -> tuple[dict[str, Any], bool]:
     """(`data` without our hook under ``hooks[event]``, whether one was there); emptied groups,
     lists and the ``hooks`` object itself are removed."""
     hooks = data.get("hooks")
@@ -173,7 +150,7 @@ def claude_uninstall(data: dict[str, Any], agent: str = "claude", event: str = "
 # -- Cursor / VS Code: flat hook lists ------------------------------------------------------
 
 
-def flat_install(data: dict[str, Any], argv: list[str], target: HookTarget) -> dict[str, Any]:
+def flat_install(data: dict[str, Any], argv: list[str], target: HookSpec) -> dict[str, Any]:
     """`data` with our command in the flat list ``hooks[target.event]`` (Cursor ``hooks.json``,
     VS Code hook files): other entries kept, an older entry of ours replaced in place (extra
     copies dropped), `target.top` keys added when missing."""
@@ -181,7 +158,7 @@ def flat_install(data: dict[str, Any], argv: list[str], target: HookTarget) -> d
     for key, value in target.top:
         data.setdefault(key, value)
     entries = data.setdefault("hooks", {}).setdefault(target.event, [])
-    ours = [i for i, e in enumerate(entries) if isinstance(e, dict) and _is_ours(e.get("command", ""), target.agent)]
+    ours = [i for i, e in enumerate(entries) if isinstance(e, dict) and _is_ours(e.get("command", ""), target.name)]
     if ours:
         entries[ours[0]]["command"] = command
         for i in reversed(ours[1:]):
@@ -191,14 +168,14 @@ def flat_install(data: dict[str, Any], argv: list[str], target: HookTarget) -> d
     return data
 
 
-def flat_uninstall(data: dict[str, Any], target: HookTarget) -> tuple[dict[str, Any], bool]:
+def flat_uninstall(data: dict[str, Any], target: HookSpec) -> tuple[dict[str, Any], bool]:
     """(`data` without our entries in ``hooks[target.event]``, whether one was there); an emptied
     list and ``hooks`` object are removed."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict) or not isinstance(hooks.get(target.event), list):
         return data, False
     entries = hooks[target.event]
-    kept = [e for e in entries if not (isinstance(e, dict) and _is_ours(e.get("command", ""), target.agent))]
+    kept = [e for e in entries if not (isinstance(e, dict) and _is_ours(e.get("command", ""), target.name))]
     if len(kept) == len(entries):
         return data, False
     if kept:
@@ -210,21 +187,22 @@ def flat_uninstall(data: dict[str, Any], target: HookTarget) -> tuple[dict[str, 
     return data, True
 
 
-# -- Codex: config.toml notify ---------------------------------------------------------------
+# -- a top-level notify program: Codex config.toml ------------------------------------------
 
 
 class HookConflict(Exception):
     """The harness already runs another program in the only hook slot it has."""
 
 
-def codex_install(text: str, argv: list[str]) -> str:
-    """config.toml `text` with ``notify = argv`` (comments and layout kept). Raises
-    HookConflict when a notify program that is not ours is configured."""
+def notify_install(text: str, argv: list[str], agent: str) -> str:
+    """config.toml `text` with ``notify = argv`` (comments and layout kept; `agent` is the hook
+    name our command carries). Raises HookConflict when a notify program that is not ours is
+    configured."""
     import tomlkit
 
     doc = tomlkit.parse(text)
     current = doc.get("notify")
-    if current is not None and not _is_ours([str(x) for x in current], "codex"):
+    if current is not None and not _is_ours([str(x) for x in current], agent):
         raise HookConflict(f"notify = {json.dumps(list(current))}")
     if current is not None:
         doc["notify"] = argv
@@ -236,13 +214,13 @@ def codex_install(text: str, argv: list[str]) -> str:
     return body + ("\n" + text if text.strip() else "")
 
 
-def codex_uninstall(text: str) -> tuple[str, bool]:
+def notify_uninstall(text: str, agent: str) -> tuple[str, bool]:
     """(config.toml `text` without our ``notify``, whether it was there)."""
     import tomlkit
 
     doc = tomlkit.parse(text)
     current = doc.get("notify")
-    if current is None or not _is_ours([str(x) for x in current], "codex"):
+    if current is None or not _is_ours([str(x) for x in current], agent):
         return text, False
     del doc["notify"]
     out = tomlkit.dumps(doc)
@@ -253,48 +231,21 @@ def codex_uninstall(text: str) -> tuple[str, bool]:
 
 
 def transcript_of(agent: str, payload: dict[str, Any]) -> Path:
-    """The transcript a hook payload names. Raises ValueError (one line) when it names none."""
-    if agent == "vscode" and not payload.get("transcript_path"):
-        return _vscode_transcript(payload)
-    if agent in ("claude", "gemini", "vscode"):
-        path = payload.get("transcript_path")
-        if not isinstance(path, str) or not path:
-            raise ValueError(f"{HOOKS[agent].event} payload has no transcript_path")
+    """The transcript a hook payload names: its ``transcript_key`` value when that is a non-empty
+    string, else the newest file the row's `TranscriptLookup` finds for the payload's id. Raises
+    ValueError (one line) when it names none."""
+    try:
+        spec = HOOKS[hook_name(agent)]
+    except ValueError:
+        raise ValueError(f"no after-turn hook for agent {agent!r} (known: {', '.join(HOOKS)})") from None
+    path = payload.get(spec.transcript_key) if spec.transcript_key else None
+    if isinstance(path, str) and path:
         return Path(path).expanduser()
-    if agent == "cursor":
-        path = payload.get("transcript_path")
-        if isinstance(path, str) and path:
-            return Path(path).expanduser()
-        return _newest(
-            payload.get("conversation_id"),
-            Path.home() / ".cursor" / "projects",
-            ("*/agent-transcripts/{id}.jsonl", "*/agent-transcripts/{id}/{id}.jsonl"),
-            "stop payload has neither transcript_path nor conversation_id",
-            "transcript for conversation",
-        )
-    if agent == "codex":
-        return _newest(
-            payload.get("thread-id"),
-            _codex_dir() / "sessions",
-            ("**/rollout-*-{id}.jsonl",),
-            "notify payload has no thread-id",
-            "rollout file for thread",
-        )
-    raise ValueError(f"no after-turn hook for agent {agent!r} (known: {', '.join(HOOKS)})")
-
-
-def _vscode_transcript(payload: dict[str, Any]) -> Path:
-    """The Copilot Chat transcript of a VS Code hook payload without ``transcript_path`` (older
-    builds): ``workspaceStorage/*/GitHub.copilot-chat/transcripts/<sessionId>.jsonl``."""
-    from agent_history.config import vscode_user_dir
-
-    return _newest(
-        payload.get("sessionId") or payload.get("session_id"),
-        vscode_user_dir() / "workspaceStorage",
-        ("*/GitHub.copilot-chat/transcripts/{id}.jsonl",),
-        "Stop payload has neither transcript_path nor sessionId",
-        "transcript for session",
-    )
+    look = spec.lookup
+    if look is None:
+        raise ValueError(f"{spec.event} payload has no {spec.transcript_key}")
+    ident = next((payload[k] for k in look.id_keys if payload.get(k)), None)
+    return _newest(ident, resolve(look.root), look.patterns, look.no_id, look.what)
 
 
 def _newest(ident: Any, root: Path, patterns: tuple[str, ...], no_id: str, what: str) -> Path:
@@ -361,15 +312,16 @@ def run_hook(args: list[str], stdin_text: str | None = None) -> int:
 # -- install / uninstall (structural edits with a .bak, like `connect`) ----------------------
 
 
-def _hook_target(agent: str) -> HookTarget:
+def _hook_target(agent: str) -> HookSpec:
     from agent_history.connect import ConnectError
 
-    if agent not in HOOKS:
-        raise ConnectError(f"no after-turn hook for agent {agent!r} yet (hooks for: {', '.join(HOOKS)})")
-    return HOOKS[agent]
+    try:
+        return HOOKS[hook_name(agent)]
+    except ValueError as exc:
+        raise ConnectError(str(exc)) from None
 
 
-def _parsed(text: str, target: HookTarget) -> dict[str, Any]:
+def _parsed(text: str, target: HookSpec) -> dict[str, Any]:
     """The JSON config `text` parsed and checked to have the shape our edit walks (``hooks`` an
     object, ``hooks[event]`` a list of objects; matcher groups' ``hooks`` lists of objects).
     Raises EditError naming the part that is not, so valid JSON of another shape is a one-line
@@ -392,7 +344,7 @@ def _parsed(text: str, target: HookTarget) -> dict[str, Any]:
         if not isinstance(entry, dict):
             raise EditError(f"an entry of {where} is not an object")
         inner = entry.get("hooks", [])
-        if target.shape != "flat" and not (isinstance(inner, list) and all(isinstance(h, dict) for h in inner)):
+        if target.style != "flat" and not (isinstance(inner, list) and all(isinstance(h, dict) for h in inner)):
             raise EditError(f'a matcher group of {where} has "hooks" that is not a list of objects')
     return data
 
@@ -405,16 +357,16 @@ def install(agent: str, environ: dict[str, str] | None = None):
     from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
-    path = target.config_path()
+    path = resolve(target.config)
     old = _read(path)
-    argv = hook_argv(agent, environ)
+    argv = hook_argv(target.name, environ)
     try:
-        if target.fmt == "json" and target.shape == "flat":
+        if target.style == "flat":
             new = _dump_json(flat_install(_parsed(old or "", target), argv, target))
-        elif target.fmt == "json":
-            new = _dump_json(claude_install(_parsed(old or "", target), argv, agent, target.event))
+        elif target.style == "groups":
+            new = _dump_json(groups_install(_parsed(old or "", target), argv, target.name, target.event))
         else:
-            new = codex_install(old or "", argv)
+            new = notify_install(old or "", argv, target.name)
     except EditError as exc:
         raise ConnectError(f"{path}: {exc}; not changed") from None
     except HookConflict as exc:
@@ -438,19 +390,19 @@ def uninstall(agent: str):
     from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
-    path = target.config_path()
+    path = resolve(target.config)
     old = _read(path)
     if old is None:
         return FileChange(path, "absent")
     try:
-        if target.fmt == "json" and target.shape == "flat":
+        if target.style == "flat":
             data, removed = flat_uninstall(_parsed(old, target), target)
             new = _dump_json(data)
-        elif target.fmt == "json":
-            data, removed = claude_uninstall(_parsed(old, target), agent, target.event)
+        elif target.style == "groups":
+            data, removed = groups_uninstall(_parsed(old, target), target.name, target.event)
             new = _dump_json(data)
         else:
-            new, removed = codex_uninstall(old)
+            new, removed = notify_uninstall(old, target.name)
     except EditError as exc:
         raise ConnectError(f"{path}: {exc}; not changed") from None
     except Exception as exc:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from importlib import resources
 
+from agent_history.harnesses import products
+
 SKILL_NAME = "agent-history"
 SKILL_DESCRIPTION = (
     "Search and cite the history of past coding-agent sessions (prompts, decisions, errors, fixes, "
@@ -26,8 +28,10 @@ END = "<!-- agent-history:end -->"
 
 
 def usage_note() -> str:
-    """The note's Markdown (packaged file ``agent_history/connect/usage_note.md``)."""
-    return resources.files("agent_history.connect").joinpath("usage_note.md").read_text(encoding="utf-8")
+    """The note's Markdown (packaged file ``agent_history/connect/usage_note.md``, its
+    ``{harnesses}`` filled with the registry's product names)."""
+    text = resources.files("agent_history.connect").joinpath("usage_note.md").read_text(encoding="utf-8")
+    return text.replace("{harnesses}", products())
 
 
 def skill_text(note: str | None = None) -> str:

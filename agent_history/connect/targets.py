@@ -1,43 +1,25 @@
-"""Where each agent reads MCP servers and instructions, and the entry it expects (declared as data).
+"""Where each agent reads MCP servers and instructions, and the entry it expects: the harness
+registry's `McpSpec` rows (`agent_history.harnesses`, which cite each agent's documentation)
+turned into `AgentTarget`s.
 
-Formats, from each agent's documentation (checked November 2026):
-
-- **Claude Code** — user scope: top-level ``mcpServers`` of ``~/.claude.json``
-  (``$CLAUDE_CONFIG_DIR/.claude.json`` when set); entry ``{"type": "stdio", "command", "args",
-  "env"}`` (docs: code.claude.com/docs/en/mcp, "user scope"). Skills: ``~/.claude/skills/<name>/
-  SKILL.md``.
-- **Codex** — ``~/.codex/config.toml`` (``$CODEX_HOME``), table ``[mcp_servers.<name>]`` with
-  ``command``, ``args``, ``env`` (docs: developers.openai.com/codex/mcp; openai/codex
-  docs/config.md). Instructions: global ``~/.codex/AGENTS.md``, where we keep a marker-delimited
-  section.
-- **Cursor** — global ``~/.cursor/mcp.json``, ``mcpServers.<name>`` = ``{"command", "args",
-  "env"}`` (docs: cursor.com/docs/mcp). Skills: ``~/.cursor/skills/<name>/SKILL.md``
-  (cursor.com/docs/context/skills).
-- **OpenCode** — global ``~/.config/opencode/opencode.json`` (``$XDG_CONFIG_HOME``), key ``mcp``:
-  ``{"type": "local", "command": [cmd, …args], "enabled": true, "environment": {…}}`` (docs:
-  opencode.ai/docs/mcp-servers; V2 reads this V1 shape unchanged, opencode.ai/docs/migrate-v1).
-  A file already in V2's native shape (``mcp.servers``) gets the entry there, without
-  ``enabled``. Skills: ``~/.config/opencode/skills/<name>/SKILL.md`` (opencode.ai/docs/skills).
-- **Gemini CLI** — ``~/.gemini/settings.json``, ``mcpServers.<name>`` = ``{"command", "args",
-  "env"}`` (docs: geminicli.com/docs/tools/mcp-server). Skills: ``~/.gemini/skills/<name>/
-  SKILL.md`` (geminicli.com/docs/cli/skills).
-
-- **VS Code (Copilot Chat)** — the user profile's ``mcp.json`` (``<VS Code user dir>/mcp.json``:
-  ``~/.config/Code/User`` on Linux / ``$XDG_CONFIG_HOME``, ``~/Library/Application Support/Code/User``
-  on macOS), key ``servers``: ``{"type": "stdio", "command", "args", "env"}`` (docs:
-  code.visualstudio.com/docs/copilot/customization/mcp-servers, "configuration format"). Skills:
-  ``~/.copilot/skills/<name>/SKILL.md`` (code.visualstudio.com/docs/copilot/customization/agent-skills).
-
-Paths honour ``HOME`` (through `Path.home()`) and the agents' own overrides.
+Entry shapes (`ENTRIES`): ``stdio-typed`` ``{"type": "stdio", "command", "args", "env"}`` (Claude
+Code, VS Code), ``stdio`` the same without ``type`` (Codex, Cursor, Gemini CLI), ``opencode``
+``{"type": "local", "command": [cmd, …args], "enabled": true, "environment": {…}}`` — a file
+already in OpenCode V2's native shape (``mcp.servers``) gets the entry there, without changing
+its shape (opencode.ai/docs/migrate-v1). Paths honour ``HOME`` (through `Path.home()`) and the
+agents' own overrides (the rows' `Place`s).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agent_history.harnesses import BY_NAME, HARNESSES, resolve_name
+from agent_history.harnesses.places import resolve
+from agent_history.harnesses.spec import Harness
 
 SERVER_NAME = "agent-history"
 
@@ -66,28 +48,6 @@ class AgentTarget:
     env_key: str = "env"  # the entry's environment table
 
 
-def _env_dir(var: str, default: Path) -> Path:
-    value = os.environ.get(var)
-    return Path(value).expanduser() if value else default
-
-
-def _claude_dir() -> Path:
-    return _env_dir("CLAUDE_CONFIG_DIR", Path.home() / ".claude")
-
-
-def _claude_json() -> Path:
-    value = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(value).expanduser() / ".claude.json" if value else Path.home() / ".claude.json"
-
-
-def _codex_dir() -> Path:
-    return _env_dir("CODEX_HOME", Path.home() / ".codex")
-
-
-def _opencode_dir() -> Path:
-    return _env_dir("XDG_CONFIG_HOME", Path.home() / ".config") / "opencode"
-
-
 def _stdio(launch: Launch, *, with_type: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "stdio"} if with_type else {}
     entry["command"] = launch.command
@@ -112,67 +72,47 @@ def _opencode_key(current: dict[str, Any] | None) -> tuple[str, ...]:
     return ("mcp", SERVER_NAME)
 
 
-AGENTS: dict[str, AgentTarget] = {
-    "claude-code": AgentTarget(
-        "claude-code",
-        _claude_json,
-        "json",
-        lambda launch: _stdio(launch, with_type=True),
-        lambda: _claude_dir() / "skills" / "agent-history" / "SKILL.md",
-        "skill",
-    ),
-    "codex": AgentTarget(
-        "codex",
-        lambda: _codex_dir() / "config.toml",
-        "toml",
-        lambda launch: _stdio(launch, with_type=False),
-        lambda: _codex_dir() / "AGENTS.md",
-        "section",
-        key_path=lambda current: ("mcp_servers", SERVER_NAME),
-    ),
-    "cursor": AgentTarget(
-        "cursor",
-        lambda: Path.home() / ".cursor" / "mcp.json",
-        "json",
-        lambda launch: _stdio(launch, with_type=False),
-        lambda: Path.home() / ".cursor" / "skills" / "agent-history" / "SKILL.md",
-        "skill",
-    ),
-    "opencode": AgentTarget(
-        "opencode",
-        lambda: _opencode_dir() / "opencode.json",
-        "json",
-        _opencode_entry,
-        lambda: _opencode_dir() / "skills" / "agent-history" / "SKILL.md",
-        "skill",
-        key_path=_opencode_key,
-        env_key="environment",
-    ),
-    "gemini": AgentTarget(
-        "gemini",
-        lambda: Path.home() / ".gemini" / "settings.json",
-        "json",
-        lambda launch: _stdio(launch, with_type=False),
-        lambda: Path.home() / ".gemini" / "skills" / "agent-history" / "SKILL.md",
-        "skill",
-    ),
+ENTRIES: dict[str, Callable[[Launch], dict[str, Any]]] = {
+    "stdio-typed": lambda launch: _stdio(launch, with_type=True),
+    "stdio": lambda launch: _stdio(launch, with_type=False),
+    "opencode": _opencode_entry,
 }
-"""Supported agents by the name `connect` takes."""
+"""Entry builders by the registry's `McpSpec.entry` shape name (`harnesses.spec.MCP_ENTRIES`)."""
 
 
-# -- issue 16: VS Code Copilot Chat ----------------------------------------------------------------
-def _vscode_mcp_json() -> Path:
-    from agent_history.config import vscode_user_dir
+def _target(h: Harness) -> AgentTarget:
+    spec = h.mcp
+    assert spec is not None
+    if spec.entry == "opencode":
+        key_path = _opencode_key
+    else:
+        key = (*spec.servers_key, SERVER_NAME)
+        key_path = lambda current, key=key: key  # noqa: E731
+    return AgentTarget(
+        spec.name,
+        lambda: resolve(spec.config),
+        spec.fmt,
+        ENTRIES[spec.entry],
+        lambda: resolve(spec.note),
+        spec.note_kind,
+        key_path=key_path,
+        env_key=spec.env_key,
+    )
 
-    return vscode_user_dir() / "mcp.json"
+
+AGENTS: dict[str, AgentTarget] = {h.mcp.name: _target(h) for h in HARNESSES if h.mcp is not None}
+"""Supported agents by the name `connect` shows (the registry rows' `McpSpec`), in registry order."""
 
 
-AGENTS["vscode"] = AgentTarget(
-    "vscode",
-    _vscode_mcp_json,
-    "json",
-    lambda launch: _stdio(launch, with_type=True),
-    lambda: Path.home() / ".copilot" / "skills" / "agent-history" / "SKILL.md",
-    "skill",
-    key_path=lambda current: ("servers", SERVER_NAME),
-)
+def target_name(agent: str) -> str:
+    """The `AGENTS` key for `agent`: a connect name, or a harness name or alias whose row has an
+    MCP configuration. Raises ValueError (one line) otherwise."""
+    if agent in AGENTS:
+        return agent
+    try:
+        h = BY_NAME[resolve_name(agent)]
+    except ValueError:
+        raise ValueError(f"unknown agent {agent!r} (one of: {', '.join(AGENTS)})") from None
+    if h.mcp is None:
+        raise ValueError(f"{h.product} has no MCP configuration to write (one of: {', '.join(AGENTS)})")
+    return h.mcp.name

@@ -1,4 +1,4 @@
-"""Connections: DSN resolution (DESIGN §4) and first-use setup.
+"""Connections: DSN resolution (docs/design.md §4) and first-use setup.
 
 Resolution order: ``--dsn`` flag → ``AGENT_HISTORY_DSN`` → config ``database.dsn`` → the
 embedded server (started on demand). `Database` wraps the result: `connect()` for one-shot

@@ -1,4 +1,4 @@
-"""Database roles (DESIGN §5): the writer for the indexer and `ah_reader` for agents.
+"""Database roles (docs/design.md §5): the writer for the indexer and `ah_reader` for agents.
 
 - ``ah_reader``: LOGIN, USAGE on schema `ah`, SELECT on every table (now and later, via default
   privileges), ``default_transaction_read_only = on`` and a statement timeout. It owns nothing

@@ -30,13 +30,14 @@ from __future__ import annotations
 import math
 import os
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agent_history.config import EmbeddingSettings
 from agent_history.config import data_dir as default_data_dir
+from agent_history.embed.errors import EmbeddingError, InputRejected
+from agent_history.embed.local_model import load_local_model
 from agent_history.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -47,14 +48,19 @@ else:  # loaded on first use: `search` and `index` never need them (start-up tim
     httpx = lazy_module("httpx")
     tenacity = lazy_module("tenacity")
 
-
-class EmbeddingError(Exception):
-    """The provider failed (one line, for the user): bad configuration, HTTP error, bad reply."""
-
-
-class InputRejected(EmbeddingError):
-    """The endpoint rejected this request's input with a 4xx other than auth/not-found/429:
-    retried one input at a time; inputs still rejected are recorded as failed."""
+__all__ = [
+    "CHECK_INPUT",
+    "EmbedResult",
+    "Embedder",
+    "EmbeddingError",
+    "InputRejected",
+    "LocalEmbedder",
+    "OpenAIEmbedder",
+    "WarmLocalEmbedder",
+    "estimate_tokens",
+    "load_local_model",
+    "make_embedder",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,32 +250,6 @@ class OpenAIEmbedder:
 
 # --- local in-process ------------------------------------------------------------------------
 
-_LOCAL_MODELS: dict[str, object] = {}
-_LOCAL_LOCK = threading.Lock()
-
-
-def load_local_model(path: str):
-    """A sentence-transformers model from a directory, loaded once per process (CPU, offline)."""
-    with _LOCAL_LOCK:
-        if path not in _LOCAL_MODELS:
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError:
-                raise EmbeddingError(
-                    "embedding.provider = \"local\" needs sentence-transformers: pip install 'agent-history[local]'"
-                ) from None
-            if not os.path.isdir(path):
-                raise EmbeddingError(f"embedding.local_model_path {path} is not a directory")
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                _LOCAL_MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
-            except (OSError, ValueError, RuntimeError) as exc:  # not a model directory, bad weights
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise EmbeddingError(
-                    f"embedding.local_model_path {path} is not a sentence-transformers model: {first}"
-                ) from None
-        return _LOCAL_MODELS[path]
-
 
 class LocalEmbedder:
     """sentence-transformers in process (see the module docstring)."""
@@ -322,6 +302,7 @@ class WarmLocalEmbedder:
 
     def _service(self):
         """The service client, or None when this embedder has fallen back to in-process."""
+        # imported on first use: a keyword-only process never needs the service client (start-up time)
         from agent_history.embed.service import ServiceUnavailable, ensure_service
 
         if self._local is None and self._client is None:

@@ -31,7 +31,7 @@ over the unix socket on the client side — no HTTP library to import, issue 18'
 - ``POST /stop`` → ``{"stopping": true}``.
 
 This module imports no torch: the server loads the model through
-`agent_history.embed.provider.load_local_model`.
+`agent_history.embed.local_model.load_local_model` (as the in-process provider does).
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from agent_history.embed.errors import EmbeddingError
+from agent_history.embed.local_model import load_local_model
 
 DEFAULT_IDLE_S = 600.0
 """Seconds without a request after which the service exits (``[embedding] service_idle_s``)."""
@@ -425,8 +428,6 @@ class _Handler(BaseHTTPRequestHandler):
 def serve(model_path: str, data_dir: Path, idle_s: float) -> int:
     """Load the model, listen on the socket, answer until idle/stopped; returns the exit code.
     Run by `ensure_service` in a detached child; logs to ``service.log``."""
-    from agent_history.embed.provider import EmbeddingError, load_local_model
-
     paths = ServicePaths.of(data_dir)
     handler = logging.FileHandler(paths.log)
     handler.setFormatter(logging.Formatter("%(asctime)s embed-service[%(process)d] %(message)s"))

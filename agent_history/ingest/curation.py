@@ -3,7 +3,7 @@
 - **Exclude** records the session's natural key (agent, session uid) in ``ah.session_exclusion``.
   Nothing is deleted: the source record and rows stay, so passes stay incremental, and the
   decision outlives passes and `rebuild` (the table is kept, `ingest.rebuild.KEPT_TABLES`). Every
-  search backend (`search.filters`), recall, `recent_sessions`, the embed pass
+  search backend (`session.exclusions` via `search.filters`), recall, `recent_sessions`, the embed pass
   (`embed.store._PENDING`) and the MCP tools leave excluded sessions out, sub-agent threads
   included (they share the uid).
 - **Delete** purges every row of the transcript files that hold the session (`ingest.writer.
@@ -22,7 +22,8 @@ from typing import Any
 import psycopg
 
 from agent_history.ingest.writer import purge_source
-from agent_history.read.common import SessionRef
+from agent_history.session.filters import like_prefix
+from agent_history.session.refs import MIN_UID_PREFIX, SessionRef
 
 
 def exclude(conn: psycopg.Connection, ref: SessionRef, reason: str | None = None) -> bool:
@@ -45,10 +46,7 @@ def restore(conn: psycopg.Connection, agent: str, session_uid: str) -> bool:
 
 def excluded(conn: psycopg.Connection, uid: str) -> list[tuple[str, str]]:
     """(agent, session uid) exclusions whose uid is `uid` or starts with it (≥ 6 characters,
-    the rule of `read.common.resolve_session`), for restoring a session no longer indexed."""
-    from agent_history.read.common import MIN_UID_PREFIX
-    from agent_history.search.filters import like_prefix
-
+    the rule of `session.refs.resolve_session`), for restoring a session no longer indexed."""
     return [
         (a, u)
         for a, u in conn.execute(

@@ -17,18 +17,22 @@ import sqlite3
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from agent_history.config import vscode_user_dir
+from agent_history.harnesses import harness
+from agent_history.harnesses.places import resolve
 
 MAX_VALUE_BYTES = 4 * 1024 * 1024
 
 
 def state_db_path(cursor_home: Path, env: dict[str, str] | None = None) -> Path:
     """Where Cursor's global ``state.vscdb`` is for the Cursor home `cursor_home` (``~/.cursor``:
-    the user home is its parent). The environment (``XDG_CONFIG_HOME``, ``APPDATA``) applies
-    only to the real home; a copy laid out like ``~`` (``index --home``) is read as laid out."""
+    the user home is its parent): the cursor row's ``app_state`` place (`agent_history.harnesses`).
+    The environment (``XDG_CONFIG_HOME``, ``APPDATA``) applies only to the real home; a copy
+    laid out like ``~`` (``index --home``) is read as laid out."""
     if env is None and cursor_home.parent != Path.home():
         env = {}
-    return vscode_user_dir(cursor_home.parent, env, app="Cursor") / "globalStorage" / "state.vscdb"
+    place = harness("cursor").app_state
+    assert place is not None
+    return resolve(place, home=cursor_home.parent, env=env)
 
 
 def composer_sidecar(db_path: Path, transcript: str) -> dict | None:

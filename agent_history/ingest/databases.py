@@ -1,4 +1,4 @@
-"""Database sources (DESIGN §7 "Source kinds"): a SQLite file the harness writes while it runs.
+"""Database sources (docs/design.md §7 "Source kinds"): a SQLite file the harness writes while it runs.
 
 The file is opened **read-only** (``file:…?mode=ro``; never ``immutable=1``, which would let
 SQLite skip locking on a file that is being written) with a busy timeout, and each batch is one

@@ -1,4 +1,4 @@
-"""Whole-document sources (DESIGN §7 "Source kinds"): a JSON file the harness rewrites in place.
+"""Whole-document sources (docs/design.md §7 "Source kinds"): a JSON file the harness rewrites in place.
 
 Per document, by what `stat` and its content hash say:
 - same size and mtime as last indexed → skipped without reading;

@@ -1,4 +1,4 @@
-"""The loader: the only writer of transcript rows (DESIGN §7).
+"""The loader: the only writer of transcript rows (docs/design.md §7).
 
 Per file, by what `stat` and the prefix hashes (`agent_history.ingest.prefix`) say:
 - new → parse from byte 0;

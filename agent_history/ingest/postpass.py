@@ -12,6 +12,7 @@ from datetime import datetime
 
 import psycopg
 
+from agent_history.db.bm25 import ensure_bm25_indexes
 from agent_history.ingest.loops import refresh_loops
 
 
@@ -34,12 +35,6 @@ def run_postpasses(conn: psycopg.Connection, *, now: datetime | None = None) -> 
         # journal summaries synced before their session was indexed (sql/50_journal.sql)
         if rolled and conn.execute("SELECT to_regprocedure('ah.link_session_summaries()')").fetchone()[0]:
             conn.execute("SELECT ah.link_session_summaries()")
-    # ParadeDB: BM25 indexes are built after the first bulk load (DESIGN §7); no-op on FTS. The
-    # backend is read here (as `search.bm25.is_bm25` does) so that an FTS catalogue's pass never
-    # imports the search package (issue 18: ≈ 0.1 s of every no-change pass).
-    backend = conn.execute("SELECT value FROM ah.meta WHERE key = 'keyword_backend'").fetchone()
-    if backend and backend[0] == "bm25":
-        from agent_history.search.bm25 import ensure_bm25_indexes
-
-        ensure_bm25_indexes(conn)
+    # ParadeDB: BM25 indexes are built after the first bulk load (docs/design.md §7); no-op on FTS
+    ensure_bm25_indexes(conn)
     return rolled

@@ -1,10 +1,10 @@
-"""Evidence that a file's indexed prefix is unchanged (DESIGN §7, issue 10 defect 3).
+"""Evidence that a file's indexed prefix is unchanged (docs/design.md §7, issue 10 defect 3).
 
 Three kinds, from cheapest to complete; all are pure functions of the file's bytes and the offset
 (never of batch boundaries), so indexing in one batch or many stores the same values:
 
 - ``head`` / ``checkpoint``: sha256 of the first `HASH_WINDOW` bytes and of the `HASH_WINDOW`
-  bytes before the offset (DESIGN §7). An edit that changes the file's length shifts every byte
+  bytes before the offset (docs/design.md §7). An edit that changes the file's length shifts every byte
   after it, so it always reaches the checkpoint; only a *same-length* edit in the middle can hide.
 - ``windows``: sha256 (first 16 hex digits) of `WINDOW_BYTES`-byte windows at every multiple of a
   stride inside the middle (between the head and the checkpoint), at most `MAX_WINDOWS` of them:
@@ -28,7 +28,7 @@ import zlib
 from typing import BinaryIO
 
 HASH_WINDOW = 64 * 1024
-"""Bytes hashed at the head of a file and before its offset (DESIGN §7)."""
+"""Bytes hashed at the head of a file and before its offset (docs/design.md §7)."""
 WINDOW_BYTES = 4 * 1024
 """Bytes of one sampled window: one page, one read."""
 WINDOW_STRIDE = 16 * 1024

@@ -1,4 +1,4 @@
-"""`rebuild` and `rebuild-check` (DESIGN §7): re-derive the catalogue from hot and cold copies.
+"""`rebuild` and `rebuild-check` (docs/design.md §7): re-derive the catalogue from hot and cold copies.
 
 Every catalogued transcript must still exist in the hot home or in its namespace's cold archive
 (config ``cold_sources``, same relative layout). `rebuild_check` counts per namespace; `rebuild`
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.harnesses import BY_NAME
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
@@ -94,7 +95,8 @@ def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
         "FROM ah.source_file WHERE tier = 'hot' AND rel_path IS NOT NULL AND path LIKE '%%/' || rel_path"
     ):
         home = path[: len(path) - len(rel) - 1]
-        if agent == "claude-ai":  # issue 16: an export is a file source (`--claude-export FILE`, any name)
+        row = BY_NAME.get(agent)
+        if row is not None and row.layout.home_may_be_file:  # a claude.ai export: the source is the file
             home = path
         out[(namespace, home)] = Source(namespace, agent, Path(home))
     return list(out.values())

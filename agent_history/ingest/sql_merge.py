@@ -1,4 +1,4 @@
-"""SQL generated from the row model: staging tables and per-table merges (DESIGN §5, §7).
+"""SQL generated from the row model: staging tables and per-table merges (docs/design.md §5, §7).
 
 For each row type the loader ``COPY``s pre-folded rows into a temp staging table, then runs one
 ``INSERT … SELECT … ON CONFLICT (natural key) DO UPDATE`` whose SET list applies each column's

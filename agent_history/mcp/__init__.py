@@ -1,4 +1,4 @@
-"""The read-only MCP server (DESIGN §10): stdio transport, one guarded connection per tool call.
+"""The read-only MCP server (docs/design.md §10): stdio transport, one guarded connection per tool call.
 
 - `server`   — builds the `mcp` SDK server and registers the tools; `run()` serves stdio.
 - `reader`   — opens a fresh connection as the reader role, runs the role `guard`, starts a

@@ -1,6 +1,6 @@
 """Role guard: refuse any role that could change the catalogue or reach the server's files.
 
-DESIGN §10. Run on every fresh connection before a tool does anything. Each check is one query
+docs/design.md §10. Run on every fresh connection before a tool does anything. Each check is one query
 returning the offending objects (no rows = pass); a role passes only if every check passes.
 "Roles it can become" means every role `r` with ``pg_has_role(current_user, r, 'MEMBER')``
 (itself included), so privileges held through a NOINHERIT membership — usable after

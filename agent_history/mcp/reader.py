@@ -1,4 +1,4 @@
-"""One guarded, read-only connection per tool call (DESIGN §10).
+"""One guarded, read-only connection per tool call (docs/design.md §10).
 
 `guarded_connection(dsn)` opens a fresh connection as the reader role, starts a ``READ ONLY``
 transaction, runs the role guard inside it (which also takes the transaction's snapshot, so a
@@ -20,7 +20,7 @@ from agent_history.db.connection import mask_dsn, translate
 from agent_history.mcp.guard import check_role
 
 STATEMENT_TIMEOUT_MS = 30_000
-"""Statement timeout for every tool's queries (ms); the `sql` tool's 30 s of DESIGN §10."""
+"""Statement timeout for every tool's queries (ms); the `sql` tool's 30 s of docs/design.md §10."""
 GUARD_TIMEOUT_MS = 5_000
 """Timeout for the guard's catalogue queries (ms)."""
 CONNECT_TIMEOUT_S = 10

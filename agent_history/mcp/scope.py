@@ -1,5 +1,5 @@
 """Which namespaces a tool call covers: a named context (config `[contexts]`), explicit namespaces,
-or everything in the catalogue. Every tool result carries `Scope.as_dict()` (DESIGN §10: "every
+or everything in the catalogue. Every tool result carries `Scope.as_dict()` (docs/design.md §10: "every
 result names the context/namespaces it searched"). A context is a search scope, not access control.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from agent_history.read.common import empty_namespaces
+from agent_history.session.filters import empty_namespaces
 
 
 class ScopeError(ValueError):

@@ -29,6 +29,7 @@ from agent_history.config import ConfigError, Settings, load_settings
 from agent_history.db import embedded
 from agent_history.db.connection import Database
 from agent_history.db.errors import DatabaseError
+from agent_history.harnesses import products
 from agent_history.mcp.guard import GuardRefused
 from agent_history.mcp.sqltool import SqlError
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec
@@ -56,7 +57,7 @@ TOOLS: tuple[ToolSpec, ...] = (
 """Every tool, in the order `tools/list` shows them."""
 
 INSTRUCTIONS = (
-    "Read-only access to the history of past coding-agent sessions (Claude Code, Codex, pi). Search it "
+    f"Read-only access to the history of past coding-agent sessions ({products()}). Search it "
     "before re-deriving a decision, re-debugging an error or asking the user something they may have "
     "answered before: `search` / `find_sessions` for text, `why` for a commit, `touched` for a file, "
     "`session` to read a transcript, `active_sessions` for what is running now, `infra_actions` for "

@@ -1,4 +1,4 @@
-"""The `sql` tool: exactly one read-only statement against the catalogue (DESIGN §10).
+"""The `sql` tool: exactly one read-only statement against the catalogue (docs/design.md §10).
 
 - One statement: the text is first parsed as the unnamed prepared statement (extended query
   protocol: Parse + Describe), where the server itself rejects a second command ("cannot insert

@@ -1,4 +1,4 @@
-"""Message classes (DESIGN §5): what kind of text a message row holds.
+"""Message classes (docs/design.md §5): what kind of text a message row holds.
 
 Search defaults to the conversational subset; ``--prompts`` limits it to what a person typed
 (`HUMAN_PROMPT` and `QUEUED_PROMPT`). Parsers must never label meta records, command wrappers,
@@ -61,3 +61,12 @@ CONVERSATIONAL: tuple[str, ...] = (
     MEMORY,
 )
 """The default search surface."""
+
+CLASS_GROUPS: dict[str, tuple[str, ...]] = {
+    "conversational": CONVERSATIONAL,
+    "prompts": PROMPTS,
+    "all": ALL,
+}
+"""Named groups of classes a search may ask for instead of listing classes (the MCP ``classes``
+argument, the web search page's "class" choice): the default surface, what a person typed,
+everything."""

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 
 class Merge(StrEnum):
-    """Per-column merge policy (DESIGN §5)."""
+    """Per-column merge policy (docs/design.md §5)."""
 
     KEY = "key"
     """Part of the natural key; never updated."""

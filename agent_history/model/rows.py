@@ -229,7 +229,7 @@ class ToolCallRow(Row):
     """One tool call paired with its result (either may arrive first, the result may be missing).
 
     ``outcome``: ok | error | rejected | interrupted | no_result; NULL while no result was seen.
-    ``error_class`` follows DESIGN §6 (first match wins); ``duration_ms`` in milliseconds.
+    ``error_class`` follows docs/design.md §6 (first match wins); ``duration_ms`` in milliseconds.
     """
 
     TABLE: ClassVar[str] = "tool_call"

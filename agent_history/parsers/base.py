@@ -1,4 +1,4 @@
-"""The parser contract (DESIGN §6) shared by every harness module.
+"""The parser contract (docs/design.md §6) shared by every harness module.
 
 A parser is constructed per source file as ``Parser(ctx, state)``; the loader (or `parse` CLI)
 feeds it decoded JSON records in file order with ``feed(record, pos)``, calls ``flush()`` at the
@@ -93,7 +93,7 @@ def stamp_messages(rows: list, record_type: str | None, record_origin: str | Non
 
 
 class DocumentParser:
-    """Base class for a parser of *whole-document* sources (DESIGN §7 source kinds): a JSON file
+    """Base class for a parser of *whole-document* sources (docs/design.md §7 source kinds): a JSON file
     the harness rewrites in place (Gemini ≤ 0.39 session JSON, OpenCode storage JSON, VS Code
     `chatSessions/*.json`, claude.ai `conversations.json`) or a Markdown memory file.
 
@@ -140,7 +140,7 @@ class DbTable:
 
 
 class DatabaseParser:
-    """Base class for a parser of *database* sources (DESIGN §7 source kinds): a SQLite file the
+    """Base class for a parser of *database* sources (docs/design.md §7 source kinds): a SQLite file the
     harness writes while it runs (OpenCode ``opencode.db``, Cursor ``state.vscdb``).
 
     The loader opens the database read-only and, per table of ``TABLES`` in order, reads rows

@@ -18,7 +18,7 @@ from psycopg import sql
 
 from agent_history.classify.rules import TRIGGERS
 from agent_history.classify.shares import poll_share
-from agent_history.read.common import session_filter
+from agent_history.session.filters import session_filter
 
 ROLES: tuple[str, ...] = ("root", "worker", "solo")
 TOKEN_KEYS: tuple[str, ...] = ("input", "cache_read", "output")

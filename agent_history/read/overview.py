@@ -10,7 +10,8 @@ from typing import Any
 
 import psycopg
 
-from agent_history.search.filters import EXCLUDED_SESSION_IDS, like_prefix
+from agent_history.session.exclusions import EXCLUDED_SESSION_IDS
+from agent_history.session.filters import like_prefix
 
 PROMPT_CHARS = 300
 """First/last prompts are cut to this many characters."""

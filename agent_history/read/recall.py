@@ -25,8 +25,8 @@ from datetime import datetime
 
 import psycopg
 
-from agent_history.search.filters import EXCLUDED_SESSION_IDS
 from agent_history.search.request import SearchHit
+from agent_history.session.exclusions import EXCLUDED_SESSION_IDS
 
 
 @dataclass(frozen=True, slots=True)

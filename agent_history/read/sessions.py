@@ -15,8 +15,8 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.read.common import session_filter
-from agent_history.search.filters import not_excluded
+from agent_history.session.exclusions import not_excluded
+from agent_history.session.filters import session_filter
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """`session UID`: one thread's ordered timeline — messages, tool calls (with outcome), sub-agent
 spawns, compactions and git events.
 
-Order is physical, never by timestamp (DESIGN §5): by source file (first indexed first, as a
+Order is physical, never by timestamp (docs/design.md §5): by source file (first indexed first, as a
 resumed session's copy lives in a later file), then ``byte_offset``, then a fixed kind order for
 events read from the same line (compaction, message, tool call, spawn, git event). Events are
 numbered 1…N in that order; ``start``/``end`` (``--from``/``--to``) select an inclusive range
@@ -16,8 +16,8 @@ from datetime import datetime
 
 import psycopg
 
-from agent_history.read.common import SessionRef, resolve_session
 from agent_history.read.sessions import SessionSummary, summary_of
+from agent_history.session.refs import SessionRef, resolve_session
 
 
 @dataclass(slots=True)
@@ -115,7 +115,7 @@ def session_timeline(
 ) -> SessionTimeline:
     """The timeline of session `uid` (exact or unique prefix; `agent_id` picks a sub-agent
     thread), events `start`…`end` (1-based, inclusive; None = open). Raises SessionNotFound /
-    AmbiguousSession (see `read.common.resolve_session`)."""
+    AmbiguousSession (see `session.refs.resolve_session`)."""
     ref = resolve_session(conn, uid, agent_id)
     rows = conn.execute(_EVENTS_SQL, {"sid": ref.id, "max_chars": max_chars or 2_000_000_000}).fetchall()
     lo = max(1, start or 1)

@@ -20,8 +20,8 @@ from datetime import datetime
 
 import psycopg
 
-from agent_history.read.common import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
-from agent_history.search.filters import not_excluded
+from agent_history.session.exclusions import not_excluded
+from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 

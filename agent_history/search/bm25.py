@@ -1,13 +1,11 @@
-"""Keyword search on ParadeDB ``pg_search`` 0.25: BM25 indexes and the queries over them (DESIGN §8).
+"""Keyword search on ParadeDB ``pg_search`` 0.25: the queries over the BM25 indexes (docs/design.md §8).
 
 Runs only where ``ah.meta.keyword_backend = 'bm25'`` (migration 0001 sets it when ``pg_search``
 is installable). The SQL is generated here and unit-tested by parsing it (pglast); ParadeDB
-itself cannot run in the test environment. Facts relied on (ParadeDB docs, 0.25):
+itself cannot run in the test environment. The indexes themselves (DDL, `is_bm25`,
+`ensure_bm25_indexes`) are `agent_history.db.bm25`'s. Facts relied on
+(ParadeDB docs, 0.25):
 
-- one BM25 index per table: ``CREATE INDEX … USING bm25 (id, (text::pdb.source_code), …)
-  WITH (key_field = 'id')`` — the key field first; text cast to a tokenizer; ``pdb.literal``
-  for columns filtered by equality / ``IN`` / ``= ANY`` so those filters are pushed into the
-  index scan; integer and timestamp columns are indexed as fast fields for range pushdown;
 - ``col ||| 'text'`` matches any token of the (field-tokenized) text, ``&&&`` all of them,
   ``###`` the phrase; ``pdb.score(key)`` is the BM25 score; ``pdb.snippet(col, start_tag =>,
   end_tag =>, max_num_chars =>)`` highlights; ``ORDER BY pdb.score(id) DESC, id LIMIT n`` takes
@@ -15,9 +13,6 @@ itself cannot run in the test environment. Facts relied on (ParadeDB docs, 0.25)
 - raw user text never reaches ``@@@`` (its query syntax would need escaping): the operators
   above tokenize their right-hand side as plain text, and they receive the analysed terms
   (stop words and punctuation removed), not the raw query.
-
-Indexes are built after the first bulk load (a BM25 index maintained row by row during a bulk
-load is slow) and by ``db upgrade``: `ensure_bm25_indexes` (a no-op on ``fts``).
 """
 
 from __future__ import annotations
@@ -29,39 +24,8 @@ from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis
 from agent_history.search.request import HL_END, HL_START, SearchHit, SearchRequest
 from agent_history.search.scripts import cjk_bigrams, is_symbol
-from agent_history.search.summaries_bm25 import INDEX_DDL as SUMMARY_INDEX_DDL
-from agent_history.search.summaries_bm25 import INDEX_NAME as SUMMARY_INDEX
 
 SNIPPET_CHARS = 240
-
-FOLD = "'ascii_folding=true'"
-"""Token filter on every tokenized text field: accents folded (``café`` ↔ ``cafe``), as the
-FTS fallback does with ``unaccent``."""
-
-INDEXES: dict[str, str] = {
-    "message_bm25": (
-        "CREATE INDEX IF NOT EXISTS message_bm25 ON ah.message USING bm25 ("
-        f"id, (text::pdb.source_code({FOLD})), (text::pdb.unicode_words('alias=text_words', {FOLD})), "
-        "(namespace::pdb.literal), (agent::pdb.literal), (message_class::pdb.literal), session_id, ts"
-        ") WITH (key_field = 'id')"
-    ),
-    "tool_call_bm25": (
-        "CREATE INDEX IF NOT EXISTS tool_call_bm25 ON ah.tool_call USING bm25 ("
-        f"id, (name::pdb.literal), (input::pdb.source_code({FOLD})), "
-        f"(input::pdb.unicode_words('alias=input_words', {FOLD})), (output::pdb.source_code({FOLD})), "
-        f"(output::pdb.unicode_words('alias=output_words', {FOLD})), "
-        "(agent::pdb.literal), session_id, started_at"
-        ") WITH (key_field = 'id')"
-    ),
-    SUMMARY_INDEX: SUMMARY_INDEX_DDL,  # journal summaries, English-stemmed (search.summaries_bm25)
-}
-"""Index name → DDL. Message text, and tool input/output, use the source-code tokenizer
-(splits camelCase, snake_case, punctuation) and, under an alias (``<column>_words``), the
-``unicode_words`` tokenizer (UAX #29 word boundaries: each Han / Hiragana character a token of
-its own, emoji kept as tokens — ParadeDB docs, "Unicode" tokenizer), which the query uses only
-for its CJK and symbol terms; namespace, agent, class and tool name are literals (exact-match
-filters pushed down); session id and time are fast fields. Migration 0004_search_i18n drops
-indexes built with older definitions, so `ensure_bm25_indexes` rebuilds them."""
 
 MAX_SCRIPT_CLAUSES = 16
 """CJK bigram phrases plus symbol terms queried on the ``unicode_words`` alias, at most."""
@@ -80,32 +44,6 @@ def script_clauses(analysis: QueryAnalysis) -> tuple[list[str], str]:
     bigrams = list(dict.fromkeys(bigrams))[:MAX_SCRIPT_CLAUSES]
     symbols = list(dict.fromkeys(symbols))[: max(0, MAX_SCRIPT_CLAUSES - len(bigrams))]
     return bigrams, " ".join(symbols)
-
-
-def is_bm25(conn: psycopg.Connection) -> bool:
-    """True when this catalogue's keyword backend is ParadeDB BM25."""
-    row = conn.execute("SELECT value FROM ah.meta WHERE key = 'keyword_backend'").fetchone()
-    return bool(row and row[0] == "bm25")
-
-
-def ensure_bm25_indexes(conn: psycopg.Connection) -> list[str]:
-    """Create the BM25 indexes that do not exist yet; returns their names. No-op (returns [])
-    when the backend is ``fts``. Call after a bulk load and from ``db upgrade``; building an
-    index over a large table takes a while and blocks writes to that table meanwhile."""
-    if not is_bm25(conn):
-        return []
-    existing = {
-        r[0]
-        for r in conn.execute(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = 'ah' AND indexname = ANY(%s)", (list(INDEXES),)
-        )
-    }
-    created = []
-    for name, ddl in INDEXES.items():
-        if name not in existing:
-            conn.execute(ddl)
-            created.append(name)
-    return created
 
 
 _CORPUS = {

@@ -4,7 +4,8 @@ Messages are filtered on their own columns (``agent``, ``namespace``, ``message_
 tool calls carry no namespace or class, so namespace goes through their session, and time is
 ``started_at``. Project (cwd prefix) and session uid always go through ``ah.session`` as an
 ``= ANY(ARRAY(SELECT …))`` so PostgreSQL evaluates the session list once (an InitPlan) and the
-text-search scan filters on ``session_id``.
+text-search scan filters on ``session_id``. Curated-out sessions are never retrieved
+(`session.exclusions`).
 """
 
 from __future__ import annotations
@@ -14,33 +15,12 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from agent_history.model import classes
-from agent_history.read.common import MIN_UID_PREFIX
 from agent_history.search.request import SearchRequest
+from agent_history.session.exclusions import EXCLUDED_SESSION_IDS, key_not_excluded, not_excluded
+from agent_history.session.filters import like_prefix
+from agent_history.session.refs import MIN_UID_PREFIX
 
-EXCLUDED_SESSION_IDS = (
-    "SELECT s.id FROM ah.session AS s JOIN ah.session_exclusion AS x "
-    "ON x.agent = s.agent AND x.session_uid = s.session_uid "
-    "UNION SELECT t.id FROM ah.session AS t JOIN ah.session AS s ON s.id = t.root_session_id "
-    "JOIN ah.session_exclusion AS x ON x.agent = s.agent AND x.session_uid = s.session_uid"
-)
-"""Surrogate ids of the sessions excluded by curation and of their sub-agent threads (those that
-share the uid, and those with a uid of their own whose root is excluded, e.g. Codex workers)."""
-
-
-def not_excluded(alias: str) -> str:
-    """The SQL condition "session `alias` is not curated out" (`EXCLUDED_SESSION_IDS`, evaluated
-    once per statement); true when `alias` is NULL (a LEFT JOIN that found no session)."""
-    return f"({alias}.id IS NULL OR {alias}.id <> ALL(ARRAY({EXCLUDED_SESSION_IDS})))"
-
-
-def key_not_excluded(alias: str) -> str:
-    """The SQL condition "the natural key (`alias`.agent, `alias`.session_uid) is not curated out",
-    for rows keyed like ``ah.session_exclusion`` that may outlive their session (journal summaries)."""
-    return (
-        f"NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS x "
-        f"WHERE x.agent = {alias}.agent AND x.session_uid = {alias}.session_uid)"
-    )
-
+__all__ = ["EXCLUDED_SESSION_IDS", "Filter", "build_filter", "key_not_excluded", "like_prefix", "not_excluded"]
 
 CORPUS_TABLE = {"message": "message", "tool_call": "tool_call"}
 
@@ -51,11 +31,6 @@ class Filter:
 
     sql: sql.Composable
     params: dict
-
-
-def like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching strings that start with `prefix` (metacharacters escaped)."""
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:

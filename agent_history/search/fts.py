@@ -1,4 +1,4 @@
-"""Keyword search on plain PostgreSQL: GIN candidates, BM25 on the candidates only (DESIGN §8).
+"""Keyword search on plain PostgreSQL: GIN candidates, BM25 on the candidates only (docs/design.md §8).
 
 The ranking lives in ``sql/40_search.sql`` (Okapi BM25 with IDF from ``ah.search_term`` and
 length normalisation; Robertson & Zaragoza 2009); this module chooses which documents to score

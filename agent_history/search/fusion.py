@@ -1,4 +1,4 @@
-"""Reciprocal-rank fusion (pure): how keyword and vector result lists become one (DESIGN §8).
+"""Reciprocal-rank fusion (pure): how keyword and vector result lists become one (docs/design.md §8).
 
 Each list contributes ``w / (K + rank)`` to every item it ranks (rank from 1; an item a list does
 not rank gets nothing from it), with ``K = 60`` (Cormack, Clarke & Büttcher, SIGIR 2009). Weights:

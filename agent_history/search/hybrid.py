@@ -1,4 +1,4 @@
-"""Search modes — keyword, vector, hybrid — behind one call (DESIGN §8).
+"""Search modes — keyword, vector, hybrid — behind one call (docs/design.md §8).
 
 - ``keyword``: `search.keyword.search`; never touches an embedding endpoint.
 - ``vector``: the query is embedded (one attempt, `EmbeddingSettings.query_timeout_s`) and
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from agent_history.config import EmbeddingSettings
-from agent_history.read.common import SessionNotFound, resolve_session
 from agent_history.search import keyword
 from agent_history.search.fusion import KEYWORD_WEIGHT, rrf, vector_weight
 from agent_history.search.query import analyze
 from agent_history.search.request import SearchHit, SearchRequest
+from agent_history.session.refs import SessionNotFound, resolve_session
 
 if TYPE_CHECKING:
     from agent_history.embed.provider import Embedder
@@ -227,7 +227,7 @@ def run_search(
 
 def with_session_resolved(conn: psycopg.Connection, req: SearchRequest) -> SearchRequest:
     """`req` with its ``session`` prefix replaced by the one session uid it names — the rule
-    of `read.common.resolve_session` (exact uid, else a unique prefix of ≥ `MIN_UID_PREFIX`
+    of `session.refs.resolve_session` (exact uid, else a unique prefix of ≥ `MIN_UID_PREFIX`
     characters). Unchanged when no session matches (the search then finds nothing). Raises
     AmbiguousSession when the prefix names several sessions."""
     if not req.session:

@@ -1,4 +1,4 @@
-"""Keyword search: one interface over two backends, chosen by feature detection (DESIGN §8).
+"""Keyword search: one interface over two backends, chosen by feature detection (docs/design.md §8).
 
 ``ah.meta.keyword_backend`` is ``bm25`` where ParadeDB ``pg_search`` was installable at
 migration time, else ``fts``. `search()` analyses the query once (`search.query`), runs the

@@ -18,7 +18,7 @@ Handled shapes, in the order they are recognised:
 The database turns each term into lexemes exactly as it does documents (``ah.search`` config over
 ``ah.code_aware_text``), so stemming and identifier splitting agree on both sides; this module
 decides only *which* terms and how much each counts. `identifier_shaped` feeds the hybrid
-weights (DESIGN §8: vector weight is lowered for ≤ 3-word or identifier-shaped queries).
+weights (docs/design.md §8: vector weight is lowered for ≤ 3-word or identifier-shaped queries).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Recall ranking rules (pure: no I/O, no database): agent aliases, the blend score, the
 context-project boost and distinct-turn diversification (issue 17).
 
-- **Agent aliases** (`AGENT_ALIASES`): a calling agent names itself by product (``claude-code``);
-  the catalogue's ``agent`` column holds the harness name (``claude``). `resolve_agent` maps one
-  to the other.
+- **Agent names** (`resolve_agent`): a calling agent names itself by product (``claude-code``);
+  the catalogue's ``agent`` column holds the harness name (``claude``); the harness registry's
+  aliases (`agent_history.harnesses.ALIASES`) map one to the other.
 - **Blend** (`blend_score`): ``0.7 × relevance + 0.2 × recency + 0.1 × depth`` where relevance is
   the hit's score min-max normalised over the candidate set (best = 1, worst = 0; a set whose
   scores are all equal gives every hit 1), recency decays linearly from 1 (now) to 0 at
@@ -23,39 +23,15 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
+from agent_history.harnesses import resolve_name
+
 T = TypeVar("T")
-
-KNOWN_AGENTS: tuple[str, ...] = (
-    "claude",
-    "codex",
-    "pi",
-    "gemini",
-    "opencode",
-    "cursor",
-    "copilot",
-    "copilot-vscode",
-    "claude-ai",
-)
-"""Harness names of the ``agent`` column (the lead's shared interface list, issue 16/17)."""
-
-AGENT_ALIASES: dict[str, str] = {
-    "claude-code": "claude",  # Claude Code's product name; its transcripts are agent `claude`
-    "claude_code": "claude",  # the parser package's spelling (parsers/claude_code)
-    "codex-cli": "codex",  # "Codex CLI" (DESIGN §1)
-    "copilot-cli": "copilot",  # GitHub Copilot CLI
-}
-"""Product names a calling agent may use for itself → harness name. Harness names map to
-themselves (`KNOWN_AGENTS`)."""
 
 BLEND_RELEVANCE, BLEND_RECENCY, BLEND_DEPTH = 0.7, 0.2, 0.1
 """Blend weights (issue 17, from continuity v2)."""
 RECENCY_HORIZON_DAYS = 365
 DEPTH_CAP = 50
 CONTEXT_BOOST = 1.5
-
-
-AGENT_NAMES: tuple[str, ...] = (*KNOWN_AGENTS, *AGENT_ALIASES)
-"""Every name an ``agent`` argument accepts (the MCP tools' enums, as the CLI's ``--agent``)."""
 
 
 def resolve_agents(names) -> tuple[str, ...]:
@@ -66,14 +42,8 @@ def resolve_agents(names) -> tuple[str, ...]:
 
 def resolve_agent(name: str) -> str:
     """The harness name for `name` (a harness or product name, case-insensitive).
-    Raises ValueError naming the accepted values."""
-    key = name.strip().lower()
-    if key in KNOWN_AGENTS:
-        return key
-    if key in AGENT_ALIASES:
-        return AGENT_ALIASES[key]
-    accepted = ", ".join([*KNOWN_AGENTS, *AGENT_ALIASES])
-    raise ValueError(f"unknown agent {name!r} (accepted: {accepted})")
+    Raises ValueError naming the accepted values (`agent_history.harnesses.resolve_name`)."""
+    return resolve_name(name)
 
 
 def normalise(scores: Sequence[float]) -> list[float]:

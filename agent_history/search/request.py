@@ -1,7 +1,7 @@
 """What a keyword search asks for and what it returns (pure dataclasses, no I/O).
 
 `SearchRequest` is shared by the CLI, the MCP server and the evaluation; `SearchHit` carries the
-provenance DESIGN §8 requires (session, agent, namespace, timestamp, class, source file and byte
+provenance docs/design.md §8 requires (session, agent, namespace, timestamp, class, source file and byte
 offset, snippet). Snippets mark matched words with `HL_START` / `HL_END` (U+0002 / U+0003):
 `SearchHit.plain_snippet()` strips them, `highlights()` gives their character spans.
 """
@@ -53,7 +53,7 @@ class SearchRequest:
     project: str | None = None
     session: str | None = None
     """A session uid (matches main thread and its sub-agents) — or a uid prefix of ≥ 6 characters
-    (`read.common.MIN_UID_PREFIX`; the CLI and MCP resolve a prefix to one session first)."""
+    (`session.refs.MIN_UID_PREFIX`; the CLI and MCP resolve a prefix to one session first)."""
     exclude_agents: tuple[str, ...] = ()
     """Harness names left out before retrieval (`search.rank.resolve_agent` maps product names)."""
     source_types: tuple[str, ...] = ()

@@ -1,7 +1,7 @@
-"""Summary search on ParadeDB ``pg_search`` 0.25 (issue 15, DESIGN §8): a BM25 index over the
+"""Summary search on ParadeDB ``pg_search`` 0.25 (issue 15, docs/design.md §8): a BM25 index over the
 journal summaries' prose, English-stemmed, and the top-K query over it.
 
-Used only where ``ah.meta.keyword_backend = 'bm25'``; elsewhere `search.summaries` answers with
+Used only where ``ah.meta.keyword_backend = 'bm25'``; elsewhere `search.summaries_fts` answers with
 PostgreSQL full-text search. Summaries are prose written for people, so their four text fields
 use ParadeDB's ``simple`` tokenizer with the English Snowball stemmer ("decisions" and
 "decision" share a token) and accent folding, unlike the code-aware message text. Agent and
@@ -20,26 +20,17 @@ import dataclasses
 
 import psycopg
 
+from agent_history.db.bm25 import SUMMARY_INDEX, SUMMARY_TEXT_FIELDS
 from agent_history.search.query import analyze
 from agent_history.search.request import SearchHit, SearchRequest
-from agent_history.search.summaries import FILTERS_SQL, HEADLINE_OPTIONS, hit_of_row
+from agent_history.search.summaries_fts import FILTERS_SQL, HEADLINE_OPTIONS, hit_of_row
 
-#: Tokenizer options of the summary text fields (ParadeDB docs, "Token filters": ``stemmer``,
-#: ``ascii_folding``).
-ENGLISH = "'stemmer=english','ascii_folding=true'"
+TEXT_FIELDS: tuple[str, ...] = SUMMARY_TEXT_FIELDS
+"""The summary text fields, each matched by the query (the indexed fields of `db.bm25`)."""
 
-#: The summary text fields, each matched by the query (title first: the field a person wrote
-#: to name the session).
-TEXT_FIELDS: tuple[str, ...] = ("title", "objective", "outcomes", "narrative")
-
-INDEX_NAME = "session_summary_bm25"
-
-INDEX_DDL = (
-    f"CREATE INDEX IF NOT EXISTS {INDEX_NAME} ON ah.session_summary USING bm25 (id, "
-    + ", ".join(f"({f}::pdb.simple({ENGLISH}))" for f in TEXT_FIELDS)
-    + ", (agent::pdb.literal), (namespace::pdb.literal), analysed_at) WITH (key_field = 'id')"
-)
-"""The BM25 index over ``ah.session_summary`` (built by `bm25.ensure_bm25_indexes`)."""
+INDEX_NAME = SUMMARY_INDEX
+"""The BM25 index over ``ah.session_summary`` (`db.bm25.SUMMARY_INDEX_DDL`, built by
+`db.bm25.ensure_bm25_indexes`)."""
 
 SQL = (
     """

@@ -8,7 +8,7 @@ summary. The distance is therefore written as ``e.vector <=> q::vector`` — not
 ``vector::vector(N)`` expression — so the planner computes it for the summary chunks only,
 joined summary chunk → cache ``(model, input_sha256)`` → summary → its session (LEFT: a summary
 may arrive before its session), under the filters of the keyword summary search
-(`search.summaries.FILTERS_SQL`). Chunks collapse to their summary (best
+(`search.summaries_fts.FILTERS_SQL`). Chunks collapse to their summary (best
 chunk wins); the snippet is the start of the best chunk's span of the summary text
 (`embed.store.SUMMARY_TEXT_SQL`); the score is cosine similarity. Hits have the shape of
 `search.summaries.search_summaries` hits (kind ``summary``), backend ``vector``.
@@ -24,7 +24,8 @@ from agent_history.config import EmbeddingSettings
 from agent_history.embed.store import SUMMARY_TEXT_SQL, vector_literal
 from agent_history.search.hybrid import SearchResult, _run_search
 from agent_history.search.request import SearchHit, SearchRequest
-from agent_history.search.summaries import FILTERS_SQL, hit_of_row, search_summaries
+from agent_history.search.summaries import search_summaries
+from agent_history.search.summaries_fts import FILTERS_SQL, hit_of_row
 
 SNIPPET_CHARS = 240
 OVERFETCH = 4

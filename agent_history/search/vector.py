@@ -1,4 +1,4 @@
-"""Vector search: nearest chunks to a query vector, with the keyword search's filters (DESIGN §8).
+"""Vector search: nearest chunks to a query vector, with the keyword search's filters (docs/design.md §8).
 
 A query reads the model's vectors through its partial expression HNSW index (see migration
 ``0003_embeddings``): the SQL repeats the index's expression (``vector::vector(N)``, or
@@ -17,10 +17,10 @@ import psycopg
 from psycopg import sql
 
 from agent_history.embed.store import HNSW_MAX_VECTOR_DIMS, vector_expr, vector_literal
-from agent_history.read.common import MIN_UID_PREFIX
 from agent_history.search.filters import build_filter
 from agent_history.search.keyword import CORPORA
 from agent_history.search.request import Scope, SearchHit, SearchRequest
+from agent_history.session.refs import MIN_UID_PREFIX
 
 SNIPPET_CHARS = 240
 OVERFETCH = 4

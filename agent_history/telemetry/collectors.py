@@ -1,4 +1,4 @@
-"""The five collectors (DESIGN §11, issue 13): what is on disk, in the catalogue, in the run
+"""The five collectors (docs/design.md §11, issue 13): what is on disk, in the catalogue, in the run
 records, in the classifier and loops tables, and the collectors' own health.
 
 A collector is ``fn(conn, ctx) -> list[Sample]``: it reads (never writes), inspects text only

@@ -20,16 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_history.harnesses import NAMES
 from agent_history.model.tables import DERIVED_TABLES, PARSED_TABLES
-from agent_history.parsers import AGENTS
 
 Kind = Literal["gauge", "counter"]
 
 #: Closed label-value sets. ``None``: resolved at run time from configuration (see module doc).
 LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
-    # source: agent_history.parsers.AGENTS (the `ah.session.agent` values; a memory is a session
+    # source: agent_history.harnesses.NAMES (the `ah.session.agent` values; a memory is a session
     # of its harness's agent with source_type='memory', not an agent of its own)
-    "agent": AGENTS,
+    "agent": NAMES,
     "namespace": None,
     "model": None,
     "table": PARSED_TABLES + DERIVED_TABLES,  # source: agent_history.model.tables

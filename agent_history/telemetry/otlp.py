@@ -1,5 +1,5 @@
 """The exporter bridge: the collector runner's samples as OpenTelemetry instruments, pushed
-over OTLP/HTTP (protobuf) by the OpenTelemetry SDK (DESIGN §11, issue 13).
+over OTLP/HTTP (protobuf) by the OpenTelemetry SDK (docs/design.md §11, issue 13).
 
 Enabled only when ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``
 is set, or the config's ``[metrics] endpoint`` (in that order of precedence). Without one,

@@ -9,7 +9,7 @@ them (and ccusage 20's `agent` / `metadata`): `reasoningTokens` (⊂ output), `c
 `agents`, `namespaces`, `calls`, `callsWithUnknownUsage`, `unpricedModels`, `pricedCost`,
 `recordedCost` (the sum of the costs the harness itself recorded — pi does — None when none did).
 
-NULL rules (DESIGN §5): a token field is None when no call of the row knows that bucket (a gap
+NULL rules (docs/design.md §5): a token field is None when no call of the row knows that bucket (a gap
 block, which has no calls, counts 0 tokens and $0 as ccusage prints it); a
 cost is None when any call of the row with known usage has no list price — `unpricedModels`
 names those models and `pricedCost` holds the sum over the priced calls (a lower bound).

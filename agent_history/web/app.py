@@ -25,8 +25,6 @@ import hmac
 import logging
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
@@ -35,13 +33,15 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agent_history.config import EmbeddingSettings
+from agent_history.web import routes
 from agent_history.web.bind import is_loopback
-from agent_history.web.render import environment
+from agent_history.web.pages import PageError, Pages, WebSettings
+
+__all__ = ["PageError", "Pages", "WebSettings", "create_app", "page"]
 
 log = logging.getLogger("agent_history.web")
 
@@ -58,27 +58,6 @@ SECURITY_HEADERS: dict[str, str] = {
     "X-Frame-Options": "DENY",
 }
 """Sent with every response (OWASP Secure Headers; CSP level 3)."""
-
-
-@dataclass
-class WebSettings:
-    """What the app needs. `reader_dsn` is called on the first request (so the server starts
-    even while the database is down). `token` None = no token (loopback only). `loopback_only`
-    turns on the Host check."""
-
-    reader_dsn: Callable[[], str]
-    token: str | None = None
-    loopback_only: bool = True
-    embedding: EmbeddingSettings | None = None
-    statement_timeout_ms: int = 30_000
-
-
-class PageError(Exception):
-    """A request the page cannot answer: `status` and a one-line message for the person."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _host_name(host_header: str) -> str:
@@ -119,40 +98,6 @@ def _secure(resp: Response) -> Response:
     return resp
 
 
-class Pages:
-    """Shared state of the handlers: settings, templates, the lazily resolved reader DSN."""
-
-    def __init__(self, settings: WebSettings) -> None:
-        self.settings = settings
-        self.env = environment()
-        self._dsn: str | None = None
-
-    @property
-    def dsn(self) -> str:
-        """The reader DSN (resolved once)."""
-        if self._dsn is None:
-            self._dsn = self.settings.reader_dsn()
-        return self._dsn
-
-    @contextmanager
-    def reader(self):
-        """A guarded read-only reader connection and (role, transaction_read_only)."""
-        from agent_history.mcp.reader import guarded_connection
-
-        with guarded_connection(self.dsn, statement_timeout_ms=self.settings.statement_timeout_ms) as conn:
-            role, ro = conn.execute("SELECT current_user, current_setting('transaction_read_only')").fetchone()
-            yield conn, (role, ro)
-
-    def html(self, template: str, status: int = 200, **context) -> HTMLResponse:
-        """Render `template` with `context` (plus the nav's current page)."""
-        body = self.env.get_template(template).render(**context)
-        return HTMLResponse(body, status)
-
-    def error(self, status: int, message: str) -> HTMLResponse:
-        """The error page."""
-        return self.html("error.html", status, page="", title=f"Error {status}", message=message)
-
-
 def page(pages: Pages, handler: Callable) -> Callable:
     """Wrap `handler(request, conn, pages) -> Response` as a sync Starlette endpoint with one
     guarded reader connection, timing and role headers, and error pages."""
@@ -160,7 +105,7 @@ def page(pages: Pages, handler: Callable) -> Callable:
 
     from agent_history.db.errors import DatabaseError
     from agent_history.mcp.guard import GuardRefused
-    from agent_history.read.common import AmbiguousSession, SessionNotFound
+    from agent_history.session.refs import AmbiguousSession, SessionNotFound
 
     @wraps(handler)
     def endpoint(request: Request) -> Response:
@@ -198,8 +143,6 @@ def page(pages: Pages, handler: Callable) -> Callable:
 
 def create_app(settings: WebSettings) -> Starlette:
     """The ASGI app serving every page, `/api/usage` and `/static/`."""
-    from agent_history.web import routes
-
     pages = Pages(settings)
     table = [Route(path, page(pages, fn), methods=["GET"]) for path, fn in routes.PAGES]
     table.append(Route("/", lambda request: RedirectResponse("/search", 303), methods=["GET"]))

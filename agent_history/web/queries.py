@@ -18,7 +18,7 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.read.common import session_filter
+from agent_history.session.filters import session_filter
 
 SORTS: dict[str, str] = {
     "date": "coalesce(s.started_at, s.ended_at) DESC NULLS LAST",

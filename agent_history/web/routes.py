@@ -20,13 +20,14 @@ from agent_history.db.status import CORE_TABLES
 from agent_history.embed.status import embedding_status
 from agent_history.ingest.status import catalogue_status
 from agent_history.model import classes
-from agent_history.read.common import resolve_session
+from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
 from agent_history.read.sessions import summary_of
 from agent_history.search import hybrid
 from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
-from agent_history.web.app import PageError, Pages
+from agent_history.session.refs import resolve_session
+from agent_history.web.pages import PageError, Pages
 from agent_history.web.queries import (
     IDLE_GAP,
     PAGE_EVENTS,
@@ -40,12 +41,6 @@ from agent_history.web.queries import (
 from agent_history.web.render import query
 from agent_history.web.usage import chart_payload, rollup, usage_cells
 
-CLASS_GROUPS: dict[str, tuple[str, ...]] = {
-    "conversational": classes.CONVERSATIONAL,
-    "prompts": classes.PROMPTS,
-    "all": classes.ALL,
-}
-"""Search page "class" choices: the groups of the CLI/MCP search, then each class alone."""
 SEARCH_LIMIT = 50
 SESSIONS_PER_PAGE = 50
 

@@ -25,7 +25,7 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.read.common import session_filter
+from agent_history.session.filters import session_filter
 
 
 @dataclass(frozen=True, slots=True)

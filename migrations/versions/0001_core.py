@@ -1,4 +1,4 @@
-"""Core catalogue: schema `ah`, sources, sessions and every event table (DESIGN §5).
+"""Core catalogue: schema `ah`, sources, sessions and every event table (docs/design.md §5).
 
 Revision ID: 0001_core
 Revises:
@@ -371,7 +371,7 @@ DROP SCHEMA IF EXISTS ah CASCADE;
 
 def upgrade() -> None:
     op.execute(UPGRADE)
-    # ParadeDB: only where the extension is installable (DESIGN §8). pg_search 0.25 needs vector first.
+    # ParadeDB: only where the extension is installable (docs/design.md §8). pg_search 0.25 needs vector first.
     op.execute(
         """
         DO $$

@@ -1,4 +1,4 @@
-"""Keyword search on plain PostgreSQL: code-aware tsvectors, GIN indexes, term statistics (DESIGN §8).
+"""Keyword search on plain PostgreSQL: code-aware tsvectors, GIN indexes, term statistics (docs/design.md §8).
 
 Revision ID: 0002_search
 Revises: 0001_core

@@ -4,7 +4,7 @@ Revision ID: 0003_embeddings
 Revises: 0002_search
 Create Date: 2026-11-30
 
-Design (DESIGN §8–9):
+Design (docs/design.md §8–9):
 
 - ``ah.chunk_source`` — derived (a rebuild empties it): one row per message or tool call the
   embedder has examined, with the sha256 of the text it chunked (``source_sha256``; a changed
@@ -20,7 +20,7 @@ Design (DESIGN §8–9):
   configured model key (``name`` or ``name@dimensions``).
 - Dimensions are per model, so ``vector`` has no fixed dimension; ``ah.embedding_model``
   records each model's dimension. Each model gets its own partial expression HNSW index, built
-  by the embed worker once the model has vectors (after the bulk load, DESIGN §7)::
+  by the embed worker once the model has vectors (after the bulk load, docs/design.md §7)::
 
       CREATE INDEX embedding_hnsw_<md5(model)[:12]> ON ah.embedding
         USING hnsw ((vector::vector(384)) vector_cosine_ops) WHERE model = '<model>';

@@ -4,7 +4,7 @@ Revision ID: 0010_source_kinds
 Revises: 0009_source_type
 Create Date: 2026-12-01
 
-`ah.source_file.kind` says how a source is read (DESIGN §7 "Source kinds"): `jsonl` (append-only,
+`ah.source_file.kind` says how a source is read (docs/design.md §7 "Source kinds"): `jsonl` (append-only,
 by byte offset), `document` (a whole JSON document re-read when size, mtime or content hash
 change: `content_sha256` is the hash of the bytes last indexed) or `database` (a SQLite file read
 read-only by a saved cursor: `db_cursor`, per table the last `(time_updated, id)` seen).

@@ -1,4 +1,4 @@
-"""Spec for `parsers.errors.classify_error` / `error_excerpt` (DESIGN §6 error classes).
+"""Spec for `parsers.errors.classify_error` / `error_excerpt` (docs/design.md §6 error classes).
 
 Inputs are real tool outputs from corpus/home (Claude `is_error` blocks, pi `isError` results,
 Codex `exit_code`), trimmed, plus field cases E18 and E26.

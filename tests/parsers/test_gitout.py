@@ -1,4 +1,4 @@
-"""Spec for `parsers.gitout`: commits and pushes read from git's output (DESIGN §6 git events).
+"""Spec for `parsers.gitout`: commits and pushes read from git's output (docs/design.md §6 git events).
 
 Outputs are real ones from corpus/home (pi and Claude Bash results), trimmed.
 """

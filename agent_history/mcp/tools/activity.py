@@ -20,8 +20,8 @@ import psycopg
 from agent_history.mcp.remote_commands import PROGRAMS, command_of_input, remote_invocations
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
-from agent_history.search.filters import not_excluded
 from agent_history.search.request import parse_when
+from agent_history.session.exclusions import not_excluded
 
 MAX_CANDIDATES = 2_000
 COMMAND_CHARS = 500

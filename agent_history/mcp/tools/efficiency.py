@@ -12,10 +12,11 @@ from typing import Any
 import psycopg
 
 from agent_history.classify.rules import TRIGGERS
+from agent_history.harnesses import ACCEPTED_NAMES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.efficiency import ROLES, efficiency_report
-from agent_history.search.rank import AGENT_NAMES, resolve_agents
+from agent_history.search.rank import resolve_agents
 from agent_history.search.request import parse_when
 
 
@@ -48,7 +49,7 @@ EFFICIENCY = ToolSpec(
         "session_uid": {"type": "string", "description": "Only this session's threads (and threads rooted in it)."},
         "agents": {
             "type": "array",
-            "items": {"type": "string", "enum": list(AGENT_NAMES)},
+            "items": {"type": "string", "enum": list(ACCEPTED_NAMES)},
             "description": "Only these harnesses.",
         },
         "since": SINCE,

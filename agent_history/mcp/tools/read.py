@@ -20,9 +20,9 @@ from agent_history.read.loops import loops_by_session
 from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
 from agent_history.read.why import why
-from agent_history.search.filters import not_excluded
 from agent_history.search.request import parse_when
 from agent_history.search.summaries import summaries_for_sessions
+from agent_history.session.exclusions import not_excluded
 
 MAX_EVENTS = 100
 

@@ -7,14 +7,15 @@ from typing import Any
 
 import psycopg
 
+from agent_history.harnesses import ACCEPTED_NAMES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.mcp.tools.search import _COMMON, build_request, cancelled_note
-from agent_history.read.common import AmbiguousSession
 from agent_history.read.overview import index_stats, recent_sessions
 from agent_history.read.recall import RecallBounds, thread_recall
 from agent_history.search import hybrid
-from agent_history.search.rank import AGENT_NAMES, resolve_agent
+from agent_history.search.rank import resolve_agent
+from agent_history.session.refs import AmbiguousSession
 
 BOUNDS = RecallBounds()
 
@@ -77,7 +78,7 @@ RECENT_SESSIONS = ToolSpec(
     properties={
         "n": limit_schema(10, 50, "sessions"),
         "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
-        "agent": {"type": "string", "enum": list(AGENT_NAMES), "description": "Only this agent."},
+        "agent": {"type": "string", "enum": list(ACCEPTED_NAMES), "description": "Only this agent."},
     },
     handler=recent_sessions_handler,
 )

@@ -10,7 +10,7 @@ resume (``resume``: uid and the agent's resume command).
 Modes go through `search.hybrid.run_search`: ``keyword`` never calls an embedding endpoint;
 ``hybrid`` (the default once the catalogue has vectors for the configured model) falls back to
 keyword-only with a ``note`` when the query embedding is slow or fails; ``vector`` fails with a
-one-line error when it cannot run (DESIGN §8).
+one-line error when it cannot run (docs/design.md §8).
 """
 
 from __future__ import annotations
@@ -20,32 +20,25 @@ from typing import Any
 
 import psycopg
 
+from agent_history.harnesses import ACCEPTED_NAMES, ALIASES, HARNESSES, products
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
-from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
+from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.loops import loops_by_session
 from agent_history.search import hybrid
-from agent_history.search.rank import AGENT_ALIASES, AGENT_NAMES, KNOWN_AGENTS, resolve_agent, resolve_agents
+from agent_history.search.rank import resolve_agent, resolve_agents
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchHit, SearchRequest, parse_when
 from agent_history.search.summaries import summaries_for_sessions
+from agent_history.session.refs import AmbiguousSession, SessionNotFound, resolve_session
 
-CLASS_GROUPS: dict[str, tuple[str, ...]] = {
-    "conversational": classes.CONVERSATIONAL,
-    "prompts": classes.PROMPTS,
-    "all": classes.ALL,
-}
 HITS_PER_SESSION = 20
 MAIN_THREAD = "main"
 SNIPPET_CHARS = 320
 
-RESUME_COMMANDS: dict[str, str] = {
-    "claude": "claude --resume {uid}",
-    "codex": "codex resume {uid}",
-    "pi": "pi --session {path}",
-}
-"""How each agent resumes a session (run in the session's cwd)."""
+RESUME_COMMANDS: dict[str, str] = {h.name: h.resume for h in HARNESSES if h.resume}
+"""How each agent resumes a session (run in the session's cwd): the registry rows' ``resume``."""
 
 
 def _classes(values: list[str]) -> tuple[str, ...]:
@@ -266,7 +259,7 @@ _COMMON = {
     },
     "agents": {
         "type": "array",
-        "items": {"type": "string", "enum": list(AGENT_NAMES)},
+        "items": {"type": "string", "enum": list(ACCEPTED_NAMES)},
         "description": "Only these agents.",
     },
     "since": SINCE,
@@ -275,10 +268,10 @@ _COMMON = {
     "session": {"type": "string", "description": "Only this session (uid, or a unique prefix of ≥ 6 characters)."},
     "exclude_agent": {
         "type": "array",
-        "items": {"type": "string", "enum": [*KNOWN_AGENTS, *AGENT_ALIASES]},
-        "description": "Agents to leave out before retrieval — pass your own product name (claude-code, codex, "
-        "cursor, opencode, gemini, pi, copilot …) after searching your own native memory, to get what the "
-        "other agents know.",
+        "items": {"type": "string", "enum": list(ACCEPTED_NAMES)},
+        "description": "Agents to leave out before retrieval — pass your own product name ("
+        + ", ".join(dict.fromkeys([*ALIASES, *(h.name for h in HARNESSES)]))
+        + ") after searching your own native memory, to get what the other agents know.",
     },
     "source_type": {
         "type": "array",
@@ -303,7 +296,7 @@ SEARCH = ToolSpec(
     name="search",
     title="Search agent history",
     description=(
-        "Search past coding-agent sessions (Claude Code, Codex, pi): prompts, replies, sub-agent briefs and "
+        f"Search past coding-agent sessions ({products()}): prompts, replies, sub-agent briefs and "
         "reports, compaction summaries, and with in='tools' tool inputs/outputs and errors. Use it before "
         "re-deriving something that may have been decided or fixed before. Search your own native memory "
         "first, then call this with exclude_agent = your own product name (e.g. ['claude-code']) to learn "

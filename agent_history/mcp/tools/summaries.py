@@ -11,10 +11,11 @@ from typing import Any
 
 import psycopg
 
+from agent_history.harnesses import ACCEPTED_NAMES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.search.hybrid import VectorUnavailable
-from agent_history.search.rank import AGENT_NAMES, resolve_agents
+from agent_history.search.rank import resolve_agents
 from agent_history.search.request import Scope as Corpus
 from agent_history.search.request import SearchRequest, parse_when
 from agent_history.search.summaries_vector import run_summary_search
@@ -88,7 +89,7 @@ SEARCH_SUMMARIES = ToolSpec(
         },
         "agents": {
             "type": "array",
-            "items": {"type": "string", "enum": list(AGENT_NAMES)},
+            "items": {"type": "string", "enum": list(ACCEPTED_NAMES)},
             "description": "Only these agents.",
         },
         "since": SINCE,

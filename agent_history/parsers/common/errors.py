@@ -1,6 +1,6 @@
 """Tool-call error classification: (error_class, error_excerpt) from a tool result. Pure.
 
-Rules come from DESIGN §6 ("Tool-call error classes, first match wins") and were tuned on the
+Rules come from docs/design.md §6 ("Tool-call error classes, first match wins") and were tuned on the
 tool results in ``corpus/home`` (Claude ``is_error`` blocks, Codex ``exit_code``, pi ``isError``)
 and field cases E06, E18, E26.
 
@@ -94,7 +94,7 @@ ERROR_CLASSES = (
     "tool_error",
     "other",
 )
-"""Every error class, in precedence order (DESIGN §6)."""
+"""Every error class, in precedence order (docs/design.md §6)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Git commits and pushes sighted in tool output (DESIGN §6 "Git events"). Pure; never raises.
+"""Git commits and pushes sighted in tool output (docs/design.md §6 "Git events"). Pure; never raises.
 
 What git prints, and what we read from it (ANSI escapes stripped, ``\\r`` treated as a line
 break so rebase progress "Rebasing (5/22)\\r[detached HEAD 2996bb8] …" splits):
@@ -157,7 +157,7 @@ def git_event_uid(tool_call_uid: str, s: GitSighting) -> str:
     """Merge key of a git event: ``"{tool_call_uid}:{op}:{sha or branch}"``.
 
     One key per (call, op, sha/branch), so the same commit seen twice for one call (the result
-    text and the structured result, or a replayed record) merges into one row (DESIGN §6). A
+    text and the structured result, or a replayed record) merges into one row (docs/design.md §6). A
     push is keyed by its new tip sha, a new-branch push (no sha) by its branch. Consequence: the
     same sha pushed to two refs in one call is one event.
     """

@@ -1,6 +1,6 @@
 """Bytes of complete JSONL lines → decoded JSON objects + parse issues. Pure, shared by all harnesses.
 
-Facts this relies on (DESIGN §6–7, field cases E13/E14):
+Facts this relies on (docs/design.md §6–7, field cases E13/E14):
 - Only ``\\n``-terminated lines are complete; a torn last line is left for the next pass and is
   neither decoded nor reported (E13 line 6).
 - A whitespace-only line carries nothing: it is counted as a `blank_line` issue, never reported

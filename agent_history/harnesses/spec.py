@@ -1,0 +1,227 @@
+"""The shape of a harness row (`Harness`) and of the rules it declares — data only, no I/O.
+
+A row says, for one coding-agent harness, everything the rest of the system needs to know that
+is not in its parser: names, where its files live on each OS and how discovery finds them, how
+its files are recognised, how it resumes a session, where its after-turn hook and its MCP
+configuration go, and what its format records (`capabilities`). The rows themselves are the
+modules beside this one; `agent_history.harnesses` lists them in order.
+
+Paths are `Place`s: per OS (``sys.platform``: ``darwin``, ``win32``, anything else = ``default``)
+a tuple of alternatives tried in order — the first whose ``${VARIABLES}`` are all set (non-empty)
+wins; ``~`` is the user's home (`places.resolve`). Regular expressions are kept as source text
+(compiled by their users) and match home-relative paths with ``/`` separators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SOURCE_KINDS: tuple[str, ...] = ("jsonl", "document", "database")
+"""How the loader reads a file (docs/design.md §7): append-only JSONL, a whole document re-read
+when it changes, a SQLite database read by a saved cursor."""
+
+HOOK_STYLES: tuple[str, ...] = ("groups", "flat", "notify")
+"""After-turn hook config shapes: JSON matcher groups under ``hooks[event]`` (Claude Code, Gemini
+CLI), a flat JSON list under ``hooks[event]`` (Cursor, VS Code), a top-level TOML ``notify`` argv
+(Codex)."""
+
+MCP_ENTRIES: tuple[str, ...] = ("stdio-typed", "stdio", "opencode")
+"""MCP server entry shapes: ``{"type": "stdio", "command", "args", "env"}``, the same without
+``type``, OpenCode's ``{"type": "local", "command": [cmd, …args], "enabled", "environment"}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A path on this machine, per OS; each a tuple of alternatives (see the module docstring)."""
+
+    default: tuple[str, ...]
+    darwin: tuple[str, ...] | None = None
+    win32: tuple[str, ...] | None = None
+
+    def for_platform(self, platform: str) -> tuple[str, ...]:
+        """The alternatives for ``sys.platform`` value `platform`."""
+        if platform == "darwin" and self.darwin is not None:
+            return self.darwin
+        if platform == "win32" and self.win32 is not None:
+            return self.win32
+        return self.default
+
+    def joined(self, *parts: str) -> Place:
+        """This place with `parts` appended to every alternative."""
+        tail = "/" + "/".join(parts)
+
+        def add(alts: tuple[str, ...] | None) -> tuple[str, ...] | None:
+            return None if alts is None else tuple(a + tail for a in alts)
+
+        return Place(add(self.default), add(self.darwin), add(self.win32))  # type: ignore[arg-type]
+
+
+def vscode_family(app: str) -> Place:
+    """The user directory of a VS Code-family app (`app` = ``Code``, ``Cursor``): Linux
+    ``$XDG_CONFIG_HOME/<app>/User`` (default ``~/.config/<app>/User``), macOS ``~/Library/
+    Application Support/<app>/User``, Windows ``%APPDATA%/<app>/User`` (default
+    ``~/AppData/Roaming/<app>/User``) — code.visualstudio.com, "User and workspace settings"."""
+    return Place(
+        (f"${{XDG_CONFIG_HOME}}/{app}/User", f"~/.config/{app}/User"),
+        darwin=(f"~/Library/Application Support/{app}/User",),
+        win32=(f"${{APPDATA}}/{app}/User", f"~/AppData/Roaming/{app}/User"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KindRule:
+    """Files below ``root`` (home-relative; ``""`` = files directly in the home) whose path
+    matches ``pattern`` are read as source ``kind`` (`SOURCE_KINDS`). First match wins."""
+
+    root: str
+    pattern: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRule:
+    """Whole-document files of a harness that appends JSONL elsewhere (memories, legacy
+    documents), read by a parser other than the harness's own."""
+
+    doc_kind: str
+    """``memory`` (`parsers.memory`) or the name of the document parser (`parser`)."""
+    pattern: str
+    """Matched against the home-relative path."""
+    roots: tuple[str, ...] = ("",)
+    """Directory globs (home-relative) walked for it, so a big home is not walked whole."""
+    parser: str | None = None
+    """Module below ``agent_history.parsers`` whose ``PARSER`` is a `DocumentParser` (None for
+    ``memory``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How discovery finds a harness's transcripts below its home (docs/design.md §7).
+
+    Either ``kinds`` (a harness whose files are not, or not only, append-only JSONL: every file
+    by the first matching `KindRule`), or ``roots`` walked for ``*.jsonl`` transcripts (kept when
+    ``transcript`` matches, or always when it is None) plus ``documents``."""
+
+    roots: tuple[str, ...] = ()
+    transcript: str | None = None
+    subagent: str | None = None
+    """A JSONL file whose ``"/" + relative path`` this regex finds is a sub-agent thread (read
+    after the main files, so parents exist first)."""
+    kinds: tuple[KindRule, ...] = ()
+    documents: tuple[DocumentRule, ...] = ()
+    home_may_be_file: bool = False
+    """A source may name one file instead of a directory (a claude.ai ``conversations.json``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """How a transcript of the harness looks in its first bytes (`detect.detect_harness`):
+    every regex of ``head`` is found in the decoded head, every one of ``first`` in its first
+    line, none of ``absent`` in the head, and ``path`` (when set) in the file's path. Signatures
+    of all harnesses are tried by ascending ``rank``; the first match names the harness."""
+
+    rank: int
+    head: tuple[str, ...] = ()
+    first: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptLookup:
+    """Where a hook finds the transcript when the payload names only an id: the newest file
+    below ``root`` matching one of the globs ``patterns`` with ``{id}`` replaced by the first
+    payload value of ``id_keys``; ``no_id`` is the error when none is a plain id, ``what`` names
+    the file in "no <what> <id> under <root>"."""
+
+    id_keys: tuple[str, ...]
+    root: Place
+    patterns: tuple[str, ...]
+    no_id: str
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """The after-turn hook (`connect AGENT --hook`): where it is configured and in which shape,
+    and how the payload names the transcript to index."""
+
+    name: str
+    """The word after ``agent-history hook`` in the installed command (also accepted by
+    ``connect NAME --hook``); installs in the wild carry it, so it never changes."""
+    config: Place
+    style: str
+    """`HOOK_STYLES`."""
+    event: str = "Stop"
+    entry: tuple[tuple[str, str], ...] = ()
+    """Keys a flat entry of ours carries besides ``command`` (VS Code: ``type = command``)."""
+    top: tuple[tuple[str, int], ...] = ()
+    """Top-level keys a config we create or edit must have (Cursor: ``version = 1``)."""
+    own_file: bool = False
+    """The file is ours alone: removed when nothing else is left in it."""
+    transcript_key: str | None = "transcript_path"
+    """The payload key naming the transcript (None: the payload names none)."""
+    lookup: TranscriptLookup | None = None
+    """When the payload has no usable ``transcript_key``."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpSpec:
+    """Where `connect` installs the read-only MCP server, in which shape, and where the usage
+    note goes (a SKILL.md file, or a marker-delimited section of an instructions file)."""
+
+    name: str
+    """The name `connect` / `disconnect` show (a product name: ``claude-code``, ``vscode``)."""
+    config: Place
+    fmt: str
+    """``json`` | ``toml``."""
+    entry: str
+    """`MCP_ENTRIES`."""
+    servers_key: tuple[str, ...]
+    """Key path of the table of servers (ours is added under ``agent-history``)."""
+    note: Place
+    note_kind: str
+    """``skill`` | ``section``."""
+    env_key: str = "env"
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What the harness's format records (`capabilities.CAPABILITIES` names), and which of those
+    no input in the shared corpus, samples or field cases shows, with the reason (the capability
+    sync test checks both against what the parser emits)."""
+
+    records: frozenset[str]
+    unsampled: tuple[tuple[str, str], ...] = ()
+    """(capability, why no sample shows it) — each must be in ``records`` and never observed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Harness:
+    """One coding-agent harness (see the module docstring)."""
+
+    name: str
+    """The ``agent`` column value, the namespace prefix (``<name>-<profile>``), the label value."""
+    product: str
+    """What people call it."""
+    parser: str
+    """Module below ``agent_history.parsers`` exporting ``PARSER`` (and ``DOCUMENT_PARSER`` /
+    ``DATABASE_PARSER`` for the other source kinds)."""
+    source_kinds: tuple[str, ...]
+    layout: Layout
+    capabilities: Capabilities
+    aliases: tuple[str, ...] = ()
+    """Other names a person or an agent may use for it (product names)."""
+    home: Place | None = None
+    """The default home (namespace ``<name>-local``); None: configured explicitly only."""
+    signatures: tuple[Signature, ...] = ()
+    path_hint: str | None = None
+    """Regex found in a path of this harness's files (detection's last resort)."""
+    resume: str | None = None
+    """The command resuming a session, run in its cwd: ``{uid}`` / ``{path}`` filled in."""
+    hook: HookSpec | None = None
+    mcp: McpSpec | None = None
+    app_state: Place | None = None
+    """The app's own state database read as a sidecar (Cursor's ``state.vscdb``)."""
+    notes: tuple[str, ...] = field(default=())
+    """Sources for the facts above (format docs, FORMATS.md sections, field cases)."""

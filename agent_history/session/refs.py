@@ -1,0 +1,91 @@
+"""A session named by its uid or a unique uid prefix, and the `SessionRef` that names it back.
+
+Every read function takes an open connection (owner or the read-only ``ah_reader``) and returns
+plain dataclasses; ``as_dict()`` gives JSON-ready dicts for the CLI's ``--json`` and the MCP
+server. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import psycopg
+
+from agent_history.session.filters import like_prefix
+
+MIN_UID_PREFIX = 6
+"""A session may be named by a unique prefix of its uid of at least this many characters
+(`session`, `search --session`, the MCP tools): long enough to be unique in practice, short
+enough to type."""
+
+
+class SessionNotFound(LookupError):
+    """No session matches the given uid (or prefix)."""
+
+
+class AmbiguousSession(LookupError):
+    """A uid prefix matches more than one session; `candidates` lists some of them."""
+
+    def __init__(self, message: str, candidates: list[str]):
+        super().__init__(message)
+        self.candidates = candidates
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    """Enough of a session to name it: natural key, where it ran, what it is called."""
+
+    id: int
+    agent: str
+    session_uid: str
+    agent_id: str
+    namespace: str | None
+    title: str | None
+    cwd: str | None
+    is_subagent: bool
+    root_session_uid: str | None
+    source_path: str | None
+
+    def as_dict(self) -> dict:
+        """JSON-ready form (the surrogate id is left out: it changes on rebuild)."""
+        d = asdict(self)
+        del d["id"]
+        return d
+
+
+SESSION_REF_COLUMNS = (
+    "s.id, s.agent, s.session_uid, s.agent_id, s.namespace, coalesce(s.title, r.title), s.cwd, "
+    "(s.agent_id <> '' OR coalesce(s.is_subagent, false)), r.session_uid, sf.path"
+)
+"""Columns for `SessionRef` given aliases ``s`` (session), ``r`` (root), ``sf`` (source file)."""
+SESSION_REF_JOINS = (
+    "LEFT JOIN ah.session AS r ON r.id = s.root_session_id LEFT JOIN ah.source_file AS sf ON sf.id = s.source_id"
+)
+
+
+def session_ref(row) -> SessionRef:
+    """A `SessionRef` from the first ten columns of a row selected with SESSION_REF_COLUMNS."""
+    return SessionRef(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8], row[9])
+
+
+def resolve_session(conn: psycopg.Connection, uid: str, agent_id: str | None = None) -> SessionRef:
+    """The session named by `uid` — exact, else a unique prefix of ≥ `MIN_UID_PREFIX` characters — and
+    `agent_id` ('' = the main thread; None = the main thread when there is one, else the only
+    sub-agent thread). Raises SessionNotFound or AmbiguousSession."""
+    uid = uid.strip()
+    base = f"SELECT {SESSION_REF_COLUMNS} FROM ah.session AS s {SESSION_REF_JOINS} WHERE "
+    rows = conn.execute(base + "s.session_uid = %s ORDER BY s.agent_id, s.id", (uid,)).fetchall()
+    if not rows and len(uid) >= MIN_UID_PREFIX:
+        rows = conn.execute(
+            base + "s.session_uid LIKE %s ORDER BY s.session_uid, s.agent_id, s.id LIMIT 50", (like_prefix(uid),)
+        ).fetchall()
+    if not rows:
+        raise SessionNotFound(f"no session {uid!r}")
+    uids = sorted({r[2] for r in rows})
+    if len(uids) > 1:
+        raise AmbiguousSession(f"{uid!r} matches {len(uids)} sessions: " + ", ".join(uids[:5]), uids)
+    if agent_id is not None:
+        rows = [r for r in rows if r[3] == agent_id]
+        if not rows:
+            raise SessionNotFound(f"session {uids[0]} has no thread with agent id {agent_id!r}")
+    return session_ref(rows[0])
