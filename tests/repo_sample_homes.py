@@ -128,3 +128,80 @@ def build_sample_home(home: Path) -> Path:
     continue_layout(home)
     amp_layout(home)
     return home
+
+
+# -- what `status` must show for these homes, counted from the raw files -----------------------
+
+DISJOINT = {"anthropic", "openrouter"}
+
+
+def _ui_tokens(info: dict, provider: str | None) -> int | None:
+    """Tokens of one ``api_req_started`` payload by the UI token rule (in + cache + out), None
+    when it recorded no counts."""
+    tin, tout = info.get("tokensIn"), info.get("tokensOut")
+    cw, cr = info.get("cacheWrites") or 0, info.get("cacheReads") or 0
+    if tin is None and tout is None:
+        return None
+    protocol = info.get("apiProtocol")
+    if protocol == "openai":
+        return tin + tout  # tokensIn already holds the cached tokens
+    if protocol == "anthropic" or provider in DISJOINT or not (cw or cr):
+        return tin + cw + cr + tout
+    return cr + tout  # provider unknown with cache tokens: input and writes NULL
+
+
+def _sum(values) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def task_folder_status(root: Path) -> tuple[dict, int, int, int | None]:
+    """(files by status, sessions, model calls, tokens) of a Cline-family home."""
+    folders = sorted((root / "tasks").iterdir())
+    files = sum(1 for d in folders for f in d.iterdir() if f.name in TASK_FILES)
+    calls, toks = 0, []
+    for d in folders:
+        ui = d / "ui_messages.json"
+        for r in json.loads(ui.read_text()) if ui.is_file() else []:
+            if r.get("say") == "api_req_started":
+                calls += 1
+                toks.append(_ui_tokens(json.loads(r["text"]), (r.get("modelInfo") or {}).get("providerId")))
+    return {"ok": files}, len(folders), calls, _sum(toks)
+
+
+def continue_status(root: Path) -> tuple[dict, int, int, None]:
+    """(files, sessions — those of the index and of the files —, model calls, tokens: none)."""
+    sessions = root / "sessions"
+    ids = {e["sessionId"] for e in json.loads((sessions / "sessions.json").read_text())}
+    docs = [json.loads(p.read_text()) for p in sessions.glob("*-*.json")]
+    ids |= {d["sessionId"] for d in docs}
+    calls = sum(1 for d in docs for h in d["history"] if h["message"]["role"] == "assistant")
+    return {"ok": len(docs) + 1}, len(ids), calls, None
+
+
+def amp_status(root: Path) -> tuple[dict, int, int, int | None]:
+    """(files, sessions, model calls, tokens) of an Amp home."""
+    threads = [json.loads(p.read_text()) for p in (root / "threads").glob("T-*.json")]
+    assistants = [m for t in threads for m in t["messages"] if m["role"] == "assistant"]
+    toks = [
+        sum(m["usage"][k] for k in ("inputTokens", "outputTokens", "cacheCreationInputTokens", "cacheReadInputTokens"))
+        for m in assistants
+        if "usage" in m
+    ]
+    return {"ok": len(threads)}, len(threads), len(assistants), _sum(toks)
+
+
+def chatgpt_status(export: Path) -> tuple[dict, int, int, None]:
+    """(files, sessions, model calls — visible assistant nodes with text or code —, tokens: none)."""
+    convs = json.loads((export / "conversations.json").read_text())
+    calls = 0
+    for c in convs:
+        for n in c["mapping"].values():
+            m = n["message"]
+            if not m or m["author"]["role"] != "assistant" or m["metadata"].get("is_visually_hidden_from_conversation"):
+                continue
+            content = m["content"]
+            text = "".join(p for p in content.get("parts", []) if isinstance(p, str)) or content.get("text", "")
+            if content["content_type"] in ("text", "multimodal_text", "code") and text.strip():
+                calls += 1
+    return {"ok": 1}, len(convs), calls, None
