@@ -20,6 +20,8 @@ CONTINUE = SAMPLES / "continue"
 AMP = SAMPLES / "amp"
 CHATGPT = SAMPLES / "chatgpt-export"
 CLINE_REAL_TASK = "1769053680585"
+XML_TASK_ID = "1727000000000"
+"""The hand-written XML-era Cline task."""
 """The task id of the real Cline excerpt (its folder name in the source repository)."""
 TASK_FILES = ("api_conversation_history.json", "ui_messages.json", "task_metadata.json", "history_item.json")
 
