@@ -437,3 +437,21 @@ def test_wrong_shapes_and_odd_items_are_issues_not_exceptions():
         ("unknown_record_type", 0),
         ("unknown_record_type", 2),
     ]
+
+
+def test_files_where_each_harness_writes_them_are_detected_as_that_harness(tmp_path):
+    from agent_history.parsers import detect_agent
+    from tests.repo_sample_homes import REPO_SAMPLE_DIRS, build_sample_home, chatgpt_export, home_of
+
+    home = build_sample_home(tmp_path / "home")
+    export = chatgpt_export(tmp_path / "export")
+    found = {}
+    for agent in {a for a in REPO_SAMPLE_DIRS.values() if a != "chatgpt"}:
+        for path in sorted(home_of(agent, home).rglob("*.json")):
+            found[path] = (agent, detect_agent(str(path), path.read_bytes()[:65536]))
+    found[export / "conversations.json"] = (
+        "chatgpt",
+        detect_agent(str(export / "conversations.json"), (export / "conversations.json").read_bytes()[:65536]),
+    )
+    assert len(found) == 5 + 8 + 3 + 3 + 2 + 1  # cline, roo-code, kilo-code, continue (user1), amp, chatgpt
+    assert {p.name: got for p, (want, got) in found.items() if got != want} == {}
