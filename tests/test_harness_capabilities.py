@@ -26,6 +26,7 @@ from agent_history.parsers.base import DocumentParser, ParseContext
 from agent_history.parsers.driver import parse_bytes
 from tests.conftest import REPO, SHARED
 from tests.new_formats_home import OPENCODE_EXPORT, export_to_sqlite
+from tests.repo_sample_homes import sample_documents
 
 SAMPLE_DIRS: dict[str, str] = {
     "claude-code": "claude",
@@ -99,6 +100,8 @@ def emitted(tmp_path_factory) -> dict[str, collections.Counter]:
             except KeyError:
                 continue  # e.g. a Claude Code workflow's JSON: no document parser of its own
             add(agent, _rows(agent, kind, doc_kind, sample))
+    for agent, sample in sample_documents():  # fixtures/samples/<harness>/ (real excerpts, hand-written)
+        add(agent, _rows(agent, "document", None, sample))
     db = tmp_path_factory.mktemp("opencode") / "opencode.db"
     export_to_sqlite(orjson.loads(OPENCODE_EXPORT.read_bytes()), db).close()
     add("opencode", _rows("opencode", "database", None, db))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import repo_sample_homes as repo
 from tests.new_formats_home import SAMPLES, claude_ai_layout, gemini_layout, opencode_layout
 
 PY = sys.executable
@@ -114,6 +115,7 @@ def build_home(root: Path) -> Path:
     (cmem / "CLAUDE.md").write_text("# Project instructions\n")
     gemini_layout(home)  # the issue-16 part-1 harnesses too, so the home holds all eight
     opencode_layout(home)
+    repo.build_sample_home(home)  # Cline, Roo Code, Kilo Code, Continue, Amp (fixtures/samples)
     return home
 
 
@@ -133,10 +135,78 @@ EXPECTED = {
 }
 
 
+def _expected_repo_samples(home: Path, continue_user2: Path, chatgpt: Path) -> dict:
+    """The fixtures/samples harnesses' namespaces: files, sessions, model calls and tokens counted
+    from the raw files (tests/repo_sample_homes.py); messages as read off the samples."""
+    messages = {
+        # real excerpt 5 (task, environment, reminder, reasoning, reply; the tool call has no
+        # result there, and results are never messages) + hand-written XML task 16 (4 prompts, 9
+        # environment blocks, 1 resumption notice, 1 <thinking>, 1 reply) + 2 UI error notices
+        "cline-local": 5 + 16 + 2,
+        # parent 11 + 1 subtask report, child 2, deja-vu's 2
+        "roo-code-local": 11 + 1 + 2 + 2,
+        "kilo-code-local": 5,
+        "continue-local": 2 + 3,  # user1: "hi!" + answer; prompt + reasoning + answer
+        "continue-user2": 2,
+        "amp-local": 5 + 2,  # prompt, thinking, 3 replies; two prompts
+        # real: custom instructions, prompt, answer; tree: 2 prompts, 3 answers (one on the
+        # abandoned branch), 1 thought (code cells are tool calls, not messages)
+        "chatgpt-export": 3 + 6,
+    }
+    out = {}
+    for ns, (files, sessions, calls, tokens) in {
+        "cline-local": repo.task_folder_status(repo.home_of("cline", home)),
+        "roo-code-local": repo.task_folder_status(repo.home_of("roo-code", home)),
+        "kilo-code-local": repo.task_folder_status(repo.home_of("kilo-code", home)),
+        "continue-local": repo.continue_status(repo.home_of("continue", home)),
+        "continue-user2": repo.continue_status(continue_user2),
+        "amp-local": repo.amp_status(repo.home_of("amp", home)),
+        "chatgpt-export": repo.chatgpt_status(chatgpt),
+    }.items():
+        out[ns] = (files, sessions, messages[ns], calls, tokens, {})
+    return out
+
+
+def _web_status(env: dict) -> str:
+    """The HTML of the web UI's status page, from a real `agent-history web` process."""
+    import httpx
+
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "web", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # "serving http://127.0.0.1:<port>/ …" once the socket is bound
+        assert line.startswith("serving "), (line, proc.stderr.read() if proc.poll() is not None else "")
+        r = httpx.get(line.split()[1].rstrip("/") + "/status", timeout=60)
+        assert r.status_code == 200
+        return r.text
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
 def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, own_tmp):
     home = build_home(own_tmp)
     export = claude_ai_layout(own_tmp / "export")
-    out = cli("index", "--home", str(home), "--claude-export", str(export), "--json", env=cli_env)
+    user2 = repo.continue_layout(own_tmp / "user2", "user2")
+    chatgpt = repo.chatgpt_export(own_tmp / "chatgpt")
+    out = cli(
+        "index",
+        "--home",
+        str(home),
+        "--claude-export",
+        str(export),
+        "--source",
+        f"continue-user2={user2}",
+        "--source",
+        f"chatgpt-export={chatgpt}",
+        "--json",
+        env=cli_env,
+    )
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["issues"].get("load_error", 0) == 0 and summary["files_failed"] == 0
@@ -146,8 +216,10 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
         ns: (d["files"], d["sessions"], d["messages"], d["model_calls"], d["tokens"], d["issues"])
         for ns, d in status["namespaces"].items()
     }
-    assert got == EXPECTED
+    assert got == EXPECTED | _expected_repo_samples(home, user2, chatgpt)
     assert status["last_pass"]["status"] == "ok"
+    page = _web_status(cli_env)
+    assert all(f">{ns}<" in page for ns in got), [ns for ns in got if f">{ns}<" not in page]
     with db.connect() as conn:
         agents = dict(
             conn.execute("SELECT namespace, string_agg(DISTINCT agent, ',') FROM ah.session GROUP BY 1").fetchall()
@@ -168,6 +240,13 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
         "gemini-local": "gemini",
         "opencode-local": "opencode",
         "claude-ai-export": "claude-ai",
+        "cline-local": "cline",
+        "roo-code-local": "roo-code",
+        "kilo-code-local": "kilo-code",
+        "continue-local": "continue",
+        "continue-user2": "continue",
+        "amp-local": "amp",
+        "chatgpt-export": "chatgpt",
     }
     assert memories == [
         ("claude", "MEMORY", None, "memory"),

@@ -15,15 +15,21 @@ in `HARNESSES` (docs/design.md §13 gives the recipe). This package imports noth
 from __future__ import annotations
 
 from agent_history.harnesses import (
+    amp,
+    chatgpt,
     claude,
     claude_ai,
+    cline,
     codex,
+    continuedev,
     copilot,
     copilot_vscode,
     cursor,
     gemini,
+    kilo_code,
     opencode,
     pi,
+    roo_code,
 )
 from agent_history.harnesses.spec import Harness
 
@@ -37,6 +43,12 @@ HARNESSES: tuple[Harness, ...] = (
     copilot.HARNESS,
     copilot_vscode.HARNESS,
     claude_ai.HARNESS,
+    cline.HARNESS,
+    roo_code.HARNESS,
+    kilo_code.HARNESS,
+    continuedev.HARNESS,
+    amp.HARNESS,
+    chatgpt.HARNESS,
 )
 """Every harness, in the order lists show them (default namespaces, help text, label values)."""
 

@@ -20,4 +20,5 @@ HARNESS = Harness(
     signatures=(Signature(20, head=(r'"(chat_messages|current_leaf_message_uuid)"\s*:',)),),
     path_hint=r"(^|/)conversations\.json$",
     capabilities=Capabilities(frozenset({"model", "timestamps", "tool_results", "reasoning"})),
+    explicit="index --claude-export FILE",
 )

@@ -35,22 +35,24 @@ def _code(text: str) -> str:
 
 def files_table() -> str:
     """Markdown: per harness, its names, default home (Linux and macOS), source kinds, resume
-    command, after-turn hook and `connect` name."""
+    command, after-turn hook, `connect` name, and whether its support was built from real files
+    or only from its published schema (`spec.BUILT_FROM`), with which."""
     lines = [
-        "| agent | product (aliases) | default home | files | resume | `connect` | `connect --hook` |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| agent | product (aliases) | default home | files | resume | `connect` | `connect --hook` | built from |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for h in HARNESSES:
         aliases = f" ({', '.join(_code(a) for a in h.aliases)})" if h.aliases else ""
         if h.home is None:
-            home = "a `[sources]` entry or `index --claude-export FILE`"
+            home = "a `[sources]` entry" + (f" or {_code(h.explicit)}" if h.explicit else "")
         else:
             linux, mac = describe(h.home, "linux"), describe(h.home, "darwin")
             home = _code(linux) + ("" if mac == linux else f"; macOS {_code(mac)}")
         hook = f"{_code(h.hook.name)} ({h.hook.event if h.hook.style != 'notify' else 'notify'})" if h.hook else "—"
+        built = h.built_from + (f": {h.built_from_why}" if h.built_from_why else "")
         lines.append(
             f"| {_code(h.name)} | {h.product}{aliases} | {home} | {', '.join(h.source_kinds)} | "
-            f"{_code(h.resume) if h.resume else '—'} | {_code(h.mcp.name) if h.mcp else '—'} | {hook} |"
+            f"{_code(h.resume) if h.resume else '—'} | {_code(h.mcp.name) if h.mcp else '—'} | {hook} | {built} |"
         )
     return "\n".join(lines)
 

@@ -17,6 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 SOURCE_KINDS: tuple[str, ...] = ("jsonl", "document", "database")
+BUILT_FROM: tuple[str, ...] = ("real", "schema")
+"""What a harness's support was built from: ``real`` files (the shared corpus, or samples in
+``fixtures/samples/<harness>/`` with their provenance), or only its published ``schema`` (its
+source code, a peer's reader) when no real file could be found."""
 """How the loader reads a file (docs/design.md §7): append-only JSONL, a whole document re-read
 when it changes, a SQLite database read by a saved cursor."""
 
@@ -225,3 +229,9 @@ class Harness:
     """The app's own state database read as a sidecar (Cursor's ``state.vscdb``)."""
     notes: tuple[str, ...] = field(default=())
     """Sources for the facts above (format docs, FORMATS.md sections, field cases)."""
+    built_from: str = "real"
+    """`BUILT_FROM`: real files, or the published schema only."""
+    built_from_why: str = ""
+    """Which files, or why no real file was used (shown in the README's table)."""
+    explicit: str | None = None
+    """How a person names a source of a harness with no default home (an export file)."""

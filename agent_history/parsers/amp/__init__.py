@@ -1,0 +1,1 @@
+"""Amp thread documents: see `parser`."""

@@ -1,0 +1,1 @@
+"""ChatGPT data export (conversations.json): see `parser`."""

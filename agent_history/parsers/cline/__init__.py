@@ -1,0 +1,1 @@
+"""Cline-family task folders (Cline, Roo Code, Kilo Code legacy): see `parser`."""

@@ -1,0 +1,1 @@
+"""Continue (continue.dev) session documents: see `parser`."""

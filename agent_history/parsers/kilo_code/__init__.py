@@ -1,0 +1,1 @@
+"""Kilo Code (legacy extension) task folders: the Cline-family reader, see `parser`."""

@@ -1,0 +1,1 @@
+"""Roo Code task folders: the Cline-family reader (`parsers.cline`), see `parser`."""
