@@ -15,6 +15,7 @@ from functools import cache
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.ingest.search_ready import READY
 from agent_history.ingest.sql_merge import (
     count_sql,
     dirty_sql,
@@ -110,6 +111,7 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
             if not recs:
                 continue
             jpos = _json_positions(row_type)
+            ready = READY.get(row_type)
             cols = ", ".join(staging_columns(row_type))
             with cur.copy(f"COPY {staging_name(row_type)} ({cols}) FROM STDIN") as copy:
                 for row, source_id, namespace in recs.values():
@@ -118,6 +120,8 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
                         if values[i] is not None:
                             values[i] = Jsonb(values[i])
                     values += [source_id, namespace]
+                    if ready is not None:
+                        values += ready(row)
                     copy.write_row(values)
             merge = merge_sql(row_type)
             cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))
