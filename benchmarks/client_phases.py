@@ -15,6 +15,7 @@ add up to more than the elapsed time. Phases (DESIGN §7's pipeline):
 | hash | prefix hashes and CRC of what was read (``edge_hashes``, ``update_windows``, CRCs) |
 | decode | ``orjson.loads`` of each line (`parsers.common.lines`) |
 | parse | ``feed_bytes`` — the harness parser turning records into rows, less decode |
+| search text | the search-text analysis of messages and tool calls (`ingest.search_ready`), in the parsing thread ahead of the writer or in the writer |
 | row build | ``writer.write_parts`` less the below: folding rows, COPY value lists, Jsonb |
 | fold | ``writer._fold_parts`` — merging re-observed rows across a batch |
 | send | ``Copy.write_row`` / end of COPY — formatting rows and writing them to the socket |
@@ -125,7 +126,7 @@ def install(phases: Phases) -> None:
     """Wrap the phase boundaries (see the module docstring)."""
     import psycopg
 
-    from agent_history.ingest import chunks, loader, writer
+    from agent_history.ingest import chunks, loader, search_ready, writer
     from agent_history.parsers.common import lines
 
     phases.wrap(loader.Loader, "run", "other")
@@ -137,6 +138,9 @@ def install(phases: Phases) -> None:
     lines.orjson = _TimedOrjson(phases)
     phases.wrap(writer, "write_parts", "row build")
     phases.wrap(writer, "_fold_parts", "fold")
+    phases.wrap(search_ready.Prepared, "prepare", "search text")
+    phases.wrap(search_ready.Prepared, "take", "search text")
+    phases.wrap(writer, "ready_of", "search text")
     phases.wrap(psycopg.Copy, "write_row", "send")
     phases.wrap(psycopg.Copy, "__exit__", "send")
     phases.wrap(psycopg.Connection, "wait", "wait", unless="send")

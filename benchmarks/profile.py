@@ -46,7 +46,6 @@ from benchmarks.compare import run, server_cpu
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-BEGIN, END = "<!-- bench-profile:begin -->", "<!-- bench-profile:end -->"
 
 SERVER_SETTINGS = {
     "shared_preload_libraries": "pg_stat_statements",
@@ -416,10 +415,7 @@ def explain_inserts(conn) -> list[dict]:
             )
         }
         cols = staging_columns(row_type)
-        select = ", ".join(
-            f"t.{c}" if c in have else (f"ses.{c}" if c in ("session_uid", "agent_id", "namespace") else "NULL")
-            for c in cols
-        )
+        select = ", ".join(_staged(c, have, table) for c in cols)
         with conn.transaction(force_rollback=True):
             conn.execute(staging_ddl(row_type))
             conn.execute(
@@ -526,6 +522,24 @@ def search_analysis_variants(conn) -> list[dict]:
                 n = conn.execute(f"SELECT count(*) FROM {stg}").fetchone()[0]
             out.append({"table": table, "variant": variant, "rows": n, "server_cpu_s": cpu, "client_cpu_s": python_cpu})
     return out
+
+
+_DOC_SQL = {"message": "left(coalesce(t.text, ''), 131072)", "tool_call": "ah.tool_call_doc(t.name, t.input, t.output)"}
+
+
+def _staged(column: str, have: set[str], table: str) -> str:
+    """The value a staging column gets from the catalogue row ``t`` (its session ``ses``): the
+    ready search text as the loader would send it (computed here by the SQL functions, before
+    the measured statement)."""
+    if column in have:
+        return f"t.{column}"
+    if column in ("session_uid", "agent_id", "namespace"):
+        return f"ses.{column}"
+    if column == "search_text":
+        return f"ah.search_text({_DOC_SQL[table]})"
+    if column == "search_symbols":
+        return f"ah.script_lexemes({_DOC_SQL[table]})::text"
+    return "NULL"
 
 
 def _plan_summary(table: str, plan: dict) -> dict:
@@ -660,7 +674,7 @@ def report(runs: list[dict], extra: dict, meta: dict) -> str:
     for r in runs:
         for k, v in r["phases"].items():
             ph.setdefault(k, []).append(v)
-    order = ["read", "hash", "decode", "parse", "fold", "row build", "send", "wait", "other"]
+    order = ["read", "hash", "decode", "parse", "search text", "fold", "row build", "send", "wait", "other"]
     lines += [
         "",
         "### Client time by phase (benchmarks/client_phases.py; exclusive, summed over the parse and writer threads)",
@@ -734,8 +748,10 @@ def report(runs: list[dict], extra: dict, meta: dict) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replace the generated part of `path` (between BEGIN and END) with `text`."""
+def write_section(path: Path, text: str, name: str = "bench-profile") -> None:
+    """Replace the generated part of `path` (between ``<!-- NAME:begin -->`` and
+    ``<!-- NAME:end -->``, added at the end when missing) with `text`."""
+    BEGIN, END = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"  # noqa: N806 - markers
     doc = path.read_text() if path.exists() else f"{BEGIN}\n{END}\n"
     if BEGIN not in doc or END not in doc:
         doc = doc.rstrip("\n") + f"\n\n{BEGIN}\n{END}\n"

@@ -100,17 +100,25 @@ def test_loader_stores_the_vectors_of_the_sql_functions_on_the_shared_corpus(cor
             assert stats(conn, table) == recomputed(conn, table)
 
 
-def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_home):
-    """A cold load sends ready text: the server runs ``ah.code_aware_text`` only for rows that
-    were re-observed with a changed text (a handful), not once per message and tool call."""
+@pytest.mark.parametrize("writer_thread", [False, True], ids=["one connection", "writer thread"])
+def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_home, writer_thread):
+    """A cold load sends ready text — analysed by the writer, or ahead of it in the parsing thread
+    when a writer thread writes — so the server runs ``ah.code_aware_text`` only for rows
+    re-observed with a changed text (a handful), not once per message and tool call; the stored
+    vectors are those of the SQL functions either way."""
     from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
     from agent_history.ingest.loader import Loader
 
     sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(corpus_home).items()]
-    with db.connect(autocommit=True) as conn:
-        conn.execute("SET track_functions = 'all'")
-        Loader(conn).run(sources)
-        conn.execute("SELECT pg_stat_force_next_flush()")
+    with db.connect(autocommit=True) as conn, db.connect(autocommit=True) as writer:
+        for c in (conn, writer):
+            c.execute("SET track_functions = 'all'")
+        loader = Loader(conn, writer_conn=writer if writer_thread else None)
+        loader.run(sources)
+        for c in (conn, writer):
+            c.execute("SELECT pg_stat_force_next_flush()")
+        if writer_thread:
+            assert loader._prepared is not None and loader._prepared._ready == {}  # every prepared one was taken
     with db.connect() as conn:
         calls = conn.execute(
             "SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
@@ -119,6 +127,10 @@ def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_ho
         docs = conn.execute(
             "SELECT (SELECT count(*) FROM ah.message) + (SELECT count(*) FROM ah.tool_call)"
         ).fetchone()[0]
+        for table, doc in (("message", "ah.message_tsv(text)"), ("tool_call", "ah.tool_call_tsv(name, input, output)")):
+            differ = conn.execute(f"SELECT count(*) FROM ah.{table} WHERE tsv IS DISTINCT FROM {doc}").fetchone()[0]
+            assert differ == 0, table
+            assert stats(conn, table) == recomputed(conn, table)
     assert docs > 2000
     assert calls < docs / 20
 
