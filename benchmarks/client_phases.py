@@ -126,7 +126,7 @@ def install(phases: Phases) -> None:
     """Wrap the phase boundaries (see the module docstring)."""
     import psycopg
 
-    from agent_history.ingest import chunks, loader, search_ready, writer
+    from agent_history.ingest import chunks, loader, writer
     from agent_history.parsers.common import lines
 
     phases.wrap(loader.Loader, "run", "other")
@@ -138,6 +138,10 @@ def install(phases: Phases) -> None:
     lines.orjson = _TimedOrjson(phases)
     phases.wrap(writer, "write_parts", "row build")
     phases.wrap(writer, "_fold_parts", "fold")
+    try:  # (absent before migration 0016: lets the same profile run on an older tree)
+        from agent_history.ingest import search_ready
+    except ImportError:
+        return
     phases.wrap(search_ready.Prepared, "prepare", "search text")
     phases.wrap(search_ready.Prepared, "take", "search text")
     phases.wrap(writer, "ready_of", "search text")
