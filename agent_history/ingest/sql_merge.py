@@ -68,7 +68,9 @@ def staging_ddl(row_type: type[Row]) -> str:
     """``CREATE TEMP TABLE`` for a row type's staging table (emptied at commit)."""
     cols = [f"{f.name} {pg_type(str(f.type))}" for f in dataclasses.fields(row_type)]  # type: ignore[arg-type]
     cols += ["source_id bigint", "namespace text"]
-    cols += [f"{c} text" for c in READY_COLUMNS] if row_type in READY else []
+    # consumed by the merge, never stored: kept out of line uncompressed (pglz-compressing them
+    # in staging cost the server ~1 s per 100 MB of transcripts, docs/performance.md)
+    cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] if row_type in READY else []
     return f"CREATE TEMP TABLE IF NOT EXISTS {staging_name(row_type)} ({', '.join(cols)}) ON COMMIT DELETE ROWS"
 
 
