@@ -110,20 +110,30 @@ def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_ho
     from agent_history.ingest.loader import Loader
 
     sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(corpus_home).items()]
+    count = (
+        "SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
+        "WHERE schemaname = 'ah' AND funcname = 'code_aware_text'"
+    )
+
+    def flush(c: psycopg.Connection) -> None:
+        c.execute("SELECT pg_stat_force_next_flush()")  # done when the backend goes idle after it
+        c.execute("SELECT 1")
+
     with db.connect(autocommit=True) as conn, db.connect(autocommit=True) as writer:
         for c in (conn, writer):
             c.execute("SET track_functions = 'all'")
         loader = Loader(conn, writer_conn=writer if writer_thread else None)
         loader.run(sources)
         for c in (conn, writer):
-            c.execute("SELECT pg_stat_force_next_flush()")
+            flush(c)
+        calls = conn.execute(count).fetchone()[0]
+        # the counter is live (so the bound below can fail): one more call is counted
+        conn.execute("SELECT ah.code_aware_text('fooBar')")
+        flush(conn)
+        assert conn.execute(count).fetchone()[0] == calls + 1
         if writer_thread:
             assert loader._prepared is not None and loader._prepared._ready == {}  # every prepared one was taken
     with db.connect() as conn:
-        calls = conn.execute(
-            "SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
-            "WHERE schemaname = 'ah' AND funcname = 'code_aware_text'"
-        ).fetchone()[0]
         docs = conn.execute(
             "SELECT (SELECT count(*) FROM ah.message) + (SELECT count(*) FROM ah.tool_call)"
         ).fetchone()[0]

@@ -511,7 +511,7 @@ class Loader:
         summary = self._summary
         with conn.transaction():
             written = write_parts(
-                conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch], self._prepared
+                conn, [Part(p.source_id, p.ref.source.namespace, p.rows, self._prepared) for p in batch]
             )
             with conn.cursor() as cur:
                 cur.executemany(

@@ -60,6 +60,8 @@ class Part:
     source_id: int
     namespace: str
     rows: list[Row]
+    prepared: Prepared | None = None
+    """Search text of these rows analysed ahead of the writer (`search_ready.Prepared`), if any."""
 
 
 def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
@@ -96,15 +98,16 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
     return out
 
 
-def write_parts(conn: psycopg.Connection, parts: list[Part], prepared: Prepared | None = None) -> Written:
+def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
     """Merge the rows of several parts into the catalogue; returns new and merged rows per table.
 
     Must be called inside a transaction (the caller's batch). One COPY and one merge per table
     whatever the number of files, sessions first; affected sessions are marked dirty. Messages
-    and tool calls carry their search text (`search_ready`), from `prepared` when the caller
-    analysed them ahead.
+    and tool calls carry their search text (`search_ready`), taken from the parts' `prepared`
+    when the caller analysed them ahead, else computed here.
     """
     _prepare(conn)
+    prepared = next((p.prepared for p in parts if p.prepared is not None), None)
     folded = _fold_parts(parts)
     written = Written(Counter(), Counter())
     with conn.cursor() as cur:
