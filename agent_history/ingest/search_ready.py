@@ -7,11 +7,11 @@ search text and symbol lexemes (`agent_history.search.search_text`, the Python t
 ``ah.search_tsv`` would compute, without the server's regular-expression work. A re-observed row
 (``ON CONFLICT DO UPDATE``) gets its vector from the table's trigger, through the SQL functions.
 
-Where the Python runs matters (docs/performance.md): in the writer thread it sits between the
-COPY and the merge of the same connection, so the server waits for it; the loader therefore
-`Prepared.prepare`s each chunk's documents in the thread that parsed them, while the writer's
-connection works on the previous batch, and the writer takes them from there (computing only
-what was not prepared, e.g. a tool call whose result came in a later chunk).
+With a writer thread the loader `Prepared.prepare`s each chunk's documents in the thread that
+parsed them, as the chunk joins a batch — per chunk and pure, so parse workers can take it over
+where there are cores for them — and the writer takes the results (computing only what was not
+prepared, e.g. a tool call whose result came in a later chunk). On 2 cores this measured the
+same as analysing in the writer thread (one GIL): docs/performance.md, decision 1.
 """
 
 from __future__ import annotations
