@@ -572,7 +572,7 @@ def index_use(dsn: str) -> None:
     """Run the `just eval` queries against the catalogue (so pg_stat_user_indexes counts them)."""
     import psycopg
 
-    from agent_history.search.evaluate import load_queries, run_query
+    from agent_history.evaluation.search import load_queries, run_query
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_reset()")

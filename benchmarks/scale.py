@@ -216,7 +216,7 @@ def _config(work: Path, model: Path | None) -> None:
 
 
 def _queries() -> list:
-    from agent_history.search.evaluate import load_queries
+    from agent_history.evaluation.search import load_queries
 
     return load_queries()
 
@@ -227,7 +227,7 @@ def in_process(dsn: str, mode: str, runs: int, model: Path | None = None) -> lis
     the clones hold near-copies of every labelled answer in other sessions.)"""
     import psycopg
 
-    from agent_history.search.evaluate import run_query
+    from agent_history.evaluation.search import run_query
 
     search = None
     if mode != "keyword":
@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--embed", type=int, default=2000, help="inputs embedded before the hybrid queries (0: none)")
     ap.add_argument("--write", type=Path, help="replace the generated section of this Markdown file")
     args = ap.parse_args(argv)
-    from agent_history.search.evaluate_modes import default_model_path
+    from agent_history.evaluation.modes import default_model_path
 
     work = args.work or Path(tempfile.mkdtemp(prefix="ah-scale-"))
     work.mkdir(parents=True, exist_ok=True)
