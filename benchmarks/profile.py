@@ -317,8 +317,8 @@ def _backend_cpu(pid: int) -> float:
 
 def analysis_costs(conn) -> list[dict]:
     """Backend CPU of each `ANALYSIS_STEPS` statement, and the same work in Python
-    (`agent_history.search.search_text`) for comparison."""
-    from agent_history.search import search_text as st
+    (`agent_history.analysis.search_text`) for comparison."""
+    from agent_history.analysis import search_text as st
 
     pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
     conn.execute(
@@ -450,10 +450,10 @@ def search_analysis_variants(conn) -> list[dict]:
       CPU reported apart), ``ah.search_tsv_ready`` in the merge.
 
     Figures are the backend's CPU seconds (``/proc``) for the statements of each variant."""
+    from agent_history.analysis import search_text as st
     from agent_history.ingest.search_ready import READY_TSV
     from agent_history.ingest.sql_merge import dirty_sql, merge_sql, staging_columns, staging_ddl, staging_name
     from agent_history.model.rows import MessageRow, ToolCallRow
-    from agent_history.search import search_text as st
 
     pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
     tsv_of = {"message": "ah.message_tsv(t.text)", "tool_call": "ah.tool_call_tsv(t.name, t.input, t.output)"}

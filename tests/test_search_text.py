@@ -1,4 +1,4 @@
-"""The search text computed in Python (`agent_history.search.search_text`) and sent ready by the
+"""The search text computed in Python (`agent_history.analysis.search_text`) and sent ready by the
 loader (migration 0016) gives the vectors and term statistics of the SQL functions."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 import psycopg
 import pytest
 
-from agent_history.search import search_text as st
+from agent_history.analysis import search_text as st
 from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 from tests.test_search_stats import recomputed, stats
 

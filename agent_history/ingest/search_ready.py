@@ -1,7 +1,7 @@
 """Search text computed by the loader and sent with the rows (issue 27; migration 0016).
 
 For the row types declared in `READY`, the writer adds two staging columns — the document's
-search text and symbol lexemes (`agent_history.search.search_text`, the Python twin of
+search text and symbol lexemes (`agent_history.analysis.search_text`, the Python twin of
 ``ah.search_text`` / ``ah.script_lexemes``) — and the merge stores
 ``ah.search_tsv_ready(search_text, search_symbols)`` as the new row's ``tsv``: the vector
 ``ah.search_tsv`` would compute, without the server's regular-expression work. A re-observed row
@@ -19,9 +19,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
+from agent_history.analysis.search_text import message_doc, ready, tool_call_doc
 from agent_history.model.merge import fold
 from agent_history.model.rows import MessageRow, Row, ToolCallRow
-from agent_history.search.search_text import message_doc, ready, tool_call_doc
 
 READY_COLUMNS: tuple[str, ...] = ("search_text", "search_symbols")
 """Staging columns carrying the ready analysis (text, tsvector text)."""

@@ -13,7 +13,7 @@ the server's CPU in a cold load, about half was the search-text analysis of the 
 - ``ah.search_tsv_ready(search_text, symbols)`` = ``to_tsvector('ah.search', search_text) ||
   symbols::tsvector``: given ``search_text = ah.search_text(doc)`` and ``symbols =
   ah.script_lexemes(doc)::text`` it *is* ``ah.search_tsv(doc)``. The loader computes both in
-  Python (`agent_history.search.search_text`, tested identical to the SQL functions) and its
+  Python (`agent_history.analysis.search_text`, tested identical to the SQL functions) and its
   merge stores ``ah.search_tsv_ready(…)`` of the staged values.
 - The ``tsv`` columns stop being generated columns (a generated value cannot be supplied) and are
   kept by a BEFORE INSERT OR UPDATE row trigger with the same contract: a row inserted without a

@@ -24,14 +24,14 @@ The rules, as the SQL states them (see 0002_search for why):
   (``'lexeme':pos,pos …``); the server's ``::tsvector`` applies the same limits (positions ≤ 16383,
   ≤ 256 per lexeme) as it does to the SQL function's text.
 
-Character classes come from `agent_history.search.scripts` (checked against the migration).
+Character classes come from `agent_history.analysis.scripts` (checked against the migration).
 """
 
 from __future__ import annotations
 
 import re
 
-from agent_history.search.scripts import CJK_RANGES, SYMBOL_RANGES
+from agent_history.analysis.scripts import CJK_RANGES, SYMBOL_RANGES
 
 MESSAGE_CHARS = 131_072
 """Characters of a message's text that are analysed (``ah.message_tsv``, 0002_search)."""
