@@ -26,6 +26,19 @@ bench SCALE="2000":
 bench-compare SCALE="10" RUNS="3":
     python -m benchmarks.compare --scale {{SCALE}} --runs {{RUNS}}
 
+# Where a cold ingest's time goes: the shared corpus cloned SCALE times, loaded RUNS times on a
+# profiled private server (pg_stat_statements track=all, track_functions, perf when permitted);
+# server time per statement/function/code path, client time by phase, the search-text analysis,
+# insert shapes, store. Tables written into docs/performance.md.
+bench-profile SCALE="10" RUNS="2":
+    python -m benchmarks.profile --scale {{SCALE}} --runs {{RUNS}} --write docs/performance.md
+
+# The catalogue at >= 1 M messages and >= 1 M tool calls (CLONES of the shared corpus with perturbed
+# prose, through the loader): cold ingest, store, keyword/hybrid search, why/touched/sessions,
+# no-change pass, index --file, peak RSS. Hours on 2 cores: check with CLONES="10" first.
+bench-scale CLONES="770":
+    python -m benchmarks.scale --clones {{CLONES}} --write docs/performance.md
+
 # Keyword-search latency percentiles at MESSAGES synthetic messages (1000000 for the target).
 bench-search MESSAGES="1000000":
     python -m benchmarks.search --messages {{MESSAGES}}

@@ -142,6 +142,7 @@ def test_embedded_server_is_tuned_once_for_small_wal(pg_server):
         )
     assert settings["max_wal_size"] == "64MB"
     assert settings["min_wal_size"] == "32MB"
-    assert settings["wal_compression"] in ("lz4", "zstd", "pglz")
+    # never pglz: its CPU outweighs the WAL it saves (off is the server default, so not written)
+    assert settings.get("wal_compression", "off") in ("lz4", "zstd", "off")
     assert settings.get("default_toast_compression", "pglz") in ("lz4", "pglz")  # pglz is the default
     assert embedded._tune(admin) == set()  # already applied at start: nothing to change

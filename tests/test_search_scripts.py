@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.search import scripts
+from agent_history.analysis import scripts
 from agent_history.search.query import TermKind, analyze
 from agent_history.search.request import HL_END, HL_START, mark_terms
 

@@ -42,8 +42,11 @@ SERVER_SETTINGS: dict[str, tuple[str, ...]] = {
     "max_wal_size": ("64MB",),
     # PostgreSQL default 80MB: the WAL kept around for reuse after a checkpoint
     "min_wal_size": ("32MB",),
-    # compress full-page images in WAL; lz4/zstd only when the server was built with them
-    "wal_compression": ("lz4", "zstd", "pglz"),
+    # compress full-page images in WAL with lz4/zstd when the server was built with them, else
+    # not at all: pglz (the wheel's only method) compressing them was the server's costliest
+    # single function in a cold load (~10 % of its CPU, issue 27, docs/performance.md), to save
+    # WAL that is recycled anyway
+    "wal_compression": ("lz4", "zstd", "off"),
     # TOAST compression of new values (PostgreSQL ≥ 14); pglz is the built-in fallback
     "default_toast_compression": ("lz4", "pglz"),
     # No standby and no archive read this cluster: minimal WAL (no replication records; a bulk

@@ -157,6 +157,7 @@ class Loader:
         self.parse_workers = parse_workers
         self.parallel_min_bytes = parallel_min_bytes
         self._pool: ParsePool | None = None
+        self._prepared = None  # search text analysed ahead of the writer (search_ready.Prepared)
         self._parallel: set[str] = set()
         self.used_workers = 0
         """Parse worker processes the last pass used (0: it parsed in-process)."""
@@ -424,6 +425,12 @@ class Loader:
     def _add(self, pending: Chunk) -> None:
         from agent_history.ingest.chunks import BATCH_BYTES
 
+        if self._writer_conn is not None:  # analysed here while the writer works on the last batch
+            if self._prepared is None:
+                from agent_history.ingest.search_ready import Prepared
+
+                self._prepared = Prepared()
+            self._prepared.prepare(pending.rows)
         self._batch.append(pending)
         self._batch_lines += max(1, len(pending.rows))
         self._batch_bytes += pending.consumed
@@ -503,7 +510,9 @@ class Loader:
 
         summary = self._summary
         with conn.transaction():
-            written = write_parts(conn, [Part(p.source_id, p.ref.source.namespace, p.rows) for p in batch])
+            written = write_parts(
+                conn, [Part(p.source_id, p.ref.source.namespace, p.rows, self._prepared) for p in batch]
+            )
             with conn.cursor() as cur:
                 cur.executemany(
                     "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "

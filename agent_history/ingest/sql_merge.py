@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
+from agent_history.ingest.search_ready import READY, READY_COLUMNS, READY_TSV
 from agent_history.model.policy import Merge
 from agent_history.model.rows import MessageRow, Row, SessionRow
 
@@ -57,8 +58,9 @@ def staging_name(row_type: type[Row]) -> str:
 
 @cache
 def staging_columns(row_type: type[Row]) -> tuple[str, ...]:
-    """Columns copied into staging: the row's fields plus ``source_id`` and ``namespace``."""
-    return (*row_type.columns(), "source_id", "namespace")
+    """Columns copied into staging: the row's fields plus ``source_id`` and ``namespace`` (and the
+    ready search text of `search_ready.READY` types)."""
+    return (*row_type.columns(), "source_id", "namespace", *(READY_COLUMNS if row_type in READY else ()))
 
 
 @cache
@@ -66,6 +68,9 @@ def staging_ddl(row_type: type[Row]) -> str:
     """``CREATE TEMP TABLE`` for a row type's staging table (emptied at commit)."""
     cols = [f"{f.name} {pg_type(str(f.type))}" for f in dataclasses.fields(row_type)]  # type: ignore[arg-type]
     cols += ["source_id bigint", "namespace text"]
+    # consumed by the merge, never stored: kept out of line uncompressed (pglz-compressing them
+    # in staging cost the server ~1 s per 100 MB of transcripts, docs/performance.md)
+    cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] if row_type in READY else []
     return f"CREATE TEMP TABLE IF NOT EXISTS {staging_name(row_type)} ({', '.join(cols)}) ON COMMIT DELETE ROWS"
 
 
@@ -105,6 +110,9 @@ def merge_sql(row_type: type[Row]) -> str:
         if row_type is MessageRow:
             target.append("namespace")
             select.append("s.namespace")
+        if row_type in READY:  # a new row's vector from the ready search text (re-observed: trigger)
+            target.append("tsv")
+            select.append(READY_TSV)
         source = (
             f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
             "AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id"

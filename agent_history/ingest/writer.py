@@ -15,6 +15,7 @@ from functools import cache
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.ingest.search_ready import READY, Prepared, ready_of
 from agent_history.ingest.sql_merge import (
     count_sql,
     dirty_sql,
@@ -59,6 +60,8 @@ class Part:
     source_id: int
     namespace: str
     rows: list[Row]
+    prepared: Prepared | None = None
+    """Search text of these rows analysed ahead of the writer (`search_ready.Prepared`), if any."""
 
 
 def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
@@ -99,9 +102,12 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
     """Merge the rows of several parts into the catalogue; returns new and merged rows per table.
 
     Must be called inside a transaction (the caller's batch). One COPY and one merge per table
-    whatever the number of files, sessions first; affected sessions are marked dirty.
+    whatever the number of files, sessions first; affected sessions are marked dirty. Messages
+    and tool calls carry their search text (`search_ready`), taken from the parts' `prepared`
+    when the caller analysed them ahead, else computed here.
     """
     _prepare(conn)
+    prepared = next((p.prepared for p in parts if p.prepared is not None), None)
     folded = _fold_parts(parts)
     written = Written(Counter(), Counter())
     with conn.cursor() as cur:
@@ -110,6 +116,7 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
             if not recs:
                 continue
             jpos = _json_positions(row_type)
+            analysed = row_type in READY
             cols = ", ".join(staging_columns(row_type))
             with cur.copy(f"COPY {staging_name(row_type)} ({cols}) FROM STDIN") as copy:
                 for row, source_id, namespace in recs.values():
@@ -118,6 +125,8 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
                         if values[i] is not None:
                             values[i] = Jsonb(values[i])
                     values += [source_id, namespace]
+                    if analysed:
+                        values += prepared.take(row) if prepared is not None else ready_of(row)
                     copy.write_row(values)
             merge = merge_sql(row_type)
             cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))

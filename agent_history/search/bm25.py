@@ -20,10 +20,10 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
+from agent_history.analysis.scripts import cjk_bigrams, is_symbol
 from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis
 from agent_history.search.request import HL_END, HL_START, SearchHit, SearchRequest
-from agent_history.search.scripts import cjk_bigrams, is_symbol
 
 SNIPPET_CHARS = 240
 

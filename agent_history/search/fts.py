@@ -45,10 +45,10 @@ from itertools import combinations
 import psycopg
 from psycopg import sql
 
+from agent_history.analysis.scripts import has_script
 from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis, TermKind
 from agent_history.search.request import SearchHit, SearchRequest, mark_terms
-from agent_history.search.scripts import has_script
 
 RARE_BUDGET = 2_000
 """Σ df of the lexemes whose every posting is scored."""

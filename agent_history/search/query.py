@@ -10,7 +10,7 @@ Handled shapes, in the order they are recognised:
 - plain words — lowercased English stop words are dropped (the list mirrors PostgreSQL's
   ``english.stop``, which the database applies as well); a word of CJK characters is one term
   (the database splits it into bigrams), and a token made of emoji or other symbols
-  (`search.scripts.SYMBOL_RANGES`: ``🚀``, ``✅``, ``→``) is a term, not punctuation;
+  (`analysis.scripts.SYMBOL_RANGES`: ``🚀``, ``✅``, ``→``) is a term, not punctuation;
 - natural-language questions (a question word or auxiliary first, or a trailing ``?``, and at
   least three words): conversational filler (``please``, ``remember``, ``happened`` …) is kept
   with a low weight instead of being dropped, so it can still break ties.
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agent_history.search.scripts import has_symbol
+from agent_history.analysis.scripts import has_symbol
 
 STOP_WORDS: frozenset[str] = frozenset(
     """

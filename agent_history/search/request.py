@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
+from agent_history.analysis.scripts import has_script
 from agent_history.model import classes
-from agent_history.search.scripts import has_script
 
 HL_START = "\x02"
 HL_END = "\x03"
