@@ -189,6 +189,13 @@ class Loader:
         summary = PassSummary()
         self._summary = summary
         self.used_workers = 0
+        # Holding the lock, no other pass runs: a row still `running` is a pass that was killed
+        # (SIGKILL, a lost server) before it could record its end. When it ended is unknown
+        # (finished_at stays NULL); when this pass noticed is recorded.
+        conn.execute(
+            "UPDATE ah.index_run SET status = 'interrupted', summary = coalesce(summary, '{}'::jsonb) "
+            "|| jsonb_build_object('killed', true, 'noticed_at', now()) WHERE status = 'running'"
+        )
         run_id = conn.execute("INSERT INTO ah.index_run DEFAULT VALUES RETURNING id").fetchone()[0]
         status = "failed"
         try:
