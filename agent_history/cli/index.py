@@ -115,7 +115,7 @@ def index_cmd(
         if summary is None:
             console.print("another index pass is running")
             return False
-        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES:
+        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES and not summary.interrupted:
             from agent_history.db.embedded import checkpoint
 
             checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
