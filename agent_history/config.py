@@ -294,6 +294,8 @@ KEY_HELP: dict[str, str] = {
     "database.reader_password": "Password of the ah_reader role (AGENT_HISTORY_READER_PASSWORD).",
     "database.writer_password": "Password of the ah_writer role (AGENT_HISTORY_WRITER_PASSWORD).",
     "database.statement_timeout_ms": "Statement timeout of reader connections, in ms (default 30000).",
+    "database.idle_stop_s": "Embedded server only: stop it after this many seconds without a client connection; "
+    "the next command starts it again; `web`, `mcp` and `--every` keep it up (default 1800; 0 = never).",
     "sources.<namespace>": "An agent home for namespace `<agent>-<profile>` (adds to or overrides the default homes).",
     "cold_sources.<namespace>": "The archive copy of that namespace's home, read by `rebuild`.",
     "contexts.<context>": "A named search scope: a list of namespaces (`--context NAME`). Not access control.",

@@ -85,14 +85,22 @@ class Database:
         return dsn
 
     def _start_embedded(self) -> str:
-        from agent_history.db.idle_stop import hold_for_process
+        from agent_history.db.idle_stop import hold_for_process, spawn_watcher
 
         # This process counts as a client for the idle stop until it exits, also between its
         # connections (one flock, taken once per process and data dir).
         hold_for_process(self.settings.data_dir)
-        return embedded.ensure_running(
-            self.settings.embedded_pgdata, self.on_start, idle_stop_s=self.settings.idle_stop_s
-        )
+        started: list[Path] = []
+
+        def on_start(pgdata: Path) -> None:
+            started.append(pgdata)
+            if self.on_start is not None:
+                self.on_start(pgdata)
+
+        dsn = embedded.ensure_running(self.settings.embedded_pgdata, on_start)
+        if started and self.settings.idle_stop_s > 0:  # this process started it: watch it
+            spawn_watcher(self.settings.embedded_pgdata.expanduser().resolve(), self.settings.idle_stop_s)
+        return dsn
 
     def _embedded_down(self) -> bool:
         """True when this is the embedded server and it is not running (any more)."""

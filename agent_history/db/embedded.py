@@ -285,15 +285,13 @@ def ensure_running(
     pgdata: Path,
     on_start: Callable[[Path], None] | None = None,
     *,
-    idle_stop_s: float = 0.0,
     notify: Callable[[str], None] = _stderr_line,
 ) -> str:
     """Start the embedded server if needed, create the database; returns the owner DSN.
 
     `on_start(pgdata)` is called just before this process starts the server (the first start
-    initialises a cluster and takes seconds) — not when it is already running. When this process
-    starts it and `idle_stop_s` > 0, a detached watcher (`db.idle_stop`) stops the server after
-    that many seconds without a client connection. A start that finds a crashed server's
+    initialises a cluster and takes seconds) — not when it is already running (the idle-stop
+    watcher is spawned on that cue: `db.connection.Database`). A start that finds a crashed server's
     processes still exiting waits for them (at most `CRASH_WAIT_S`), saying so once through
     `notify` (one line). Raises DataDirNotWritable when the data dir cannot be written,
     ServerUnreachable when the server fails to start (the log is at ``<pgdata>/log``).
@@ -310,10 +308,6 @@ def ensure_running(
                     if on_start is not None:
                         on_start(pgdata)
                     _start(pgdata, notify)
-                    if idle_stop_s > 0:
-                        from agent_history.db.idle_stop import spawn_watcher
-
-                        spawn_watcher(pgdata, idle_stop_s)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     admin = server_dsn(pgdata, database="postgres")
