@@ -17,7 +17,7 @@ RUN pip wheel --wheel-dir /wheels .
 FROM ${PYTHON_IMAGE} AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    pip install --no-index --find-links=/wheels agent-history \
+    pip install --no-index --find-links=/wheels agent-history-catalogue \
     && useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --uid 10001 ah
 USER 10001:10001
 WORKDIR /tmp

@@ -10,6 +10,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     reader_dsn = "postgresql://ah_reader@db.example/agent_history"
     reader_password = "..."            # or AGENT_HISTORY_READER_PASSWORD
     writer_password = "..."            # or AGENT_HISTORY_WRITER_PASSWORD
+    idle_stop_s = 1800                 # embedded server only: stop it after this many seconds
+                                       # without a client connection (the next command starts it
+                                       # again); 0 = never. web, mcp and --every keep it up.
 
     [sources]                          # namespace = agent home (adds to / overrides defaults)
     claude-work = "~/work-claude"
@@ -234,6 +237,9 @@ class Settings:
     reader_password: str | None = None
     writer_password: str | None = None
     statement_timeout_ms: int = 30_000
+    idle_stop_s: float = 1800.0
+    """``[database] idle_stop_s``: the embedded server stops after this many seconds without a
+    client connection (`agent_history.db.idle_stop`); 0 = never. Ignored with a DSN."""
     sources: dict[str, Path] = field(default_factory=default_sources)
     cold_sources: dict[str, Path] = field(default_factory=dict)
     contexts: dict[str, list[str]] = field(default_factory=dict)
@@ -257,7 +263,7 @@ class Settings:
 
 
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
-    "database": ("dsn", "reader_dsn", "reader_password", "writer_password", "statement_timeout_ms"),
+    "database": ("dsn", "reader_dsn", "reader_password", "writer_password", "statement_timeout_ms", "idle_stop_s"),
     "sources": None,  # keys are namespace names
     "cold_sources": None,  # keys are namespace names
     "contexts": None,  # keys are context names
@@ -288,6 +294,8 @@ KEY_HELP: dict[str, str] = {
     "database.reader_password": "Password of the ah_reader role (AGENT_HISTORY_READER_PASSWORD).",
     "database.writer_password": "Password of the ah_writer role (AGENT_HISTORY_WRITER_PASSWORD).",
     "database.statement_timeout_ms": "Statement timeout of reader connections, in ms (default 30000).",
+    "database.idle_stop_s": "Embedded server only: stop it after this many seconds without a client connection; "
+    "the next command starts it again; `web`, `mcp` and `--every` keep it up (default 1800; 0 = never).",
     "sources.<namespace>": "An agent home for namespace `<agent>-<profile>` (adds to or overrides the default homes).",
     "cold_sources.<namespace>": "The archive copy of that namespace's home, read by `rebuild`.",
     "contexts.<context>": "A named search scope: a list of namespaces (`--context NAME`). Not access control.",
@@ -430,6 +438,11 @@ def load_settings(dsn: str | None = None) -> Settings:
         if not isinstance(db["statement_timeout_ms"], int) or db["statement_timeout_ms"] <= 0:
             raise ConfigError("config database.statement_timeout_ms must be a positive integer")
         s.statement_timeout_ms = db["statement_timeout_ms"]
+    if "idle_stop_s" in db:
+        idle = db["idle_stop_s"]
+        if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 <= idle < math.inf:
+            raise ConfigError(f"config database.idle_stop_s must be a number of seconds ≥ 0, not {idle!r}")
+        s.idle_stop_s = float(idle)
     s.sources.update(_paths(raw, "sources"))
     s.cold_sources.update(_paths(raw, "cold_sources"))
     s.memories.update(_paths(raw, "memories"))

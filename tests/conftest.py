@@ -1,4 +1,13 @@
-"""Shared fixtures: where `../shared` lives (skip cleanly when absent)."""
+"""Shared fixtures: where `../shared` lives (skip cleanly when absent), one embedded server per
+test process, a fresh database per test.
+
+Under pytest-xdist (`just test`: ``-n auto``) every worker is its own test session: its own
+embedded server in its own ``mkdtemp`` directory (socket inside it), its own migrated template
+and corpus template, and each test's HOME, config file and data dir (embedding service socket
+included) under its own ``own_tmp``; nothing listens on a fixed port. With ``--dist loadgroup``
+the tests of a module that shares a module-scoped fixture (a corpus catalogue, a web server, a
+loaded model) run on one worker, so that fixture is built once (`pytest_collection_modifyitems`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +17,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark each test using a module-scoped fixture with ``xdist_group(<module>)``: under
+    ``--dist loadgroup`` its module's tests share one worker (and one build of that fixture);
+    the other tests are spread one by one."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d and d[-1].scope == "module" for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 def _need(path: Path) -> Path:

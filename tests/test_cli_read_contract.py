@@ -113,7 +113,7 @@ def test_config_mistakes_are_an_error_or_a_one_line_warning(env):
     assert bad_key.returncode == 2
     assert bad_key.stderr == (
         f"error: config {config}: unknown key database.dsnn "
-        "(known: dsn, reader_dsn, reader_password, writer_password, statement_timeout_ms)\n"
+        "(known: dsn, reader_dsn, reader_password, writer_password, statement_timeout_ms, idle_stop_s)\n"
     )
     config.write_text('[databse]\ndsn = "host=/nowhere"\n')
     bad_section = cli("sessions", "-n", "1", env=env)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -185,7 +186,10 @@ def test_hook_with_the_database_down_exits_0_and_logs_why(home, cli_env, own_tmp
     out = _hook(["claude"], env, stdin=json.dumps(payload))
     assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
     log = (Path(env["AGENT_HISTORY_DATA_DIR"]) / "hook.log").read_text().splitlines()
-    assert len(log) == 1 and "cannot reach the database" in log[0]
+    # the detached child's line says when and for which agent, like the hook's own lines
+    assert len(log) == 1 and re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00 hook claude: error: cannot reach the database .*", log[0]
+    ), log
 
     bad = _hook(["claude"], env, stdin="not json")
     assert (bad.returncode, bad.stdout) == (0, "")

@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.rebuild import truncate_derived
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 from tests.snapshot import snapshot
 
 PY = sys.executable
@@ -32,11 +32,6 @@ def home(corpus_home, own_tmp) -> Path:
     dst = own_tmp / "corpus-home"
     shutil.copytree(corpus_home, dst)
     return dst
-
-
-def truncate_all(dsn: str) -> None:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        truncate_derived(conn)
 
 
 def test_index_then_status_json_shows_every_file_indexed(cli_env, home):
@@ -66,12 +61,10 @@ def test_second_pass_exits_zero_with_the_lock_message(cli_env, db, home):
     assert "another index pass is running" in out.stdout
 
 
-def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home):
-    env = {**cli_env, "AGENT_HISTORY_BATCH_LINES": "7"}
-    assert cli("index", "--home", str(home), env=env).returncode == 0
-    with db.connect() as conn:
+def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home, corpus_db):  # noqa: F811
+    with corpus_db.connect() as conn:  # the same corpus indexed by one clean pass (conftest)
         clean = snapshot(conn)
-    truncate_all(db.dsn)
+    env = {**cli_env, "AGENT_HISTORY_BATCH_LINES": "7"}  # many commits: kills land mid-file
     rng = random.Random(7)
     kills = 0
     for _ in range(4):
@@ -88,7 +81,8 @@ def test_sigkill_mid_pass_then_finish_equals_a_clean_run(cli_env, db, home):
             kills += 1
         proc.wait()
     assert kills >= 1  # the first pass commits 1,588 messages 7 lines at a time: still running at 150
-    assert cli("index", "--home", str(home), env=env).returncode == 0
+    # the finishing pass resumes every file from its committed offset (default batch size)
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
     with db.connect() as conn:
         assert snapshot(conn) == clean
 
@@ -107,7 +101,7 @@ def test_sigterm_finishes_the_batch_and_exits_cleanly(cli_env, db, home):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
-    assert cli("index", "--home", str(home), env=env).returncode == 0
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0  # the rest, default batches
     with db.connect() as conn:
         errors = conn.execute("SELECT count(*) FROM ah.parse_issue WHERE kind = 'load_error'").fetchone()[0]
     assert errors == 0
@@ -165,7 +159,8 @@ def test_database_stopped_mid_pass_is_one_line_error_then_resumes(cli_env, home,
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and "Traceback" not in err, err
         assert lines[0].startswith("error:")
-        done = cli("index", "--home", str(home), "--json", env=env)  # restarts the server on demand
+        rest = {k: v for k, v in env.items() if k != "AGENT_HISTORY_BATCH_LINES"}  # default batches
+        done = cli("index", "--home", str(home), "--json", env=rest)  # restarts the server on demand
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["issues"].get("load_error", 0) == 0
         status = json.loads(cli("status", "--json", env=env).stdout)

@@ -382,7 +382,9 @@ def test_a_slow_collector_is_reported_late_and_does_not_block_the_round(corpus_d
         lambda: psycopg.connect(corpus_db.dsn, autocommit=True),
         guard_for(ctx),
         interval=3600,
-        budget=0.05,
+        # the round waits this long for `slow` (which never finishes in time); the real `runs`
+        # collector must finish within it — 50 ms was missed at a load average of 9
+        budget=5.0,
         warn=warnings.append,
     )
     runner.collect_round()  # returns although `slow` has not
@@ -401,7 +403,7 @@ def test_a_slow_collector_is_reported_late_and_does_not_block_the_round(corpus_d
     got = runner.samples()
     assert by_labels(got, "ah_catalogue_dirty_sessions") == {(): 42}
     assert by_labels(got, "ah_collector_success")[(("collector", "catalogue"),)] == 1
-    assert warnings == ["metrics: collector catalogue still running after 0.05 s (reported late)"]
+    assert warnings == ["metrics: collector catalogue still running after 5 s (reported late)"]
 
 
 def test_every_family_has_a_collector_that_can_produce_it():

@@ -85,7 +85,7 @@ def embed_cmd(
         return True
 
     try:
-        run_every(every, stop, one_pass)
+        run_every(every, stop, one_pass, db)
     finally:
         if metrics is not None:
             metrics.close()  # one last collection, one flush

@@ -115,7 +115,7 @@ def index_cmd(
         if summary is None:
             console.print("another index pass is running")
             return False
-        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES:
+        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES and not summary.interrupted:
             from agent_history.db.embedded import checkpoint
 
             checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
@@ -146,7 +146,7 @@ def index_cmd(
         return True
 
     try:
-        run_every(every, stop, one_pass)
+        run_every(every, stop, one_pass, db)
     finally:
         pool.close()
         if metrics is not None:
@@ -279,6 +279,14 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         )
     else:
         console.print("no index pass yet: run `agent-history index`")
+    killed = data["killed_passes"]
+    if killed:
+        console.print(
+            f"killed passes: {killed['count']} (the last started {killed['last_started_at']:%Y-%m-%d %H:%M:%S %Z}, "
+            f"noticed by the next pass at {killed['noticed_at']:%Y-%m-%d %H:%M:%S %Z})",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
     console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
 

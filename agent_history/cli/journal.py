@@ -77,7 +77,7 @@ def journal_sync_cmd(
         return True
 
     try:
-        run_every(every, stop, one_pass)
+        run_every(every, stop, one_pass, db)
     finally:
         for c in conns:
             c.close()

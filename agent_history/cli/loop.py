@@ -33,11 +33,20 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT
 (a service manager stopping a loop) stays an ordinary exit 0."""
 
 
-def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[], bool]) -> None:
+def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[], bool], db=None) -> None:
     """Run `one_pass` now, then every `every` seconds until `stop` is set or it returns False.
 
-    `every` None (or 0) runs it once. Waiting wakes within a second of a stop signal.
+    `every` None (or 0) runs it once. Waiting wakes within a second of a stop signal. A loop
+    (`every` set) on `db`'s embedded server keeps it from idle-stopping (`Database.keep_alive`).
     """
+    if every and db is not None:
+        with db.keep_alive():
+            _repeat(every, stop, one_pass)
+    else:
+        _repeat(every, stop, one_pass)
+
+
+def _repeat(every: float | None, stop: threading.Event, one_pass: Callable[[], bool]) -> None:
     while one_pass() and every and not stop.is_set():
         deadline = time.monotonic() + every
         while time.monotonic() < deadline and not stop.is_set():

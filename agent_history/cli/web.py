@@ -27,12 +27,15 @@ def web_cmd(
     db = database()
     s = db.settings
     settings = WebSettings(
-        reader_dsn=lambda: db.reader_dsn,
+        reader_dsn=db.live_reader_dsn(),  # a stopped embedded server is started again
         embedding=s.embedding,
         statement_timeout_ms=s.statement_timeout_ms,
     )
     try:
-        serve(host, port, allow_remote=allow_remote, token=s.web_token, settings=settings, open_browser=open_browser)
+        with db.keep_alive():  # no idle stop of the embedded server while the UI runs
+            serve(
+                host, port, allow_remote=allow_remote, token=s.web_token, settings=settings, open_browser=open_browser
+            )
     except BindRefused as exc:
         fail(str(exc), 2)
     except OSError as exc:

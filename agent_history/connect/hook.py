@@ -33,8 +33,9 @@ Harnesses and where their hook lives (`HOOKS`: the harness registry rows' `HookS
   reads the same directory with lowerCamelCase events, ignores a ``Stop`` key.
 
 The hook itself (`run_hook`) never blocks or breaks the agent: it reads the payload, starts
-``agent-history index --file PATH`` detached (own session, no stdin/stdout) with its stderr
-appended to ``<data dir>/hook.log``, and returns 0 at once; a pass already running makes that
+``agent-history index --file PATH`` detached (own session, no stdin/stdout) through
+`relay`, which appends each of its stderr lines to ``<data dir>/hook.log`` with a timestamp and
+the agent, and returns 0 at once; a pass already running makes that
 child a no-op (the index advisory lock), a database that is down makes it log the one-line
 reason. Nothing is printed on stdout; every failure is one line in ``hook.log``.
 """
@@ -294,8 +295,10 @@ def run_hook(args: list[str], stdin_text: str | None = None) -> int:
     try:
         where.mkdir(parents=True, exist_ok=True)
         with (where / LOG_NAME).open("a") as log:
+            # the relay writes each stderr line of the index child with a timestamp and the agent
             child = subprocess.Popen(
-                [sys.executable, "-m", "agent_history", "index", "--file", str(path)],
+                [sys.executable, "-m", "agent_history.connect.relay", agent, str(where / LOG_NAME)]
+                + [sys.executable, "-m", "agent_history", "index", "--file", str(path)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,

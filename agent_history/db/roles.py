@@ -1,7 +1,8 @@
 """Database roles (docs/design.md §5): the writer for the indexer and `ah_reader` for agents.
 
 - ``ah_reader``: LOGIN, USAGE on schema `ah`, SELECT on every table (now and later, via default
-  privileges), ``default_transaction_read_only = on`` and a statement timeout. It owns nothing
+  privileges) and on alembic's version table ``public.ah_alembic_version`` (the web status page
+  shows the schema revision), ``default_transaction_read_only = on`` and a statement timeout. It owns nothing
   and holds no write privilege, so the MCP role guard accepts it.
 - ``ah_writer``: LOGIN, SELECT/INSERT/UPDATE/DELETE on `ah` tables and sequences — for an
   indexer that should not own the schema on a shared server.
@@ -18,11 +19,11 @@ import time
 import psycopg
 from psycopg import sql
 
-from agent_history.db.migrate import MIGRATION_LOCK
+from agent_history.db.migrate import MIGRATION_LOCK, VERSION_TABLE
 
 READER = "ah_reader"
 WRITER = "ah_writer"
-ROLES_VERSION = 1
+ROLES_VERSION = 2
 """Bump when the grants below change, so existing databases get them on next use."""
 
 
@@ -84,6 +85,10 @@ def ensure_roles(
                 sql.SQL("ALTER ROLE {} SET search_path = ah, public").format(r),
             ):
                 _retry_concurrent(conn, stmt)
+            if conn.execute("SELECT to_regclass(%s)", (f"public.{VERSION_TABLE}",)).fetchone()[0] is not None:
+                _retry_concurrent(
+                    conn, sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier("public", VERSION_TABLE), r)
+                )
             conn.execute(
                 "INSERT INTO ah.meta (key, value) VALUES ('roles', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",

@@ -10,7 +10,9 @@ import psycopg
 
 def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
     """Per namespace: files by status, sessions, messages, model calls, tokens, open issues by kind;
-    plus the last pass (time, duration in seconds, status)."""
+    plus the last pass (time, duration in seconds, status) and ``killed_passes``: None, or
+    ``{count, last_started_at, noticed_at}`` of the passes killed before recording their end (a
+    later pass marked them ``interrupted`` with no ``finished_at``; `Loader.run`)."""
     namespaces: dict[str, dict[str, Any]] = {}
 
     def ns(name: str) -> dict[str, Any]:
@@ -46,11 +48,18 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
         "SELECT started_at, finished_at, status, extract(epoch FROM finished_at - started_at) "
         "FROM ah.index_run WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
     ).fetchone()
+    killed = conn.execute(
+        "SELECT count(*), max(started_at), max((summary ->> 'noticed_at')::timestamptz) FROM ah.index_run "
+        "WHERE status = 'interrupted' AND finished_at IS NULL"
+    ).fetchone()
     return {
         "namespaces": namespaces,
         "last_pass": None
         if last is None
         else {"started_at": last[0], "finished_at": last[1], "status": last[2], "seconds": float(last[3])},
+        "killed_passes": None
+        if not killed[0]
+        else {"count": killed[0], "last_started_at": killed[1], "noticed_at": killed[2]},
     }
 
 

@@ -15,7 +15,6 @@ server itself keeps running.
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 import anyio
@@ -26,7 +25,6 @@ from mcp.server.stdio import stdio_server
 
 from agent_history import __version__
 from agent_history.config import ConfigError, Settings, load_settings
-from agent_history.db import embedded
 from agent_history.db.connection import Database
 from agent_history.db.errors import DatabaseError
 from agent_history.harnesses import products
@@ -122,19 +120,9 @@ def default_env(settings: Settings | None = None) -> ToolEnv:
         settings = load_settings()
         for warning in settings.warnings:  # `agent-history mcp` has shown them already
             log.warning(warning)
-    lock = threading.Lock()
-    cache: dict[str, str] = {}
-
-    embedded_only = not settings.dsn and not settings.reader_dsn
-
-    def reader_dsn() -> str:
-        with lock:
-            # The embedded server may have been stopped (`db stop`) since: start it again on
-            # demand, as every other command does.
-            if "dsn" not in cache or (embedded_only and embedded.socket_dir(settings.embedded_pgdata) is None):
-                cache["dsn"] = Database(settings).reader_dsn
-            return cache["dsn"]
-
+    # The embedded server may have been stopped (`db stop`, idle stop, a crash) since: it is
+    # started again on demand, as every other command does.
+    reader_dsn = Database(settings).live_reader_dsn()
     return ToolEnv(reader_dsn=reader_dsn, contexts=dict(settings.contexts), embedding=settings.embedding)
 
 
@@ -146,6 +134,12 @@ async def serve(env: ToolEnv) -> None:
 
 
 def run(settings: Settings | None = None) -> None:
-    """Entry point of `agent-history mcp`: serve stdio until EOF."""
+    """Entry point of `agent-history mcp`: serve stdio until EOF (keeping the embedded server
+    from idle-stopping meanwhile)."""
     logging.basicConfig(level=logging.WARNING, format="agent-history mcp: %(levelname)s %(message)s")
-    anyio.run(serve, default_env(settings))
+    if settings is None:
+        settings = load_settings()
+        for warning in settings.warnings:
+            log.warning(warning)
+    with Database(settings).keep_alive():
+        anyio.run(serve, default_env(settings))

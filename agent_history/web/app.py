@@ -15,7 +15,8 @@ Middleware, outermost first (`WebSettings` decides):
 - Security headers on every response: a CSP without inline script (``script-src 'self'``),
   nosniff, no referrer, no framing, no caching of pages.
 
-Failures become a page with one line and a status: 400 (bad filter), 404 (no such session),
+Failures become a page with one line and a status: 400 (bad filter, a NUL byte in a URL
+parameter), 404 (no such session),
 503 (role guard refused / database unreachable), 500 (anything else; logged to stderr).
 """
 
@@ -98,6 +99,15 @@ def _secure(resp: Response) -> Response:
     return resp
 
 
+def _refuse_nul(request: Request) -> None:
+    """Raise PageError 400 when a URL parameter (query or path) holds a NUL byte: PostgreSQL
+    text cannot hold one (psycopg refuses to send it), so no catalogue value can match it."""
+    named = [*request.path_params.items(), *request.query_params.multi_items()]
+    for name, value in named:
+        if "\x00" in name or "\x00" in str(value):
+            raise PageError(400, f"URL parameter {name!r} contains a NUL byte (%00), which no catalogue text holds")
+
+
 def page(pages: Pages, handler: Callable) -> Callable:
     """Wrap `handler(request, conn, pages) -> Response` as a sync Starlette endpoint with one
     guarded reader connection, timing and role headers, and error pages."""
@@ -112,6 +122,7 @@ def page(pages: Pages, handler: Callable) -> Callable:
         started = time.perf_counter()
         role = None
         try:
+            _refuse_nul(request)
             with pages.reader() as (conn, role):
                 resp = handler(request, conn, pages)
         except PageError as exc:

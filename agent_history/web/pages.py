@@ -19,8 +19,9 @@ from agent_history.web.render import environment
 
 @dataclass
 class WebSettings:
-    """What the app needs. `reader_dsn` is called on the first request (so the server starts
-    even while the database is down). `token` None = no token (loopback only). `loopback_only`
+    """What the app needs. `reader_dsn` is called before each request's connection (so the web
+    server starts even while the database is down; `Database.live_reader_dsn` caches and starts a
+    stopped embedded server again). `token` None = no token (loopback only). `loopback_only`
     turns on the Host check."""
 
     reader_dsn: Callable[[], str]
@@ -39,19 +40,16 @@ class PageError(Exception):
 
 
 class Pages:
-    """Shared state of the handlers: settings, templates, the lazily resolved reader DSN."""
+    """Shared state of the handlers: settings, templates, the reader DSN."""
 
     def __init__(self, settings: WebSettings) -> None:
         self.settings = settings
         self.env = environment()
-        self._dsn: str | None = None
 
     @property
     def dsn(self) -> str:
-        """The reader DSN (resolved once)."""
-        if self._dsn is None:
-            self._dsn = self.settings.reader_dsn()
-        return self._dsn
+        """The reader DSN, asked of `WebSettings.reader_dsn` for each connection."""
+        return self.settings.reader_dsn()
 
     @contextmanager
     def reader(self):
