@@ -144,12 +144,12 @@ class Indented:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         inner = options.update_width(max(options.max_width - self.indent, 1))
         for line in console.render_lines(self.renderable, inner, pad=False):
-            if self.indent:
-                yield Segment(" " * self.indent)
             while line and not line[-1].control and not line[-1].text.rstrip():
                 line.pop()  # blank segments at the end of the line
             if line and not line[-1].control:
                 line[-1] = Segment(line[-1].text.rstrip(), line[-1].style)
+            if self.indent and line:  # an empty line stays empty
+                yield Segment(" " * self.indent)
             yield from line
             yield Segment.line()
 
