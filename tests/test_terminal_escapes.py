@@ -235,3 +235,13 @@ def test_sql_csv_to_a_file_keeps_the_data_byte_for_byte(hostile_env):
                        env=env, capture_output=True, timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert f"deploy the hostile widget {HOSTILE}".encode() in r.stdout
+
+
+@pytest.mark.parametrize("args", [("search", "hostile"), ("session", SESSION), ("why", SHA), ("recall", "hostile")])
+def test_escaped_text_is_laid_out_at_its_shown_width(hostile_env, args):
+    """Escaping happens before layout: `^[]0;…` is wider than the ESC it shows, and still no line
+    is wider than the terminal."""
+    env, _ = hostile_env
+    out = SGR.sub(b"", run_in_pty(list(args), env, columns=80)).decode()
+    lines = out.replace("\r\n", "\n").splitlines()
+    assert "^[" in out and max(len(line) for line in lines) <= 80, "\n".join(x for x in lines if len(x) > 80)

@@ -28,6 +28,7 @@ from agent_history.cli.tables import (
     path_line,
     print_table_or_records,
     shorten_end,
+    shown,
 )
 from agent_history.harnesses import NAMES
 from agent_history.model import classes
@@ -238,8 +239,9 @@ def _snippet_text(snippet: str) -> Text:
 
 
 def _first_line(text: str, width: int) -> str:
-    """The first line of `text`, cut at the end to `width` characters."""
-    return shorten_end(text.splitlines()[0] if text else "", width)
+    """The first line of `text` as the console shows it (`tables.shown`), cut at the end to
+    `width` characters."""
+    return shorten_end(shown(console, text.splitlines()[0]) if text else "", width)
 
 
 def _body(text: str | Text, indent: int, style: str | None = None) -> Indented:
