@@ -105,8 +105,8 @@ def _print_files(reports) -> None:
     for r in reports:
         s = r.summary
         if s is None:
-            records.append(Record((r.agent or "?", *("-" * (len(FILE_HEADERS) - 1))), lines=(f"error: {r.error}",),
-                                  paths=(r.path,), styles=("red",)))  # fmt: skip
+            figures = (r.agent or "?", *("-",) * (len(FILE_HEADERS) - 1))
+            records.append(Record(figures, lines=(f"error: {r.error}",), paths=(r.path,), styles=("red",)))
             continue
         fields = (
             r.agent, str(s["sessions"]), str(s["messages"]), str(s["human_prompts"]), str(s["model_calls"]),
@@ -117,7 +117,7 @@ def _print_files(reports) -> None:
     table = compact_table("file", *FILE_HEADERS)
     for rec in records:
         error = rec.lines[0] if rec.lines else None
-        table.add_row(rec.paths[0], *((Text(error, style="red"),) if error else rec.fields))
+        table.add_row(rec.paths[0], *((rec.fields[0], Text(error, style="red")) if error else rec.fields))
     for column in table.columns:
         column.no_wrap = True
     print_table_or_records(console, table, FILE_HEADERS, records)
