@@ -296,8 +296,8 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     killed = data["killed_passes"]
     if killed:
         console.print(
-            f"killed passes: {killed['count']} (the last started {killed['last_started_at']:%Y-%m-%d %H:%M:%S %Z}, "
-            f"noticed by the next pass at {killed['noticed_at']:%Y-%m-%d %H:%M:%S %Z})",
+            f"killed passes: {killed['count']} (the last started {second(killed['last_started_at'], zone=True)}, "
+            f"noticed by the next pass at {second(killed['noticed_at'], zone=True)})",
             highlight=False,
             soft_wrap=True,
         )
