@@ -201,12 +201,13 @@ def test_tables_piped_to_a_file_are_not_squeezed_to_80_columns(env):
     piped = {k: v for k, v in env.items() if k != "COLUMNS"}  # stdout is a pipe here, as `> file`
     r = cli(piped, "efficiency")
     assert r.returncode == 0, r.stderr
-    header = r.stdout.splitlines()[1]  # under the top border
+    header = r.stdout.splitlines()[0]
     assert "…" not in r.stdout
-    for name in ("started", "agent", "thread", "role", "calls", "poll"):
-        assert name in header, header
-    squeezed = cli({**piped, "COLUMNS": "80"}, "efficiency")  # COLUMNS still wins
-    assert "…" in squeezed.stdout
+    for name in ("started", "agent", "thread", "role", "calls", "poll", "user", "agmsg", "uncl"):
+        assert name in header.split(), header
+    squeezed = cli({**piped, "COLUMNS": "80"}, "efficiency")  # COLUMNS still wins: records, nothing cut
+    assert squeezed.stdout.splitlines()[0].split() == ["started", "agent", "thread", "role", "calls", "poll"]
+    assert "…" not in squeezed.stdout and max(map(len, squeezed.stdout.splitlines())) <= 80
 
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)])

@@ -17,11 +17,17 @@ def console80() -> tuple[Console, io.StringIO]:
     return Console(file=out, width=80, color_system=None, force_terminal=False), out
 
 
-def test_shorten_middle_keeps_the_root_and_two_thirds_for_the_file_name():
+def test_shorten_middle_keeps_the_root_and_the_whole_file_name():
     short = shorten_middle(PATH, 78)
     assert len(short) == 78
-    assert short == PATH[:26] + "…" + PATH[-51:]
-    assert short.endswith("2638daee-0588-4baa-bd33-68b4c002818e.jsonl")
+    name = "/2025-12-24T00-32-27-967Z_2638daee-0588-4baa-bd33-68b4c002818e.jsonl"
+    assert short == PATH[: 77 - len(name)] + "…" + name
+
+
+def test_shorten_middle_gives_the_tail_two_thirds_when_the_file_name_is_short_or_too_long():
+    assert shorten_middle("/a/very/long/directory/name/that/goes/on/f.py", 20) == "/a/very…goes/on/f.py"
+    long_name = "/x/" + "n" * 30  # the name itself is cut: no room for it whole
+    assert shorten_middle(long_name, 20) == "/x/nnnn…" + "n" * 12
 
 
 def test_shorten_middle_leaves_a_fitting_text_alone_and_degrades_to_an_ellipsis():

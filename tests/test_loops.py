@@ -374,19 +374,21 @@ def test_a_rebuild_empties_the_loop_tables_and_the_next_pass_derives_the_same_lo
 
 def test_loop_shows_the_loop_its_lanes_and_its_closeout_writes(db, indexed_cli):
     ids = {k: v["id"] for k, v in loops(db).items()}
-    r = cli("loop", str(ids[("widgets", 1)]), env=indexed_cli)
+    wide = {**indexed_cli, "COLUMNS": "250"}  # each line whole (at 80 columns they wrap between fields)
+    r = cli("loop", str(ids[("widgets", 1)]), env=wide)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == (
         f"loop {ids[('widgets', 1)]}: widgets loop1 · finished · root claude c1000000-0000-4000-8000-000000000001 · "
         "started 2026-05-03 09:00 · ended 2026-05-03 09:10"
     )
-    assert lines[1] == (
-        "  closeout codex/closeout-2026-05-03-loop1.md · charter codex/charter-widgets.md · calls 8 · tokens 6,280 · "
-        "cost $0.01 · errors 1 · commits 1 · pushes 1 · landed 2 · parked 1"
-    )
+    assert lines[1:4] == [
+        "  calls 8 · tokens 6,280 · cost $0.01 · errors 1 · commits 1 · pushes 1 · landed 2 · parked 1",
+        "  closeout codex/closeout-2026-05-03-loop1.md",
+        "  charter codex/charter-widgets.md",
+    ]
     assert lines[-1] == "  closeout write 2026-05-03 09:10 by c1000000-0000-4000-8000-000000000001: qualified"
-    relaunch = cli("loop", str(ids[("widgets", 5)]), env=indexed_cli).stdout.splitlines()
+    relaunch = cli("loop", str(ids[("widgets", 5)]), env=wide).stdout.splitlines()
     assert relaunch[0] == "This closeout has 2 launches (a relaunch); all are shown."
 
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 import typer
 
 from agent_history.cli.app import app
-from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.cli.output import console, err_console, fail, print_json, print_warning, write_document
 from agent_history.connect import AGENTS, ConnectError, ConnectResult, connect, disconnect, plan
 from agent_history.connect.hook import HOOKS
 from agent_history.connect.targets import SERVER_NAME
 
-_AGENT_HELP = "One of: " + ", ".join(AGENTS) + " (with --hook: " + ", ".join(HOOKS) + ")"
+_AGENT_HELP = (
+    "One of: " + ", ".join(AGENTS) + " (with --hook: " + ", ".join(HOOKS) + "); a harness name or its product "
+    "name works as well (claude or claude-code, vscode or copilot-vscode …)."
+)
 
 
 def _report(result: ConnectResult, verb: str) -> None:
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        print_warning(warning)
     c, n = result.config, result.note
     backup = f" (backup: {c.backup})" if c.backup else ""
     if c.action == "absent":
@@ -61,9 +64,9 @@ def connect_cmd(
         print_json(result.as_dict())
     elif print_only:
         for warning in result.warnings:
-            err_console.print(f"warning: {warning}", highlight=False, soft_wrap=True)
+            print_warning(warning)
         err_console.print(f"# add to {result.config.path}:", highlight=False)
-        typer.echo(result.snippet, nl=False)
+        write_document(result.snippet)
     else:
         _report(result, "connect")
 

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _found, _namespaces, _session_arg, _short_ts, _when
+from agent_history.cli.read import (
+    _agents,
+    _check_filter_values,
+    _found,
+    _namespaces,
+    _not_found,
+    _session_arg,
+    _short_ts,
+    _when,
+)
+from agent_history.cli.tables import Record, compact_table, print_table_or_records
 
 _SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
 
@@ -39,13 +48,14 @@ def efficiency_cmd(
     session = _session_arg(session, "--session")
     db = database()
     with db.connect() as conn:
+        _check_filter_values(conn, namespace)
         if session is not None:  # a prefix, as everywhere a session is named
             from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
 
             try:
                 session = resolve_session(conn, session).session_uid
             except SessionNotFound as exc:
-                fail(str(exc), 1)
+                _not_found(session, "--session", exc)
             except AmbiguousSession as exc:
                 fail(str(exc), 2)
         report = efficiency_report(
@@ -62,29 +72,36 @@ def efficiency_cmd(
         return
     if not report.threads:
         fail("no threads match", 1)
-    table = Table("started", "agent", "thread", "role", "calls", *(_SHORT.get(t, t) for t in TRIGGERS), "uncl", "poll")
+    headers = ("started", "agent", "thread", "role", "calls", "poll", *(_SHORT.get(t, t) for t in TRIGGERS), "uncl")
+    records = []
     for t in report.threads:
         uid = t.session_uid[:13] + (f"/{t.agent_id}" if t.agent_id else "")
-        table.add_row(
-            _short_ts(t.started_at),
-            t.namespace or t.agent,
-            uid,
-            t.role or "-",
-            str(t.calls),
-            *(str(t.triggers[k]) for k in TRIGGERS),
-            str(t.unclassified),
-            _share(t.poll_share),
-        )
+        fields = (_short_ts(t.started_at), t.namespace or t.agent, uid, t.role or "-", str(t.calls), _share(t.poll_share),
+                  *(str(t.triggers[k]) for k in TRIGGERS), str(t.unclassified))  # fmt: skip
+        records.append(Record(fields, styles=(None, "green", "blue")))
     tot = report.totals
-    table.add_section()
-    table.add_row(
-        "total",
-        "",
-        f"{tot['threads']} threads",
-        "",
-        str(tot["calls"]),
-        *(str(tot["triggers"][k]) for k in TRIGGERS),
-        str(tot["unclassified"]),
-        _share(tot["poll_share"]),
+    records.append(
+        Record(
+            (
+                "total",
+                "",
+                f"{tot['threads']} threads",
+                "",
+                str(tot["calls"]),
+                _share(tot["poll_share"]),
+                *(str(tot["triggers"][k]) for k in TRIGGERS),
+                str(tot["unclassified"]),
+            ),
+            styles=("bold",),
+        )  # fmt: skip
     )
-    console.print(table)
+    table = compact_table(*headers)
+    for rec in records:
+        if rec is records[-1]:
+            table.add_section()
+        table.add_row(*rec.fields)
+    for column in table.columns:
+        column.no_wrap = True
+    # a table when it fits; else one record per thread: what identifies it and its calls and poll
+    # share on the first line, the trigger counts below
+    print_table_or_records(console, table, headers, records, first_line=6)

@@ -18,6 +18,7 @@ from agent_history.cli.tables import Record, compact_table, fits, print_records,
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
 from agent_history.ingest.status import catalogue_status, list_issues
+from agent_history.timestamps import second
 
 
 def _summary_line(s: PassSummary) -> str:
@@ -137,11 +138,9 @@ def index_cmd(
             print_json(summary.as_dict())
         else:
             console.print(_summary_line(summary), highlight=False, soft_wrap=True)
-            if summary.files_scanned == 0 and summary.skipped_homes:
-                print_event(
-                    "no agent home found: index a copy with --home DIR (laid out like ~) "
-                    "or add homes under [sources] in the config file"
-                )
+            if summary.files_scanned == 0 and "nothing found" not in said:  # once per --every loop
+                print_event(_nothing_found(sources, summary))
+                said.add("nothing found")
         failed = summary.files_failed > 0
         return True
 
@@ -156,6 +155,21 @@ def index_cmd(
         raise typer.Exit(INTERRUPTED_EXIT)
     if failed:
         raise typer.Exit(1)
+
+
+def _nothing_found(sources, summary: PassSummary) -> str:
+    """The one line a pass that found no transcript prints: where it looked and what to do."""
+    missing = len(summary.skipped_homes)
+    where = ", ".join(str(s.home) for s in sources) or "no agent home configured"
+    state = (
+        "none of them exists"
+        if sources and missing == len(sources)
+        else (f"{missing} of them do not exist, the others hold no transcript" if missing else "no transcript there")
+    )
+    return (
+        f"no transcripts found (looked in {where}: {state}): index a copy with --home DIR (laid out like ~) "
+        "or add homes under [sources] in the config file"
+    )
 
 
 def _explicit_namespaces(settings, home: Path | None, extra: list[str] | None) -> set[str]:
@@ -275,15 +289,15 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     last = data["last_pass"]
     if last:
         console.print(
-            f"last pass: {last['finished_at']:%Y-%m-%d %H:%M:%S %Z} ({last['status']}, {last['seconds']:.2f} s)"
+            f"last pass: {second(last['finished_at'], zone=True)} ({last['status']}, {last['seconds']:.2f} s)"
         )
     else:
         console.print("no index pass yet: run `agent-history index`")
     killed = data["killed_passes"]
     if killed:
         console.print(
-            f"killed passes: {killed['count']} (the last started {killed['last_started_at']:%Y-%m-%d %H:%M:%S %Z}, "
-            f"noticed by the next pass at {killed['noticed_at']:%Y-%m-%d %H:%M:%S %Z})",
+            f"killed passes: {killed['count']} (the last started {second(killed['last_started_at'], zone=True)}, "
+            f"noticed by the next pass at {second(killed['noticed_at'], zone=True)})",
             highlight=False,
             soft_wrap=True,
         )
@@ -318,14 +332,21 @@ def _print_namespaces(namespaces: dict[str, dict]) -> None:
 
 @app.command("issues")
 def issues_cmd(
-    kind: str = typer.Option(None, "--kind", help="Only this kind (e.g. invalid_json, load_error)."),
+    kind: str = typer.Option(None, "--kind", help="Only this kind (invalid_json, bad_record, load_error …)."),
     namespace: str = typer.Option(None, "--namespace", "-n", help="Only files of this namespace."),
     limit: int = typer.Option(100, "--limit", help="Issues to list (by file, then byte offset)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List parse issues with file and byte offset."""
+    from agent_history.cli.read import _check_filter_values
+    from agent_history.ingest.status import issue_kinds
+    from agent_history.model.issues import KINDS
+
     db = database()
     with db.connect() as conn:
+        _check_filter_values(conn, [namespace] if namespace else None)
+        if kind is not None and kind not in KINDS and kind not in issue_kinds(conn):
+            fail(f"unknown --kind {kind!r} (known: {', '.join(KINDS)})", 2)
         rows = list_issues(conn, kind=kind, namespace=namespace, limit=limit)
     if json:
         print_json(rows)

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import os
-import sys
 from datetime import datetime
 from decimal import Decimal
 
 import typer
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _found
+from agent_history.cli.output import console, fail, print_json, write_document
+from agent_history.cli.read import _body, _found
+from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.loops.rules import STATUSES
 from agent_history.loops.usage import format_duration
+from agent_history.timestamps import minute
 
 
 def _ts(ts: datetime | None) -> str:
-    return ts.strftime("%Y-%m-%d %H:%M") if ts else "-"
+    return minute(ts) if ts else "-"
 
 
 def _n(value: int | None) -> str:
@@ -63,15 +63,23 @@ def loops_cmd(
             markup=False,
         )
         _found(False)
-    table = Table("id", "status", "repo", "loop", "started", "wall", "lanes", "calls", "cost", "landed/parked")
+    headers = ("id", "status", "repo", "loop", "started", "wall", "lanes", "calls", "cost", "landed/parked")
+    records = []
     for r in rows:
-        status_text = r.status + (f" until {_ts(r.waiting_until)}" if r.waiting_until else "")
-        table.add_row(
-            str(r.id), status_text, r.repo or "-", str(r.loop_number), _ts(r.started_at),
+        fields = (
+            str(r.id), r.status, r.repo or "-", str(r.loop_number), _ts(r.started_at),
             format_duration(r.wall_seconds) if r.wall_seconds is not None else "-", _n(r.lanes),
             _n(r.model_calls), _cost(r.cost_usd), f"{_n(r.landed)}/{_n(r.parked)}",
         )  # fmt: skip
-    console.print(table)
+        until = (f"until {_ts(r.waiting_until)}",) if r.waiting_until else ()
+        records.append(Record(fields, lines=until))
+    table = compact_table(*headers)
+    for rec, r in zip(records, rows, strict=True):
+        table.add_row(rec.fields[0], r.status + (f" {rec.lines[0]}" if rec.lines else ""), *rec.fields[2:])
+    for column in table.columns:
+        column.no_wrap = True
+    # narrower: one record per loop, its figures on the first line, the rest below (whole)
+    print_table_or_records(console, table, headers, records)
 
 
 @app.command("loop")
@@ -97,46 +105,52 @@ def loop_cmd(
         except LoopNotFound as exc:
             fail(str(exc), 1)
         if usage:
-            sys.stdout.write(usage_report(conn, ids))
+            write_document(usage_report(conn, ids))
             return
         detail = loop_detail(conn, ids)
     if json:
         print_json(detail.as_dict())
         return
     if detail.relaunched:
-        console.print(f"This closeout has {len(detail.loops)} launches (a relaunch); all are shown.")
+        console.print(f"This closeout has {len(detail.loops)} launches (a relaunch); all are shown.", soft_wrap=True)
     for x in detail.loops:
-        console.print(
-            f"[bold]loop {x.id}[/]: {escape(x.repo or '-')} loop{x.loop_number} · {x.status}"
-            + (f" until {_ts(x.waiting_until)}" if x.waiting_until else "")
-            + f" · root {x.root_agent} {x.root_session_uid} · started {_ts(x.started_at)}"
-            + (f" · ended {_ts(x.ended_at)}" if x.ended_at else ""),
-            soft_wrap=True,
-            highlight=False,
+        status = x.status + (f" until {_ts(x.waiting_until)}" if x.waiting_until else "")
+        flow(console, [
+            Text(f"loop {x.id}:", style="bold") + f" {x.repo or '-'} loop{x.loop_number}", f"· {status}",
+            f"· root {x.root_agent} {x.root_session_uid}", f"· started {_ts(x.started_at)}",
+            *((f"· ended {_ts(x.ended_at)}",) if x.ended_at else ()),
+        ], sep=" ")  # fmt: skip
+        figures = [("calls", _n(x.model_calls)), ("tokens", _n(x.tokens)), ("cost", _cost(x.cost_usd)),
+                   ("errors", _n(x.errors)), ("commits", _n(x.commits)), ("pushes", _n(x.pushes)),
+                   ("landed", _n(x.landed)), ("parked", _n(x.parked))]  # fmt: skip
+        flow(
+            console,
+            [f"  {k} {v}" if i == 0 else f"{k} {v}" for i, (k, v) in enumerate(figures)],
+            sep=" · ",
+            indent="  ",
         )
-        console.print(
-            f"  closeout {escape(x.closeout_path)} · charter {escape(x.charter_path or '-')} · calls {_n(x.model_calls)} · "
-            f"tokens {_n(x.tokens)} · cost {_cost(x.cost_usd)} · errors {_n(x.errors)} · commits {_n(x.commits)} · "
-            f"pushes {_n(x.pushes)} · landed {_n(x.landed)} · parked {_n(x.parked)}",
-            soft_wrap=True,
-            highlight=False,
-        )
+        path_line(console, x.closeout_path, indent="  closeout ", style="")
+        path_line(console, x.charter_path or "-", indent="  charter ", style="")
         if x.end_evidence:
-            console.print(f"  {x.end_evidence}", soft_wrap=True, highlight=False, markup=False)
+            console.print(_body(x.end_evidence, 2))
     if detail.lanes:
-        table = Table("loop", "lane", "link", "role", "model", "calls", "tokens", "cost", "return")
+        headers = ("loop", "lane", "link", "role", "model", "calls", "tokens", "cost", "return")
+        records = []
         for a in detail.lanes:
             uid = a.session_uid[:13] + (f"/{a.agent_id}" if a.agent_id else "")
-            table.add_row(
-                str(a.loop_id), uid, a.link_method, a.subagent_type or a.role, a.model or "-", _n(a.model_calls),
-                _n(a.tokens), _cost(a.cost_usd), a.return_status or "-",
-            )  # fmt: skip
-        console.print(table)
+            records.append(Record((str(a.loop_id), uid, a.link_method, a.subagent_type or a.role, a.model or "-",
+                                   _n(a.model_calls), _n(a.tokens), _cost(a.cost_usd), a.return_status or "-")))  # fmt: skip
+        table = compact_table(*headers)
+        for rec in records:
+            table.add_row(*rec.fields)
+        for column in table.columns:
+            column.no_wrap = True
+        print_table_or_records(console, table, headers, records)
     for c in detail.closeouts:
         mark = "qualified" if c.qualified else f"not qualified: {c.reason}"
-        console.print(
-            f"  closeout write {_ts(c.written_at)} by {c.session_uid or '-'}: {mark}",
-            soft_wrap=True,
-            highlight=False,
-            markup=False,
+        flow(
+            console,
+            [f"  closeout write {_ts(c.written_at)}", f"by {c.session_uid or '-'}:", mark],
+            sep=" ",
+            indent="    ",
         )

@@ -1,5 +1,11 @@
 """Rendering helpers shared by CLI commands: JSON for machines, rich for people.
 
+Everything a command prints goes through here: `console` / `err_console` are
+`cli.terminal.TerminalConsole`s (transcript text shown, never obeyed: control characters
+escaped visibly, no rich markup or emoji codes interpreted in data); `print_json` writes JSON
+with every control character escaped; `write_document` writes a plain-text document (CSV,
+Markdown, a config snippet).
+
 stderr carries events (errors, warnings, retries) that service logs and scripts read: each is
 one line, never wrapped — `err_console` soft-wraps (rich leaves line breaking to the terminal,
 and does not wrap at 80 columns when stderr is a pipe or file) and `one_line` folds any line
@@ -17,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+
+from agent_history.cli.terminal import TerminalConsole, escape_controls, escape_json
 
 PIPE_WIDTH = 400
 """Columns `console` lays out for when stdout is not a terminal (a pipe or file) and COLUMNS is
@@ -37,8 +44,8 @@ def _stdout_width() -> int | None:
         return PIPE_WIDTH
 
 
-console = Console(width=_stdout_width())
-err_console = Console(stderr=True, soft_wrap=True)
+console = TerminalConsole(width=_stdout_width())
+err_console = TerminalConsole(stderr=True, soft_wrap=True)
 
 
 def one_line(message: str) -> str:
@@ -47,18 +54,18 @@ def one_line(message: str) -> str:
 
 
 def print_error(message: str) -> None:
-    """Write ``error: <message>`` to stderr as one line (no markup interpreted in `message`)."""
-    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False)
+    """Write ``error: <message>`` to stderr as one line (`message` is text, never markup)."""
+    err_console.print(Text.assemble(("error:", "bold red"), " ", one_line(message)), highlight=False)
 
 
 def print_warning(message: str) -> None:
-    """Write ``warning: <message>`` to stderr as one line (no markup interpreted in `message`)."""
-    err_console.print(f"[yellow]warning:[/] {escape(one_line(message))}", highlight=False)
+    """Write ``warning: <message>`` to stderr as one line (`message` is text, never markup)."""
+    err_console.print(Text.assemble(("warning:", "yellow"), " ", one_line(message)), highlight=False)
 
 
 def print_event(message: str) -> None:
     """Write a plain event line (a retry, a skipped path) to stderr, unstyled, one line."""
-    err_console.print(one_line(message), highlight=False, markup=False)
+    err_console.print(one_line(message), highlight=False)
 
 
 def _default(value: Any) -> Any:
@@ -73,12 +80,30 @@ def _default(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-def print_json(data: Any) -> None:
-    """Write `data` as indented JSON to stdout."""
-    sys.stdout.write(
+def json_text(data: Any) -> str:
+    """`data` as indented JSON text (Decimal as a number, dates ISO 8601, paths as strings),
+    every control character escaped (`cli.terminal.escape_json`)."""
+    return escape_json(
         orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
     )
+
+
+def print_json(data: Any) -> None:
+    """Write `data` as indented JSON to stdout (`json_text`)."""
+    sys.stdout.write(json_text(data))
     sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def write_document(text: str) -> None:
+    """Write a plain-text document (CSV, Markdown, a config snippet) to stdout as it is — to a
+    terminal with its control characters escaped (`cli.terminal.escape_controls`), to a file
+    or pipe byte for byte (it is data there, and CSV has no escape of its own)."""
+    try:
+        terminal = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    sys.stdout.write(escape_controls(text) if terminal else text)
     sys.stdout.flush()
 
 

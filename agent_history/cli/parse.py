@@ -5,17 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
 from agent_history.cli.app import app
-from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.cli.output import console, err_console, fail, print_event, print_json
+from agent_history.cli.tables import Record, compact_table, flow, print_table_or_records
 from agent_history.ingest.parse_files import parse_paths
 from agent_history.parsers import AGENTS
 from agent_history.parsers.report import TOKEN_BUCKETS
 
 
-def _fmt_counts(d: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "-"
+def _counts(d: dict) -> list[str]:
+    """``name count`` items, largest count first (``-`` when there are none)."""
+    return [f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])] or ["-"]
+
+
+def _totals_line(label: Text | str, items: list[str]) -> None:
+    """`label` then `items` separated by commas, wrapped between items (indented)."""
+    flow(console, [label, *(f"{i}," for i in items[:-1]), *items[-1:]], sep=" ", indent="    ")
 
 
 @app.command("parse")
@@ -40,52 +47,30 @@ def parse_cmd(
         )
     else:
         if per_file:
-            table = Table("file", "agent", "sessions", "msgs", "prompts", "calls", "tokens", "tools", "errs", "issues")
-            for r in reports:
-                if r.summary is None:
-                    table.add_row(r.path, r.agent or "?", f"[red]{r.error}[/]")
-                    continue
-                s = r.summary
-                table.add_row(
-                    _short(r.path),
-                    r.agent,
-                    str(s["sessions"]),
-                    str(s["messages"]),
-                    str(s["human_prompts"]),
-                    str(s["model_calls"]),
-                    _token_total(s["tokens"]),
-                    str(s["tool_calls"]),
-                    str(sum(s["tool_errors_by_class"].values())),
-                    str(sum(s["issues_by_kind"].values())),
-                )
-            console.print(table)
+            _print_files(reports)
         for name, t in sorted(totals.items(), key=lambda kv: kv[0] == "all"):  # "all" last
             if name == "all" and len(totals) == 2:
                 continue
-            console.print(
-                f"\n[bold]{name}[/]: {t['files']} files, {t.get('sessions', 0)} sessions "
-                f"({t.get('subagent_sessions', 0)} sub-agent), {t.get('messages', 0)} messages, "
-                f"{t.get('human_prompts', 0)} human prompts, {t.get('model_calls', 0)} model calls "
-                f"(+{t.get('api_error_notices', 0)} error notices)"
-            )
             tok = t.get("tokens", {})
-            console.print(
-                "  tokens: "
-                + ", ".join(f"{b} {tok[b]:,}" if tok.get(b) is not None else f"{b} -" for b in TOKEN_BUCKETS)
+            console.print()
+            _totals_line(Text(name, style="bold") + ":", [
+                f"{t['files']} files", f"{t.get('sessions', 0)} sessions ({t.get('subagent_sessions', 0)} sub-agent)",
+                f"{t.get('messages', 0)} messages", f"{t.get('human_prompts', 0)} human prompts",
+                f"{t.get('model_calls', 0)} model calls (+{t.get('api_error_notices', 0)} error notices)",
+            ])  # fmt: skip
+            _totals_line(
+                "  tokens:", [f"{b} {tok[b]:,}" if tok.get(b) is not None else f"{b} -" for b in TOKEN_BUCKETS]
             )
-            console.print(f"  messages by class: {_fmt_counts(t.get('messages_by_class', {}))}")
-            console.print(
-                f"  tool calls {t.get('tool_calls', 0)}; errors by class: {_fmt_counts(t.get('tool_errors_by_class', {}))}"
-            )
-            console.print(
-                f"  spawns {t.get('spawns', 0)}, compactions {t.get('compactions', 0)}, "
-                f"file touches {t.get('file_touches', 0)}, git events {t.get('git_events', 0)}"
-            )
-            console.print(f"  parse issues: {_fmt_counts(t.get('issues_by_kind', {}))}")
-            console.print(f"  unknown record types: {_fmt_counts(t.get('unknown_record_types', {}))}")
+            _totals_line("  messages by class:", _counts(t.get("messages_by_class", {})))
+            _totals_line(f"  tool calls {t.get('tool_calls', 0)}; errors by class:",
+                         _counts(t.get("tool_errors_by_class", {})))  # fmt: skip
+            _totals_line("  spawns", [f"{t.get('spawns', 0)}", f"compactions {t.get('compactions', 0)}",
+                                      f"file touches {t.get('file_touches', 0)}", f"git events {t.get('git_events', 0)}"])  # fmt: skip
+            _totals_line("  parse issues:", _counts(t.get("issues_by_kind", {})))
+            _totals_line("  unknown record types:", _counts(t.get("unknown_record_types", {})))
     errors = [r for r in reports if r.error]
     for r in errors:
-        err_console.print(f"error: {r.path}: {r.error}", highlight=False)
+        print_event(f"error: {r.path}: {r.error}")
     if errors:
         raise typer.Exit(1)
 
@@ -109,5 +94,30 @@ def _token_total(tokens: dict) -> str:
     return f"{sum(known):,}" if known else "-"
 
 
-def _short(path: str, width: int = 60) -> str:
-    return path if len(path) <= width else "…" + path[-(width - 1) :]
+FILE_HEADERS = ("agent", "sessions", "msgs", "prompts", "calls", "tokens", "tools", "errs", "issues")
+
+
+def _print_files(reports) -> None:
+    """A row per file: a table with the path first when it fits the console; else records —
+    the figures on one line, the path whole on the next (shortened in the middle only if it is
+    longer than a line), a file that failed with its error."""
+    records = []
+    for r in reports:
+        s = r.summary
+        if s is None:
+            figures = (r.agent or "?", *("-",) * (len(FILE_HEADERS) - 1))
+            records.append(Record(figures, lines=(f"error: {r.error}",), paths=(r.path,), styles=("red",)))
+            continue
+        fields = (
+            r.agent, str(s["sessions"]), str(s["messages"]), str(s["human_prompts"]), str(s["model_calls"]),
+            _token_total(s["tokens"]), str(s["tool_calls"]), str(sum(s["tool_errors_by_class"].values())),
+            str(sum(s["issues_by_kind"].values())),
+        )  # fmt: skip
+        records.append(Record(fields, paths=(r.path,)))
+    table = compact_table("file", *FILE_HEADERS)
+    for rec in records:
+        error = rec.lines[0] if rec.lines else None
+        table.add_row(rec.paths[0], *((rec.fields[0], Text(error, style="red")) if error else rec.fields))
+    for column in table.columns:
+        column.no_wrap = True
+    print_table_or_records(console, table, FILE_HEADERS, records)

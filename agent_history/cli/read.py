@@ -6,7 +6,7 @@ as character offsets).
 
 Exit codes (`EXIT_FOUND`, `EXIT_NOTHING`; 2 from `fail`/`main` for usage, config and database
 errors), the same with and without ``--json``: 0 when the lookup found something, 1 when it
-found nothing.
+found nothing; `EXIT_TIMEOUT` (3) when `search` (or `recall`) ran past its time limit.
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ from rich.text import Text
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.tables import Record, compact_table, fits, print_records
+from agent_history.cli.tables import (
+    Indented,
+    Record,
+    compact_table,
+    flow,
+    path_line,
+    print_table_or_records,
+    shorten_end,
+    shown,
+)
 from agent_history.harnesses import NAMES
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
@@ -34,8 +43,32 @@ from agent_history.search.request import (
     check_range,
     parse_when,
 )
+from agent_history.timestamps import minute
 
-EXIT_FOUND, EXIT_NOTHING = 0, 1
+EXIT_FOUND, EXIT_NOTHING, EXIT_TIMEOUT = 0, 1, 3
+SEARCH_TIMEOUT_S = 30.0
+"""Default time limit of each statement of `search` and `recall` (seconds): the web UI's and
+the MCP `sql` tool's 30 s. Past it the command stops with one line and exit `EXIT_TIMEOUT`."""
+
+
+def _time_limit(seconds: float) -> float:
+    """``--timeout`` checked: ≥ 0 (0 = no limit); else exit 2."""
+    if not seconds >= 0:
+        fail(f"--timeout must be 0 (no limit) or more seconds (got {seconds:g})", 2)
+    return seconds
+
+
+def _timed_out(exc: Exception, seconds: float, what: str) -> None:
+    """Exit `EXIT_TIMEOUT` with one line when `exc` is PostgreSQL cancelling a statement at the
+    time limit (``QueryCanceled``); return otherwise."""
+    import psycopg
+
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        fail(
+            f"{what} stopped at its time limit ({seconds:g} s): narrow it (fewer words, --since, --agent, "
+            "--namespace) or give --timeout more seconds (0: no limit)",
+            EXIT_TIMEOUT,
+        )
 
 
 def _found(anything: bool) -> None:
@@ -64,17 +97,33 @@ def _check_limit(limit: int) -> None:
 
 
 def _session_arg(value: str | None, option: str) -> str | None:
-    """A session uid or uid prefix given as `option` (None when not given), stripped; empty or
-    shorter than `read.common.MIN_UID_PREFIX` characters is a usage error (exit 2) — a shorter
-    prefix is never looked up, so it would otherwise read as "no such session"."""
-    from agent_history.read.common import MIN_UID_PREFIX
-
+    """A session uid or uid prefix given as `option` (None when not given), stripped; empty is a
+    usage error (exit 2). A uid of any length is looked up exactly; only a *prefix* needs
+    `read.common.MIN_UID_PREFIX` characters (`_not_found` says so when a short one matched
+    nothing)."""
     if value is None:
         return None
     text = value.strip()
-    if len(text) < MIN_UID_PREFIX:
-        fail(f"{option}: give a session uid or a prefix of at least {MIN_UID_PREFIX} characters (got {value!r})", 2)
+    if not text:
+        _too_short(value, option)
     return text
+
+
+def _too_short(value: str, option: str) -> None:
+    """Exit 2: `value` of `option` is too short to be looked up as a prefix."""
+    from agent_history.read.common import MIN_UID_PREFIX
+
+    fail(f"{option}: give a session uid or a prefix of at least {MIN_UID_PREFIX} characters (got {value!r})", 2)
+
+
+def _not_found(value: str, option: str, exc: Exception) -> None:
+    """Exit for a session uid/prefix that named no session: 2 (usage) when it is shorter than a
+    prefix may be — it was looked up as an exact uid only — else 1 (nothing found)."""
+    from agent_history.read.common import MIN_UID_PREFIX
+
+    if len(value) < MIN_UID_PREFIX:
+        _too_short(value, option)
+    fail(str(exc), EXIT_NOTHING)
 
 
 def _excluded_agents(values: list[str] | None) -> tuple[str, ...]:
@@ -151,24 +200,27 @@ def _check_filter_values(conn, namespaces: list[str] | None, session: str | None
     nothing. One query, run only when such a filter is given."""
     if not namespaces and not session:
         return
+    from agent_history.read.common import MIN_UID_PREFIX
     from agent_history.search.filters import like_prefix
 
     known, found = conn.execute(
         "SELECT ARRAY(SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1),"
         " %(s)s::text IS NULL OR EXISTS (SELECT 1 FROM ah.session"
-        " WHERE session_uid = %(s)s OR session_uid LIKE %(like)s)",
-        {"s": session, "like": like_prefix(session) if session else None},
+        " WHERE session_uid = %(s)s OR (length(%(s)s) >= %(n)s AND session_uid LIKE %(like)s))",
+        {"s": session, "n": MIN_UID_PREFIX, "like": like_prefix(session) if session else None},
     ).fetchone()
     unknown = [n for n in dict.fromkeys(namespaces or ()) if n not in known]
     if unknown:
         names = ", ".join(repr(n) for n in unknown)
         fail(f"unknown namespace {names} (indexed: {', '.join(known) or 'none'})", 2)
     if not found:
+        if len(session) < MIN_UID_PREFIX:
+            _too_short(session, "--session")
         fail(f"--session: no session {session!r} in the catalogue", 2)
 
 
 def _short_ts(ts: datetime | None) -> str:
-    return ts.strftime("%Y-%m-%d %H:%M") if ts else "-"
+    return minute(ts) if ts else "-"
 
 
 def _snippet_text(snippet: str) -> Text:
@@ -186,35 +238,51 @@ def _snippet_text(snippet: str) -> Text:
     return text
 
 
+def _first_line(text: str, width: int) -> str:
+    """The first line of `text` as the console shows it (`tables.shown`), cut at the end to
+    `width` characters."""
+    return shorten_end(shown(console, text.splitlines()[0]) if text else "", width)
+
+
+def _body(text: str | Text, indent: int, style: str | None = None) -> Indented:
+    """`text` indented by `indent` columns, wrapped by the console at its width (words kept
+    whole where possible)."""
+    body = text if isinstance(text, Text) else console.render_str(text, style=style or "", highlight=False)
+    return Indented(body, indent)
+
+
 def _render_hit(n: int, h: SearchHit) -> None:
     thread = h.session_uid + (f"/{h.agent_id}" if h.agent_id else "")
-    head = Text(f"{n:>2}. ", style="dim")
-    head.append(f"{h.score:6.2f}  ", style="cyan")
-    head.append(f"{_short_ts(h.ts)}  ")
-    head.append(f"{h.namespace or h.agent}  ", style="green")
-    head.append(f"{h.label or h.kind}", style="magenta")
-    if h.outcome:
-        head.append(f" ({h.outcome})", style="red" if h.outcome not in ("ok",) else "dim")
-    head.append(f"  {thread}", style="blue")
-    console.print(head, soft_wrap=True)
-    if h.title:
-        console.print(Text("    " + h.title.splitlines()[0][:120], style="italic"), soft_wrap=True)
-    console.print(Text("    ") + _snippet_text(h.snippet), soft_wrap=True)
-    line = getattr(h, "line_number", None)
-    where = (
-        f"    {h.source_path}:{line} (byte {h.byte_offset})"
-        if h.source_path and line
-        else (f"    {h.source_path} (byte {h.byte_offset})" if h.source_path else "")
+    outcome = Text(f"({h.outcome})", style="red" if h.outcome not in ("ok",) else "dim") if h.outcome else Text()
+    flow(
+        console,
+        [
+            Text(f"{n:>2}. ", style="dim") + Text(f"{h.score:6.2f}", style="cyan"),
+            _short_ts(h.ts),
+            Text(h.namespace or h.agent, style="green"),
+            Text(f"{h.label or h.kind}", style="magenta") + (Text(" ") + outcome if h.outcome else Text()),
+            Text(thread, style="blue"),
+        ],
+        indent="    ",
     )
-    if where:
-        console.print(Text(where, style="dim"), soft_wrap=True)
+    if h.title:
+        console.print("    " + _first_line(h.title, min(120, console.width - 4)), style="italic", soft_wrap=True)
+    console.print(_body(_snippet_text(h.snippet), 4))
+    if h.source_path:
+        line = getattr(h, "line_number", None)
+        path_line(console, h.source_path, f"{f':{line}' if line else ''} (byte {h.byte_offset})", indent="    ")
 
 
 @app.command("search")
 def search_cmd(
     query: str = typer.Argument(..., help='Words, "quoted phrases", identifiers, paths, error text or a question.'),
     limit: int = typer.Option(20, "--limit", "-n", help="Number of results."),
-    agent: list[str] = typer.Option(None, "--agent", "-a", help=f"Only this harness ({', '.join(NAMES)}); repeatable."),
+    agent: list[str] = typer.Option(
+        None,
+        "--agent",
+        "-a",
+        help=f"Only this harness ({', '.join(NAMES)}; product names such as claude-code work too); repeatable.",
+    ),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context from the config; repeatable."),
     all_classes: bool = typer.Option(
@@ -253,6 +321,9 @@ def search_cmd(
         "limit + 30 or more) + 0.2 × recency (1 today, linear to 0 at 365 days) + 0.1 × depth (session "
         "turns = human prompts, capped at 50, / 50).",
     ),
+    timeout: float = typer.Option(
+        SEARCH_TIMEOUT_S, "--timeout", help="Stop a query running longer than this many seconds (exit 3); 0: no limit."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Search prompts, replies, briefs, summaries (and tool input/output with --in): keyword, vector or hybrid.
@@ -270,6 +341,7 @@ def search_cmd(
     else:
         cls = classes.CONVERSATIONAL
     _check_limit(limit)
+    timeout = _time_limit(timeout)
     db = database()
     req = SearchRequest(
         query=query,
@@ -299,9 +371,12 @@ def search_cmd(
 
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
+    from agent_history.db.connection import set_statement_timeout
+
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         _check_filter_values(conn, namespace, req.session)
+        set_statement_timeout(conn, timeout)
         try:
             if scope is Scope.SUMMARIES:  # keyword = English full text; vector/hybrid over summary chunks
                 from agent_history.search.summaries_vector import run_summary_search
@@ -313,9 +388,10 @@ def search_cmd(
             fail(str(exc), 2)  # the search could not run: configuration or the endpoint
         except AmbiguousSession as exc:
             fail(str(exc), 1)
-        except Exception as exc:  # the embedding provider failed (summary search has no fallback)
+        except Exception as exc:  # the time limit, or the embedding provider failed (summaries: no fallback)
             from agent_history.embed.provider import EmbeddingError
 
+            _timed_out(exc, timeout, "search")
             if not isinstance(exc, EmbeddingError):
                 raise
             fail(str(exc), 2)
@@ -326,7 +402,7 @@ def search_cmd(
         _found(bool(hits))
         return
     if result.note:
-        console.print(f"[yellow]note:[/] {result.note}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("note:", "yellow"), " ", result.note), highlight=False, soft_wrap=True)
     if not hits:
         console.print("no matches")
     for n, h in enumerate(hits, 1):
@@ -424,10 +500,8 @@ def _print_sessions(rows) -> None:
         table.add_row(*rec.fields[:3], rec.lines[0][:60], *rec.fields[3:])
     for column in (*table.columns[:3], *table.columns[4:]):
         column.no_wrap = True
-    if fits(console, table, wrapped={3: TITLE_WIDTH}):  # the title may wrap, at 30 columns or more
-        console.print(table)
-    else:
-        print_records(console, RECORD_HEADERS, records)
+    # the title may wrap, at 30 columns or more; narrower consoles get records
+    print_table_or_records(console, table, RECORD_HEADERS, records, wrapped={3: TITLE_WIDTH})
 
 
 def _is_excluded(conn, session_id: int) -> bool:
@@ -438,36 +512,58 @@ def _is_excluded(conn, session_id: int) -> bool:
     return bool(row and row[0])
 
 
+def _page_range(page: int | None, start: int | None, end: int | None, every: bool) -> tuple[int | None, int | None]:
+    """(first, last) event numbers to show: ``--from``/``--to`` as given, everything with
+    ``--all``, else page `page` (default 1) of `PAGE_EVENTS`. Exit 2 on a contradiction."""
+    from agent_history.read.timeline import PAGE_EVENTS
+
+    ranged = start is not None or end is not None
+    if sum((page is not None, ranged, every)) > 1:
+        fail("--page, --all and --from/--to exclude each other", 2)
+    if start is not None and end is not None and end < start:
+        fail("--to must not be before --from", 2)
+    if page is not None and page < 1:
+        fail(f"--page must be 1 or more (got {page})", 2)
+    if ranged or every:
+        return start, end
+    first = ((page or 1) - 1) * PAGE_EVENTS + 1
+    return first, first + PAGE_EVENTS - 1
+
+
 @app.command("session")
 def session_cmd(
     uid: str = typer.Argument(
         ..., help="Session uid (or a unique prefix of ≥ 6 characters); UID/AGENT-ID for a sub-agent thread."
     ),
     agent_id: str = typer.Option(None, "--agent-id", help="A sub-agent thread of the session."),
+    page: int = typer.Option(None, "--page", help="Page of 200 events to show (default: the first)."),
+    every: bool = typer.Option(False, "--all", help="Every event, not a page."),
     start: int = typer.Option(None, "--from", help="First event number (1-based)."),
     end: int = typer.Option(None, "--to", help="Last event number (inclusive)."),
     full: bool = typer.Option(False, "--full", help="Do not shorten texts."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """A session's ordered timeline: messages, tool calls, spawns, compactions, git events."""
-    from agent_history.read.timeline import session_timeline
+    """A session's ordered timeline: messages, tool calls, spawns, compactions, git events — a
+    page of 200 events at a time (--page N, --all, or --from/--to), saying how many remain."""
+    from agent_history.read.timeline import PAGE_EVENTS, session_timeline
 
     if agent_id is None and "/" in uid:  # the form `sessions` prints for sub-agent threads
         uid, agent_id = uid.split("/", 1)
     uid = _session_arg(uid, "session")
-    if start is not None and end is not None and end < start:
-        fail("--to must not be before --from", 2)
+    first, last = _page_range(page, start, end, every)
     db = database()
     try:
         with db.connect() as conn:
             tl = session_timeline(
-                conn, uid, agent_id=agent_id, start=start, end=end, max_chars=None if full else (4000 if json else 400)
+                conn, uid, agent_id=agent_id, start=first, end=last, max_chars=None if full else (4000 if json else 400)
             )
             from agent_history.search.summaries import summaries_for_sessions
 
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
             excluded = _is_excluded(conn, tl.session.id)
-    except (SessionNotFound, AmbiguousSession) as exc:
+    except SessionNotFound as exc:
+        _not_found(uid, "session", exc)
+    except AmbiguousSession as exc:
         fail(str(exc), EXIT_NOTHING)
     if excluded:  # curated out: not served, as the MCP `session` tool refuses it
         fail(
@@ -475,36 +571,57 @@ def session_cmd(
             f"`agent-history sessions restore {tl.session.session_uid}` brings it back",
             EXIT_NOTHING,
         )
+    pages = max(1, -(-tl.total // PAGE_EVENTS))
+    if page is not None and page > pages:
+        fail(f"session {tl.session.session_uid} has {pages} page(s) of {PAGE_EVENTS} events, not {page}", 2)
+    shown_to = tl.events[-1].seq if tl.events else 0
+    remaining = max(tl.total - max(shown_to, (first or 1) - 1), 0)
+    paged = start is None and end is None and not every
     if json:
-        print_json(tl.as_dict() | ({"journal_summary": journal} if journal else {}))
+        where = {"page": page or 1, "pages": pages, "page_size": PAGE_EVENTS} if paged else {}
+        print_json(tl.as_dict() | where | {"remaining": remaining} | ({"journal_summary": journal} if journal else {}))
         return
+    _print_timeline(tl, journal)
+    if remaining and tl.events:
+        how = f"--page {(page or 1) + 1}" if paged else f"--from {shown_to + 1}"
+        console.print(Text(f"{remaining:,} more events ({how}, or --all)", style="dim"), soft_wrap=True)
+
+
+EVENT_STYLES = {"message": "green", "tool_call": "magenta", "spawn": "cyan", "compaction": "yellow", "git": "red"}
+
+
+def _print_timeline(tl, journal: dict | None) -> None:
+    """The session's header (uid, title, journal summary, namespace, cwd, file) and its events:
+    a head line each (number, time, kind:label, outcome …) and the text below, indented."""
     s = tl.session
+    width = console.width
     console.print(Text(f"{s.session_uid}" + (f"/{s.agent_id}" if s.agent_id else ""), style="bold blue"))
     if s.title:
-        console.print(Text(s.title.splitlines()[0][:160], style="italic"))
+        console.print(_first_line(s.title, min(160, width)), style="italic", soft_wrap=True)
     if journal:  # the journal's summary (journal-sync)
         for key in ("title", "objective", "outcomes", "unfinished"):
             if journal.get(key):
-                console.print(Text(f"{key}: {journal[key]}", style="cyan"), soft_wrap=True)
-    console.print(Text(f"{s.namespace}  {s.cwd or '-'}  {s.source_path or ''}", style="dim"), soft_wrap=True)
+                console.print(_body(f"{key}: {journal[key]}", 0, style="cyan"))
+    flow(console, [Text(s.namespace or s.agent, style="dim"), Text(s.cwd or "-", style="dim")])
+    if s.source_path:
+        path_line(console, s.source_path, indent="")
     first = tl.events[0].seq if tl.events else 0
     last = tl.events[-1].seq if tl.events else 0
-    console.print(Text(f"events {first}–{last} of {tl.total}", style="dim"))
-    styles = {"message": "green", "tool_call": "magenta", "spawn": "cyan", "compaction": "yellow", "git": "red"}
+    console.print(Text(f"events {first:,}–{last:,} of {tl.total:,}", style="dim"))
     for e in tl.events:
-        head = Text(f"{e.seq:>5} ", style="dim")
-        head.append(f"{_short_ts(e.ts)} ", style="dim")
-        head.append(f"{e.kind}:{e.label or ''}", style=styles.get(e.kind))
         d = e.detail
+        parts = [Text(f"{e.seq:>5}", style="dim"), Text(_short_ts(e.ts), style="dim")]
+        label = Text(f"{e.kind}:{e.label or ''}", style=EVENT_STYLES.get(e.kind))
         if e.kind == "tool_call" and d.get("outcome"):
-            head.append(f" [{d.get('error_class') or d['outcome']}]", style="red" if d["outcome"] != "ok" else "dim")
+            label.append(f" [{d.get('error_class') or d['outcome']}]", style="red" if d["outcome"] != "ok" else "dim")
+        parts.append(label)
         if e.kind == "git":
-            head.append(f" {d.get('sha', '')} {d.get('branch', '')}")
+            parts += [d.get("sha", ""), d.get("branch", "")]
         if e.kind == "spawn" and d.get("child_session_uid"):
-            head.append(f" → {d['child_session_uid']}/{d.get('child_agent_id', '')}", style="blue")
-        console.print(head, soft_wrap=True)
+            parts.append(Text(f"→ {d['child_session_uid']}/{d.get('child_agent_id', '')}", style="blue"))
+        flow(console, parts, sep=" ", indent="      ")
         if e.text:
-            console.print(Text("      " + e.text.replace("\n", "\n      ")), soft_wrap=True)
+            console.print(_body(e.text, 6))
 
 
 @app.command("why")
@@ -530,33 +647,26 @@ def why_cmd(
         _found(False)
     for o in origins:
         s = o.session
-        head = Text(f"{o.op} {o.sha}", style="bold red")
-        head.append(f"  {o.branch or ''}  {_short_ts(o.ts)}  ")
-        head.append(o.subject or "", style="italic")
-        console.print(head, soft_wrap=True)
-        console.print(
-            Text(
-                f"  session  {s.session_uid}"
-                + (f"/{s.agent_id}" if s.agent_id else "")
-                + f"  ({s.namespace}, {s.cwd or '-'})",
-                style="blue",
-            ),
-            soft_wrap=True,
-        )
+        flow(console, [Text(f"{o.op} {o.sha}", style="bold red"), o.branch or "", _short_ts(o.ts)])
+        if o.subject:
+            console.print(_body(Text(o.subject, style="italic"), 2))
+        thread = s.session_uid + (f"/{s.agent_id}" if s.agent_id else "")
+        flow(console, [Text("  session", style="blue"), Text(thread, style="blue"), Text(f"({s.namespace},", style="blue"),
+                       Text(f"{s.cwd or '-'})", style="blue")], sep=" ", indent="    ")  # fmt: skip
         if s.title:
-            console.print(Text(f"  title    {s.title.splitlines()[0][:140]}", style="italic"), soft_wrap=True)
-        if o.command:
-            console.print(Text(f"  {o.tool_name or 'tool'}  ", style="magenta") + Text(o.command[:400]), soft_wrap=True)
-        if o.brief:
             console.print(
-                Text(f"  brief ({o.subagent_type or 'sub-agent'}) ", style="cyan") + Text(o.brief.text[:600]),
-                soft_wrap=True,
+                "  title    " + _first_line(s.title, min(140, console.width - 11)), style="italic", soft_wrap=True
             )
+        if o.command:
+            console.print(_body(Text(f"{o.tool_name or 'tool'}  ", style="magenta") + Text(o.command[:400]), 2))
+        if o.brief:
+            brief = Text(f"brief ({o.subagent_type or 'sub-agent'}) ", style="cyan") + Text(o.brief.text[:600])
+            console.print(_body(brief, 2))
         if o.prompt:
-            console.print(Text("  prompt   ", style="green") + Text(o.prompt.text[:600]), soft_wrap=True)
+            console.print(_body(Text("prompt   ", style="green") + Text(o.prompt.text[:600]), 2))
         line = getattr(o, "line_number", None)
-        loc = f"{s.source_path}:{line} (byte {o.byte_offset})" if line else f"{s.source_path} (byte {o.byte_offset})"
-        console.print(Text(f"  {loc}", style="dim"), soft_wrap=True)
+        if s.source_path:
+            path_line(console, s.source_path, f"{f':{line}' if line else ''} (byte {o.byte_offset})")
 
 
 @app.command("touched")
@@ -579,6 +689,7 @@ def touched_cmd(
     try:
         with db.connect() as conn:
             warn_empty_contexts(conn, context, db.settings.contexts)
+            _check_filter_values(conn, namespace)
             rows = touched(
                 conn,
                 pattern,
@@ -595,7 +706,7 @@ def touched_cmd(
         _found(bool(rows))
         return
     if not rows:
-        console.print(f"no session touched {pattern}")
+        console.print(f"no session touched {pattern}", highlight=False)
         _found(False)
     records = []
     for r in rows:
@@ -611,7 +722,5 @@ def touched_cmd(
         table.add_row(*rec.fields, "\n".join(rec.paths), rec.lines[0][:50])
     for column in table.columns[:5]:
         column.no_wrap = True
-    if fits(console, table, wrapped={5: TITLE_WIDTH}):
-        console.print(table)
-    else:  # paths on lines of their own, shortened in the middle only if longer than a line
-        print_records(console, ("last", "agent", "session", "ops"), records)
+    # else paths on lines of their own, shortened in the middle only if longer than a line
+    print_table_or_records(console, table, ("last", "agent", "session", "ops"), records, wrapped={5: TITLE_WIDTH})

@@ -9,6 +9,7 @@ configuration and database errors.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 from pathlib import Path
 
@@ -18,19 +19,26 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, fail, print_event, print_json, write_document
 from agent_history.cli.read import (
+    SEARCH_TIMEOUT_S,
     _agents,
+    _body,
+    _check_filter_values,
     _excluded_agents,
     _found,
     _namespaces,
+    _not_found,
     _range,
     _rank,
     _session_arg,
     _short_ts,
     _source_types,
+    _time_limit,
+    _timed_out,
     sessions_app,
 )
+from agent_history.cli.tables import flow, path_line
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import SearchRequest
@@ -56,6 +64,9 @@ def recall_cmd(
     until: str = typer.Option(None, "--until", help="Until (exclusive; a date means its end)."),
     rank: str = typer.Option("default", "--rank", help="default or blend (see `search --help`)."),
     mode: str = typer.Option(None, "--mode", help="keyword, vector or hybrid (default: hybrid once embeddings exist)."),
+    timeout: float = typer.Option(
+        SEARCH_TIMEOUT_S, "--timeout", help="Stop a query running longer than this many seconds (exit 3); 0: no limit."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The thread around the best hits: each hit's turn with 1 turn before and 1 after (prompt →
@@ -67,6 +78,7 @@ def recall_cmd(
 
     if not 1 <= hits <= 10:
         fail(f"--hits must be between 1 and 10 (got {hits})", 2)
+    timeout = _time_limit(timeout)
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
     db = database()
@@ -85,17 +97,24 @@ def recall_cmd(
     )
     if req.agents and set(req.agents) <= set(req.exclude_agents):
         fail(f"nothing to recall: --agent and --exclude-agent both name {', '.join(sorted(req.agents))}", 1)
+    from agent_history.db.connection import set_statement_timeout
+
     with db.connect() as conn:
+        _check_filter_values(conn, namespace)
+        set_statement_timeout(conn, timeout)
         try:
             result = thread_recall(conn, req, mode, db.settings.embedding, RecallBounds(hits=hits))
         except VectorUnavailable as exc:
             fail(str(exc), 2)
+        except Exception as exc:
+            _timed_out(exc, timeout, "recall")
+            raise
     if json:
         print_json(result.as_dict())
         _found(bool(result.steps))
         return
     if result.note:
-        console.print(f"[yellow]note:[/] {result.note}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("note:", "yellow"), " ", result.note), highlight=False, soft_wrap=True)
     if not result.steps:
         console.print("nothing recalled")
     current = None
@@ -103,16 +122,18 @@ def recall_cmd(
         thread = step.session_uid + (f"/{step.agent_id}" if step.agent_id else "")
         if thread != current:
             current = thread
-            console.print(Text(f"── {step.agent} {thread} ({step.relation})", style="bold blue"), soft_wrap=True)
-        head = Text(f"{'▶' if step.is_hit else ' '} {_short_ts(step.ts)}  t{step.turn}  ", style="dim")
-        head.append(step.label or step.kind, style="magenta")
+            flow(console, [Text("──", style="bold blue"), Text(step.agent, style="bold blue"),
+                           Text(thread, style="bold blue"), Text(f"({step.relation})", style="bold blue")], sep=" ")  # fmt: skip
+        label = Text(step.label or step.kind, style="magenta")
         if step.outcome:
-            head.append(f" ({step.outcome})", style="red" if step.outcome != "ok" else "dim")
-        head.append(f"  {step.source_path}:{step.line_number}", style="dim")
-        console.print(head, soft_wrap=True)
-        console.print(Text("    " + step.text.replace("\n", "\n    ")[:600]), soft_wrap=True)
+            label.append(f" ({step.outcome})", style="red" if step.outcome != "ok" else "dim")
+        flow(console, [Text(f"{'▶' if step.is_hit else ' '} {_short_ts(step.ts)}", style="dim"),
+                       Text(f"t{step.turn}", style="dim"), label], indent="    ")  # fmt: skip
+        if step.source_path:
+            path_line(console, step.source_path, f":{step.line_number}", indent="    ")
+        console.print(_body(step.text[:600], 4))
     if result.truncated:
-        console.print("[dim](cut at the step limit)[/]")
+        console.print("(cut at the step limit)", style="dim")
     _found(bool(result.steps))
 
 
@@ -145,10 +166,12 @@ def sql_cmd(
     if json:
         print_json({**result, "truncated": bool(note)})
     elif as_csv:
-        out = csv.writer(sys.stdout, lineterminator="\n")
+        text = io.StringIO()
+        out = csv.writer(text, lineterminator="\n")
         out.writerow(names)
         for row in result["rows"]:
             out.writerow(["" if v is None else v if isinstance(v, str) else orjson.dumps(v).decode() for v in row])
+        write_document(text.getvalue())
     else:
         from agent_history.cli.tables import compact_table
 
@@ -158,7 +181,7 @@ def sql_cmd(
         console.print(table)
         console.print(f"{result['row_count']} row(s)")
     if note:
-        print(f"note: {note}", file=sys.stderr)
+        print_event(f"note: {note}")
 
 
 def _resolve(conn, uid: str):
@@ -167,7 +190,7 @@ def _resolve(conn, uid: str):
     try:
         return resolve_session(conn, uid, "")
     except SessionNotFound:
-        fail(f"no session {uid!r} (a uid, or a unique prefix of ≥ 6 characters)", 1)
+        _not_found(uid, "UID", SessionNotFound(f"no session {uid!r} (a uid, or a unique prefix of ≥ 6 characters)"))
     except AmbiguousSession as exc:
         fail(str(exc), 2)
     return None
@@ -201,7 +224,7 @@ def restore_cmd(uid: str = typer.Argument(..., help="Session uid, or a unique pr
     with database().connect() as conn:
         matches = excluded(conn, uid)
         if not matches:
-            fail(f"no excluded session {uid!r}", 1)
+            _not_found(uid, "UID", LookupError(f"no excluded session {uid!r}"))
         if len({u for _, u in matches}) > 1:
             fail(f"{uid!r} matches {len(matches)} excluded sessions: " + ", ".join(u for _, u in matches[:5]), 2)
         for agent, session_uid in matches:
@@ -228,7 +251,8 @@ def delete_cmd(
         if not yes:
             if not sys.stdin.isatty():
                 fail("refusing to delete without confirmation: pass --yes", 2)
-            typer.confirm(f"delete {ref.agent} session {ref.session_uid} ({ref.title or 'untitled'})?", abort=True)
+            console.print(f"{ref.agent} session {ref.session_uid} ({ref.title or 'untitled'})", soft_wrap=True)
+            typer.confirm("delete it?", abort=True)
         counts = delete(conn, ref)
     console.print(
         f"deleted {ref.agent} {ref.session_uid}: {counts['sessions']} thread(s), "
@@ -253,11 +277,10 @@ def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdo
 
     with database().connect() as conn:
         data = export_exclusions(conn)
-    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
     if file is None:
-        sys.stdout.write(text)
+        print_json(data)
     else:
-        file.write_text(text)
+        file.write_text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
         console.print(f"{len(data)} exclusion(s) written to {file}", highlight=False, soft_wrap=True)
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
-from agent_history.cli.read import _agents, _found, _namespaces, _range, _when
+from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
 from agent_history.usage.report import PARTIAL_FIELDS
@@ -176,6 +176,7 @@ def usage_cmd(
     span = _range(since, until, parse=lambda v, option, end: _bound(v, option, tz, end=end))
     db = database()
     with db.connect() as conn:
+        _check_filter_values(conn, namespace)
         calls = usage_calls(
             conn,
             since=span[0],

@@ -9,6 +9,7 @@ commands, `pool()` (psycopg-pool) for long-running processes. Connection failure
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -189,3 +190,11 @@ class Database:
             check=ConnectionPool.check_connection,
             open=True,
         )
+
+
+def set_statement_timeout(conn: psycopg.Connection, seconds: float) -> None:
+    """Make PostgreSQL cancel every later statement of `conn`'s session that runs longer than
+    `seconds` (0: no limit; rounded up to whole ms); a cancelled one raises
+    ``psycopg.errors.QueryCanceled``."""
+    ms = 0 if seconds <= 0 else max(1, math.ceil(seconds * 1000))
+    conn.execute("SELECT pg_catalog.set_config('statement_timeout', %s, false)", (str(ms),))

@@ -63,6 +63,11 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
     }
 
 
+def issue_kinds(conn: psycopg.Connection) -> list[str]:
+    """The distinct parse issue kinds in the catalogue, sorted."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT kind FROM ah.parse_issue ORDER BY 1")]
+
+
 def list_issues(
     conn: psycopg.Connection, *, kind: str | None = None, namespace: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:

@@ -6,6 +6,8 @@ from typing import Any
 
 import psycopg
 
+from agent_history.timestamps import second
+
 
 def journal_status(conn: psycopg.Connection) -> dict[str, Any] | None:
     """``{"summaries", "linked", "topics", "last_pass"}`` where ``last_pass`` is None before the
@@ -36,4 +38,4 @@ def status_line(data: dict[str, Any] | None) -> str:
     if last is None:
         return f"journal-sync: {held}; no pass yet"
     reason = f": {last['skip_reason']}" if last["skip_reason"] else ""
-    return f"journal-sync: {held}; last pass {last['finished_at']:%Y-%m-%d %H:%M:%S %Z} ({last['status']}{reason})"
+    return f"journal-sync: {held}; last pass {second(last['finished_at'], zone=True)} ({last['status']}{reason})"

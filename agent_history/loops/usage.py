@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from agent_history.timestamps import minute
+
 
 @dataclass(frozen=True, slots=True)
 class UsageRow:
@@ -69,7 +71,7 @@ def format_duration(seconds: float | None) -> str:
 
 
 def _utc(ts: datetime | None) -> str:
-    return ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "unknown"
+    return f"{minute(ts.astimezone(UTC))} UTC" if ts else "unknown"
 
 
 def _cost(value: Decimal | None) -> str:

@@ -3,10 +3,11 @@ spawns, compactions and git events.
 
 Order is physical, never by timestamp (docs/design.md §5): by source file (first indexed first, as a
 resumed session's copy lives in a later file), then ``byte_offset``, then a fixed kind order for
-events read from the same line (compaction, message, tool call, spawn, git event). Events are
-numbered 1…N in that order; ``start``/``end`` (``--from``/``--to``) select an inclusive range
-of those numbers, so a slice is stable however it is cut. Long texts are cut to `max_chars`
-(the cut is marked with an ellipsis and ``truncated``).
+events read from the same line (compaction, message, tool call, spawn, git event), then the
+row id. Events are numbered 1…N in that order (the web UI's numbers too); ``start``/``end``
+(``--from``/``--to``, or a page of `PAGE_EVENTS`) select an inclusive range of those numbers,
+so a slice is stable however it is cut, and only the slice's texts are read. Long texts are cut
+to `max_chars` (the cut is marked with an ellipsis and ``truncated``).
 """
 
 from __future__ import annotations
@@ -61,41 +62,66 @@ class SessionTimeline:
         }
 
 
-# One UNION over the event tables; `k` orders events read from the same line.
-_EVENTS_SQL = """
-SELECT * FROM (
-    SELECT 1 AS k, 'compaction' AS kind, c.source_id, c.byte_offset, c.line_number, c.ts, c.trigger AS label,
-           NULL::text AS text,
-           jsonb_build_object('tokens_before', c.tokens_before, 'tokens_after', c.tokens_after) AS detail
-    FROM ah.compaction AS c WHERE c.session_id = %(sid)s
+PAGE_EVENTS = 200
+"""Events per page of `agent-history session` (as the web UI's session page)."""
+
+# Every event's key, numbered in timeline order (`k` orders events read from the same line; the
+# id breaks the last ties, so numbers are stable). Only the keys: the texts of the selected
+# slice are read afterwards (`_CONTENT_SQL`), so a page of a 100,000-event session reads 200.
+_KEYS_SQL = """
+WITH keys AS (
+    SELECT 1 AS k, 'compaction' AS kind, id, source_id, byte_offset, ts FROM ah.compaction WHERE session_id = %(sid)s
     UNION ALL
-    SELECT 2, 'message', m.source_id, m.byte_offset, m.line_number, m.ts, m.message_class, m.text,
-           jsonb_strip_nulls(jsonb_build_object('role', m.role, 'model', m.model,
-                                                'on_active_branch', m.on_active_branch))
-    FROM ah.message AS m WHERE m.session_id = %(sid)s
+    SELECT 2, 'message', id, source_id, byte_offset, ts FROM ah.message WHERE session_id = %(sid)s
     UNION ALL
-    SELECT 3, 'tool_call', t.source_id, t.byte_offset, t.line_number, t.started_at, t.name, t.input,
-           jsonb_strip_nulls(jsonb_build_object(
-               'outcome', t.outcome, 'is_error', t.is_error, 'exit_code', t.exit_code,
-               'error_class', t.error_class, 'error_excerpt', t.error_excerpt,
-               'duration_ms', t.duration_ms, 'output', left(t.output, %(max_chars)s),
-               'output_chars', length(t.output)))
-    FROM ah.tool_call AS t WHERE t.session_id = %(sid)s
+    SELECT 3, 'tool_call', id, source_id, byte_offset, started_at FROM ah.tool_call WHERE session_id = %(sid)s
     UNION ALL
-    SELECT 4, 'spawn', p.source_id, p.byte_offset, p.line_number, p.ts, p.subagent_type, p.brief,
-           jsonb_strip_nulls(jsonb_build_object(
-               'description', p.description, 'child_session_uid', ch.session_uid,
-               'child_agent_id', ch.agent_id))
-    FROM ah.subagent_spawn AS p LEFT JOIN ah.session AS ch ON ch.id = p.child_session_id
-    WHERE p.session_id = %(sid)s
+    SELECT 4, 'spawn', id, source_id, byte_offset, ts FROM ah.subagent_spawn WHERE session_id = %(sid)s
     UNION ALL
-    SELECT 5, 'git', g.source_id, g.byte_offset, g.line_number, g.ts, g.op, g.subject,
-           jsonb_strip_nulls(jsonb_build_object('sha', g.sha, 'old_sha', g.old_sha, 'branch', g.branch,
-                                                'remote_ref', g.remote_ref))
-    FROM ah.git_event AS g WHERE g.session_id = %(sid)s
-) AS e
-ORDER BY e.source_id, e.byte_offset NULLS LAST, e.k, e.ts NULLS LAST
+    SELECT 5, 'git', id, source_id, byte_offset, ts FROM ah.git_event WHERE session_id = %(sid)s
+), numbered AS (
+    SELECT row_number() OVER (ORDER BY source_id, byte_offset NULLS LAST, k, ts NULLS LAST, id) AS seq,
+           count(*) OVER () AS total, kind, id
+    FROM keys
+)
+SELECT seq, total, kind, id FROM numbered
+WHERE seq >= %(lo)s AND (%(hi)s::bigint IS NULL OR seq <= %(hi)s)
+ORDER BY seq
 """
+
+_COUNT_SQL = """
+SELECT (SELECT count(*) FROM ah.compaction WHERE session_id = %(sid)s)
+     + (SELECT count(*) FROM ah.message WHERE session_id = %(sid)s)
+     + (SELECT count(*) FROM ah.tool_call WHERE session_id = %(sid)s)
+     + (SELECT count(*) FROM ah.subagent_spawn WHERE session_id = %(sid)s)
+     + (SELECT count(*) FROM ah.git_event WHERE session_id = %(sid)s)
+"""
+
+# Per kind: (id, ts, byte_offset, line_number, label, text, detail) of the selected ids; texts
+# are read one character beyond `chars` so a cut can be marked.
+_CONTENT_SQL: dict[str, str] = {
+    "compaction": "SELECT id, ts, byte_offset, line_number, trigger, NULL::text, "
+    "jsonb_build_object('tokens_before', tokens_before, 'tokens_after', tokens_after) "
+    "FROM ah.compaction WHERE id = ANY(%(ids)s)",
+    "message": "SELECT id, ts, byte_offset, line_number, message_class, left(text, %(chars)s + 1), "
+    "jsonb_strip_nulls(jsonb_build_object('role', role, 'model', model, 'on_active_branch', on_active_branch)) "
+    "FROM ah.message WHERE id = ANY(%(ids)s)",
+    "tool_call": "SELECT id, started_at, byte_offset, line_number, name, left(input, %(chars)s + 1), "
+    "jsonb_strip_nulls(jsonb_build_object('outcome', outcome, 'is_error', is_error, 'exit_code', exit_code, "
+    "'error_class', error_class, 'error_excerpt', error_excerpt, 'duration_ms', duration_ms, "
+    "'output', left(output, %(chars)s), 'output_chars', length(output))) "
+    "FROM ah.tool_call WHERE id = ANY(%(ids)s)",
+    "spawn": "SELECT p.id, p.ts, p.byte_offset, p.line_number, p.subagent_type, left(p.brief, %(chars)s + 1), "
+    "jsonb_strip_nulls(jsonb_build_object('description', p.description, 'child_session_uid', ch.session_uid, "
+    "'child_agent_id', ch.agent_id)) FROM ah.subagent_spawn AS p "
+    "LEFT JOIN ah.session AS ch ON ch.id = p.child_session_id WHERE p.id = ANY(%(ids)s)",
+    "git": "SELECT id, ts, byte_offset, line_number, op, left(subject, %(chars)s + 1), "
+    "jsonb_strip_nulls(jsonb_build_object('sha', sha, 'old_sha', old_sha, 'branch', branch, 'remote_ref', remote_ref)) "
+    "FROM ah.git_event WHERE id = ANY(%(ids)s)",
+}
+
+UNLIMITED_CHARS = 2_000_000_000
+"""`max_chars` None reads texts whole (a bound PostgreSQL's ``left`` accepts)."""
 
 
 def _cut(text: str | None, max_chars: int | None) -> tuple[str | None, bool]:
@@ -114,18 +140,26 @@ def session_timeline(
     max_chars: int | None = 2000,
 ) -> SessionTimeline:
     """The timeline of session `uid` (exact or unique prefix; `agent_id` picks a sub-agent
-    thread), events `start`…`end` (1-based, inclusive; None = open). Raises SessionNotFound /
-    AmbiguousSession (see `session.refs.resolve_session`)."""
+    thread), events `start`…`end` (1-based, inclusive; None = open), texts cut at `max_chars`
+    characters (None: whole). Reads the texts of the selected events only. Raises
+    SessionNotFound / AmbiguousSession (see `session.refs.resolve_session`)."""
     ref = resolve_session(conn, uid, agent_id)
-    rows = conn.execute(_EVENTS_SQL, {"sid": ref.id, "max_chars": max_chars or 2_000_000_000}).fetchall()
-    lo = max(1, start or 1)
-    hi = min(len(rows), end if end is not None else len(rows))
+    keys = conn.execute(_KEYS_SQL, {"sid": ref.id, "lo": max(1, start or 1), "hi": end}).fetchall()
+    total = keys[0][1] if keys else conn.execute(_COUNT_SQL, {"sid": ref.id}).fetchone()[0]
+    chars = max_chars if max_chars is not None else UNLIMITED_CHARS
+    ids: dict[str, list[int]] = {}
+    for _seq, _total, kind, event_id in keys:
+        ids.setdefault(kind, []).append(event_id)
+    content: dict[tuple[str, int], tuple] = {}
+    for kind, kind_ids in ids.items():
+        for row in conn.execute(_CONTENT_SQL[kind], {"ids": kind_ids, "chars": chars}):
+            content[(kind, row[0])] = row
     events = []
-    for seq in range(lo, hi + 1):
-        _k, kind, _src, off, line, ts, label, text, detail = rows[seq - 1]
+    for seq, _total, kind, event_id in keys:
+        _id, ts, off, line, label, text, detail = content[(kind, event_id)]
         text, cut = _cut(text, max_chars)
         detail = dict(detail or {})
-        if "output" in detail and detail.get("output_chars", 0) > (max_chars or 0) and max_chars:
+        if "output" in detail and max_chars and detail.get("output_chars", 0) > max_chars:
             detail["output"] += "…"
         events.append(TimelineEvent(seq, kind, ts, off, line, label, text, cut, detail))
-    return SessionTimeline(ref, summary_of(conn, ref.id), len(rows), events)
+    return SessionTimeline(ref, summary_of(conn, ref.id), total, events)

@@ -19,6 +19,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from agent_history.search.request import HL_END, HL_START
+from agent_history.timestamps import second
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -90,7 +91,7 @@ def when(value: datetime | None) -> str:
         return "—"
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"{second(value.astimezone(UTC))} UTC"
 
 
 def query(params: dict, **changes) -> str:
