@@ -345,3 +345,60 @@ def test_a_session_cost_too_large_to_store_is_unknown_and_the_pass_completes(db,
     assert summary.files_failed == 0 and summary.sessions_rolled_up == len(GOOD) + 1
     assert priced * 1400 >= 10**8  # the sum really does not fit
     assert row == (1400, 1400 * 10**9, None, True)
+
+
+def _launch_prompt(corpus_home, session_uid: str, path: str) -> str:
+    user = copy.deepcopy(next(r for r in base_records(corpus_home) if r.get("type") == "user"))
+    user["sessionId"], user["uuid"] = session_uid, f"{session_uid}-prompt"  # its own message
+    user["message"]["content"] = f"You are the root. Write your closeout to {path} when done."
+    return json.dumps(user)
+
+
+def test_a_prompt_naming_a_closeout_path_no_index_can_hold_is_not_a_loop_launch(db, corpus_home, tmp_path):
+    """Random directory names do not compress: the loop's ``closeout_abspath`` index would refuse
+    the row in the post-pass, which failed this pass and every one after it."""
+    long = "/" + "".join(hashlib.sha256(str(i).encode()).hexdigest()[:16] + "/" for i in range(400))
+    lines = [
+        _launch_prompt(corpus_home, "loop-too-long", long + "codex/closeout-2026-01-01-loop1.md"),
+        _launch_prompt(corpus_home, "loop-fine", "/repo/codex/closeout-2026-01-02-loop2.md"),
+    ]
+    home = make_home(corpus_home, tmp_path / "home", lines)
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        summary = Loader(conn).run(sources_for(home))
+        loops = conn.execute("SELECT closeout_abspath FROM ah.loops").fetchall()
+        dirty = conn.execute("SELECT count(*) FROM ah.dirty_session").fetchone()[0]
+    assert summary.files_failed == 0 and summary.sessions_rolled_up == len(GOOD) + 2
+    assert (loops, dirty) == ([("/repo/codex/closeout-2026-01-02-loop2.md",)], 0)
+
+
+REFUSE_ROLLUP = """
+CREATE FUNCTION public.refuse_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.session_uid = 'poison' AND NEW.rolled_up_at IS NOT NULL THEN
+        RAISE EXCEPTION 'rollup of % refused by the test trigger', NEW.session_uid USING ERRCODE = '22003';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER refuse_rollup BEFORE UPDATE ON ah.session FOR EACH ROW EXECUTE FUNCTION public.refuse_rollup();
+"""
+
+
+def test_a_session_the_post_passes_cannot_roll_up_costs_its_rollups_only(db, corpus_home, tmp_path):
+    lines = [json.dumps({**r, "sessionId": "poison"} if "sessionId" in r else r) for r in base_records(corpus_home)]
+    home = make_home(corpus_home, tmp_path / "home", lines)
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        conn.execute(REFUSE_ROLLUP)
+        first = Loader(conn).run(sources_for(home))
+        second = Loader(conn).run(sources_for(home))
+        rolled = dict(conn.execute("SELECT session_uid, rolled_up_at IS NOT NULL FROM ah.session").fetchall())
+        issue = conn.execute(
+            "SELECT f.rel_path, i.kind, i.byte_offset, i.detail FROM ah.parse_issue i "
+            "JOIN ah.source_file f ON f.id = i.source_id WHERE i.kind = 'postpass_error'"
+        ).fetchall()
+    assert (first.files_failed, first.sessions_rolled_up) == (0, len(GOOD))
+    assert (second.files_changed, second.sessions_rolled_up) == (0, 0)  # nothing left dirty to fail again
+    assert rolled.pop("poison") is False and all(rolled.values())
+    assert [(rel, kind, at) for rel, kind, at, _ in issue] == [(rel_of(BAD), "postpass_error", 0)]
+    assert issue[0][3].endswith(
+        "not rolled up: NumericValueOutOfRange [SQLSTATE 22003]: rollup of poison refused by the test trigger"
+    )

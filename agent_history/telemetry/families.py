@@ -52,6 +52,7 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
         "too_deep",
         "non_finite_number",
         "parser_error",
+        "postpass_error",
         "source_rewritten",
         "parser_upgraded",
         "load_error",
