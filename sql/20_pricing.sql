@@ -244,3 +244,12 @@ RETURNS numeric
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN ah.priced_cost_usd(ah.price_for(model, (at AT TIME ZONE 'UTC')::date),
                           input_uncached, cache_read, cache_write_5m, cache_write_1h, output);
+
+
+-- A cost as the catalogue stores it (session.cost_usd, loops.cost_usd: numeric(14, 6), below
+-- 10^8 USD): rounded to 6 decimals, or NULL (unknown) when it does not fit. Token counts are
+-- bounded per call (agent_history.model.limits), not per session: a sum over absurd but in-range
+-- counts must read as unknown, not fail the post-pass and with it every pass (issue 25).
+CREATE OR REPLACE FUNCTION ah.stored_usd(cost numeric) RETURNS numeric
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN abs(round(cost, 6)) < 1e8 THEN round(cost, 6) END;

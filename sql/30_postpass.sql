@@ -336,8 +336,9 @@ BEGIN
                coalesce(c.model_call_count, 0) AS model_call_count,
                coalesce(sp.subagent_count, 0)  AS subagent_count,
                c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output, c.reasoning,
-               -- rounded to the column's scale, or the guard below would never see "equal"
-               round(c.cost_usd, 6) AS cost_usd,
+               -- rounded to the column's scale, or the guard below would never see "equal"; NULL when
+               -- it does not fit the column (ah.stored_usd)
+               ah.stored_usd(c.cost_usd) AS cost_usd,
                CASE WHEN coalesce(s.ended_at, m.last_ts) >= coalesce(s.started_at, m.first_ts)
                     THEN round(extract(epoch FROM coalesce(s.ended_at, m.last_ts)
                                                 - coalesce(s.started_at, m.first_ts)) * 1000)::bigint

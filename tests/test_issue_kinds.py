@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1] / "agent_history"
 RECORDED = [
     re.compile(r"""(?:ParseIssueRow|_issue)\(\s*(?:kind=)?["']([a-z_]+)["']"""),  # a parser's row
     re.compile(r"""INSERT INTO ah\.parse_issue[^;]*?VALUES \([^)]*?'([a-z_]+)'""", re.S),  # the loader's SQL
+    re.compile(r"""INSERT INTO ah\.parse_issue[^;]*?SELECT [^;]*?'([a-z_]+)'""", re.S),  # … INSERT … SELECT
 ]
 
 

@@ -70,7 +70,10 @@ def index_cmd(
         None, "--file", help="Index just this transcript (a file under a source; e.g. from an after-turn hook)."
     ),
     verbose: bool = typer.Option(
-        False, "--verbose", "-v", help="Also name each default agent home that does not exist on this machine."
+        False,
+        "--verbose",
+        "-v",
+        help="Also name each default agent home that does not exist on this machine, and each file that failed to load with its error.",
     ),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
@@ -134,6 +137,9 @@ def index_cmd(
             print_event(f"skipped {line}")
         if len(summary.skipped_paths) > 20:
             print_event(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
+        if verbose:
+            for line in summary.load_errors:
+                print_event(f"load error: {line}")
         if json:
             print_json(summary.as_dict())
         else:

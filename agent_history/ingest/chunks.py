@@ -22,7 +22,7 @@ from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers import parser_class
 from agent_history.parsers.base import ParseContext, Parser
 from agent_history.parsers.common.lines import MAX_LINE_BYTES, complete_prefix
-from agent_history.parsers.driver import feed_bytes
+from agent_history.parsers.driver import feed_bytes, flush_rows
 
 BATCH_BYTES = 8 * 1024 * 1024
 """Upper bound of one batch's bytes (a single longer line is read whole, up to MAX_LINE_BYTES)."""
@@ -149,7 +149,7 @@ def iter_chunks(
         at_eof = consumed == 0 or new_offset >= size
         final = at_eof or (stop is not None and stop.is_set())
         if final:
-            rows.extend(parser.flush())
+            rows.extend(flush_rows(parser))
         head, ckpt = edge_hashes(fh, new_offset)
         windows = update_windows(fh, new_offset, windows)
         yield Chunk(

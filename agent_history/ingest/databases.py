@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING
 from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef
-from agent_history.ingest.writer import Part, purge_source, write_parts
+from agent_history.ingest.writer import Part, prepare_staging, purge_source, write_parts
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers import source_parser
 from agent_history.parsers.base import DatabaseParser, DbTable, ParseContext, Pos
+from agent_history.parsers.driver import database_rows
 
 if TYPE_CHECKING:
     from agent_history.ingest.loader import Loader, PassSummary
@@ -164,7 +165,7 @@ def _read_table(loader, con, ref, source_id, parser, table: DbTable, cursor: dic
             if (t, rid) in skip:
                 continue
             pos = Pos(int(t) if isinstance(t, int) else 0, 0, int(rec.get("_rowid") or 0))
-            rows.extend(parser.rows(table.name, rec, pos))
+            rows.extend(database_rows(parser, table.name, rec, pos))
         last = fetched[-1]
         lt, lid = last.get(tname), last.get(iname)
         if not isinstance(lt, int) or not isinstance(lid, str):
@@ -188,6 +189,7 @@ def _read_table(loader, con, ref, source_id, parser, table: DbTable, cursor: dic
 def _write(loader, ref: FileRef, source_id: int, rows: list[Row], cursor: dict, summary, nbytes: int) -> None:
     """One batch: rows + the advanced cursor in one transaction."""
     conn = loader.conn
+    prepare_staging(conn)
     with conn.transaction():
         written = write_parts(conn, [Part(source_id, ref.source.namespace, rows)])
         conn.execute(
@@ -238,7 +240,7 @@ def read_all(path: str, parser: DatabaseParser) -> list[Row]:
                 for rec in _fetch(con, f"{table.query} 1 = 1 ORDER BY {tcol}, {icol}", ()):
                     t = rec.get(tcol.split(".")[-1])
                     pos = Pos(int(t) if isinstance(t, int) else 0, 0, int(rec.get("_rowid") or 0))
-                    rows.extend(parser.rows(table.name, rec, pos))
+                    rows.extend(database_rows(parser, table.name, rec, pos))
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:

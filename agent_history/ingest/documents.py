@@ -11,8 +11,9 @@ Per document, by what `stat` and its content hash say:
   natural key (an unchanged item changes nothing and marks nothing dirty), rows it contributed
   that the new version no longer holds are deleted (their sessions marked dirty so the
   post-passes recompute), and the file's size, mtime, hash and parser version are saved.
-A failing batch is retried document by document; the failing one is rolled back and recorded as
-`load_error`; the pass goes on.
+A failing batch is retried document by document (`ingest.isolate.write_isolated`); the failing
+one is rolled back and recorded as `load_error`; the pass goes on. Rows arrive checked against
+the columns' limits (`parsers.driver.document_rows`).
 
 A parser that stamps its sessions (`DocumentParser.session_versions`, e.g. claude.ai
 conversations by ``updated_at``) makes a re-read incremental: only the sessions whose stamp
@@ -36,10 +37,12 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef
-from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES, Part, write_parts
+from agent_history.ingest.isolate import write_isolated
+from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES, Part, prepare_staging, write_parts
 from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
 from agent_history.parsers import source_parser
 from agent_history.parsers.base import ParseContext
+from agent_history.parsers.driver import document_rows
 
 if TYPE_CHECKING:
     from agent_history.ingest.loader import Loader, PassSummary
@@ -114,7 +117,7 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
             path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=_sidecar(loader, ref)
         )
         parser = parser_cls(ctx)
-        rows = list(parser.parse(data))
+        rows = document_rows(parser, data)
         versions = parser.session_versions()
     write = rows
     if versions is not None and old is not None and old[1] == parser_cls.VERSION:
@@ -165,28 +168,18 @@ def flush_documents(loader: Loader) -> None:
         return
     loader._documents = []  # type: ignore[attr-defined]
     loader._drain()
-    conn = loader.conn
-    try:
-        _write_documents(loader, docs)
-    except psycopg.OperationalError:
-        raise
-    except Exception:  # noqa: BLE001 - isolate the failing document below
-        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.rollback()
-        for doc in docs:
-            try:
-                _write_documents(loader, [doc])
-            except psycopg.OperationalError:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    conn.rollback()
-                loader._load_error(doc.ref, doc.source_id, exc)
+    write_isolated(
+        loader.conn,
+        docs,
+        lambda batch: _write_documents(loader, batch),
+        lambda doc, exc: loader._load_error(doc.ref, doc.source_id, exc),
+    )
 
 
 def _write_documents(loader: Loader, docs: list[_Doc]) -> None:
     conn, summary = loader.conn, loader._summary
     ids = [d.source_id for d in docs]
+    prepare_staging(conn)
     with conn.transaction():
         with conn.cursor() as cur:
             for table in PER_SOURCE_TABLES:

@@ -17,16 +17,20 @@ a pass cost the whole catalogue). Each batch extends a CRC-32 of the whole prefi
 
 Only complete ``\\n``-terminated lines are read. Each batch (bounded by lines and bytes) is one
 transaction: rows, dirty-session marks and the file's new offset/hashes/state commit together,
-so a crash can neither lose nor double-count a batch. A batch that fails is rolled back and
-recorded as `load_error` (with the SQLSTATE); that file is skipped and the pass goes on. Losing
-the database connection aborts the pass (`psycopg.OperationalError` propagates).
+so a crash can neither lose nor double-count a batch. Rows arrive within the columns' limits
+(`model.limits`, checked where the parsers run), so a bad value costs that value, not the batch.
+A batch that fails anyway is rolled back and its files are written again one by one
+(`ingest.isolate.write_isolated`): the file that still fails is recorded as `load_error` (with
+its own SQLSTATE and message, at the offset where its unwritten part starts) and skipped, the
+others load and the pass goes on. Only losing the database connection — told by the
+connection's state, not the error's class — aborts the pass (`psycopg.OperationalError`
+propagates).
 """
 
 from __future__ import annotations
 
 import os
 import queue
-import sys
 import threading
 import time
 from collections import Counter
@@ -38,6 +42,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef, Source, iter_files
+from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import HASH_WINDOW, crc_range, prefix_change
 
@@ -74,6 +79,8 @@ class PassSummary:
     rows_merged: Counter = field(default_factory=Counter)
     """Existing rows changed by their merge policy per table (e.g. a larger token count)."""
     issues: Counter = field(default_factory=Counter)
+    load_errors: list[str] = field(default_factory=list)
+    """One line per file that failed to load: path, byte offset, error (as recorded)."""
     sessions_rolled_up: int = 0
     skipped_homes: list[str] = field(default_factory=list)
     skipped_paths: list[str] = field(default_factory=list)
@@ -92,6 +99,7 @@ class PassSummary:
             "rows_new": {k: v for k, v in self.rows_new.items() if v},
             "rows_merged": {k: v for k, v in self.rows_merged.items() if v},
             "issues": dict(self.issues),
+            "load_errors": self.load_errors[:100],
             "sessions_rolled_up": self.sessions_rolled_up,
             "skipped_homes": self.skipped_homes,
             "skipped_paths": self.skipped_paths[:100],
@@ -367,9 +375,8 @@ class Loader:
                         crc = crc_range(fh, 0, k.offset)
                 summary.files_changed += 1
                 self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, windows, crc)
-        except psycopg.OperationalError:
-            raise
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
+            self._raise_if_lost(exc)
             self._commit()  # this file's earlier parts must not be written after the error
             self._drain()
             self._load_error(ref, k.id, exc)
@@ -386,11 +393,9 @@ class Loader:
                 index_document(self, ref, st, k, summary)
             else:
                 index_database(self, ref, k, summary)
-        except psycopg.OperationalError:
-            raise
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
-            if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                self.conn.rollback()
+            self._raise_if_lost(exc)
+            recover(self.conn)
             self._drain()
             self._load_error(ref, k.id, exc)
 
@@ -420,8 +425,6 @@ class Loader:
         """Add a file parsed by a worker (`_index_file`'s path for a file read from byte 0)."""
         try:
             chunks, error = self._pool.result(ref.path)
-        except psycopg.OperationalError:
-            raise
         except Exception as exc:  # noqa: BLE001 - the worker died or its result did not pickle
             chunks, error = [], exc
         summary.files_changed += 1
@@ -507,34 +510,33 @@ class Loader:
             self._writer, self._queue = None, None
 
     def _write_batch(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
-        """Write a batch in one transaction; if it fails, retry file by file so only the
-        failing file is rolled back, recorded and skipped."""
+        """Write a batch in one transaction; if it fails, file by file so only the failing file is
+        rolled back, recorded and skipped (`ingest.isolate.write_isolated`)."""
         batch = [p for p in batch if p.source_id not in self._failed]
-        if not batch:
-            return
-        try:
-            self._write(batch, conn)
-        except psycopg.OperationalError:
-            raise
-        except Exception:  # noqa: BLE001 - isolate the failing file below
-            if len(batch) == 1:
-                self._load_error(batch[0].ref, batch[0].source_id, sys.exc_info()[1], conn)
-                return
-            for pending in batch:
-                if pending.source_id in self._failed:
-                    continue
-                try:
-                    self._write([pending], conn)
-                except psycopg.OperationalError:
-                    raise
-                except Exception as exc:  # noqa: BLE001
-                    self._load_error(pending.ref, pending.source_id, exc, conn)
+        if batch:
+            write_isolated(
+                conn,
+                batch,
+                lambda chunks: self._write(chunks, conn),
+                lambda chunk, exc: self._load_error(chunk.ref, chunk.source_id, exc, conn),
+            )
+
+    def _raise_if_lost(self, exc: BaseException) -> None:
+        """Re-raise `exc` when a connection of the pass is lost (the pass stops); return when the
+        failure is the file's own (it is then recorded and the pass goes on)."""
+        if exc is self._writer_error:
+            raise exc  # the writer thread only hands over what it could not record
+        raise_if_lost(exc, self.conn, self._writer_conn)
 
     def _write(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
-        from agent_history.ingest.writer import Part, write_parts
+        from agent_history.ingest.writer import Part, prepare_staging, write_parts
         from agent_history.model.rows import ParseIssueRow
 
+        batch = [p for p in batch if p.source_id not in self._failed]  # a file failed earlier in the batch
+        if not batch:
+            return
         summary = self._summary
+        prepare_staging(conn)
         with conn.transaction():
             written = write_parts(
                 conn, [Part(p.source_id, p.ref.source.namespace, p.rows, self._prepared) for p in batch]
@@ -635,8 +637,7 @@ class Loader:
         sqlstate = getattr(exc, "sqlstate", None)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
-        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.rollback()
+        recover(conn)
         with conn.transaction():
             conn.execute(
                 "UPDATE ah.source_file SET status = 'error', last_error = %s WHERE id = %s", (detail, source_id)
@@ -647,3 +648,4 @@ class Loader:
                 "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
                 (source_id, offset, detail),
             )
+        summary.load_errors.append(f"{ref.path} (byte {offset}): {detail}")

@@ -244,7 +244,7 @@ def progress(conn: psycopg.Connection, loop: LoopFacts, end: datetime | None, la
         f"""
         SELECT count(*), sum(x.input_uncached), sum(x.cache_read), sum(x.cache_write_5m), sum(x.cache_write_1h),
                sum(x.output), sum(x.reasoning),
-               CASE WHEN count(*) > 0 AND count(k.cost) = count(*) THEN round(sum(k.cost), 6) END
+               CASE WHEN count(*) > 0 AND count(k.cost) = count(*) THEN ah.stored_usd(sum(k.cost)) END
         FROM ah.model_call AS x
         JOIN ah.session AS s ON s.id = x.session_id
         CROSS JOIN LATERAL (

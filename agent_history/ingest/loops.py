@@ -84,11 +84,16 @@ def _detect_launches(conn: psycopg.Connection, dirty: list[int]) -> None:
         """,
         (dirty, list(rules.LAUNCH_CLASSES), rules.LAUNCH_MARKER),
     ).fetchall()
+    from agent_history.model.limits import PATH_BYTES  # here: a pass with nothing dirty never loads the model
+
     keep: list[str] = []
     for mid, agent, uid, sid, text, ts, cwd, repo_name, remote in rows:
         launch = detect_launch(text)
         if launch is None:
             continue
+        abspath = absolute_path(launch.closeout_path, cwd)
+        if len(abspath.encode("utf-8")) > PATH_BYTES:
+            continue  # a path no file system names and no index can hold (issue 25): not a closeout
         keep.append(uid)
         conn.execute(
             """
@@ -110,7 +115,7 @@ def _detect_launches(conn: psycopg.Connection, dirty: list[int]) -> None:
                    EXCLUDED.loop_number, EXCLUDED.loop_date, EXCLUDED.repo, EXCLUDED.started_at)
             """,
             (
-                agent, uid, sid, mid, launch.closeout_path, absolute_path(launch.closeout_path, cwd),
+                agent, uid, sid, mid, launch.closeout_path, abspath,
                 launch.charter_path, launch.charter_sha256, launch.loop_number, launch.loop_date,
                 repo_label(repo_name, remote), ts,
             ),

@@ -10,8 +10,8 @@ from typing import Any
 from agent_history.ingest.sidecar import read_sidecar
 from agent_history.model.merge import fold
 from agent_history.parsers import AGENTS, detect_agent, parser_class
-from agent_history.parsers.base import ParseContext
-from agent_history.parsers.driver import parse_bytes
+from agent_history.parsers.base import DocumentParser, ParseContext
+from agent_history.parsers.driver import document_rows, parse_bytes
 from agent_history.parsers.report import add_summaries, summarize
 
 
@@ -37,7 +37,12 @@ def expand(paths: list[Path]) -> list[Path]:
 
 
 def parse_file(path: Path, agent: str | None = None) -> FileReport:
-    """Parse one file completely (torn last line left out, as the loader would)."""
+    """Parse one file completely (torn last line left out, as the loader would).
+
+    A harness whose only parser reads whole documents (OpenCode: an ``opencode export`` object
+    saved as ``.jsonl``, field cases E34/E35) has the file read as one document. Bad records are
+    parse issues in the summary; a parser that fails on the file as a whole gives `error`.
+    """
     if path.exists() and not path.is_file():
         return FileReport(str(path), agent, None, "not a regular file")
     try:
@@ -48,9 +53,14 @@ def parse_file(path: Path, agent: str | None = None) -> FileReport:
     if agent is None:
         return FileReport(str(path), None, None, "cannot tell the harness; pass --agent " + "|".join(AGENTS))
     ctx = ParseContext(path=str(path.resolve()), sidecar=read_sidecar(path))
-    rows = _other_kind_rows(path, agent, ctx, data)
-    if rows is None:
-        rows = parse_bytes(parser_class(agent), ctx, data)
+    try:
+        rows = _other_kind_rows(path, agent, ctx, data)
+        if rows is None:
+            cls = parser_class(agent)
+            rows = document_rows(cls(ctx), data) if issubclass(cls, DocumentParser) else parse_bytes(cls, ctx, data)
+    except Exception as exc:  # noqa: BLE001 - one line for this file; the others are still parsed
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        return FileReport(str(path), agent, None, f"{agent} parser failed: {type(exc).__name__}: {first}")
     return FileReport(str(path), agent, summarize(fold(rows)))
 
 
@@ -69,7 +79,7 @@ def _other_kind_rows(path: Path, agent: str, ctx: ParseContext, data: bytes) -> 
     if cls is None:
         return None
     if kind == "document":
-        return list(cls(ctx).parse(data))
+        return document_rows(cls(ctx), data)
     from agent_history.ingest.databases import read_all
 
     return read_all(str(path), cls(ctx))

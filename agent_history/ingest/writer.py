@@ -1,7 +1,10 @@
 """Write one batch of parsed rows: fold, COPY into staging, merge per table, mark sessions dirty.
 
 Runs inside the caller's transaction (the loader's one-transaction-per-batch rule); raises
-psycopg errors unchanged so the caller can roll back and record a `load_error`.
+psycopg errors unchanged so the caller can roll back and record a `load_error`
+(`ingest.isolate`). The rows arrive within the columns' limits (`model.limits`, checked on the
+parse side). The temp staging tables are created once per database session, outside the
+batches' transactions (`prepare_staging`).
 """
 
 from __future__ import annotations
@@ -34,14 +37,33 @@ def _json_positions(row_type: type[Row]) -> tuple[int, ...]:
     return tuple(i for i, f in enumerate(dataclasses.fields(row_type)) if pg_type(str(f.type)) == "jsonb")  # type: ignore[arg-type]
 
 
-def _prepare(conn: psycopg.Connection) -> None:
+_STAGING_MARK = "_ah_staging_ready"
+"""Attribute on a connection: the backend pid whose session holds committed staging tables."""
+
+
+def prepare_staging(conn: psycopg.Connection) -> None:
+    """Create the temp staging tables of this connection's session if they may be missing.
+
+    Outside a transaction (autocommit) the ``CREATE``s commit at once and the connection is
+    marked, so later calls cost nothing. Inside one they would vanish with a rollback, so the
+    mark is not set and the next call creates them again (``IF NOT EXISTS``): a failed first
+    batch can never leave the retry without its tables (issue 25, "relation stg_session does not
+    exist" on every file). Callers that open a transaction call this first.
+    """
     info = conn.info
-    marker = getattr(conn, "_ah_staging_ready", None)
-    if marker == info.backend_pid:
+    if getattr(conn, _STAGING_MARK, None) == info.backend_pid:
         return
     for row_type in ROW_TYPES:
         conn.execute(staging_ddl(row_type))
-    conn._ah_staging_ready = info.backend_pid  # type: ignore[attr-defined]
+    if info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        setattr(conn, _STAGING_MARK, info.backend_pid)
+
+
+def forget_staging(conn: psycopg.Connection) -> None:
+    """Forget that this connection's staging tables exist (after a rolled-back write): the next
+    `prepare_staging` checks them again."""
+    if getattr(conn, _STAGING_MARK, None) is not None:
+        setattr(conn, _STAGING_MARK, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +128,7 @@ def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
     and tool calls carry their search text (`search_ready`), taken from the parts' `prepared`
     when the caller analysed them ahead, else computed here.
     """
-    _prepare(conn)
+    prepare_staging(conn)
     prepared = next((p.prepared for p in parts if p.prepared is not None), None)
     folded = _fold_parts(parts)
     written = Written(Counter(), Counter())

@@ -17,6 +17,12 @@ PARSER_KINDS: tuple[str, ...] = (
     "record_before_header",  # a record before the session header it needs
     "unknown_record_type",  # a record type (or content type) this parser does not know
     "bad_record",  # a known record missing what identifies it, or of a shape that cannot be read
+    "too_deep",  # JSON nested deeper than model.values.MAX_JSON_DEPTH (values null) or than any decoder
+    "non_finite_number",  # NaN, Infinity or a number no float holds, read as null
+    "parser_error",  # the parser failed on one record; that record is skipped (parsers/driver.py)
+    "key_too_long",  # a key or path over its column's byte limit, stored in digest form (model/limits.py)
+    "value_out_of_range",  # a count, duration, position or cost outside its column's range, stored NULL
+    "bad_value",  # a value of the wrong type for its column, stored NULL (or its row dropped)
 )
 """Kinds the pure parsers record."""
 
@@ -26,6 +32,7 @@ LOADER_KINDS: tuple[str, ...] = (
     "load_error",  # a batch of the file failed to load (rolled back, the pass went on)
     "document_too_large",  # a whole-document source over the size limit, not read (ingest/documents.py)
     "bad_database",  # a database source (opencode.db, state.vscdb) that cannot be opened or read
+    "postpass_error",  # the post-passes could not roll up this file's session (ingest/postpass.py)
 )
 """Kinds the loader records (for whole files)."""
 

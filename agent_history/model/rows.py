@@ -347,8 +347,11 @@ class ParseIssueRow(Row):
     """Something in a source file that could not be read as expected; the rest is still read.
 
     Kinds from the parsers: blank_line, invalid_json, invalid_utf8, non_object, line_too_long,
-    record_before_header, unknown_record_type, recovered_object, bad_record. The loader adds
-    source_rewritten, parser_upgraded, load_error.
+    record_before_header, unknown_record_type, recovered_object, fused_line, bad_record; from the
+    JSON decoders: lone_surrogate, too_deep, non_finite_number; from the value limits
+    (`model.limits`): key_too_long, value_out_of_range, bad_value (and lone_surrogate); from the
+    driver: parser_error (a record the parser failed on). The loader adds source_rewritten,
+    parser_upgraded, load_error, postpass_error (a session the post-passes could not roll up).
     """
 
     TABLE: ClassVar[str] = "parse_issue"

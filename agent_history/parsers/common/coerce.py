@@ -11,13 +11,66 @@ the semantics its tests pin down):
   never a ``bool``.
 - `as_strict_int`: an ``int`` only (``3.0`` → None; Codex); never a ``bool``.
 - `as_dict` / `as_list`: the value, else an empty ``dict`` / ``list`` (Claude Code).
+
+A value `as_int` / `as_strict_int` refuses (a bool posing as an int, a string, a fraction, a
+container) is read as unknown (None) — and, while `refused_numbers` is active, noted so the
+driver can record one ``bad_value`` issue for the record (issue 25: NULL *with* an issue, never
+silently). Absent values (None) are not noted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from typing import Any
 
-__all__ = ["as_dict", "as_int", "as_list", "as_nonempty_str", "as_str", "as_strict_int"]
+__all__ = [
+    "as_dict",
+    "as_int",
+    "as_list",
+    "as_nonempty_str",
+    "as_str",
+    "as_strict_int",
+    "refused_numbers",
+    "start_noting",
+    "stop_noting",
+]
+
+_REFUSED: ContextVar[list[str] | None] = ContextVar("agent_history_refused_numbers", default=None)
+_NOTED = 5
+"""At most this many refused values are noted per record."""
+
+
+def _refuse(value: Any) -> None:
+    sink = _REFUSED.get()
+    if sink is not None and len(sink) < _NOTED:
+        shown = repr(value)
+        sink.append(f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '…'}")
+
+
+def start_noting() -> tuple[Token, list[str]]:
+    """Start noting refused values into a fresh list → (token for `stop_noting`, the list). The
+    cheap form of `refused_numbers` for the driver's per-record loop."""
+    sink: list[str] = []
+    return _REFUSED.set(sink), sink
+
+
+def stop_noting(token: Token) -> None:
+    """Stop what `start_noting` started."""
+    _REFUSED.reset(token)
+
+
+@contextmanager
+def refused_numbers() -> Iterator[list[str]]:
+    """Within the block, values `as_int` / `as_strict_int` refuse are appended (type and value,
+    at most 5) to the list this yields."""
+    sink: list[str] = []
+    token = _REFUSED.set(sink)
+    try:
+        yield sink
+    finally:
+        _REFUSED.reset(token)
 
 
 def as_str(value: Any) -> str | None:
@@ -31,19 +84,28 @@ def as_nonempty_str(value: Any) -> str | None:
 
 
 def as_int(value: Any) -> int | None:
-    """`value` as an int when it is an int or an integral float (never a bool), else None."""
+    """`value` as an int when it is an int or an integral float (never a bool), else None (noted,
+    see the module docstring, unless `value` is None)."""
     if isinstance(value, bool):
+        _refuse(value)
         return None
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if value is not None:
+        _refuse(value)
     return None
 
 
 def as_strict_int(value: Any) -> int | None:
-    """`value` if it is an int (not a bool, not a float — ``3.0`` → None), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """`value` if it is an int (not a bool, not a float — ``3.0`` → None), else None (noted, see
+    the module docstring, unless `value` is None)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if value is not None:
+        _refuse(value)
+    return None
 
 
 def as_dict(value: Any) -> dict:

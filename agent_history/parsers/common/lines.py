@@ -8,6 +8,12 @@ Facts this relies on (docs/design.md §6–7, field cases E13/E14):
 - Invalid UTF-8 bytes and lone UTF-16 surrogates (``"\\ud800"``) keep the record, with U+FFFD in
   place of the bad characters, plus an `invalid_utf8` / `lone_surrogate` issue. NUL characters
   are replaced too: PostgreSQL text cannot hold them.
+- Nesting is bounded (`model.values.MAX_JSON_DEPTH`, 200 levels): deeper values in a record
+  become null with one `too_deep` issue, the rest of the record is kept; a line too deep to
+  decode at all (past orjson's 1,024 levels and Python's recursion limit) is one `too_deep`
+  issue and the file's other lines are read (issue 25).
+- NaN and ±Infinity (not JSON; Python's decoder takes them) and numbers too large for a double
+  or with more digits than Python converts (4,300) read as null, with a `non_finite_number` issue.
 - Two objects fused on one line (an unterminated append, pi) are both recovered (`fused_line`);
   a torn object followed by a complete one keeps the complete tail (`invalid_json` with the line
   number, then the recovered object) — E13 line 4. Complete objects before the torn one are
@@ -27,44 +33,52 @@ from typing import Any
 import orjson
 
 from agent_history.model.rows import ParseIssueRow
+from agent_history.model.values import MAX_JSON_DEPTH, clean_text, max_depth_exceeds, sanitize
 from agent_history.parsers.base import Pos
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this (bytes) are skipped with a `line_too_long` issue."""
 
-_SURROGATE = re.compile("[\ud800-\udfff\x00]")
-_DECODER = json.JSONDecoder()
+_MAX_INT_DIGITS = 4000
+"""Longer integer literals are read as floats (Python refuses to convert more than 4,300 digits)."""
+
+
+def _parse_int(digits: str) -> int | float:
+    return int(digits) if len(digits) <= _MAX_INT_DIGITS else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_parse_int)
 _OBJECT_START = re.compile(r'\{\s*["}]')
 _VALUE_START = frozenset('{["-0123456789tfnNI')
+
+__all__ = ["MAX_LINE_BYTES", "clean_text", "complete_prefix", "decode_line", "iter_lines", "iter_records"]
 
 
 def _issue(kind: str, pos: Pos, detail: str) -> ParseIssueRow:
     return ParseIssueRow(kind=kind, byte_offset=pos.byte_offset, line_number=pos.line_number, detail=detail[:500])
 
 
-def clean_text(s: str) -> str:
-    """Replace lone surrogates and NUL with U+FFFD so the text encodes as UTF-8 and fits PG text."""
-    return _SURROGATE.sub("\ufffd", s) if _SURROGATE.search(s) else s
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_text(k) if isinstance(k, str) else k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _has_bad_chars(value: Any) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_has_bad_chars(k) or _has_bad_chars(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_bad_chars(v) for v in value)
-    return False
+def _repair(values: list[Any], pos: Pos, issues: list[ParseIssueRow]) -> list[Any]:
+    """`values` sanitized in place (`model.values.sanitize`), with one issue per kind of repair."""
+    out = []
+    for v in values:
+        v, rep = sanitize(v)
+        out.append(v)
+        if rep.too_deep:
+            issues.append(
+                _issue(
+                    "too_deep", pos, f"{rep.too_deep} value(s) nested deeper than {MAX_JSON_DEPTH} levels read as null"
+                )
+            )
+        if rep.non_finite:
+            issues.append(
+                _issue(
+                    "non_finite_number", pos, f"{rep.non_finite} NaN/Infinity or out-of-range number(s) read as null"
+                )
+            )
+        if rep.bad_text:
+            issues.append(_issue("lone_surrogate", pos, "NUL or lone surrogate replaced by U+FFFD"))
+    return out
 
 
 def _decode_prefix(text: str, start: int = 0) -> tuple[list[Any], int | None]:
@@ -112,11 +126,11 @@ def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
     except orjson.JSONDecodeError:
         pass
     else:
-        # orjson rejects lone surrogates and raw control bytes, so a decoded value can only hold a
-        # NUL if the line has the escape: skip the deep scan otherwise (hot path).
-        if b"\\u0000" in raw and _has_bad_chars(value):
-            issues.append(_issue("lone_surrogate", pos, "NUL or lone surrogate replaced by U+FFFD"))
-            value = _clean(value)
+        # orjson rejects lone surrogates, raw control bytes, NaN and Infinity, so a decoded value
+        # can only hold a NUL if the line has the escape, and can only nest deeper than the
+        # bound if the line has that many brackets: skip the walk otherwise (hot path).
+        if b"\\u0000" in raw or (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and max_depth_exceeds(value)):
+            return _repair([value], pos, issues), issues
         return [value], issues
     if not raw.strip():
         return [], [_issue("blank_line", pos, "whitespace-only line")]
@@ -125,6 +139,17 @@ def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
     except UnicodeDecodeError as exc:
         issues.append(_issue("invalid_utf8", pos, f"invalid UTF-8 at byte {exc.start}; replaced by U+FFFD"))
         text = raw.decode("utf-8", "replace")
+    try:
+        return _decode_text(text, pos, issues)
+    except RecursionError:  # nested too deep for the fallback decoder (past orjson's 1,024 levels)
+        return [], [
+            *issues,
+            _issue("too_deep", pos, f"JSON nested deeper than Python can decode ({len(raw):,} bytes); line skipped"),
+        ]
+
+
+def _decode_text(text: str, pos: Pos, issues: list[ParseIssueRow]) -> tuple[list[Any], list[ParseIssueRow]]:
+    """The slow path of `decode_line` for a line orjson refused (as text)."""
     values = _raw_decode_all(text)
     if values is None:
         lead, bad = _decode_prefix(text)  # complete values before the torn part are kept
@@ -141,10 +166,7 @@ def decode_line(raw: bytes, pos: Pos) -> tuple[list[Any], list[ParseIssueRow]]:
         values = tail
     elif len(values) > 1:
         issues.append(_issue("fused_line", pos, f"{len(values)} JSON values on one line"))
-    if any(_has_bad_chars(v) for v in values):
-        issues.append(_issue("lone_surrogate", pos, "NUL or lone surrogate replaced by U+FFFD"))
-        values = [_clean(v) for v in values]
-    return values, issues
+    return _repair(values, pos, issues), issues
 
 
 def iter_lines(buf: bytes, base_offset: int = 0, base_line: int = 1) -> Iterator[tuple[bytes, Pos]]:

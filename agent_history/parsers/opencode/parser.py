@@ -82,8 +82,10 @@ class OpencodeDocumentParser(DocumentParser):
             rows += message_rows(info, Pos(n, 0, n + 1), "export/message")
             n += 1
             role, turn = as_str(info.get("role")), turn_of(info)
+            # parts of an export may omit their ids' context: they belong to their message's session
+            session = as_str(info.get("sessionID")) or as_str(as_dict(doc["info"]).get("id"))
             for part in as_list(m.get("parts")):
-                rows += part_rows(as_dict(part), Pos(n, 0, n + 1), role, turn, "export/part")
+                rows += part_rows(as_dict(part), Pos(n, 0, n + 1), role, turn, "export/part", session=session)
                 n += 1
         return rows
 
