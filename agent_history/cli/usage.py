@@ -210,25 +210,29 @@ def usage_cmd(
 
 
 @app.command("pricing")
-def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """The list prices (USD per million tokens, with effective date and source) and the models
-    seen in the catalogue that have no price."""
+def pricing_cmd(
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+    every: bool = typer.Option(False, "--all", help="Every price row of the library, not only the models seen."),
+) -> None:
+    """The list prices of the models seen (USD per million tokens, with effective date and source:
+    genai-prices and its version, or our own row's page), which price row each model name resolves
+    to, and the models seen that have no price, with call counts and the reason."""
     from agent_history.read.usage import price_list
 
     with database().connect() as conn:
-        data = price_list(conn)
+        data = price_list(conn, every=every)
     if json:
         print_json(data)
         return
-    headers = ("pattern", "from", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source")
+    headers = ("price row", "from", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source")
 
     def p(v) -> str:
         return "-" if v is None else f"{v:g}"
 
     cells = [
         (
-            r["model_pattern"],
-            r["effective_from"],
+            r["price_key"],
+            r["effective_from"] or "always",
             p(r["input_per_mtok"]),
             p(r["output_per_mtok"]),
             p(r["cache_read_per_mtok"]),
@@ -243,11 +247,15 @@ def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) 
         for r in data["prices"]
     ]
     print_records(console, headers[:-1], [Record(c[:-1], paths=(c[-1],)) for c in cells])
+    if data["models"]:
+        console.print("models seen → price row:", highlight=False)
+        for m in data["models"]:
+            console.print(f"  {m['model']} → {m['price_key']} ({m['calls']} calls)", highlight=False)
     if data["unpricedModels"]:
-        console.print(
-            "unpriced models seen: " + ", ".join(f"{u['model']} ({u['calls']} calls)" for u in data["unpricedModels"]),
-            highlight=False,
-        )
+        console.print("unpriced models seen (their calls cost unknown, never 0):", highlight=False)
+        for u in data["unpricedModels"]:
+            console.print(f"  {u['model']} ({u['calls']} calls): {u['reason']}", highlight=False)
+    console.print(f"price data: {data['priceData'] or 'not loaded'}", highlight=False)
 
 
 @app.command("litellm-fill")
