@@ -60,8 +60,8 @@ LONG_CONTEXT: set[tuple[str, str, str]] = {
     ("claude", "session", "0fae0449-64d3-4788-8622-d3a47d82c14b"),
 }
 """Sonnet 4 calls over 200K input tokens: Anthropic (and genai-prices' tier rule) charge the
-whole call the long-context rates; ccusage charges them only on the tokens above 200K — ours is
-higher."""
+whole call the long-context rates; ccusage charges, per token type, only the tokens beyond 200K
+at those rates — ours is higher."""
 
 
 @pytest.fixture(scope="module")
