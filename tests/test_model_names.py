@@ -37,6 +37,10 @@ def prices():
         # Bedrock ids, with and without a cross-region prefix: Bedrock's own price row
         ("anthropic.claude-sonnet-4-5-20250929-v1:0", "aws/regional.anthropic.claude-sonnet-4-5-20250929-v1:0"),
         ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "aws/regional.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        # Copilot CLI: genai-prices' copilot/gpt-4o has no token price (a subscription): the model's
+        ("copilot/gpt-4o", "openai/gpt-4o"),
+        ("copilot/claude-sonnet-4.5", "anthropic/claude-sonnet-4-5"),
+        ("moonshot-ai/kimi-k2.7-code", "moonshotai/kimi-k2.7-code"),
     ],
 )
 def test_names_as_harnesses_write_them_resolve_to_one_row_keeping_the_raw_name(prices, name, key):
@@ -50,6 +54,9 @@ def test_names_as_harnesses_write_them_resolve_to_one_row_keeping_the_raw_name(p
     [
         ("qwen2.5-coder:7b", "a local model (an Ollama name:tag)"),
         ("ollama/llama3.1", "a local model (run on the user's machine: no list price)"),
+        # not DeepSeek's API (the library would match deepseek-r1 by name)
+        ("ollama.com/library/deepseek-r1:7b", "a local model (run on the user's machine: no list price)"),
+        ("deepseek-coder-v2:16b", "a local model (an Ollama name:tag)"),
         ("acme-internal-proxy", "a name no price list knows (a private proxy's or a custom model name); not in genai-prices 0.2.3"),
         ("<synthetic>", "Claude Code's name for a message it wrote itself (no model was called)"),
     ],

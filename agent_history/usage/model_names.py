@@ -21,8 +21,10 @@ order (`candidates`), each a (provider, name) pair handed to the library — fir
    library knows (by id or alias: ``bedrock`` → aws, ``vertex_ai`` → google), that provider with
    the rest; then the rest with the provider found by the name, and so on down the segments.
 
-A name nothing matches gets no price and a reason (`UNPRICED_REASONS`, first match wins): a local
-model (Ollama's ``name:tag``, ``ollama.com/…``, LM Studio), else a name no price list knows (a
+A local model (Ollama's ``name:tag``, ``ollama.com/…``, LM Studio) or Claude Code's
+``<synthetic>`` is never looked up (`local_reason`): no price, and the reason. A library match
+without token prices (``copilot/gpt-4o``) goes on to the next candidate. A name nothing prices gets
+no price and a reason (`UNPRICED_REASONS`, first match wins): a name no price list knows (a
 private proxy's or a custom alias). Never a price of zero.
 """
 
@@ -84,6 +86,16 @@ def candidates(name: str) -> Iterator[tuple[str | None, str]]:
         yield from candidates(rest)
 
 
+def local_reason(name: str) -> str | None:
+    """The reason `name` has no price when it names a local model or no model at all (every
+    `UNPRICED_REASONS` row but the last, catch-all one), else None."""
+    low = name.strip().lower()
+    for pattern, reason in UNPRICED_REASONS[:-1]:
+        if re.search(pattern, low):
+            return reason
+    return None
+
+
 def unpriced_reason(name: str | None, library_version: str | None = None) -> str:
     """Why `name` has no price (`UNPRICED_REASONS`); None = the transcript names no model."""
     if not name:
@@ -114,7 +126,11 @@ def resolve(
         from genai_prices.data_snapshot import get_snapshot
 
         snapshot = get_snapshot()
+    local = local_reason(name)
+    if local is not None:  # before the library: `ollama.com/library/deepseek-r1:7b` is not DeepSeek's API
+        return ModelRef(name, None, None, local)
     owner = _owners(snapshot)
+    unpriced: ModelRef | None = None
     for provider_id, ref in candidates(name):
         try:
             provider, model = snapshot.find_provider_model(ref, None, provider_id, None)
@@ -125,8 +141,13 @@ def resolve(
         matched = f"{provider_id or '*'}:{ref}"
         if key in priced:
             return ModelRef(name, key, matched, None)
-        reason = (left_out or {}).get(key) or model_rows(key, key.split("/", 1)[0], model, "")[1]
-        return ModelRef(name, None, matched, reason or f"{LIBRARY} has no price row for {key}")
+        # a match without token prices (`copilot/gpt-4o`: a subscription's model) → try the next
+        # candidate (`gpt-4o`); when none is priced, this first reason
+        if unpriced is None:
+            reason = (left_out or {}).get(key) or model_rows(key, key.split("/", 1)[0], model, "")[1]
+            unpriced = ModelRef(name, None, matched, reason or f"{LIBRARY} has no price row for {key}")
+    if unpriced is not None:
+        return unpriced
     low = name.strip().lower()
     for row in own:
         if re.fullmatch(row.names, low) and row.price_key in priced:
