@@ -325,3 +325,36 @@ def test_long_context_day_costs_the_premium_for_each_call_over_200k(corpus_home,
     expected = independent_claude_day_cost(corpus_home, "2025-09-20")
     day = next(d for d in report(all_calls, "daily", agent="claude")["daily"] if d["period"] == "2025-09-20")
     assert round(day["totalCost"], 6) == round(float(expected), 6) == 58.639615
+
+
+def test_by_attribution_keys_add_up_to_the_totals_and_host_says_unknown(env):
+    daily = usage_json(env, "daily")["totals"]
+    for key in ("project", "branch", "host", "model", "agent"):
+        got = usage_json(env, "--by", key)
+        rows = got[key]
+        assert sum(r["calls"] for r in rows) == daily["calls"], key
+        assert sum(r["totalTokens"] for r in rows) == daily["totalTokens"], key
+        assert len({r["period"] for r in rows}) == len(rows), key
+        if key == "agent":
+            assert {r["period"]: r["totalCost"] for r in rows} == {
+                "claude": pytest.approx(70.24096627),
+                "codex": pytest.approx(0.44138225),
+                "pi": None,  # pi-fixture-model has no price: unknown, never 0
+            }
+        if key == "model":
+            assert next(r for r in rows if r["period"] == "gpt-5.1-codex")["totalCost"] == pytest.approx(0.44138225)
+        if key == "branch":
+            # the session's git branch from its transcript; sessions that record none in one row
+            by = {r["period"]: r for r in rows}
+            assert "(unknown)" in by and by["feature-branch"]["calls"] == 174
+            assert rows[0]["period"] == "feature-branch"  # the largest priced cost first
+        if key == "host":
+            assert [r["period"] for r in rows] == ["(unknown)"]
+            assert got["hostUnknown"].startswith("the catalogue records no origin host yet")
+    table = cli(env, "usage", "--by", "host", "--timezone", "UTC")
+    assert table.returncode == 0 and "host: unknown" in table.stdout
+    bad = cli(env, "usage", "--by", "hostname")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [
+        "error: --by: unknown grouping 'hostname' (known: loop, repo, project, branch, host, model, agent)"
+    ]

@@ -16,9 +16,9 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
-from agent_history.usage.report import PARTIAL_FIELDS
+from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
 
-BY = ("loop", "repo")
+BY = ("loop", "repo", "project", "branch", "host", "model", "agent")
 
 
 def _zone(name: str | None) -> tzinfo:
@@ -152,13 +152,16 @@ def usage_cmd(
     project: str = typer.Option(None, "--project", help="Only sessions whose working directory contains this."),
     model: str = typer.Option(None, "--model", help="Only models whose id contains this."),
     breakdown: bool = typer.Option(False, "--breakdown", help="Per-model rows under each period (table)."),
-    by: str = typer.Option(None, "--by", help="Group by loop or repo instead of a period."),
+    by: str = typer.Option(
+        None, "--by", help="Group by loop, repo, project, branch, host, model or agent instead of a period."
+    ),
     timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for periods (default: the machine's)."),
     now: str = typer.Option(None, "--now", hidden=True, help="The clock for the active block (ISO time; tests)."),
     json: bool = typer.Option(False, "--json", help="Print JSON (ccusage's field names)."),
 ) -> None:
     """Tokens by bucket and list-price cost per day, week, month, session or 5-hour billing block
-    (or per loop / repo with --by), with per-model breakdowns and totals. Costs of models with no
+    (or per loop, repo, project, branch, host, model or agent with --by), with per-model
+    breakdowns and totals. Costs of models with no
     list price are unknown (null), and the models are named."""
     from agent_history.read.usage import usage_calls
     from agent_history.usage.report import build_report
@@ -189,7 +192,7 @@ def usage_cmd(
         )
     report = build_report(view, calls, tz, clock)
     report["timezone"] = str(tz)
-    key = next(k for k in report if k not in ("totals", "timezone"))
+    key = VIEW_KEY[view]
     if json:  # the same exit code as the table: 1 when nothing matched
         print_json(report)
         _found(bool(report[key]))
@@ -197,6 +200,8 @@ def usage_cmd(
     if not report[key]:
         fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
     _render(view, report, key)
+    if report.get("hostUnknown"):
+        console.print(f"host: unknown — {report['hostUnknown']}", highlight=False)
     if breakdown and view != "blocks":
         for r in report[key]:
             for m in r.get("modelBreakdowns", []):

@@ -25,7 +25,8 @@ WITH calls AS (
            coalesce(r.session_uid, s.session_uid) AS session_uid, coalesce(r.cwd, s.cwd) AS project,
            coalesce(mc.model, s.model) AS model,
            mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output, mc.reasoning,
-           mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id
+           mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id,
+           coalesce(s.git_branch, r.git_branch) AS branch
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS r ON r.id = s.root_session_id
@@ -44,7 +45,8 @@ SELECT k.ts, k.agent, k.namespace, k.session_uid, k.project, k.model,
            (SELECT a.loop_id::text FROM ah.lane AS a WHERE a.session_id = k.session_id ORDER BY a.loop_id LIMIT 1),
            (SELECT l.id::text FROM ah.loops AS l WHERE l.root_session_id = k.root_id
               ORDER BY (l.started_at <= k.ts) DESC NULLS LAST, l.started_at DESC LIMIT 1)),
-       rp.name, k.recorded_cost_usd
+       rp.name, k.recorded_cost_usd,
+       1, NULL::bigint, NULL::bigint, NULL::timestamptz, NULL::boolean[], k.branch
 FROM calls AS k
 LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = coalesce((k.ts AT TIME ZONE 'UTC')::date, current_date)
 LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id
@@ -52,10 +54,10 @@ ORDER BY k.ts NULLS LAST, k.id
 """
 
 # The calls above (each already priced: the long-context decision is per call) summed per (15-minute UTC bucket, agent, namespace, session, project, model,
-# loop, repo): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
+# loop, repo, branch): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
 _GROUPED_SQL = """
 WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
-        recorded) AS ({calls})
+        recorded, n1, kn1, up1, last1, unknown1, branch) AS ({calls})
 SELECT min(ts), agent, namespace, session_uid, project, model,
        -- sum(bigint) is numeric: back to bigint, so token counts stay integers in the JSON
        sum(iu)::bigint, sum(cr)::bigint, sum(w5)::bigint, sum(w1)::bigint, sum(out)::bigint, sum(rs)::bigint,
@@ -65,10 +67,11 @@ SELECT min(ts), agent, namespace, session_uid, project, model,
        max(ts),
        -- per report.PARTIAL_FIELDS: does any call of the group have that count unknown
        ARRAY[bool_or(iu IS NULL), bool_or(out IS NULL), bool_or(w5 IS NULL AND w1 IS NULL), bool_or(cr IS NULL),
-             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0), bool_or(rs IS NULL)]
+             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0), bool_or(rs IS NULL)],
+       branch
 FROM c
 GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
-         agent, namespace, session_uid, project, model, loop_id, repo
+         agent, namespace, session_uid, project, model, loop_id, repo, branch
 ORDER BY 1 NULLS LAST
 """
 
