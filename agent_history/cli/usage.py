@@ -263,6 +263,22 @@ def pricing_cmd(
     console.print(f"price data: {data['priceData'] or 'not loaded'}", highlight=False)
 
 
+@app.command("statusline")
+def statusline_cmd(
+    timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for 'today' (default: the machine's)."),
+    now: str = typer.Option(None, "--now", hidden=True, help="The clock (ISO time; tests)."),
+) -> None:
+    """Claude Code's status line: reads its status-line JSON on stdin and prints one line — the
+    session's and today's list-price cost and the current 5-hour block's cost, burn rate and time
+    left. Install it with `connect claude --statusline`."""
+    import sys
+
+    from agent_history.cli.statusline import run
+
+    args = [*(["--timezone", timezone] if timezone else []), *(["--now", now] if now else [])]
+    raise typer.Exit(run(args, sys.stdin.read()))
+
+
 @app.command("litellm-fill")
 def litellm_fill_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Fill unknown (NULL) token counts of the `[litellm] namespaces`' Claude calls from the
