@@ -47,11 +47,15 @@ def _is_ours(entry: Any) -> bool:
 
 def _settings(agent: str):
     from agent_history.connect import ConnectError
-    from agent_history.connect.hook import HOOKS
+    from agent_history.connect.hook import HOOKS, hook_name
 
-    if agent not in AGENTS and agent not in ("claude-code",):
+    try:
+        name = hook_name(agent)  # the registry's name for `agent` (aliases: claude-code → claude)
+    except ValueError:
+        name = None
+    if name not in AGENTS:
         raise ConnectError(f"no status line for agent {agent!r} (status lines for: {', '.join(AGENTS)})")
-    return resolve(HOOKS["claude"].config)
+    return resolve(HOOKS[name].config)
 
 
 def install(agent: str, environ: dict[str, str] | None = None):
