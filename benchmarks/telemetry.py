@@ -24,6 +24,7 @@ import psycopg
 from agent_history.config import Settings
 from agent_history.db import embedded
 from agent_history.db.migrate import ensure_schema
+from agent_history.db.prices import priced_model_ids
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
 from agent_history.telemetry.collectors import COLLECTORS, CollectContext
@@ -59,10 +60,10 @@ def main() -> None:
             print(
                 f"indexed {s.files_scanned:,} files, {s.bytes_read / 1e6:,.1f} MB in {time.perf_counter() - t0:.1f} s"
             )
-            patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
+            aliases = priced_model_ids(conn)
             counts = conn.execute("SELECT (SELECT count(*) FROM ah.message), (SELECT count(*) FROM ah.model_call)")
             print("catalogue: {:,} messages, {:,} model calls".format(*counts.fetchone()))
-        models = ModelLabels(patterns)
+        models = ModelLabels((), aliases=aliases)
         ctx = CollectContext(Settings(), sources, [], models, runs=("index",))
         guard = LabelGuard(resolve_label_values({x.namespace for x in sources}, models))
         runner = CollectorRunner(COLLECTORS, ctx, lambda: psycopg.connect(dsn, autocommit=True), guard, interval=3600)

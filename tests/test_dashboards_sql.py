@@ -102,18 +102,18 @@ def test_stats_match_the_catalogue_and_the_time_picker_filters(corpus_db):  # no
             t: run(conn, by_title[t], variables, START, END)[0][0]
             for t in ("Messages", "Tokens", "List-price cost", "Unpriced calls")
         }
-        # Unpriced: gpt-5.1-codex (40 calls, no confirmed price) and pi-fixture-model (2)
+        # Unpriced: pi-fixture-model (2); gpt-5.1-codex is priced as genai-prices' openai/gpt-5.1
         assert one == {
             "Messages": 1586,
             "Tokens": 174477480,
-            "List-price cost": Decimal("130.307654"),  # incl. the long-context card (2025-09-20)
-            "Unpriced calls": 42,
+            "List-price cost": Decimal("130.749036"),  # incl. the long-context tier (2025-09-20)
+            "Unpriced calls": 2,
         }
         by_agent = run(conn, by_title["By agent and namespace"], variables, START, END)
         assert [(r[0], r[1], r[2], r[6]) for r in by_agent] == [
             ("claude", "claude-local", 25, Decimal("70.240966")),
             ("pi", "pi-local", 3, Decimal("60.066688")),
-            ("codex", "codex-local", 4, None),  # cost unknown, not 0
+            ("codex", "codex-local", 4, Decimal("0.441382")),
         ]
         commands = run(conn, by_title["Top failing commands"], variables, START, END)
         assert "cd" not in [r[0] for r in commands]

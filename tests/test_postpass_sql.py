@@ -1,7 +1,7 @@
 """Spec for the set-based SQL in `sql/20_pricing.sql` and `sql/30_postpass.sql`, on a real database.
 
-- `ah.price_for` / `ah.call_cost_usd`: most specific pattern wins, latest effective row, NULL when
-  unknown; field case E11 costs $0.027765 at Sonnet 4.5 list prices.
+- `ah.price_for` / `ah.call_cost_usd`: the name's price row (`ah.model_price_ref`), the latest
+  row in effect, NULL when unknown; field case E11 costs $0.027765 at Sonnet 4.5 list prices.
 - `ah.refresh_sessions(ids)`: lineage (parent/root over a 3-level tree, late parents, cycles),
   spawn → child in both directions, repo from cwd, rollups with NULL-not-zero, and a second run
   that changes no row (same xmin everywhere).
@@ -20,6 +20,7 @@ import pytest
 from psycopg import sql
 
 from agent_history.db.migrate import apply_sql_files
+from agent_history.db.prices import resolve_models, resolve_new_models
 
 T0 = datetime(2025, 10, 14, 10, 0, tzinfo=UTC)
 
@@ -46,6 +47,7 @@ def session(conn: psycopg.Connection, uid: str, agent_id: str = "", agent: str =
 
 
 def refresh(conn: psycopg.Connection, *ids: int) -> int:
+    resolve_new_models(conn, list(ids))  # the post-pass records the model names before the rollup
     return conn.execute("SELECT ah.refresh_sessions(%s::bigint[])", (list(ids),)).fetchone()[0]
 
 
@@ -75,6 +77,7 @@ def conn(db):
 
 
 def cost(conn, model, at, iu, cr, w5, w1, out):
+    resolve_models(conn, [model] if model else [])
     return row(conn, "SELECT ah.call_cost_usd(%s, %s, %s, %s, %s, %s, %s)", model, at, iu, cr, w5, w1, out)[0]
 
 
@@ -84,9 +87,14 @@ def test_call_cost_e11_nested_cache_creation_at_sonnet_4_5_prices(conn):
 
 
 def test_call_cost_null_when_model_has_no_price(conn):
-    assert cost(conn, "gpt-5.1-codex", T0, 100, 0, None, None, 10) is None
+    assert cost(conn, "acme-proxy-large", T0, 100, 0, None, None, 10) is None
+    assert cost(conn, "qwen2.5-coder:7b", T0, 100, 0, None, None, 10) is None
     assert cost(conn, None, T0, 100, 0, None, None, 10) is None
     assert cost(conn, "<synthetic>", T0, 0, 0, 0, 0, 0) is None
+    reasons = dict(conn.execute("SELECT model, reason FROM ah.model_price_ref WHERE price_key IS NULL").fetchall())
+    assert reasons["qwen2.5-coder:7b"] == "a local model (an Ollama name:tag)"
+    assert reasons["acme-proxy-large"].startswith("a name no price list knows")
+    assert reasons["<synthetic>"].startswith("Claude Code's name for a message it wrote itself")
 
 
 def test_call_cost_null_when_every_count_is_null_else_nulls_count_as_zero(conn):
@@ -94,34 +102,49 @@ def test_call_cost_null_when_every_count_is_null_else_nulls_count_as_zero(conn):
     assert cost(conn, "claude-sonnet-4-5", T0, None, None, None, None, 1_000_000) == Decimal("15")
 
 
-def test_call_cost_null_when_a_bucket_has_tokens_but_no_price(conn):
-    # OpenAI lists no cache-write price: a cache write there is unknown, an empty bucket is free
-    assert cost(conn, "gpt-5-codex", T0, 1_000_000, 1_000_000, 0, None, 1_000_000) == Decimal("11.375")
-    assert cost(conn, "gpt-5-codex", T0, 1_000_000, 0, 5, None, 0) is None
+def test_call_cost_cache_buckets_without_a_price_of_their_own_take_the_library_s_parent_rate(conn):
+    # genai-prices prices gpt-5 with input 1.25, cached input 0.125, output 10 and no cache-write
+    # price: a cache write is charged as input (its leaf rule), as calc_price does
+    from genai_prices import Usage, calc_price
+
+    got = cost(conn, "gpt-5-codex", T0, 1_000_000, 1_000_000, 5, None, 1_000_000)
+    lib = calc_price(
+        Usage(input_tokens=2_000_005, cache_read_tokens=1_000_000, cache_write_tokens=5, output_tokens=1_000_000),
+        "gpt-5-codex",
+        genai_request_timestamp=T0,
+    ).total_price
+    assert got == lib == Decimal("11.37500625")
 
 
-def test_price_for_most_specific_pattern_wins(conn):
+def test_price_for_resolves_names_as_written_and_keeps_them(conn):
     def price(model):
-        return row(conn, "SELECT (p).model_pattern, (p).input_per_mtok FROM ah.price_for(%s, '2026-01-01') p", model)
+        resolve_models(conn, [model])
+        return row(conn, "SELECT (p).price_key, (p).input_per_mtok FROM ah.price_for(%s, '2026-01-01') p", model)
 
-    assert price("claude-opus-4-5-20251101") == ("claude-opus-4-5%", Decimal("5"))
-    assert price("claude-opus-4-1-20250805") == ("claude-opus-4-1%", Decimal("15"))
-    assert price("claude-opus-4-20250514") == ("claude-opus-4-20250514%", Decimal("15"))
-    assert price("claude-opus-4") == ("claude-opus-4", Decimal("15"))
-    assert price("claude-opus-4-7") == ("claude-opus-4-7%", Decimal("5"))
-    assert price("Claude-Haiku-4-5-20251001") == ("claude-haiku-4-5%", Decimal("1"))
-    assert price("gpt-5-codex-mini") == (None, None)
-    assert price("gpt-5.2-codex") == ("gpt-5.2-codex", Decimal("1.75"))
-    assert price("gpt-5.2-codex-max") == (None, None)
+    assert price("claude-opus-4-5-20251101") == ("anthropic/claude-opus-4-5", Decimal("5"))
+    assert price("claude-opus-4-1-20250805") == ("anthropic/claude-opus-4-1", Decimal("15"))
+    assert price("Claude-Haiku-4-5-20251001") == ("anthropic/claude-haiku-4-5", Decimal("1"))
+    assert price("openai/gpt-5.4") == price("gpt-5.4") == ("openai/gpt-5.4", Decimal("2.5"))
+    assert (
+        price("us.anthropic.claude-sonnet-4-5-20250929-v1:0")[0]
+        == "aws/regional.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    )
+    assert price("acme-proxy-large") == (None, None)
+    names = [m for (m,) in conn.execute("SELECT model FROM ah.model_price_ref ORDER BY 1")]
+    assert "Claude-Haiku-4-5-20251001" in names and "openai/gpt-5.4" in names  # the raw name is the key
 
 
 def test_price_for_picks_latest_row_in_effect_and_falls_back_to_first(conn):
     for day, usd in (("2025-01-01", 1), ("2025-06-01", 2)):
-        insert_price = (
-            "INSERT INTO ah.model_pricing (model_pattern, effective_from, input_per_mtok, output_per_mtok, source) "
-            "VALUES ('test-model%%', %s, %s, %s, 'test')"
+        conn.execute(
+            "INSERT INTO ah.model_pricing (price_key, effective_from, provider, model_id, origin, input_per_mtok, "
+            "output_per_mtok, source) VALUES ('test/model-x', %s, 'test', 'model-x', 'ours', %s, %s, 'test')",
+            (day, usd, usd),
         )
-        conn.execute(insert_price, (day, usd, usd))
+    conn.execute(
+        "INSERT INTO ah.model_price_ref (model, price_key, matched_as, resolved_by) "
+        "VALUES ('test-model-x', 'test/model-x', 'test', 'test')"
+    )
 
     def price(at):
         return row(conn, "SELECT (ah.price_for('test-model-x', %s)).input_per_mtok", at)[0]
@@ -133,22 +156,28 @@ def test_price_for_picks_latest_row_in_effect_and_falls_back_to_first(conn):
     assert price(None) == 2  # unknown day: today's price
 
 
-def test_price_table_cites_a_public_page_and_retrieval_date(conn):
-    sources = [r[0] for r in conn.execute("SELECT source FROM ah.model_pricing")]
-    assert sources
-    for s in sources:
-        assert re.fullmatch(r"https://\S+ \(retrieved \d{4}-\d{2}-\d{2}\)", s), s
+def test_price_rows_name_their_source(conn):
+    sources = {r[0] for r in conn.execute("SELECT DISTINCT source FROM ah.model_pricing WHERE origin = 'library'")}
+    from agent_history.usage.prices import installed_version
+
+    assert sources == {f"genai-prices {installed_version()}"}
+    ours = [s for (s,) in conn.execute("SELECT source FROM ah.model_pricing WHERE origin = 'ours'")]
+    assert ours  # the Sonnet 4 long-context tier (usage.prices.OWN_TIERS)
+    for s in ours:  # each names the page its figures were read on, and the day
+        assert re.search(r"https://\S+ \(retrieved \d{4}-\d{2}-\d{2}\)$", s), s
 
 
-def test_reapplying_sql_files_rewrites_no_price_row(db, conn):
-    before = conn.execute(
-        "SELECT model_pattern, effective_from, xmin::text FROM ah.model_pricing ORDER BY 1, 2"
-    ).fetchall()
+def test_reapplying_sql_files_and_reloading_prices_rewrites_no_price_row(db, conn):
+    from agent_history.db.prices import load_prices
+
+    query = "SELECT price_key, effective_from::text, xmin::text FROM ah.model_pricing ORDER BY 1, 2"
+    before = conn.execute(query).fetchall()
+    assert len(before) > 1000
     assert "20_pricing.sql" in apply_sql_files(db.dsn, force=True)
-    after = conn.execute(
-        "SELECT model_pattern, effective_from, xmin::text FROM ah.model_pricing ORDER BY 1, 2"
-    ).fetchall()
-    assert after == before
+    with psycopg.connect(db.dsn) as c:
+        load = load_prices(c)
+    assert (load.written, load.deleted) == (0, 0)
+    assert conn.execute(query).fetchall() == before
 
 
 # --- lineage -----------------------------------------------------------------------------------
@@ -317,7 +346,7 @@ def test_rollup_cost_null_when_no_call_is_priced(conn):
     src = source(conn, agent="codex")
     sid = session(conn, "C", agent="codex")
     insert(
-        conn, "model_call", agent="codex", call_uid="c1", session_id=sid, source_id=src, model="gpt-5.1-codex",
+        conn, "model_call", agent="codex", call_uid="c1", session_id=sid, source_id=src, model="acme-proxy-large",
         input_uncached=1300, cache_read=1200, output=420, reasoning=60,
     )  # fmt: skip
 
@@ -335,7 +364,7 @@ def test_rollup_cost_equals_sum_of_call_cost_per_model_and_day(conn):
         dict(call_uid="k1", model="claude-sonnet-4-5-20250929", ts=T0, input_uncached=5, cache_read=20000,
              cache_write_5m=1000, cache_write_1h=2000, output=400),
         dict(call_uid="k2", model="claude-opus-4-5-20251101", ts=T0 + timedelta(days=80), input_uncached=1_000_000),
-        dict(call_uid="k3", model="gpt-5.1-codex", ts=T0, input_uncached=1_000_000, output=1_000_000),
+        dict(call_uid="k3", model="acme-proxy-large", ts=T0, input_uncached=1_000_000, output=1_000_000),
         dict(call_uid="k4", model=None, ts=T0, output=1_000_000),
         dict(call_uid="k5", model="claude-sonnet-4-5", ts=None, output=1_000_000),
     )  # fmt: skip

@@ -16,6 +16,7 @@ import pytest
 
 import agent_history.telemetry as telemetry_pkg
 from agent_history.config import ConfigError, Settings, load_settings
+from agent_history.db.prices import priced_model_ids
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout, iter_files
 from agent_history.telemetry import docs
 from agent_history.telemetry.collectors import (
@@ -135,8 +136,8 @@ def test_endpoint_precedence_metrics_variable_then_base_variable_then_config():
 def ctx(corpus_home, corpus_db) -> CollectContext:  # noqa: F811
     sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(corpus_home).items()]
     with psycopg.connect(corpus_db.dsn) as conn:
-        patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
-    return CollectContext(Settings(), sources, [], ModelLabels(patterns), runs=("index", "embed"))
+        aliases = priced_model_ids(conn)
+    return CollectContext(Settings(), sources, [], ModelLabels((), aliases=aliases), runs=("index", "embed"))
 
 
 def test_archive_counts_the_files_discovery_finds(corpus_db, ctx):  # noqa: F811
@@ -230,8 +231,9 @@ def test_cost_and_tokens_equal_the_per_call_functions_on_the_corpus(corpus_db, c
     assert by_labels(got, "ah_cost_usd") == pytest.approx(dict(cost))
     assert {k: v for k, v in by_labels(got, "ah_tokens").items() if k[1] == ("bucket", "output")} == dict(output)
     # the corpus's list-price total: 101.074007 at base rates + 29.233647 for the 170 Sonnet 4 calls of
-    # 2025-09-20 over 200K input tokens, charged the long-context card (sql/20_pricing.sql)
-    assert round(sum(cost.values()), 6) == 130.307654
+    # 2025-09-20 over 200K input tokens, charged the long-context tier (usage.prices.OWN_TIERS),
+    # + 0.441382 for the Codex gpt-5.1-codex calls (genai-prices: openai/gpt-5.1)
+    assert round(sum(cost.values()), 6) == 130.749036
 
 
 def test_efficiency_on_an_empty_catalogue_counts_zero_loops_and_has_no_ratios(db, ctx):
@@ -270,8 +272,8 @@ def interface_db(db, corpus_home, tmp_path) -> tuple:
         assert Loader(conn).run(sources).files_failed == 0
         with conn.transaction():
             refresh_loops(conn, [], now=LOOP_CLOCK)
-        patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
-    return db, CollectContext(Settings(), sources, [], ModelLabels(patterns), runs=("index",))
+        aliases = priced_model_ids(conn)
+    return db, CollectContext(Settings(), sources, [], ModelLabels((), aliases=aliases), runs=("index",))
 
 
 def poll_shares(conn: psycopg.Connection) -> dict[tuple, float]:
@@ -325,7 +327,7 @@ def test_efficiency_reads_the_real_classifier_and_loops_tables(interface_db):
     idle = by_labels(got, "ah_loop_root_idle_max_seconds")[()]
     assert before - oldest <= idle <= after - oldest
     tokens = by_labels(got, "ah_tokens")
-    assert tokens[(("agent", "codex"), ("bucket", "reasoning"), ("model", "other"))] == 19520
+    assert tokens[(("agent", "codex"), ("bucket", "reasoning"), ("model", "gpt-5.1"))] == 19520
     worker = {k: v for k, v in by_labels(unrebuilt, "ah_model_calls").items() if k[0] == ("role", "worker")}
     assert worker == {
         (("role", "worker"), ("trigger", "unclassified")): sum(

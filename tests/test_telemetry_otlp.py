@@ -19,6 +19,7 @@ import pytest
 from agent_history import __version__
 from agent_history.config import load_settings
 from agent_history.db.connection import Database
+from agent_history.db.prices import priced_model_ids
 from agent_history.ingest.discovery import Source, home_layout, iter_files
 from agent_history.telemetry.collectors import COLLECTORS
 from agent_history.telemetry.families import FAMILIES
@@ -106,7 +107,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     assert {p.name for p in got} == {f.name for f in FAMILIES}  # every family arrives
     # every label value is in its declared set; counters cumulative and monotonic
     with psycopg.connect(db.dsn) as conn:
-        patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
+        aliases = priced_model_ids(conn)
         message_rows = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
         calls = Counter()
         for trigger, role, api_error in conn.execute(
@@ -117,7 +118,9 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         shares = poll_shares(conn)
         statuses = Counter(r[0] for r in conn.execute("SELECT status FROM ah.loops"))
         run = conn.execute("SELECT files_changed, bytes_read FROM ah.index_run WHERE status = 'ok'").fetchone()
-    allowed = resolve_label_values(list(home_layout(Path(home))), ModelLabels(patterns))  # every namespace of the home
+    allowed = resolve_label_values(
+        list(home_layout(Path(home))), ModelLabels((), aliases=aliases)
+    )  # every namespace of the home
     declared = {f.name: f for f in FAMILIES}
     for p in got:
         assert sorted(k for k, _ in p.labels) == sorted(declared[p.name].labels), p

@@ -245,21 +245,25 @@ def test_pricing_lists_rows_with_sources_and_the_unpriced_models_seen(env):
     r = cli(env, "pricing", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert all(p["source"] and p["effective_from"] for p in data["prices"])
-    assert [u["model"] for u in data["unpricedModels"]] == ["gpt-5.1-codex", "pi-fixture-model"]
-    assert [
-        (p["model_pattern"], p["long_context_threshold"]) for p in data["prices"] if p["long_context_threshold"]
-    ] == [
-        ("claude-sonnet-4", 200000),
-        ("claude-sonnet-4-0%", 200000),
-        ("claude-sonnet-4-20250514%", 200000),
-        ("claude-sonnet-4-5%", 200000),
+    version = data["priceData"].split(";")[0]
+    assert version.startswith("genai-prices ")
+    assert {p["source"] for p in data["prices"] if p["origin"] == "library"} == {version}
+    # ours: the long-context tier genai-prices lacks for Sonnet 4 (its page named in the source)
+    assert [(p["price_key"], p["effective_from"]) for p in data["prices"] if p["origin"] == "ours"] == [
+        ("anthropic/claude-sonnet-4-0", "2025-08-12")
     ]
-    table = cli(env, "pricing")  # the table prints the tier's column too
+    # every model of the corpus is priced (the Codex calls too) but pi's fixture model, named with why
+    assert [(u["model"], u["calls"]) for u in data["unpricedModels"]] == [("pi-fixture-model", 2)]
+    assert data["unpricedModels"][0]["reason"].startswith("a name no price list knows")
+    models = {m["model"]: m for m in data["models"]}
+    assert models["gpt-5.1-codex"]["price_key"] == "openai/gpt-5.1" and models["gpt-5.1-codex"]["agents"] == ["codex"]
+    assert models["claude-sonnet-4-5-20250929"]["price_key"] == "anthropic/claude-sonnet-4-5"
+    tiered = {p["price_key"]: p for p in data["prices"] if p["long_context_threshold"]}
+    t = tiered["anthropic/claude-sonnet-4-5"]
+    assert (t["long_context_threshold"], t["long_input_per_mtok"], t["long_output_per_mtok"]) == (200000, 6.0, 22.5)
+    table = cli(env, "pricing")  # the table prints the tier's column and the reasons too
     assert table.returncode == 0 and not table.stderr, table.stderr
-    assert next(u for u in data["unpricedModels"] if u["model"] == "gpt-5.1-codex")["agents"] == [
-        "codex"
-    ]  # the pi call with it is an API error
+    assert "pi-fixture-model (2 calls): a name no price list knows" in table.stdout
 
 
 def test_calls_summed_in_the_database_give_the_same_reports(corpus_db, all_calls):  # noqa: F811
@@ -321,3 +325,37 @@ def test_long_context_day_costs_the_premium_for_each_call_over_200k(corpus_home,
     expected = independent_claude_day_cost(corpus_home, "2025-09-20")
     day = next(d for d in report(all_calls, "daily", agent="claude")["daily"] if d["period"] == "2025-09-20")
     assert round(day["totalCost"], 6) == round(float(expected), 6) == 58.639615
+
+
+def test_by_attribution_keys_add_up_to_the_totals_and_host_says_unknown(env):
+    daily = usage_json(env, "daily")["totals"]
+    for key in ("project", "branch", "host", "model", "agent"):
+        got = usage_json(env, "--by", key)
+        rows = got[key]
+        assert sum(r["calls"] for r in rows) == daily["calls"], key
+        assert sum(r["totalTokens"] for r in rows) == daily["totalTokens"], key
+        assert len({r["period"] for r in rows}) == len(rows), key
+        if key == "agent":
+            assert {r["period"]: r["totalCost"] for r in rows} == {
+                "claude": pytest.approx(70.24096627),
+                "codex": pytest.approx(0.44138225),
+                "pi": None,  # pi-fixture-model has no price: unknown, never 0
+            }
+        if key == "model":
+            assert next(r for r in rows if r["period"] == "gpt-5.1-codex")["totalCost"] == pytest.approx(0.44138225)
+        if key == "branch":
+            # the session's git branch from its transcript; sessions that record none in one row
+            by = {r["period"]: r for r in rows}
+            assert "(unknown)" in by and by["feature-branch"]["calls"] == 174
+            priced = [r["pricedCost"] or 0 for r in rows]
+            assert priced == sorted(priced, reverse=True)  # the largest priced cost first
+        if key == "host":
+            assert [r["period"] for r in rows] == ["(unknown)"]
+            assert got["hostUnknown"].startswith("the catalogue records no origin host yet")
+    table = cli(env, "usage", "--by", "host", "--timezone", "UTC")
+    assert table.returncode == 0 and "host: unknown" in table.stdout
+    bad = cli(env, "usage", "--by", "hostname")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [
+        "error: --by: unknown grouping 'hostname' (known: loop, repo, project, branch, host, model, agent)"
+    ]

@@ -46,6 +46,7 @@ COMMAND_MODULES: dict[str, str] = {
     "usage": "usage",
     "pricing": "usage",
     "litellm-fill": "usage",
+    "statusline": "usage",  # run by `main` without typer (cli.statusline); the command gives --help
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -179,6 +180,10 @@ def main() -> None:
         from agent_history.connect.hook import run_hook
 
         sys.exit(run_hook(argv[1:]))
+    if argv[:1] == ["statusline"] and "--help" not in argv:  # each status update: no typer
+        from agent_history.cli.statusline import run
+
+        sys.exit(run(argv[1:], sys.stdin.read()))
     _register(command_name(argv))
     try:
         _get_app()()

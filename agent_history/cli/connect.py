@@ -51,8 +51,14 @@ def connect_cmd(
     hook: bool = typer.Option(
         False, "--hook", help="Install the after-turn hook instead (index each turn's transcript when it ends)."
     ),
+    statusline: bool = typer.Option(
+        False, "--statusline", help="Install `agent-history statusline` as the status line instead (claude)."
+    ),
 ) -> None:
     """Add the read-only MCP server (and a usage note) to an agent's user configuration."""
+    if statusline:
+        _statusline_change("connect", agent, json)
+        return
     if hook:
         _hook_change("connect", agent, json)
         return
@@ -76,8 +82,12 @@ def disconnect_cmd(
     agent: str = typer.Argument(..., help=_AGENT_HELP),
     json: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
     hook: bool = typer.Option(False, "--hook", help="Remove the after-turn hook instead."),
+    statusline: bool = typer.Option(False, "--statusline", help="Remove our status line instead."),
 ) -> None:
     """Remove the MCP server entry and the usage note that `connect` installed."""
+    if statusline:
+        _statusline_change("disconnect", agent, json)
+        return
     if hook:
         _hook_change("disconnect", agent, json)
         return
@@ -104,6 +114,21 @@ def _hook_change(verb: str, agent: str, json: bool) -> None:
     backup = f" (backup: {change.backup})" if change.backup else ""
     what = "not installed" if change.action == "absent" else change.action
     console.print(f"{agent}: after-turn hook {what}: {change.path}{backup}", highlight=False, soft_wrap=True)
+
+
+def _statusline_change(verb: str, agent: str, json: bool) -> None:
+    from agent_history.connect import statusline
+
+    try:
+        change = statusline.install(agent) if verb == "connect" else statusline.uninstall(agent)
+    except ConnectError as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json({"agent": agent, "statusline": change.as_dict()})
+        return
+    backup = f" (backup: {change.backup})" if change.backup else ""
+    what = "not installed" if change.action == "absent" else change.action
+    console.print(f"{agent}: status line {what}: {change.path}{backup}", highlight=False, soft_wrap=True)
 
 
 @app.command("hook")

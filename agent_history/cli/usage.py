@@ -16,9 +16,9 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
-from agent_history.usage.report import PARTIAL_FIELDS
+from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
 
-BY = ("loop", "repo")
+BY = ("loop", "repo", "project", "branch", "host", "model", "agent")
 
 
 def _zone(name: str | None) -> tzinfo:
@@ -152,13 +152,16 @@ def usage_cmd(
     project: str = typer.Option(None, "--project", help="Only sessions whose working directory contains this."),
     model: str = typer.Option(None, "--model", help="Only models whose id contains this."),
     breakdown: bool = typer.Option(False, "--breakdown", help="Per-model rows under each period (table)."),
-    by: str = typer.Option(None, "--by", help="Group by loop or repo instead of a period."),
+    by: str = typer.Option(
+        None, "--by", help="Group by loop, repo, project, branch, host, model or agent instead of a period."
+    ),
     timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for periods (default: the machine's)."),
     now: str = typer.Option(None, "--now", hidden=True, help="The clock for the active block (ISO time; tests)."),
     json: bool = typer.Option(False, "--json", help="Print JSON (ccusage's field names)."),
 ) -> None:
     """Tokens by bucket and list-price cost per day, week, month, session or 5-hour billing block
-    (or per loop / repo with --by), with per-model breakdowns and totals. Costs of models with no
+    (or per loop, repo, project, branch, host, model or agent with --by), with per-model
+    breakdowns and totals. Costs of models with no
     list price are unknown (null), and the models are named."""
     from agent_history.read.usage import usage_calls
     from agent_history.usage.report import build_report
@@ -189,7 +192,7 @@ def usage_cmd(
         )
     report = build_report(view, calls, tz, clock)
     report["timezone"] = str(tz)
-    key = next(k for k in report if k not in ("totals", "timezone"))
+    key = VIEW_KEY[view]
     if json:  # the same exit code as the table: 1 when nothing matched
         print_json(report)
         _found(bool(report[key]))
@@ -197,6 +200,8 @@ def usage_cmd(
     if not report[key]:
         fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
     _render(view, report, key)
+    if report.get("hostUnknown"):
+        console.print(f"host: unknown — {report['hostUnknown']}", highlight=False)
     if breakdown and view != "blocks":
         for r in report[key]:
             for m in r.get("modelBreakdowns", []):
@@ -210,25 +215,29 @@ def usage_cmd(
 
 
 @app.command("pricing")
-def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """The list prices (USD per million tokens, with effective date and source) and the models
-    seen in the catalogue that have no price."""
+def pricing_cmd(
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+    every: bool = typer.Option(False, "--all", help="Every price row of the library, not only the models seen."),
+) -> None:
+    """The list prices of the models seen (USD per million tokens, with effective date and source:
+    genai-prices and its version, or our own row's page), which price row each model name resolves
+    to, and the models seen that have no price, with call counts and the reason."""
     from agent_history.read.usage import price_list
 
     with database().connect() as conn:
-        data = price_list(conn)
+        data = price_list(conn, every=every)
     if json:
         print_json(data)
         return
-    headers = ("pattern", "from", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source")
+    headers = ("price row", "from", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source")
 
     def p(v) -> str:
         return "-" if v is None else f"{v:g}"
 
     cells = [
         (
-            r["model_pattern"],
-            r["effective_from"],
+            r["price_key"],
+            r["effective_from"] or "always",
             p(r["input_per_mtok"]),
             p(r["output_per_mtok"]),
             p(r["cache_read_per_mtok"]),
@@ -243,11 +252,31 @@ def pricing_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) 
         for r in data["prices"]
     ]
     print_records(console, headers[:-1], [Record(c[:-1], paths=(c[-1],)) for c in cells])
+    if data["models"]:
+        console.print("models seen → price row:", highlight=False)
+        for m in data["models"]:
+            console.print(f"  {m['model']} → {m['price_key']} ({m['calls']} calls)", highlight=False)
     if data["unpricedModels"]:
-        console.print(
-            "unpriced models seen: " + ", ".join(f"{u['model']} ({u['calls']} calls)" for u in data["unpricedModels"]),
-            highlight=False,
-        )
+        console.print("unpriced models seen (their calls cost unknown, never 0):", highlight=False)
+        for u in data["unpricedModels"]:
+            console.print(f"  {u['model']} ({u['calls']} calls): {u['reason']}", highlight=False)
+    console.print(f"price data: {data['priceData'] or 'not loaded'}", highlight=False)
+
+
+@app.command("statusline")
+def statusline_cmd(
+    timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for 'today' (default: the machine's)."),
+    now: str = typer.Option(None, "--now", hidden=True, help="The clock (ISO time; tests)."),
+) -> None:
+    """Claude Code's status line: reads its status-line JSON on stdin and prints one line — the
+    session's and today's list-price cost and the current 5-hour block's cost, burn rate and time
+    left. Install it with `connect claude --statusline`."""
+    import sys
+
+    from agent_history.cli.statusline import run
+
+    args = [*(["--timezone", timezone] if timezone else []), *(["--now", now] if now else [])]
+    raise typer.Exit(run(args, sys.stdin.read()))
 
 
 @app.command("litellm-fill")

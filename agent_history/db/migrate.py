@@ -2,10 +2,13 @@
 
 `ensure_schema(dsn)` is what every command calls on first use: under an advisory lock it
 upgrades to head if needed, then re-applies each `sql/*.sql` whose sha256 differs from the one
-recorded in ``ah.meta`` (key ``sql:<file name>``). Files are applied in name order and must be
-idempotent (``CREATE OR REPLACE``).
+recorded in ``ah.meta`` (key ``sql:<file name>``), then reloads the list prices when the price
+data key (`usage.prices.data_key`: the installed genai-prices version and our price rules)
+differs from ``ah.meta['prices']`` (`db.prices.load_prices`). Files are applied in name order
+and must be idempotent (``CREATE OR REPLACE``).
 
-Start-up cost: the check is one version read plus one read of the recorded hashes. alembic and
+Start-up cost: the check is one version read plus one read of the recorded hashes and price key
+(and a few stat calls for the library's version). alembic and
 SQLAlchemy (about a second of imports) are imported only when an upgrade or downgrade runs; the
 revision chain is read from the migration files' ``revision`` / ``down_revision`` assignments
 (`revision_graph`), which a test compares with alembic's own script directory.
@@ -116,6 +119,7 @@ def upgrade(dsn: str, revision: str = "head") -> None:
     with psycopg.connect(dsn) as conn:
         moved = current_revision(conn) != before
     apply_sql_files(dsn, force=moved)
+    load_prices_if_changed(dsn, force=moved)
 
 
 def downgrade(dsn: str, revision: str = "base") -> None:
@@ -139,8 +143,26 @@ def _sql_files() -> list[tuple[str, str, str]]:
 
 
 def _recorded_hashes(conn: psycopg.Connection) -> dict[str, str]:
-    rows = conn.execute("SELECT key, value FROM ah.meta WHERE key LIKE 'sql:%%'").fetchall()
+    """The recorded ``sql:<file>`` hashes and the ``prices`` data key (`db.prices.PRICES_KEY`)."""
+    rows = conn.execute("SELECT key, value FROM ah.meta WHERE key LIKE 'sql:%%' OR key = 'prices'").fetchall()
     return {key: value for key, value in rows}
+
+
+def _prices_current(recorded: dict[str, str]) -> bool:
+    from agent_history.usage.prices import data_key
+
+    return recorded.get("prices") == data_key()
+
+
+def load_prices_if_changed(dsn: str, *, force: bool = False) -> bool:
+    """Reload the list prices when their data key changed (or `force`); True when it did."""
+    with psycopg.connect(dsn) as conn:
+        if not force and _prices_current(_recorded_hashes(conn)):
+            return False
+        from agent_history.db.prices import load_prices
+
+        load_prices(conn)
+    return True
 
 
 def apply_sql_files(dsn: str, *, force: bool = False) -> list[str]:
@@ -173,8 +195,12 @@ def ensure_schema(dsn: str) -> None:
         if rev == head_revision():
             recorded = _recorded_hashes(conn)
             if all(recorded.get(f"sql:{name}") == digest for name, _, digest in _sql_files()):
+                if _prices_current(recorded):
+                    return
+                load_prices_if_changed(dsn)
                 return
     if rev != head_revision():
         upgrade(dsn)
     else:
         apply_sql_files(dsn)
+        load_prices_if_changed(dsn)

@@ -1,6 +1,7 @@
 """Post-passes over dirty sessions only (set-based SQL in `sql/30_postpass.sql`).
 
-Lineage (parent/root), spawn → child session, repository from cwd, per-session rollups; then
+The price rows of model names seen for the first time (`db.prices.resolve_new_models`), then
+lineage (parent/root), spawn → child session, repository from cwd, per-session rollups; then
 the loop post-pass (`ingest.loops.refresh_loops`: launches, lanes, closeouts, status), then thread
 roles and model-call triggers (`sql/35_efficiency.sql`, issue 11) — all over the same dirty
 sessions, in the same transaction (roles read the loops: a loop's root is a `root`). A failure
@@ -14,6 +15,7 @@ from datetime import datetime
 import psycopg
 
 from agent_history.db.bm25 import ensure_bm25_indexes
+from agent_history.db.prices import resolve_new_models
 from agent_history.ingest.isolate import raise_if_lost
 from agent_history.ingest.loops import refresh_loops
 
@@ -50,6 +52,8 @@ def _roll_up(conn: psycopg.Connection, only: int | None, now: datetime | None) -
         "SELECT coalesce(array_agg(session_id), '{}') FROM d",
         (only, only),
     ).fetchone()[0]
+    # model names first seen in these sessions get their price row before the rollup prices them
+    resolve_new_models(conn, ids)
     rolled = int(conn.execute("SELECT ah.refresh_sessions(%s::bigint[])", (ids,)).fetchone()[0] or 0)
     refresh_loops(conn, list(ids), now=now)
     # Efficiency (issue 11): roles and per-call triggers, after lineage (sql/35_efficiency.sql)

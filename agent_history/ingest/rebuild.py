@@ -40,6 +40,7 @@ DERIVED_TABLES: tuple[str, ...] = (
 KEPT_TABLES: tuple[str, ...] = (
     "meta",
     "model_pricing",
+    "model_price_ref",  # model names → price rows: re-resolved when the price data changes
     "index_run",
     "embedding",
     "embedding_model",

@@ -12,7 +12,6 @@ tier for the whole call even where calls are summed per slot (`grouped`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -26,7 +25,8 @@ WITH calls AS (
            coalesce(r.session_uid, s.session_uid) AS session_uid, coalesce(r.cwd, s.cwd) AS project,
            coalesce(mc.model, s.model) AS model,
            mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output, mc.reasoning,
-           mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id
+           mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id,
+           coalesce(s.git_branch, r.git_branch) AS branch
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS r ON r.id = s.root_session_id
@@ -40,12 +40,13 @@ WITH calls AS (
 SELECT k.ts, k.agent, k.namespace, k.session_uid, k.project, k.model,
        k.input_uncached, k.cache_read, k.cache_write_5m, k.cache_write_1h, k.output, k.reasoning,
        ah.priced_cost_usd(pr.price, k.input_uncached, k.cache_read, k.cache_write_5m, k.cache_write_1h, k.output),
-       (pr.price).model_pattern IS NOT NULL,
+       (pr.price).price_key IS NOT NULL,
        coalesce(
            (SELECT a.loop_id::text FROM ah.lane AS a WHERE a.session_id = k.session_id ORDER BY a.loop_id LIMIT 1),
            (SELECT l.id::text FROM ah.loops AS l WHERE l.root_session_id = k.root_id
               ORDER BY (l.started_at <= k.ts) DESC NULLS LAST, l.started_at DESC LIMIT 1)),
-       rp.name, k.recorded_cost_usd
+       rp.name, k.recorded_cost_usd,
+       1, NULL::bigint, NULL::bigint, NULL::timestamptz, NULL::boolean[], k.branch
 FROM calls AS k
 LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = coalesce((k.ts AT TIME ZONE 'UTC')::date, current_date)
 LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id
@@ -53,10 +54,10 @@ ORDER BY k.ts NULLS LAST, k.id
 """
 
 # The calls above (each already priced: the long-context decision is per call) summed per (15-minute UTC bucket, agent, namespace, session, project, model,
-# loop, repo): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
+# loop, repo, branch): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
 _GROUPED_SQL = """
 WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
-        recorded) AS ({calls})
+        recorded, n1, kn1, up1, last1, unknown1, branch) AS ({calls})
 SELECT min(ts), agent, namespace, session_uid, project, model,
        -- sum(bigint) is numeric: back to bigint, so token counts stay integers in the JSON
        sum(iu)::bigint, sum(cr)::bigint, sum(w5)::bigint, sum(w1)::bigint, sum(out)::bigint, sum(rs)::bigint,
@@ -66,10 +67,11 @@ SELECT min(ts), agent, namespace, session_uid, project, model,
        max(ts),
        -- per report.PARTIAL_FIELDS: does any call of the group have that count unknown
        ARRAY[bool_or(iu IS NULL), bool_or(out IS NULL), bool_or(w5 IS NULL AND w1 IS NULL), bool_or(cr IS NULL),
-             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0), bool_or(rs IS NULL)]
+             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0), bool_or(rs IS NULL)],
+       branch
 FROM c
 GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
-         agent, namespace, session_uid, project, model, loop_id, repo
+         agent, namespace, session_uid, project, model, loop_id, repo, branch
 ORDER BY 1 NULLS LAST
 """
 
@@ -120,62 +122,67 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-@dataclass(frozen=True, slots=True)
-class PriceRow:
-    """One `ah.model_pricing` row: USD per million tokens per bucket (None = no price)."""
-
-    model_pattern: str
-    effective_from: str
-    input_per_mtok: Decimal | None
-    output_per_mtok: Decimal | None
-    cache_read_per_mtok: Decimal | None
-    cache_write_5m_per_mtok: Decimal | None
-    cache_write_1h_per_mtok: Decimal | None
-    source: str | None
-    #: input tokens (uncached + cache read + cache writes) above which the long_* rates price the
-    #: whole call (migration 0014_long_context); None = the row has no long-context tier
-    long_context_threshold: int | None = None
-    long_input_per_mtok: Decimal | None = None
-    long_output_per_mtok: Decimal | None = None
-    long_cache_read_per_mtok: Decimal | None = None
-    long_cache_write_5m_per_mtok: Decimal | None = None
-    long_cache_write_1h_per_mtok: Decimal | None = None
-    long_context_source: str | None = None
-
-    def as_dict(self) -> dict:
-        """JSON-ready form (prices as floats)."""
-        return {
-            k: (float(v) if isinstance(v, Decimal) else v)
-            for k, v in ((f, getattr(self, f)) for f in self.__slots__)  # type: ignore[attr-defined]
-        }
+_PRICE_COLUMNS = (
+    "price_key, CASE WHEN isfinite(effective_from) THEN effective_from END AS effective_from, provider, model_id, model_name, origin, source, input_per_mtok, output_per_mtok, "
+    "cache_read_per_mtok, cache_write_5m_per_mtok, cache_write_1h_per_mtok, long_context_threshold, "
+    "long_input_per_mtok, long_output_per_mtok, long_cache_read_per_mtok, long_cache_write_5m_per_mtok, "
+    "long_cache_write_1h_per_mtok, long_context_source"
+)
 
 
-def price_list(conn: psycopg.Connection) -> dict:
-    """``{"prices": [PriceRow.as_dict()…], "unpricedModels": [{"model", "agents", "calls"}…]}``:
-    every price row (by pattern, then date) and every model seen on a billable call of the
-    catalogue that `ah.price_for` cannot price."""
-    prices = [
-        PriceRow(r[0], r[1].isoformat(), *r[2:]).as_dict()
-        for r in conn.execute(
-            "SELECT model_pattern, effective_from, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
-            "cache_write_5m_per_mtok, cache_write_1h_per_mtok, source, long_context_threshold, long_input_per_mtok, "
-            "long_output_per_mtok, long_cache_read_per_mtok, long_cache_write_5m_per_mtok, long_cache_write_1h_per_mtok, "
-            "long_context_source FROM ah.model_pricing "
-            "ORDER BY model_pattern, effective_from"
-        ).fetchall()
+def _price_dict(names: list[str], row: tuple) -> dict:
+    out = {}
+    for name, value in zip(names, row, strict=True):
+        if isinstance(value, Decimal):
+            value = float(value)
+        elif name == "effective_from":
+            # NULL here = -infinity: a price with no start date (holds from the beginning)
+            value = None if value is None else value.isoformat()
+        out[name] = value
+    return out
+
+
+def price_list(conn: psycopg.Connection, *, every: bool = False) -> dict:
+    """The price data of the catalogue (`agent-history pricing`)::
+
+        {"prices": [{price_key, effective_from (ISO day, None = from the beginning), provider,
+                     model_id, model_name, origin ("library" | "ours"), source ("genai-prices
+                     <version>" or the page read), USD per million tokens per bucket and the
+                     long-context tier (long_context_threshold in input tokens)}…],
+         "models": [{"model": name as written, "price_key", "matched_as", "agents", "calls"}…],
+         "unpricedModels": [{"model", "agents", "calls", "reason"}…],
+         "priceData": the data key of the loaded prices (library version + rules)}
+
+    `prices` holds the rows of the models seen (every row of the library with `every`); `models`
+    every priced name seen on a billable call, `unpricedModels` every name seen without a price —
+    its calls cost NULL, never 0 — with the reason (`usage.model_names.unpriced_reason`)."""
+    seen = conn.execute(
+        """
+        SELECT m.model, m.agents, m.calls, r.price_key, r.matched_as, r.reason FROM (
+            SELECT mc.model, array_agg(DISTINCT mc.agent ORDER BY mc.agent) AS agents, count(*) AS calls
+            FROM ah.model_call AS mc
+            WHERE mc.model IS NOT NULL AND NOT coalesce(mc.is_api_error, false)
+            GROUP BY mc.model) AS m
+        LEFT JOIN ah.model_price_ref AS r ON r.model = m.model
+        ORDER BY m.model
+        """
+    ).fetchall()
+    models = [
+        {"model": m, "price_key": k, "matched_as": how, "agents": agents, "calls": calls}
+        for m, agents, calls, k, how, _ in seen
+        if k is not None
     ]
     unpriced = [
-        {"model": r[0], "agents": r[1], "calls": r[2]}
-        for r in conn.execute(
-            """
-            SELECT m.model, m.agents, m.calls FROM (
-                SELECT mc.model, array_agg(DISTINCT mc.agent ORDER BY mc.agent) AS agents, count(*) AS calls
-                FROM ah.model_call AS mc
-                WHERE mc.model IS NOT NULL AND NOT coalesce(mc.is_api_error, false)
-                GROUP BY mc.model) AS m
-            WHERE (ah.price_for(m.model, NULL)).model_pattern IS NULL
-            ORDER BY m.model
-            """
-        ).fetchall()
+        {"model": m, "agents": agents, "calls": calls, "reason": why or "not resolved yet (run `agent-history index`)"}
+        for m, agents, calls, k, _, why in seen
+        if k is None
     ]
-    return {"prices": prices, "unpricedModels": unpriced}
+    where = "" if every else "WHERE price_key = ANY(%s)"
+    params = () if every else (sorted({m["price_key"] for m in models}),)
+    cur = conn.execute(
+        f"SELECT {_PRICE_COLUMNS} FROM ah.model_pricing {where} ORDER BY price_key, effective_from", params
+    )
+    names = [d.name for d in cur.description]
+    prices = [_price_dict(names, r) for r in cur.fetchall()]
+    key = conn.execute("SELECT value FROM ah.meta WHERE key = 'prices'").fetchone()
+    return {"prices": prices, "models": models, "unpricedModels": unpriced, "priceData": key[0] if key else None}

@@ -29,7 +29,7 @@ def label_table() -> str:
     """The label sets as a Markdown table (run-time sets described, not listed)."""
     runtime = {
         "namespace": "the configured namespaces (`[sources]`, `[cold_sources]`, `--home` / `--source`)",
-        "model": "the priced models (stems of `ah.model_pricing` patterns) plus `[metrics] models`; else `other`",
+        "model": "the priced models seen (their price row's model id: `ah.model_price_ref`) plus `[metrics] models`; else `other`",
         "family": "the family names above, plus `unknown`",
     }
     lines = ["| label | values |", "|---|---|"]

@@ -181,14 +181,15 @@ def start_metrics(
     from opentelemetry.sdk.metrics.export import AggregationTemporality, PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import Resource
 
+    from agent_history.db.prices import priced_model_ids
     from agent_history.ingest.sources import cold_sources
     from agent_history.telemetry.collectors import COLLECTORS, CollectContext
     from agent_history.telemetry.runner import CollectorRunner
 
     _quiet_sdk_logging()
     with db.connect() as conn:
-        patterns = tuple(r[0] for r in conn.execute("SELECT DISTINCT model_pattern FROM ah.model_pricing"))
-    models = ModelLabels(patterns, settings.metrics.models)
+        aliases = priced_model_ids(conn)
+    models = ModelLabels((), settings.metrics.models, aliases=aliases)
     cold = cold_sources(settings)
     namespaces = {s.namespace for s in [*hot, *cold]} | set(settings.sources) | set(settings.cold_sources)
     guard = LabelGuard(resolve_label_values(namespaces, models))

@@ -51,12 +51,14 @@ def pattern_stem(pattern: str) -> str:
 
 @dataclass(frozen=True)
 class ModelLabels:
-    """The ``model`` label: an extra configured name as itself, else the stem of the longest
-    matching price pattern (``ah.model_pricing.model_pattern``, matched on ``lower(model)``
-    like ``ah.price_for``), else :data:`OTHER_MODEL`."""
+    """The ``model`` label: an extra configured name as itself, else the label `aliases` gives
+    the lower-cased name (a priced name seen → its price row's model id:
+    `db.prices.priced_model_ids`), else the stem of the longest matching LIKE pattern of
+    `price_patterns`, else :data:`OTHER_MODEL`."""
 
     price_patterns: tuple[str, ...]
     extra: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict, hash=False)
     _compiled: tuple[tuple[str, re.Pattern[str]], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -66,7 +68,8 @@ class ModelLabels:
     @property
     def values(self) -> tuple[str, ...]:
         """Every value the label can take (the declared set of this process)."""
-        return tuple(sorted({pattern_stem(p) for p in self.price_patterns} | set(self.extra) | {OTHER_MODEL}))
+        stems = {pattern_stem(p) for p in self.price_patterns}
+        return tuple(sorted(stems | set(self.aliases.values()) | set(self.extra) | {OTHER_MODEL}))
 
     def label(self, model: str | None) -> str:
         """The label value for a model name (None or unknown → ``other``)."""
@@ -75,6 +78,8 @@ class ModelLabels:
         name = model.lower()
         if name in self.extra:
             return name
+        if name in self.aliases:
+            return self.aliases[name]
         for pattern, regex in self._compiled:
             if regex.fullmatch(name):
                 return pattern_stem(pattern)

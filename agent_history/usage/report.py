@@ -37,8 +37,28 @@ VIEW_KEY = {
     "blocks": "blocks",
     "loop": "loop",
     "repo": "repo",
+    "project": "project",
+    "branch": "branch",
+    "host": "host",
+    "model": "model",
+    "agent": "agent",
 }
 """Top-level JSON key of each view's row array."""
+
+ATTRIBUTION: dict[str, str | None] = {
+    "project": "project",
+    "branch": "branch",
+    "host": None,
+    "model": "model",
+    "agent": "agent",
+}
+"""Attribution views (`usage --by KEY`) → the `Call` field grouped on: the root session's working
+directory, the session's git branch (its transcript's git context), the model as written, the
+harness. ``host``: the catalogue records no origin host yet (None), so every call is in one
+``(unknown)`` row and the totals say why (`HOST_UNKNOWN`)."""
+UNKNOWN_KEY = "(unknown)"
+"""The row of an attribution view holding the calls whose key is not recorded."""
+HOST_UNKNOWN = "the catalogue records no origin host yet (a later schema change adds one)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +97,8 @@ class Call:
     unknown_in: tuple[bool, ...] | None = None
     """Of a group: per field of `PARTIAL_FIELDS`, whether any of its `n` calls has that count
     unknown (None: derive it from the buckets, for a single call)."""
+    branch: str | None = None
+    """The git branch of the call's session (None = not recorded)."""
 
     def unknown(self, i: int) -> bool:
         """Whether the count of `PARTIAL_FIELDS[i]` is unknown for any call this row stands for."""
@@ -244,7 +266,8 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
 
 def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, breakdown: bool = True) -> dict:
     """The report of `view` (`daily` | `weekly` | `monthly` | `session` | `blocks` | `loop` |
-    `repo`) over `calls`, periods in zone `tz`, the active block judged at aware `now`.
+    `repo`, or an attribution view of `ATTRIBUTION`: `project` | `branch` | `host` | `model` |
+    `agent`) over `calls`, periods in zone `tz`, the active block judged at aware `now`.
 
     Returns ``{VIEW_KEY[view]: [row, …], "totals": {…}}``; rows oldest period first (sessions
     and loops by last activity, repos by name). Calls without a timestamp are left out of the
@@ -265,21 +288,28 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
             order = sorted(groups)
             totals_calls = timed
         else:
-            attr = {"session": "session_uid", "loop": "loop_id", "repo": "repo"}[view]
-            groups = _group(calls, lambda c: getattr(c, attr))
+            if view in ATTRIBUTION:
+                field = ATTRIBUTION[view]
+                groups = _group(calls, lambda c: (getattr(c, field) if field else None) or UNKNOWN_KEY)
+            else:
+                attr = {"session": "session_uid", "loop": "loop_id", "repo": "repo"}[view]
+                groups = _group(calls, lambda c: getattr(c, attr))
             totals_calls = [c for cs in groups.values() for c in cs]
 
             def last(k):
                 ts = [c.last_ts or c.ts for c in groups[k] if c.ts is not None]
                 return (max(ts).isoformat() if ts else "", k)
 
-            order = sorted(groups) if view == "repo" else sorted(groups, key=last)
+            if view in ATTRIBUTION:  # the largest priced cost first
+                order = sorted(groups, key=lambda k: (-(_cost(groups[k])[1] or 0.0), k))
+            else:
+                order = sorted(groups) if view == "repo" else sorted(groups, key=last)
         for k in order:
             row = {"period": k, **_row(groups[k], breakdown)}
             ts = [c.last_ts or c.ts for c in groups[k] if c.ts is not None]
             # ccusage 20's `agent` ("all" for a period, the harness for a session) and `metadata`
             single = row["agents"][0] if len(row["agents"]) == 1 else "all"
-            if view in ("session", "loop", "repo"):
+            if view in ("session", "loop", "repo", *ATTRIBUTION):
                 row["lastActivity"] = max(ts).isoformat() if ts else None
                 row["projects"] = sorted({c.project for c in groups[k] if c.project})
                 row["agent"] = single
@@ -290,4 +320,7 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
             rows.append(row)
     totals = _row(totals_calls, breakdown=False)
     totals["callsWithoutTime"] = sum(c.n for c in calls if c.ts is None)
-    return {VIEW_KEY[view]: rows, "totals": totals}
+    out = {VIEW_KEY[view]: rows, "totals": totals}
+    if view == "host":
+        out["hostUnknown"] = HOST_UNKNOWN
+    return out

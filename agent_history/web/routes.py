@@ -255,6 +255,8 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
         by_day=rollup(cells, "day"),
         by_model=rollup(cells, "model"),
         by_agent=rollup(cells, "agent"),
+        by_project=rollup(cells, "project"),
+        by_branch=rollup(cells, "branch"),
         roles=roles,
         triggers=TRIGGERS,
         loops=loops,

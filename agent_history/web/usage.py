@@ -30,7 +30,8 @@ from agent_history.session.filters import session_filter
 
 @dataclass(frozen=True, slots=True)
 class UsageCell:
-    """Calls of one (UTC day, agent, model). Tokens in tokens, cost in USD; None = unknown."""
+    """Calls of one (UTC day, agent, model, project, branch). Tokens in tokens, cost in USD;
+    None = unknown."""
 
     day: date | None
     agent: str
@@ -41,6 +42,14 @@ class UsageCell:
     cost_usd: Decimal | None
     unpriced_calls: int
     recorded_cost_usd: Decimal | None
+    project: str | None = None
+    """The root session's working directory (None = not recorded)."""
+    branch: str | None = None
+    """The session's git branch (None = not recorded)."""
+
+
+BREAKDOWNS = ("day", "model", "agent", "project", "branch")
+"""`rollup` keys. The host a call ran on is not recorded yet (the page says so)."""
 
 
 @dataclass(slots=True)
@@ -58,9 +67,11 @@ class UsageTotal:
 
 PRICED_CALLS_SQL = """
 WITH calls AS (
-    SELECT mc.*, s.agent AS session_agent, (mc.ts AT TIME ZONE 'UTC')::date AS day
+    SELECT mc.*, s.agent AS session_agent, (mc.ts AT TIME ZONE 'UTC')::date AS day,
+           coalesce(root.cwd, s.cwd) AS project, coalesce(s.git_branch, root.git_branch) AS branch
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
+    LEFT JOIN ah.session AS root ON root.id = s.root_session_id
     WHERE NOT coalesce(mc.is_api_error, false) AND {where}
 ), prices AS (
     -- one price lookup per (model, UTC day), as the session rollup does: ah.price_for scans the
@@ -86,10 +97,10 @@ _USAGE_SQL = (
     PRICED_CALLS_SQL
     + """
 SELECT day, session_agent, model, count(*) AS calls, sum(tokens)::bigint, sum(output)::bigint,
-       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd)
+       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch
 FROM priced
-GROUP BY 1, 2, 3
-ORDER BY 1 NULLS LAST, 2, 3
+GROUP BY 1, 2, 3, 10, 11
+ORDER BY 1 NULLS LAST, 2, 3, 10, 11
 """
 )
 
@@ -102,7 +113,7 @@ def usage_cells(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> list[UsageCell]:
-    """Usage per (UTC day, agent, model) for calls matching the filters (`since` inclusive,
+    """Usage per (UTC day, agent, model, project, branch) for calls matching the filters (`since` inclusive,
     `until` exclusive, on the call's timestamp; a bound excludes calls without one)."""
     shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, time="mc.ts")
     conds: list[sql.Composable] = [sql.SQL("TRUE"), *shared]
@@ -120,10 +131,11 @@ def _add(a, b):
 
 
 def rollup(cells: list[UsageCell], by: str) -> list[UsageTotal]:
-    """Totals of `cells` by ``day`` | ``model`` | ``agent``: days in order (unknown day last),
-    models and agents by tokens, largest first. Raises ValueError for another `by`."""
-    if by not in ("day", "model", "agent"):
-        raise ValueError(f"unknown breakdown {by!r} (day, model, agent)")
+    """Totals of `cells` by one of `BREAKDOWNS` (``day`` | ``model`` | ``agent`` | ``project`` |
+    ``branch``): days in order (unknown day last), the others by tokens, largest first. Raises
+    ValueError for another `by`."""
+    if by not in BREAKDOWNS:
+        raise ValueError(f"unknown breakdown {by!r} ({', '.join(BREAKDOWNS)})")
     out: dict[str, UsageTotal] = {}
     for c in cells:
         value = getattr(c, by)

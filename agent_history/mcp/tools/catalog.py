@@ -58,6 +58,13 @@ HINTS = (
     "message.message_class: human_prompt, assistant_text, subagent_brief, subagent_report, compaction_summary, …; "
     "NULL token counts and costs mean unknown, not zero.",
     "Order events physically (source_id, byte_offset), not by timestamp.",
+    "Cost of one call: ah.call_cost_usd(coalesce(mc.model, s.model), coalesce(mc.ts, s.started_at), "
+    "mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output) — list price in USD, "
+    "NULL when the model has no price (ah.model_price_ref.reason says why) or the usage is unknown. "
+    "Exclude mc.is_api_error calls.",
+    "Cost by project / branch / model / agent: join model_call mc to session s (and its root "
+    "r = coalesce(s.root_session_id, s.id)) and GROUP BY r.cwd, s.git_branch, coalesce(mc.model, s.model) or "
+    "mc.agent, summing ah.call_cost_usd(…) as above; the host a call ran on is not recorded yet.",
 )
 
 

@@ -1,0 +1,113 @@
+"""The status line (`agent-history statusline`): Claude Code's status-line JSON in, one line out.
+Pure: the payload is parsed and the line rendered here; `read.statusline` fetches the figures.
+
+Claude Code runs the configured command at each update with a JSON object on stdin
+(https://docs.claude.com/en/docs/claude-code/statusline): ``session_id``, ``transcript_path``,
+``cwd``, ``model`` {``id``, ``display_name``}, ``cost`` {``total_cost_usd``, …}, … Only
+``session_id`` is required here; the rest is optional and type-checked when present.
+
+The line: ``<model> | session $S | today $T | block $B, $R/h, 2h13m left`` — session and today
+at list prices from the catalogue (``?`` = unknown: a call with known usage has no price; never a
+made-up 0), the current 5-hour block's cost, burn rate (USD per hour, ccusage's rule) and time
+left; ``no active block`` when none is open.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+
+class StatusLineError(ValueError):
+    """The payload is not a status-line JSON object (one line, for the exit-2 error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusInput:
+    """What the status line uses of Claude Code's payload."""
+
+    session_id: str
+    model: str | None
+    """``model.display_name`` (else ``model.id``)."""
+    harness_cost_usd: float | None
+    """``cost.total_cost_usd``: Claude Code's own session cost estimate (shown when the
+    catalogue has not indexed the session yet)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusFigures:
+    """The catalogue's figures: USD; None = unknown (unpriced) — `*_calls` count the calls seen."""
+
+    session_cost: float | None
+    session_calls: int
+    today_cost: float | None
+    today_calls: int
+    block_cost: float | None
+    block_cost_per_hour: float | None
+    block_end: datetime | None
+    """The end of the active 5-hour block (None = no active block)."""
+
+
+def parse_payload(text: str) -> StatusInput:
+    """The `StatusInput` of status-line JSON `text`. Raises StatusLineError (one line) when the
+    text is not a JSON object with a non-empty string ``session_id``, or a known field has the
+    wrong type."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise StatusLineError(f"status-line payload is not JSON ({exc.args[0].split(':')[0]})") from None
+    if not isinstance(data, dict):
+        raise StatusLineError("status-line payload is not a JSON object")
+    sid = data.get("session_id")
+    if not isinstance(sid, str) or not sid.strip():
+        raise StatusLineError('status-line payload has no "session_id" string')
+    model = data.get("model")
+    name = None
+    if isinstance(model, dict):
+        name = model.get("display_name") or model.get("id")
+    elif isinstance(model, str):
+        name = model
+    if name is not None and not isinstance(name, str):
+        raise StatusLineError('status-line payload: "model" has no string name')
+    cost = data.get("cost")
+    harness = None
+    if cost is not None:
+        if not isinstance(cost, dict):
+            raise StatusLineError('status-line payload: "cost" is not an object')
+        value = cost.get("total_cost_usd")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise StatusLineError('status-line payload: "cost.total_cost_usd" is not a number')
+        harness = None if value is None else float(value)
+    return StatusInput(sid.strip(), name, harness)
+
+
+def _usd(v: float | None) -> str:
+    return "?" if v is None else f"${v:,.2f}"
+
+
+def _left(delta: timedelta) -> str:
+    minutes = max(int(delta.total_seconds() // 60), 0)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
+
+
+def render_line(given: StatusInput, figures: StatusFigures | None, now: datetime) -> str:
+    """The one line (module docstring). `figures` None = the catalogue could not be read: the
+    harness's own session cost is shown, marked as such."""
+    parts = [given.model] if given.model else []
+    if figures is None:
+        harness = "?" if given.harness_cost_usd is None else f"${given.harness_cost_usd:,.2f}"
+        return " | ".join([*parts, f"session {harness} (Claude Code's)", "catalogue unavailable"])
+    if figures.session_calls:
+        parts.append(f"session {_usd(figures.session_cost)}")
+    elif given.harness_cost_usd is not None:
+        parts.append(f"session ${given.harness_cost_usd:,.2f} (not indexed yet)")
+    else:
+        parts.append("session not indexed yet")
+    parts.append(f"today {_usd(figures.today_cost)}" if figures.today_calls else "today $0.00")
+    if figures.block_end is None:
+        parts.append("no active block")
+    else:
+        rate = "" if figures.block_cost_per_hour is None else f", {_usd(figures.block_cost_per_hour)}/h"
+        parts.append(f"block {_usd(figures.block_cost)}{rate}, {_left(figures.block_end - now)} left")
+    return " | ".join(parts)

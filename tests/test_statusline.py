@@ -1,0 +1,159 @@
+"""Spec for `agent-history statusline` (Claude Code's status line) and `connect claude
+--statusline`: the line's session, today and block figures equal the `usage` views' for the same
+clock; a malformed payload or option is one line, exit 2; an unreadable catalogue still prints a
+line; the install is a structural edit of settings.json with a ``.bak``, never replacing another
+status line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from agent_history.usage.statusline import StatusFigures, StatusInput, StatusLineError, parse_payload, render_line
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+
+SESSION = "0fae0449-64d3-4788-8622-d3a47d82c14b"  # the corpus's Sonnet 4 session of 2025-09-20, 04:34-05:11 UTC
+NOW = "2025-09-20T05:30:00+00:00"
+
+
+@pytest.fixture(scope="module")
+def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
+    tmp = tmp_path_factory.mktemp("statusline")
+    (tmp / "config.toml").touch()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    return {
+        **base,
+        "AGENT_HISTORY_DSN": corpus_db.dsn,
+        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
+        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
+        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
+        "HOME": str(tmp / "home"),
+    }
+
+
+def run(env: dict, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_history", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def payload(**extra) -> str:
+    return json.dumps(
+        {"session_id": SESSION, "model": {"id": "claude-sonnet-4-20250514", "display_name": "Sonnet 4"}, **extra}
+    )
+
+
+def test_the_line_equals_the_usage_views_at_the_same_clock(env):
+    r = run(env, "statusline", "--timezone", "UTC", "--now", NOW, stdin=payload())
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    session = json.loads(run(env, "usage", "session", "--json", "--timezone", "UTC").stdout)["session"]
+    s_cost = next(s for s in session if s["period"] == SESSION)["totalCost"]
+    daily = json.loads(run(env, "usage", "daily", "--json", "--timezone", "UTC").stdout)["daily"]
+    d_cost = next(d for d in daily if d["period"] == "2025-09-20")["totalCost"]
+    blocks = json.loads(run(env, "usage", "blocks", "--json", "--timezone", "UTC", "--now", NOW).stdout)["blocks"]
+    active = next(b for b in blocks if b["isActive"])
+    end = datetime.fromisoformat(active["endTime"].replace("Z", "+00:00"))
+    left = end - datetime.fromisoformat(NOW)
+    assert left.total_seconds() == 3.5 * 3600  # the block 04:00-09:00
+    assert r.stdout == (
+        f"Sonnet 4 | session ${s_cost:,.2f} | today ${d_cost:,.2f} | "
+        f"block ${active['costUSD']:,.2f}, ${active['burnRate']['costPerHour']:,.2f}/h, 3h30m left\n"
+    )
+    assert r.stdout == "Sonnet 4 | session $58.64 | today $58.64 | block $58.64, $95.18/h, 3h30m left\n"
+    # a day later: no block open, nothing today; the session is still the session
+    later = run(env, "statusline", "--timezone", "UTC", "--now", "2025-09-21T12:00:00Z", stdin=payload())
+    assert later.stdout == "Sonnet 4 | session $58.64 | today $0.00 | no active block\n"
+
+
+def test_a_session_not_indexed_yet_shows_claude_code_s_own_cost(env):
+    r = run(
+        env, "statusline", "--now", NOW, stdin=json.dumps({"session_id": "new-one", "cost": {"total_cost_usd": 0.125}})
+    )
+    assert r.returncode == 0 and r.stdout.startswith("session $0.12 (not indexed yet) | today $58.64 | block $58.64")
+
+
+@pytest.mark.parametrize(
+    ("stdin", "message"),
+    [
+        ("", "error: status-line payload is not JSON (Expecting value)"),
+        ("[1, 2]", "error: status-line payload is not a JSON object"),
+        ('{"model": "x"}', 'error: status-line payload has no "session_id" string'),
+        ('{"session_id": "s", "cost": {"total_cost_usd": "1"}}', 'error: status-line payload: "cost.total_cost_usd" is not a number'),
+    ],
+)  # fmt: skip
+def test_a_malformed_payload_is_one_line_exit_2(env, stdin, message):
+    r = run(env, "statusline", stdin=stdin)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", message + "\n")
+
+
+def test_bad_options_are_one_line_exit_2(env):
+    r = run(env, "statusline", "--timezone", "Mars/Olympus", stdin=payload())
+    assert (r.returncode, r.stdout) == (2, "")
+    assert (
+        r.stderr == "error: --timezone: unknown time zone 'Mars/Olympus' (an IANA name such as UTC or Europe/Berlin)\n"
+    )
+    r = run(env, "statusline", "--colour", stdin=payload())
+    assert r.returncode == 2 and r.stderr.startswith("error: statusline: unexpected argument '--colour'")
+
+
+def test_an_unreadable_catalogue_still_prints_a_line(env):
+    down = {**env, "AGENT_HISTORY_DSN": "host=/nonexistent-socket-dir dbname=x connect_timeout=2"}
+    r = run(down, "statusline", stdin=payload(cost={"total_cost_usd": 2.5}))
+    assert r.returncode == 0
+    assert r.stdout == "Sonnet 4 | session $2.50 (Claude Code's) | catalogue unavailable\n"
+    assert r.stderr.startswith("warning: statusline: catalogue not read: ") and r.stderr.count("\n") == 1
+
+
+def test_render_line_says_unknown_never_zero():
+    given = StatusInput("s", None, None)
+    figures = StatusFigures(None, 3, 1.0, 4, None, None, datetime(2025, 1, 1, 5, tzinfo=UTC))
+    assert render_line(given, figures, datetime(2025, 1, 1, 4, 10, tzinfo=UTC)) == (
+        "session ? | today $1.00 | block ?, 50m left"
+    )
+    with pytest.raises(StatusLineError):
+        parse_payload('{"session_id": "s", "model": {"display_name": 5}}')
+
+
+def test_connect_statusline_edits_settings_with_a_backup_and_never_replaces_another(tmp_path):
+    home = tmp_path / "home"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{\n  "model": "opus",\n  "hooks": {}\n}\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "CLAUDE_CONFIG_DIR"}
+    env["HOME"] = str(home)
+    r = run(env, "connect", "claude", "--statusline", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["statusline"]["action"] == "updated"
+    data = json.loads(settings.read_text())
+    assert list(data) == ["model", "hooks", "statusLine"] and data["statusLine"]["type"] == "command"
+    assert data["statusLine"]["command"].endswith("statusline")
+    assert Path(str(settings) + ".bak").read_text() == '{\n  "model": "opus",\n  "hooks": {}\n}\n'
+    assert (
+        json.loads(run(env, "connect", "claude", "--statusline", "--json").stdout)["statusline"]["action"]
+        == "unchanged"
+    )
+    assert (
+        json.loads(run(env, "disconnect", "claude", "--statusline", "--json").stdout)["statusline"]["action"]
+        == "removed"
+    )
+    assert json.loads(settings.read_text()) == {"model": "opus", "hooks": {}}
+    settings.write_text('{"statusLine": {"type": "command", "command": "~/bin/mine.sh"}}')
+    r = run(env, "connect", "claude", "--statusline")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().endswith("already has a status line ('~/bin/mine.sh'); not changed — remove it first")
+    assert json.loads(settings.read_text())["statusLine"]["command"] == "~/bin/mine.sh"
+    assert (
+        json.loads(run(env, "disconnect", "claude", "--statusline", "--json").stdout)["statusline"]["action"]
+        == "absent"
+    )
