@@ -46,6 +46,7 @@ COMMAND_MODULES: dict[str, str] = {
     "usage": "usage",
     "pricing": "usage",
     "litellm-fill": "usage",
+    "collect": "collect",
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -63,6 +64,7 @@ MODULES: tuple[str, ...] = (
     "web",
     "recall",
     "usage",
+    "collect",
 )
 
 # Root options that take a value (their value is not the command name).
