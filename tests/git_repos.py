@@ -9,7 +9,7 @@
     c5  main  me     "Land the first task"         task-1 → Done, moved to backlog/completed/
     m   main  me     "Merge branch 'feat'"         brings c3, c4 (task-2 → Done on main)
     w1  wip   me     "Work in progress"            Task: task-9; on no default branch
-    then main and feat pushed to the bare remote; an uncommitted task file with bad frontmatter.
+    then main and feat pushed to the bare remote at T0 + 7 h; an uncommitted task file with bad frontmatter.
 
 Times are fixed (one hour apart from `T0`), so expectations are exact. The identities below must
 never appear in the database: tests grep for them.
@@ -104,7 +104,7 @@ def build_project(base: Path, remote: Path | None = None) -> Path:
     remote = remote or base / "remote.git"
     git(base, "init", "-q", "--bare", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main", "feat")
+    git(repo, "push", "-q", "origin", "main", "feat", at=at(7))  # the reflog records the committer date
 
     (tasks / "task-3 - Broken.md").write_text("---\nid: task-3\ntitle: [unclosed\nstatus: To Do\n---\nbody\n")
     return repo

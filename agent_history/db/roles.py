@@ -37,6 +37,7 @@ COLLECTOR_TABLES: tuple[str, ...] = (
     "repo_push",
     "backlog_task",
     "backlog_status_change",
+    "loop_state_line",
     "collect_issue",
 )
 """The tables `collect` writes (migration 0019): authoritative data, kept by `rebuild`, the only

@@ -14,6 +14,10 @@ per repository:
    file is gone keep their rows.
 5. ``ah.backlog_status_change``: each task file's statuses along the default branch's first-parent
    history (blobs read in one `git cat-file --batch`), as changes with commit and time.
+6. ``ah.loop_state_line``: lines of loop state logs (`loops.statelog`); a bad line is an issue.
+   When any row of the repository changed, ``ah.repository.changed_at`` moves, and the loop
+   post-pass recomputes the loops whose closeout lies in it (`ingest.loops`); `collect` run by
+   the owner refreshes them at once, run as ``ah_collector`` the next index pass does.
 
 Then every known repository whose path is no longer a repository's top level is marked ``gone``
 (its rows kept). Bad input is one line in `CollectSummary.lines` and never an exception: a path
@@ -32,6 +36,9 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.db.roles import COLLECTOR
+from agent_history.ingest.loops import refresh_loops
+from agent_history.loops import statelog
 from agent_history.repos import backlog, git, log
 
 BACKLOG_DIRS: tuple[str, ...] = ("backlog/tasks", "backlog/completed", "backlog/archive")
@@ -52,7 +59,10 @@ class RepoResult:
     tasks: int = 0
     status_changes: int = 0
     issues: int = 0
+    state_lines: int = 0
     shallow: bool = False
+    changed: int = 0
+    """Rows inserted or updated by this run (0 on a second run over an unchanged repository)."""
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -64,9 +74,15 @@ class CollectSummary:
 
     repositories: list[RepoResult] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    loops_refreshed: int | None = None
+    """Loops recomputed after collecting (None: this role may not write them; the next index pass does)."""
 
     def as_dict(self) -> dict:
-        return {"repositories": [r.as_dict() for r in self.repositories], "lines": self.lines}
+        return {
+            "repositories": [r.as_dict() for r in self.repositories],
+            "lines": self.lines,
+            "loops_refreshed": self.loops_refreshed,
+        }
 
 
 def expand_paths(patterns: list[str]) -> list[Path]:
@@ -120,6 +136,9 @@ def collect(conn: psycopg.Connection, paths: list[Path], emails: list[str]) -> C
     for path in _newly_gone(conn):
         summary.repositories.append(RepoResult(path, "gone"))
         summary.lines.append(f"repository gone: {path} (its rows are kept, marked gone)")
+    if conn.execute("SELECT has_table_privilege('ah.loops', 'UPDATE')").fetchone()[0]:
+        with conn.transaction():
+            summary.loops_refreshed = refresh_loops(conn, [])
     return summary
 
 
@@ -167,13 +186,17 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
         """,
         (str(top), top.name, branch, shallow),
     ).fetchone()
+    changed = int(repo_id is not None)
     if repo_id is None:
         repo_id = conn.execute("SELECT id FROM ah.repository WHERE path = %s", (str(top),)).fetchone()
     repo_id = repo_id[0]
     result = RepoResult(str(top), "collected", default_branch=branch, shallow=shallow)
+    result.changed = changed
     if shallow:
         lines.append(f"shallow clone: {top}: history before its boundary is missing (commits, Done flips incomplete)")
-        _issue_in_tx(conn, repo_id, str(top), "shallow_clone", "history before the shallow boundary is not collected")
+        result.changed += _issue_in_tx(
+            conn, repo_id, str(top), "shallow_clone", "history before the shallow boundary is not collected"
+        )
     commits = log.parse_log(git.log_branches(top), emails)
     first_parent = git.first_parent_shas(top, branch) if branch else []
     reached = log.reached_default(
@@ -181,34 +204,48 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
     )
     result.commits = len(commits)
     result.on_default_branch = len(reached)
-    result.commits_new = _write_commits(conn, repo_id, commits, reached)
-    result.pushes = _write_pushes(conn, repo_id, top)
-    result.tasks, bad = _write_tasks(conn, repo_id, top)
+    result.commits_new, n = _write_commits(conn, repo_id, commits, reached)
+    result.changed += n
+    result.pushes, n = _write_pushes(conn, repo_id, top)
+    result.changed += n
+    result.tasks, bad, n = _write_tasks(conn, repo_id, top)
+    result.changed += n
+    result.state_lines, bad_lines, n = _write_state_logs(conn, repo_id, top)
+    result.changed += n
     for rel, detail in bad:
         lines.append(f"bad task file {top / rel}: {detail} (the other tasks are collected)")
-        _issue_in_tx(conn, repo_id, rel, "bad_frontmatter", detail)
-    conn.execute(
-        "DELETE FROM ah.collect_issue WHERE repository_id = %s AND kind = 'bad_frontmatter' AND NOT (path = ANY (%s))",
-        (repo_id, [rel for rel, _ in bad]),
-    )
-    result.issues = len(bad) + int(shallow)
-    result.status_changes = _write_status_history(conn, repo_id, top, branch) if branch else 0
+        result.changed += _issue_in_tx(conn, repo_id, rel, "bad_frontmatter", detail)
+    for rel, detail in bad_lines:
+        lines.append(f"bad state log line {top / rel}: {detail} (the other lines are collected)")
+        result.changed += _issue_in_tx(conn, repo_id, rel, "bad_state_line", detail)
+    result.changed += conn.execute(
+        "DELETE FROM ah.collect_issue WHERE repository_id = %s AND kind IN ('bad_frontmatter', 'bad_state_line') "
+        "AND NOT (path = ANY (%s))",
+        (repo_id, [rel for rel, _ in bad + bad_lines]),
+    ).rowcount
+    result.issues = len(bad) + len(bad_lines) + int(shallow)
+    if branch:
+        result.status_changes, n = _write_status_history(conn, repo_id, top, branch)
+        result.changed += n
+    if result.changed:
+        # the loop post-pass recomputes the loops of a repository changed after their last refresh
+        conn.execute("UPDATE ah.repository SET changed_at = clock_timestamp() WHERE id = %s", (repo_id,))
     return result
 
 
-def _issue_in_tx(conn: psycopg.Connection, repo_id: int, path: str, kind: str, detail: str) -> None:
-    conn.execute(
+def _issue_in_tx(conn: psycopg.Connection, repo_id: int, path: str, kind: str, detail: str) -> int:
+    return conn.execute(
         """
         INSERT INTO ah.collect_issue AS i (repository_id, path, kind, detail) VALUES (%s, %s, %s, %s)
         ON CONFLICT (repository_id, path, kind) DO UPDATE SET detail = EXCLUDED.detail
         WHERE i.detail IS DISTINCT FROM EXCLUDED.detail
         """,
         (repo_id, path, kind, detail),
-    )
+    ).rowcount
 
 
-def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Commit], reached: dict) -> int:
-    """Upsert commits and their files; returns how many commits were new."""
+def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Commit], reached: dict) -> tuple[int, int]:
+    """Upsert commits and their files; returns (commits that were new, rows written)."""
     conn.execute(
         """
         CREATE TEMP TABLE IF NOT EXISTS collect_commit (
@@ -237,7 +274,7 @@ def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Com
         "WHERE NOT EXISTS (SELECT 1 FROM ah.repo_commit AS c WHERE c.repository_id = %s AND c.sha = s.sha)",
         (repo_id,),
     ).fetchone()[0]
-    conn.execute(
+    written = conn.execute(
         """
         INSERT INTO ah.repo_commit AS c (repository_id, sha, parents, authored_at, committed_at, subject, trailers,
             task_ids, authored_by_me, files_changed, lines_added, lines_deleted, on_default_branch, reached_default_at)
@@ -255,8 +292,8 @@ def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Com
                EXCLUDED.lines_added, EXCLUDED.lines_deleted, EXCLUDED.on_default_branch, EXCLUDED.reached_default_at)
         """,
         (repo_id,),
-    )
-    conn.execute(
+    ).rowcount
+    written += conn.execute(
         """
         INSERT INTO ah.repo_commit_file (commit_id, path, lines_added, lines_deleted)
         SELECT c.id, f.path, f.lines_added, f.lines_deleted
@@ -264,20 +301,21 @@ def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Com
         ON CONFLICT (commit_id, path) DO NOTHING
         """,
         (repo_id,),
-    )
+    ).rowcount
     conn.execute("TRUNCATE collect_commit, collect_file")
-    return new
+    return new, written
 
 
-def _write_pushes(conn: psycopg.Connection, repo_id: int, top: Path) -> int:
+def _write_pushes(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, int]:
     pushes = [p for ref in git.remote_refs(top) for p in log.parse_pushes(ref, git.reflog(top, ref))]
+    written = 0
     for p in pushes:
-        conn.execute(
+        written += conn.execute(
             "INSERT INTO ah.repo_push (repository_id, ref, sha, pushed_at) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (repository_id, ref, sha, pushed_at) DO NOTHING",
             (repo_id, p.ref, p.sha, p.pushed_at),
-        )
-    return len(pushes)
+        ).rowcount
+    return len(pushes), written
 
 
 def _task_files(top: Path) -> list[str]:
@@ -293,10 +331,10 @@ def _task_files(top: Path) -> list[str]:
     return sorted(out)
 
 
-def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]]]:
-    """Upsert the work tree's tasks; returns (tasks read, [(relative path, problem)])."""
+def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]], int]:
+    """Upsert the work tree's tasks; returns (tasks read, [(relative path, problem)], rows written)."""
     bad: list[tuple[str, str]] = []
-    n = 0
+    n = written = 0
     for rel in _task_files(top):
         try:
             task = backlog.parse_task((top / rel).read_text(encoding="utf-8", errors="replace"), rel)
@@ -304,7 +342,7 @@ def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int
             bad.append((rel, str(exc)))
             continue
         n += 1
-        conn.execute(
+        written += conn.execute(
             """
             INSERT INTO ah.backlog_task AS t (repository_id, task_id, path, folder, title, status, labels, assignee,
                 created_date, updated_date, dependencies)
@@ -322,12 +360,12 @@ def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int
                 repo_id, task.task_id, rel, backlog.folder_of(rel), task.title, task.status, list(task.labels),
                 list(task.assignee), task.created_date, task.updated_date, list(task.dependencies),
             ),
-        )  # fmt: skip
-    return n, bad
+        ).rowcount  # fmt: skip
+    return n, bad, written
 
 
-def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, branch: str) -> int:
-    """Status changes of task files along the default branch; returns how many there are."""
+def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, branch: str) -> tuple[int, int]:
+    """Status changes of task files along the default branch; returns (how many, rows written)."""
     raw = git.backlog_history(top, branch, BACKLOG_DIRS)
     wanted: list[tuple[str, str, object]] = []  # (sha, path, commit time)
     for chunk in raw.split(b"\x1e")[1:]:
@@ -349,8 +387,9 @@ def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, bra
             continue  # an unreadable past version says nothing about the status then
         observations.append((task.task_id, sha, at, task.status))
     changes = backlog.status_changes(observations)
+    written = 0
     for ch in changes:
-        conn.execute(
+        written += conn.execute(
             """
             INSERT INTO ah.backlog_status_change AS s (repository_id, task_id, sha, changed_at, old_status, new_status)
             VALUES (%s, %s, %s, %s, %s, %s)
@@ -360,5 +399,69 @@ def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, bra
                   IS DISTINCT FROM (EXCLUDED.changed_at, EXCLUDED.old_status, EXCLUDED.new_status)
             """,
             (repo_id, ch.task_id, ch.sha, ch.changed_at, ch.old, ch.new),
-        )
-    return len(changes)
+        ).rowcount
+    return len(changes), written
+
+
+def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]], int]:
+    """Upsert the lines of the work tree's loop state logs; returns (lines read, [(relative path,
+    problem)] — the first bad line of each file —, rows written). A line that is no longer in its
+    file keeps its row (append-only logs: nothing lost)."""
+    bad: list[tuple[str, str]] = []
+    n = written = 0
+    for rel in git.state_log_files(top):
+        try:
+            text = (top / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            bad.append((rel, f"unreadable: {exc.strerror}"))
+            continue
+        said = False
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = statelog.parse_line(raw)
+            except statelog.StateLogError as exc:
+                if not said:
+                    bad.append((rel, f"line {number}: {exc}"))
+                    said = True
+                continue
+            n += 1
+            written += conn.execute(
+                """
+                INSERT INTO ah.loop_state_line AS s (repository_id, path, line_number, ts, event, task, lane, loop)
+                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                ON CONFLICT (repository_id, path, line_number) DO UPDATE SET ts = EXCLUDED.ts,
+                    event = EXCLUDED.event, task = EXCLUDED.task, lane = EXCLUDED.lane, loop = EXCLUDED.loop
+                WHERE (s.ts, s.event, s.task, s.lane, s.loop)
+                      IS DISTINCT FROM (EXCLUDED.ts, EXCLUDED.event, EXCLUDED.task, EXCLUDED.lane, EXCLUDED.loop)
+                """,
+                (repo_id, rel, number, line.ts, line.event, line.task, line.lane, line.loop),
+            ).rowcount
+    return n, bad, written
+
+
+def collector_status(conn: psycopg.Connection, *, embedded: bool) -> dict | None:
+    """The collector part of `status`: ``{"repositories", "gone", "commits", "tasks", "issues",
+    "runs_as"}``; ``runs_as`` says who may run `collect` — the owner on the embedded default,
+    else the ``ah_collector`` role. None before migration 0019."""
+    if conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is None:
+        return None
+    repos, gone = conn.execute("SELECT count(*), count(*) FILTER (WHERE gone) FROM ah.repository").fetchone()
+    commits = conn.execute("SELECT count(*) FROM ah.repo_commit").fetchone()[0]
+    tasks = conn.execute("SELECT count(*) FROM ah.backlog_task").fetchone()[0]
+    issues = conn.execute("SELECT count(*) FROM ah.collect_issue").fetchone()[0]
+    runs_as = "the owner (embedded default)" if embedded else f"{COLLECTOR} (or the schema owner)"
+    return {"repositories": repos, "gone": gone, "commits": commits, "tasks": tasks, "issues": issues,
+            "runs_as": runs_as}  # fmt: skip
+
+
+def status_line(data: dict | None) -> str:
+    """One line for `status`: what the collector holds and which role runs it."""
+    if data is None:
+        return "collector: schema too old (run `agent-history db migrate`)"
+    gone = f" ({data['gone']:,} gone)" if data["gone"] else ""
+    return (
+        f"collector: {data['repositories']:,} repositories{gone}, {data['commits']:,} commits, "
+        f"{data['tasks']:,} Backlog tasks, {data['issues']:,} issues; `collect` runs as {data['runs_as']}"
+    )

@@ -165,3 +165,13 @@ def read_blobs(repo: Path, specs: list[str]) -> list[bytes | None]:
         found[spec] = out[pos : pos + size]
         pos += size + 1  # the content is followed by a newline
     return [found.get(s) for s in specs]
+
+
+STATE_LOG_PATHSPEC = ":(glob)**/codex/state-*-loop*.jsonl"
+"""Loop state logs anywhere in the work tree (`agent_history.loops.statelog`)."""
+
+
+def state_log_files(repo: Path) -> list[str]:
+    """Relative paths of loop state logs in the work tree, tracked or not (ignored ones too)."""
+    out = run(repo, "ls-files", "-z", "--cached", "--others", "--", STATE_LOG_PATHSPEC)
+    return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})

@@ -21,6 +21,9 @@ Authoritative data: `agent-history collect` reads checkouts with `git` and write
   ``archive``) with id, title, status, labels, assignee, dates and dependencies.
 - ``ah.backlog_status_change``: every status a task's file took on the default branch's
   first-parent history, with the commit that brought it and that commit's time.
+- ``ah.loop_state_line``: the lines of loop state logs (``codex/state-<date>-loop<N>.jsonl``,
+  docs/design.md §11) in the work tree; ``ah.loops.progress_sources`` says, per progress column,
+  which source gave its value (the precedence of `agent_history.loops.progress`).
 - ``ah.collect_issue``: what could not be read (a task file with bad frontmatter, a shallow
   clone, a path that is not a repository): one row per (path, kind), the rest collected.
 """
@@ -40,7 +43,8 @@ CREATE TABLE ah.repository (
     default_branch     text,                          -- NULL: none could be determined
     is_shallow         boolean,
     gone               boolean NOT NULL DEFAULT false,
-    first_collected_at timestamptz NOT NULL DEFAULT now()
+    first_collected_at timestamptz NOT NULL DEFAULT now(),
+    changed_at         timestamptz NOT NULL DEFAULT now()  -- the last run that changed a row of it
 );
 COMMENT ON TABLE ah.repository IS 'Checkouts read by `collect` (issue 30); gone = collected before, missing now.';
 
@@ -112,6 +116,23 @@ CREATE TABLE ah.backlog_status_change (
 );
 CREATE INDEX backlog_status_change_at_idx ON ah.backlog_status_change (repository_id, changed_at);
 
+CREATE TABLE ah.loop_state_line (
+    id             bigserial PRIMARY KEY,
+    repository_id  bigint NOT NULL REFERENCES ah.repository (id) ON DELETE CASCADE,
+    path           text NOT NULL,                     -- relative: codex/state-<date>-loop<N>.jsonl
+    line_number    integer NOT NULL,
+    ts             timestamptz NOT NULL,
+    event          text NOT NULL,                     -- landed | parked | accepted | joined
+    task           text,
+    lane           text,
+    loop           text,                              -- "<repo> loop<N>" (joined)
+    CONSTRAINT loop_state_line_key UNIQUE (repository_id, path, line_number)
+);
+COMMENT ON TABLE ah.loop_state_line IS 'Loop state logs read from the work tree (docs/design.md §11, loop state log).';
+
+ALTER TABLE ah.loops ADD COLUMN progress_sources jsonb;
+COMMENT ON COLUMN ah.loops.progress_sources IS 'column → where its value came from (closeout | state_log | task_trailers | done_flips | repository | transcripts).';
+
 CREATE TABLE ah.collect_issue (
     id             bigserial PRIMARY KEY,
     repository_id  bigint REFERENCES ah.repository (id) ON DELETE CASCADE,
@@ -125,6 +146,8 @@ CREATE TABLE ah.collect_issue (
 
 DOWNGRADE = r"""
 DROP TABLE IF EXISTS ah.collect_issue;
+ALTER TABLE ah.loops DROP COLUMN IF EXISTS progress_sources;
+DROP TABLE IF EXISTS ah.loop_state_line;
 DROP TABLE IF EXISTS ah.backlog_status_change;
 DROP TABLE IF EXISTS ah.backlog_task;
 DROP TABLE IF EXISTS ah.repo_push;
