@@ -229,7 +229,7 @@ def _refresh_one(conn: psycopg.Connection, loop_id: int, now: datetime) -> None:
         "lanes": len(lanes),
         **progress,
         **chosen,
-        "progress_sources": Jsonb(sources) if has_sources else None,
+        "progress_sources": Jsonb(sources) if has_sources and sources else None,
     }
     columns = STATE_COLUMNS + (("progress_sources",) if has_sources else ())
     cols = ", ".join(f"{c} = %({c})s" for c in columns)
