@@ -47,6 +47,8 @@ COMMAND_MODULES: dict[str, str] = {
     "pricing": "usage",
     "litellm-fill": "usage",
     "collect": "collect",
+    "tasks": "tasks",
+    "task": "tasks",
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -65,6 +67,7 @@ MODULES: tuple[str, ...] = (
     "recall",
     "usage",
     "collect",
+    "tasks",
 )
 
 # Root options that take a value (their value is not the command name).
