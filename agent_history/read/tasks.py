@@ -188,16 +188,15 @@ def _detail(conn: psycopg.Connection, repo_id: int, task: TaskSummary) -> TaskDe
 
 
 def sessions_of_commit(conn: psycopg.Connection, sha: str) -> list[str]:
-    """uids of the (not excluded) sessions whose git commit events name `sha` (a prefix match
-    either way, ≥ 7 hex digits), in time order."""
+    """uids of the (not excluded) sessions that made collected commit `sha` (full sha), first
+    printed first (view ``ah.repo_commit_session``, sql/60_collector.sql)."""
     rows = conn.execute(
         f"""
-        SELECT s.session_uid, min(g.ts) FROM ah.git_event AS g JOIN ah.session AS s ON s.id = g.session_id
-        WHERE g.op = 'commit' AND g.sha IS NOT NULL AND length(g.sha) >= 7
-          AND (starts_with(%(sha)s, lower(g.sha)) OR starts_with(lower(g.sha), %(sha)s))
-          AND {not_excluded("s")}
+        SELECT s.session_uid, min(x.printed_at) FROM ah.repo_commit_session AS x
+        JOIN ah.session AS s ON s.id = x.session_id
+        WHERE x.sha = %s AND {not_excluded("s")}
         GROUP BY s.session_uid ORDER BY 2 NULLS LAST, 1
         """,
-        {"sha": sha.lower()},
+        (sha.lower(),),
     ).fetchall()
     return [r[0] for r in rows]

@@ -145,6 +145,7 @@ CREATE TABLE ah.collect_issue (
 """
 
 DOWNGRADE = r"""
+DROP VIEW IF EXISTS ah.repo_commit_session;  -- sql/60_collector.sql
 DROP TABLE IF EXISTS ah.collect_issue;
 ALTER TABLE ah.loops DROP COLUMN IF EXISTS progress_sources;
 DROP TABLE IF EXISTS ah.loop_state_line;
