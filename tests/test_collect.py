@@ -220,6 +220,13 @@ def test_cli_collects_configured_globs_and_says_what_is_not_a_repository(cli_env
     again = _cli(cli_env, "collect", f"{own_tmp}/src/project")
     assert again.returncode == 0, again.stderr
     assert "7 commits (0 new, 6 on main), 2 pushes, 2 tasks, 5 status changes" in again.stdout
+    status = _cli(cli_env, "status", "--json")
+    assert json.loads(status.stdout)["collector"] == {
+        "repositories": 1, "gone": 0, "commits": 7, "tasks": 2, "issues": 2,
+        "runs_as": "ah_collector (or the schema owner)",
+    }  # fmt: skip
+    line = "collector: 1 repositories, 7 commits, 2 Backlog tasks, 2 issues; `collect` runs as ah_collector"
+    assert line in _cli(cli_env, "status").stdout
 
 
 def test_the_collector_role_writes_only_the_collector_tables(cli_env, db, own_tmp):

@@ -38,6 +38,7 @@ COLLECTOR_TABLES: tuple[str, ...] = (
     "backlog_task",
     "backlog_status_change",
     "loop_state_line",
+    "ci_run",
     "collect_issue",
 )
 """The tables `collect` writes (migration 0019): authoritative data, kept by `rebuild`, the only

@@ -14,7 +14,10 @@ per repository:
    file is gone keep their rows.
 5. ``ah.backlog_status_change``: each task file's statuses along the default branch's first-parent
    history (blobs read in one `git cat-file --batch`), as changes with commit and time.
-6. ``ah.loop_state_line``: lines of loop state logs (`loops.statelog`); a bad line is an issue.
+6. ``ah.ci_run``: GitHub Actions runs through `repos.ci` (`gh run list --json`) for a repository
+   with a GitHub remote; gh absent, unauthenticated, failing or slow → one line per reason for
+   the whole run (a repository without a GitHub remote is silent), the rest collected.
+7. ``ah.loop_state_line``: lines of loop state logs (`loops.statelog`); a bad line is an issue.
    When any row of the repository changed, ``ah.repository.changed_at`` moves, and the loop
    post-pass recomputes the loops whose closeout lies in it (`ingest.loops`); `collect` run by
    the owner refreshes them at once, run as ``ah_collector`` the next index pass does.
@@ -39,7 +42,7 @@ from psycopg.types.json import Jsonb
 from agent_history.db.roles import COLLECTOR
 from agent_history.ingest.loops import refresh_loops
 from agent_history.loops import statelog
-from agent_history.repos import backlog, git, log
+from agent_history.repos import backlog, ci, git, log
 
 BACKLOG_DIRS: tuple[str, ...] = ("backlog/tasks", "backlog/completed", "backlog/archive")
 """Where Backlog.md keeps task files (archive holds ``archive/tasks``)."""
@@ -60,6 +63,9 @@ class RepoResult:
     status_changes: int = 0
     issues: int = 0
     state_lines: int = 0
+    ci_runs: int | None = None
+    """Runs read with gh (None: not read — `ci_skipped` says why)."""
+    ci_skipped: str | None = None
     shallow: bool = False
     changed: int = 0
     """Rows inserted or updated by this run (0 on a second run over an unchanged repository)."""
@@ -133,6 +139,12 @@ def collect(conn: psycopg.Connection, paths: list[Path], emails: list[str]) -> C
             result = RepoResult(str(top), "failed")
             summary.lines.append(f"skipped {top}: {exc}")
         summary.repositories.append(result)
+    skipped: dict[str, int] = {}
+    for r in summary.repositories:
+        if r.ci_skipped and r.ci_skipped != NO_GITHUB_REMOTE:
+            skipped[r.ci_skipped] = skipped.get(r.ci_skipped, 0) + 1
+    for reason, n in skipped.items():
+        summary.lines.append(f"CI runs not collected ({n} repositor{'y' if n == 1 else 'ies'}): {reason}")
     for path in _newly_gone(conn):
         summary.repositories.append(RepoResult(path, "gone"))
         summary.lines.append(f"repository gone: {path} (its rows are kept, marked gone)")
@@ -227,6 +239,13 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
     if branch:
         result.status_changes, n = _write_status_history(conn, repo_id, top, branch)
         result.changed += n
+    try:
+        result.ci_runs, n = _write_ci_runs(conn, repo_id, top)
+        result.changed += n
+    except ci.CiUnavailable as exc:
+        result.ci_skipped = str(exc)
+    except ci.CiOutputError as exc:
+        result.ci_skipped = f"gh printed an unexpected shape: {exc}"
     if result.changed:
         # the loop post-pass recomputes the loops of a repository changed after their last refresh
         conn.execute("UPDATE ah.repository SET changed_at = clock_timestamp() WHERE id = %s", (repo_id,))
@@ -316,6 +335,37 @@ def _write_pushes(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[in
             (repo_id, p.ref, p.sha, p.pushed_at),
         ).rowcount
     return len(pushes), written
+
+
+NO_GITHUB_REMOTE = "no GitHub remote"
+"""A repository without one has no CI runs to read: not worth a line."""
+
+
+def _write_ci_runs(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, int]:
+    """Upsert the repository's GitHub Actions runs; returns (runs read, rows written). Raises
+    ci.CiUnavailable / ci.CiOutputError."""
+    if not any("github" in url for url in git.remote_urls(top)):
+        raise ci.CiUnavailable(NO_GITHUB_REMOTE)
+    runs = ci.parse_runs(ci.run_list(top))
+    written = 0
+    for r in runs:
+        written += conn.execute(
+            """
+            INSERT INTO ah.ci_run AS x (repository_id, run_id, workflow, event, branch, head_sha, status, conclusion,
+                created_at, updated_at, url)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (repository_id, run_id) DO UPDATE SET workflow = EXCLUDED.workflow, event = EXCLUDED.event,
+                branch = EXCLUDED.branch, head_sha = EXCLUDED.head_sha, status = EXCLUDED.status,
+                conclusion = EXCLUDED.conclusion, created_at = EXCLUDED.created_at,
+                updated_at = EXCLUDED.updated_at, url = EXCLUDED.url
+            WHERE (x.workflow, x.event, x.branch, x.head_sha, x.status, x.conclusion, x.created_at, x.updated_at, x.url)
+                  IS DISTINCT FROM (EXCLUDED.workflow, EXCLUDED.event, EXCLUDED.branch, EXCLUDED.head_sha,
+                  EXCLUDED.status, EXCLUDED.conclusion, EXCLUDED.created_at, EXCLUDED.updated_at, EXCLUDED.url)
+            """,
+            (repo_id, r.run_id, r.workflow, r.event, r.branch, r.head_sha, r.status, r.conclusion, r.created_at,
+             r.updated_at, r.url),
+        ).rowcount  # fmt: skip
+    return len(runs), written
 
 
 def _task_files(top: Path) -> list[str]:

@@ -8,7 +8,7 @@ repositories gives two tasks (each names its repository). For one task:
   match either way, as `why` matches);
 - the loops that attribute it: a state-log line naming it, or a trailer commit that reached the
   default branch inside the loop's window, in the repository holding the loop's closeout.
-CI runs are not collected yet. Readers never write; tables from migration 0019.
+and the CI runs of those commits (``ah.ci_run``). Readers never write; tables from migration 0019.
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ class TaskCommit:
     authored_by_me: bool | None
     sessions: list[str] = field(default_factory=list)
     """uids of transcript sessions whose git events name this commit."""
+    ci: list[dict] = field(default_factory=list)
+    """CI runs of this commit: workflow, status, conclusion, url (``ah.ci_run``)."""
 
 
 @dataclass
@@ -152,7 +154,15 @@ def _detail(conn: psycopg.Connection, repo_id: int, task: TaskSummary) -> TaskDe
         "WHERE repository_id = %s AND %s = ANY (task_ids) ORDER BY committed_at, sha",
         (repo_id, task.task_id),
     ):
-        commits.append(TaskCommit(sha, subject, committed, reached, mine, sessions_of_commit(conn, sha)))
+        runs = [
+            {"workflow": w, "status": st, "conclusion": co, "url": u}
+            for w, st, co, u in conn.execute(
+                "SELECT workflow, status, conclusion, url FROM ah.ci_run WHERE repository_id = %s AND head_sha = %s "
+                "ORDER BY created_at, run_id",
+                (repo_id, sha),
+            )
+        ]
+        commits.append(TaskCommit(sha, subject, committed, reached, mine, sessions_of_commit(conn, sha), runs))
     loops = [
         TaskLoop(*r)
         for r in conn.execute(

@@ -175,3 +175,14 @@ def state_log_files(repo: Path) -> list[str]:
     """Relative paths of loop state logs in the work tree, tracked or not (ignored ones too)."""
     out = run(repo, "ls-files", "-z", "--cached", "--others", "--", STATE_LOG_PATHSPEC)
     return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def remote_urls(repo: Path) -> list[str]:
+    """The configured remotes' URLs (``remote.<name>.url``)."""
+    out = run(repo, "config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False)
+    urls = []
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        _, _, url = entry.partition("\n")
+        if url:
+            urls.append(url)
+    return urls

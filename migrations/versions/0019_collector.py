@@ -24,6 +24,8 @@ Authoritative data: `agent-history collect` reads checkouts with `git` and write
 - ``ah.loop_state_line``: the lines of loop state logs (``codex/state-<date>-loop<N>.jsonl``,
   docs/design.md §11) in the work tree; ``ah.loops.progress_sources`` says, per progress column,
   which source gave its value (the precedence of `agent_history.loops.progress`).
+- ``ah.ci_run``: GitHub Actions runs read with ``gh run list --json`` (`repos.ci`) when gh is
+  installed and authenticated; otherwise nothing, and `collect` says why in one line.
 - ``ah.collect_issue``: what could not be read (a task file with bad frontmatter, a shallow
   clone, a path that is not a repository): one row per (path, kind), the rest collected.
 """
@@ -133,6 +135,23 @@ COMMENT ON TABLE ah.loop_state_line IS 'Loop state logs read from the work tree 
 ALTER TABLE ah.loops ADD COLUMN progress_sources jsonb;
 COMMENT ON COLUMN ah.loops.progress_sources IS 'column → where its value came from (closeout | state_log | task_trailers | done_flips | repository | transcripts).';
 
+CREATE TABLE ah.ci_run (
+    id             bigserial PRIMARY KEY,
+    repository_id  bigint NOT NULL REFERENCES ah.repository (id) ON DELETE CASCADE,
+    run_id         bigint NOT NULL,                   -- GitHub Actions' databaseId
+    workflow       text,
+    event          text,
+    branch         text,
+    head_sha       text NOT NULL,
+    status         text,
+    conclusion     text,                              -- NULL while the run goes on
+    created_at     timestamptz,
+    updated_at     timestamptz,
+    url            text,
+    CONSTRAINT ci_run_key UNIQUE (repository_id, run_id)
+);
+CREATE INDEX ci_run_sha_idx ON ah.ci_run (head_sha);
+
 CREATE TABLE ah.collect_issue (
     id             bigserial PRIMARY KEY,
     repository_id  bigint REFERENCES ah.repository (id) ON DELETE CASCADE,
@@ -147,6 +166,7 @@ CREATE TABLE ah.collect_issue (
 DOWNGRADE = r"""
 DROP VIEW IF EXISTS ah.repo_commit_session;  -- sql/60_collector.sql
 DROP TABLE IF EXISTS ah.collect_issue;
+DROP TABLE IF EXISTS ah.ci_run;
 ALTER TABLE ah.loops DROP COLUMN IF EXISTS progress_sources;
 DROP TABLE IF EXISTS ah.loop_state_line;
 DROP TABLE IF EXISTS ah.backlog_status_change;
