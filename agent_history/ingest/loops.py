@@ -235,9 +235,17 @@ def _refresh_one(conn: psycopg.Connection, loop_id: int, now: datetime) -> None:
     cols = ", ".join(f"{c} = %({c})s" for c in columns)
     old = ", ".join(f"l.{c}" for c in columns)
     new = ", ".join(f"%({c})s::{_TYPES[c]}" for c in columns)
+    # A loop in a repository the collector changed since its refresh is stamped even when its values
+    # stay, so `_affected` stops picking it (changed_at only moves when a collect changes a row).
+    stale = (
+        " OR EXISTS (SELECT 1 FROM ah.repository AS r WHERE starts_with(l.closeout_abspath, r.path || '/') "
+        "AND r.changed_at > l.refreshed_at)"
+        if has_sources
+        else ""
+    )
     conn.execute(
         f"UPDATE ah.loops AS l SET {cols}, refreshed_at = %(now)s "
-        f"WHERE l.id = %(id)s AND (l.refreshed_at IS NULL OR ({old}) IS DISTINCT FROM ({new}))",
+        f"WHERE l.id = %(id)s AND (l.refreshed_at IS NULL OR ({old}) IS DISTINCT FROM ({new}){stale})",
         {**values, "id": loop.id, "now": now},
     )
 
