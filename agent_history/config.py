@@ -50,6 +50,10 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
 
     [web]                              # `agent-history web` (issue 20)
     token = "..."                      # required with --allow-remote (non-loopback bind); or AGENT_HISTORY_WEB_TOKEN
+    [repos]                            # `collect` (issue 30): checkouts to read (globs allowed)
+    paths = ["~/src/*"]                # absent: the repositories the catalogue links sessions to
+    [identity]                         # `collect`: a commit stores only whether its author is you
+    emails = ["me@example.org"]        # compared, never stored
     [litellm]                          # `litellm-fill`: unknown Claude token counts from a LiteLLM
     dsn = "postgresql://reader@proxy-db/litellm"   # proxy's "LiteLLM_SpendLogs" (read-only)
     namespaces = ["claude-work"]       # the Claude namespaces whose calls went through the proxy
@@ -252,6 +256,12 @@ class Settings:
     litellm_namespaces: list[str] = field(default_factory=list)
     memories: dict[str, Path] = field(default_factory=dict)
     """``[memories]``: namespace → a directory whose Markdown files are memories (issue 16)."""
+    repo_paths: list[str] | None = None
+    """``[repos] paths``: checkouts or globs of them (``~`` expanded) `collect` reads; None: the
+    repositories the catalogue links sessions to (issue 30)."""
+    identity_emails: list[str] = field(default_factory=list)
+    """``[identity] emails``: your commit addresses; `collect` stores only whether a commit's
+    author is one of them, never an address."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -273,6 +283,8 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "web": ("token",),  # `agent-history web` (issue 20)
     "litellm": ("dsn", "namespaces"),  # litellm-fill (issue 19)
     "memories": None,  # keys are namespace names (issue 16)
+    "repos": ("paths",),  # collect (issue 30)
+    "identity": ("emails",),  # collect: which commits are yours (never stored)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -327,6 +339,10 @@ KEY_HELP: dict[str, str] = {
     "overrides).",
     "litellm.dsn": 'The LiteLLM proxy database `litellm-fill` reads "LiteLLM_SpendLogs" from (read-only).',
     "litellm.namespaces": "The Claude namespaces whose calls went through the proxy.",
+    "repos.paths": "Checkouts (or globs of them) `collect` reads; absent: the repositories the catalogue links "
+    "sessions to that exist on this machine.",
+    "identity.emails": "Your commit e-mail addresses: `collect` stores only whether a commit's author is you, "
+    "never an address, name or hash of one.",
 }
 """One line of help per config key (``section.key``; ``section.<placeholder>`` for `FREE_KEYS`
 sections): what ``docs/cli.md`` shows. ``tests/test_cli_reference.py`` fails when a key of
@@ -456,6 +472,8 @@ def load_settings(dsn: str | None = None) -> Settings:
     s.journal_source = os.environ.get("AGENT_HISTORY_JOURNAL_SOURCE") or s.journal_source
     s.web_token = os.environ.get("AGENT_HISTORY_WEB_TOKEN") or _text(_table(raw, "web"), "web", "token")
     s.litellm_dsn, s.litellm_namespaces = _litellm_settings(_table(raw, "litellm"))
+    s.repo_paths = _string_list(_table(raw, "repos"), "repos", "paths")
+    s.identity_emails = _string_list(_table(raw, "identity"), "identity", "emails") or []
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password
@@ -463,6 +481,16 @@ def load_settings(dsn: str | None = None) -> Settings:
     if dsn:
         s.dsn = dsn
     return s
+
+
+def _string_list(table: dict, section: str, key: str) -> list[str] | None:
+    """`table[key]` as a list of strings (None when absent). Raises ConfigError otherwise."""
+    if key not in table:
+        return None
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"config {section}.{key} must be a list of strings")
+    return list(value)
 
 
 RESERVED_CORES = 2

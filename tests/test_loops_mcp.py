@@ -50,6 +50,12 @@ def test_loops_tool_filters_by_status_and_repo_and_omits_unknown_values(db, env)
             "pushes": 0,
             "landed": 1,
             "parked": 2,
+            "progress_sources": {
+                "landed": "closeout",
+                "parked": "closeout",
+                "commits": "transcripts",
+                "pushes": "transcripts",
+            },
         }
     ]
     # the loop launched with nothing else: every unknown progress value is left out

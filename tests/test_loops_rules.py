@@ -173,7 +173,8 @@ def test_usage_block_says_unknown_for_unpriced_calls_and_missing_calls():
     assert text.splitlines()[2:5] == [
         "- As of unknown, from the agent-history catalogue (it lags the transcripts by one index pass).",
         "- Closeout: `codex/closeout-2026-05-03-loop9.md`",
-        "- Launch 9: root pi `0196b000`, stale, started 2026-05-03 09:00 UTC, wall time unknown, 0 lanes.",
+        "- Launch 9: root pi `0196b000`, stale, started 2026-05-03 09:00 UTC, wall time unknown, 0 lanes; "
+        "commits unknown, pushes unknown, landed unknown, parked unknown.",
     ]
     assert text.splitlines()[5] == "- Total: 2 model calls, list-price cost unknown."
     assert text.splitlines()[-2:] == [

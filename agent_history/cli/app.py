@@ -47,6 +47,9 @@ COMMAND_MODULES: dict[str, str] = {
     "pricing": "usage",
     "litellm-fill": "usage",
     "statusline": "usage",  # run by `main` without typer (cli.statusline); the command gives --help
+    "collect": "collect",
+    "tasks": "tasks",
+    "task": "tasks",
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -64,6 +67,8 @@ MODULES: tuple[str, ...] = (
     "web",
     "recall",
     "usage",
+    "collect",
+    "tasks",
 )
 
 # Root options that take a value (their value is not the command name).

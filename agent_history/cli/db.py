@@ -48,7 +48,7 @@ def upgrade_cmd() -> None:
 
 @app.command("roles")
 def roles_cmd() -> None:
-    """Create/update ah_reader (read-only) and ah_writer; passwords from env/config."""
+    """Create/update ah_reader (read-only), ah_writer and ah_collector (writes only the collector tables); passwords from env/config."""
     db = database()
     s = db.settings
     names = roles.ensure_roles(

@@ -261,6 +261,8 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     db = database()
     from agent_history.embed.status import embedding_status, status_line
+    from agent_history.ingest.collect import collector_status
+    from agent_history.ingest.collect import status_line as collector_line
     from agent_history.journal.status import journal_status
     from agent_history.journal.status import status_line as journal_line
 
@@ -268,6 +270,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         data = catalogue_status(conn)
         data["embedding"] = embedding_status(conn, db.settings.embedding)
         data["journal_sync"] = journal_status(conn)
+        data["collector"] = collector_status(conn, embedded=db.is_embedded)
     dbs = db_status(db)
     data["database"] = {
         k: dbs[k]
@@ -309,6 +312,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         )
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
     console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
+    console.print(collector_line(data["collector"]), highlight=False, soft_wrap=True, markup=False)
 
 
 def _print_namespaces(namespaces: dict[str, dict]) -> None:

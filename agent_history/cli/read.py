@@ -630,19 +630,24 @@ def why_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Which session, tool call, prompt (and sub-agent brief) produced a commit."""
-    from agent_history.read.why import BadSha, why
+    from agent_history.read.why import BadSha, collected_commits, why
 
     db = database()
     try:
         with db.connect() as conn:
             origins = why(conn, sha)
+            collected = collected_commits(conn, sha)
     except BadSha as exc:
         fail(str(exc), 2)
     if json:
-        print_json({"sha": sha, "matches": [o.as_dict() for o in origins]})
-        _found(bool(origins))
+        print_json(
+            {"sha": sha, "matches": [o.as_dict() for o in origins], "collected": [c.as_dict() for c in collected]}
+        )
+        _found(bool(origins or collected))
         return
-    if not origins:
+    for c in collected:
+        console.print(f"{c.sha[:12]} {c.sentence(made_by_session=bool(origins))}", soft_wrap=True, markup=False)
+    if not origins and not collected:
         console.print(f"no commit or push {sha} in the catalogue")
         _found(False)
     for o in origins:

@@ -6,6 +6,9 @@
   and holds no write privilege, so the MCP role guard accepts it.
 - ``ah_writer``: LOGIN, SELECT/INSERT/UPDATE/DELETE on `ah` tables and sequences — for an
   indexer that should not own the schema on a shared server.
+- ``ah_collector`` (issue 30): LOGIN, SELECT on every `ah` table, INSERT/UPDATE/DELETE only on
+  the collector tables (`COLLECTOR_TABLES`) and their sequences — for `collect` run as a
+  dedicated ingest role. No default privileges: a table added later is not writable by it.
 
 Passwords come from the environment or the config file (`AGENT_HISTORY_READER_PASSWORD`,
 `AGENT_HISTORY_WRITER_PASSWORD`), never from code; without one the role is created without a
@@ -23,8 +26,23 @@ from agent_history.db.migrate import MIGRATION_LOCK, VERSION_TABLE
 
 READER = "ah_reader"
 WRITER = "ah_writer"
-ROLES_VERSION = 2
+COLLECTOR = "ah_collector"
+ROLES_VERSION = 3
 """Bump when the grants below change, so existing databases get them on next use."""
+
+COLLECTOR_TABLES: tuple[str, ...] = (
+    "repository",
+    "repo_commit",
+    "repo_commit_file",
+    "repo_push",
+    "backlog_task",
+    "backlog_status_change",
+    "loop_state_line",
+    "ci_run",
+    "collect_issue",
+)
+"""The tables `collect` writes (migration 0019): authoritative data, kept by `rebuild`, the only
+ones ``ah_collector`` may write."""
 
 
 def _ensure_login_role(conn: psycopg.Connection, name: str, password: str | None) -> None:
@@ -46,24 +64,26 @@ def ensure_roles(
     writer_password: str | None = None,
     statement_timeout_ms: int = 30_000,
 ) -> list[str]:
-    """Create/update `ah_reader` and `ah_writer` with their grants; returns the role names.
+    """Create/update `ah_reader`, `ah_writer` and `ah_collector` with their grants; returns the
+    reader and writer names.
 
     Must run as the schema owner (or a superuser). Raises psycopg errors on failure.
     """
     marker = f"v{ROLES_VERSION};timeout={int(statement_timeout_ms)};pw={bool(reader_password)}{bool(writer_password)}"
     with psycopg.connect(dsn, autocommit=True) as conn:
         if _up_to_date(conn, marker):
-            return [READER, WRITER]
+            return [READER, WRITER, COLLECTOR]
         # Same lock as migrations: GRANT/REVOKE ON ALL TABLES must not race a migration or a
         # re-applied sql/*.sql file replacing a view ("tuple concurrently updated").
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         try:
             if _up_to_date(conn, marker):
-                return [READER, WRITER]
+                return [READER, WRITER, COLLECTOR]
             dbname = conn.info.dbname
             _ensure_login_role(conn, READER, reader_password)
             _ensure_login_role(conn, WRITER, writer_password)
-            r, w = sql.Identifier(READER), sql.Identifier(WRITER)
+            _ensure_login_role(conn, COLLECTOR, None)
+            r, w, c = sql.Identifier(READER), sql.Identifier(WRITER), sql.Identifier(COLLECTOR)
             for stmt in (
                 sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(sql.Identifier(dbname), r, w),
                 sql.SQL("REVOKE CREATE ON SCHEMA ah FROM {}, {}").format(r, w),
@@ -83,11 +103,32 @@ def ensure_roles(
                     r, sql.Literal(f"{int(statement_timeout_ms)}ms")
                 ),
                 sql.SQL("ALTER ROLE {} SET search_path = ah, public").format(r),
+                sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(dbname), c),
+                sql.SQL("REVOKE CREATE ON SCHEMA ah FROM {}").format(c),
+                sql.SQL("GRANT USAGE ON SCHEMA ah TO {}").format(c),
+                sql.SQL("REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA ah FROM {}").format(c),
+                sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA ah TO {}").format(c),
             ):
                 _retry_concurrent(conn, stmt)
+            for table in COLLECTOR_TABLES:
+                if conn.execute("SELECT to_regclass(%s)", (f"ah.{table}",)).fetchone()[0] is None:
+                    continue  # a database before migration 0019
+                _retry_concurrent(
+                    conn,
+                    sql.SQL("GRANT INSERT, UPDATE, DELETE ON {} TO {}").format(sql.Identifier("ah", table), c),
+                )
+            owned = conn.execute(
+                "SELECT s.oid::regclass::text FROM pg_class AS s "
+                "JOIN pg_depend AS d ON d.objid = s.oid AND d.deptype = 'a' "
+                "JOIN pg_class AS t ON t.oid = d.refobjid "
+                "WHERE s.relkind = 'S' AND t.relnamespace = 'ah'::regnamespace AND t.relname = ANY (%s)",
+                (list(COLLECTOR_TABLES),),
+            ).fetchall()
+            for (seq,) in owned:  # the bigserial sequences of the collector tables
+                _retry_concurrent(conn, sql.SQL("GRANT USAGE, SELECT ON SEQUENCE {} TO {}").format(sql.SQL(seq), c))
             if conn.execute("SELECT to_regclass(%s)", (f"public.{VERSION_TABLE}",)).fetchone()[0] is not None:
                 _retry_concurrent(
-                    conn, sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier("public", VERSION_TABLE), r)
+                    conn, sql.SQL("GRANT SELECT ON {} TO {}, {}").format(sql.Identifier("public", VERSION_TABLE), r, c)
                 )
             conn.execute(
                 "INSERT INTO ah.meta (key, value) VALUES ('roles', %s) "
@@ -96,15 +137,15 @@ def ensure_roles(
             )
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
-    return [READER, WRITER]
+    return [READER, WRITER, COLLECTOR]
 
 
 def _up_to_date(conn: psycopg.Connection, marker: str) -> bool:
     """True when this database's roles were set up with the same settings and still exist."""
     row = conn.execute(
         "SELECT value FROM ah.meta WHERE key = 'roles' "
-        "AND (SELECT count(*) FROM pg_roles WHERE rolname IN (%s, %s)) = 2",
-        (READER, WRITER),
+        "AND (SELECT count(*) FROM pg_roles WHERE rolname IN (%s, %s, %s)) = 3",
+        (READER, WRITER, COLLECTOR),
     ).fetchone()
     return row is not None and row[0] == marker
 
@@ -120,3 +161,15 @@ def _retry_concurrent(conn: psycopg.Connection, stmt, attempts: int = 5) -> None
             if "concurrently" not in str(exc) or i == attempts - 1:
                 raise
             time.sleep(0.1 * (i + 1))
+
+
+def collector_role_problem(conn: psycopg.Connection) -> str | None:
+    """None when the connection may run `collect`: as `COLLECTOR`, as the owner of schema `ah`
+    (the embedded default) or a superuser; else a one-line reason."""
+    user, owner, superuser = conn.execute(
+        "SELECT current_user, (SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'ah'), "
+        "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+    ).fetchone()
+    if user == COLLECTOR or user == owner or superuser:
+        return None
+    return f"collect runs as {COLLECTOR} or as the schema owner ({owner}), not as {user}: run `db roles` and connect as {COLLECTOR}"

@@ -14,10 +14,11 @@ from datetime import datetime
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.loops import closeout, rules
+from agent_history.loops import closeout, rules, statelog
 from agent_history.loops.lanes import codex_dirs
 from agent_history.loops.launch import absolute_path
 from agent_history.loops.returns import parse_returns
+from agent_history.repos.backlog import DONE_STATUSES
 
 # Tool names whose calls may write (whole or partly) a closeout, and shell tools, over all agents.
 WRITE_TOOLS: list[str] = sorted(
@@ -284,3 +285,59 @@ def progress(conn: psycopg.Connection, loop: LoopFacts, end: datetime | None, la
         "commits": git[0] if n_tools else None,
         "pushes": git[1] if n_tools else None,
     }
+
+
+def repository_candidates(conn: psycopg.Connection, loop: LoopFacts, end: datetime | None, now: datetime) -> dict:
+    """Progress from the collected repository holding the loop's closeout (`loops.progress`
+    sources ``state_log``, ``task_trailers``, ``done_flips``, ``repository``), over the window
+    [start, end or `now`). {} when no collected repository holds it (or before migration 0019)."""
+    if loop.started_at is None or conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is None:
+        return {}
+    repo = conn.execute(
+        "SELECT id, path FROM ah.repository WHERE starts_with(%s, path || '/') ORDER BY length(path) DESC LIMIT 1",
+        (loop.closeout_abspath,),
+    ).fetchone()
+    if repo is None:
+        return {}
+    repo_id, root = repo
+    params = {"repo": repo_id, "start": loop.started_at, "end": end or now}
+    out: dict[str, dict[str, int | None]] = {}
+    state_path = statelog.state_log_path(loop.closeout_abspath)
+    if state_path is not None:
+        rel = state_path[len(root) + 1 :]
+        lines = conn.execute(
+            f"""
+            SELECT x.ts, x.event, x.task FROM ah.loop_state_line AS x
+            WHERE x.repository_id = %(repo)s AND x.path = %(rel)s AND {window("x", "ts")}
+            ORDER BY x.line_number
+            """,
+            {**params, "rel": rel},
+        ).fetchall()
+        landed, parked = statelog.count_tasks([statelog.StateLine(ts, ev, task=t) for ts, ev, t in lines])
+        out["state_log"] = {"landed": landed, "parked": parked}
+    trailers = conn.execute(
+        f"""
+        SELECT count(DISTINCT t) FROM ah.repo_commit AS x CROSS JOIN LATERAL unnest(x.task_ids) AS t
+        WHERE x.repository_id = %(repo)s AND x.reached_default_at IS NOT NULL AND {window("x", "reached_default_at")}
+        """,
+        params,
+    ).fetchone()[0]
+    out["task_trailers"] = {"landed": trailers or None}
+    flips = conn.execute(
+        f"""
+        SELECT count(DISTINCT x.task_id) FROM ah.backlog_status_change AS x
+        WHERE x.repository_id = %(repo)s AND lower(trim(x.new_status)) = ANY (%(done)s)
+          AND x.old_status IS NOT NULL AND {window("x", "changed_at")}
+        """,
+        {**params, "done": sorted(DONE_STATUSES)},
+    ).fetchone()[0]
+    out["done_flips"] = {"landed": flips or None}
+    commits, pushes = conn.execute(
+        f"""
+        SELECT (SELECT count(*) FROM ah.repo_commit AS x WHERE x.repository_id = %(repo)s AND {window("x", "committed_at")}),
+               (SELECT count(*) FROM ah.repo_push AS x WHERE x.repository_id = %(repo)s AND {window("x", "pushed_at")})
+        """,
+        params,
+    ).fetchone()
+    out["repository"] = {"commits": commits, "pushes": pushes}
+    return out

@@ -39,11 +39,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from agent_history.ingest import loop_evidence as ev
 from agent_history.ingest.loop_evidence import LoopFacts
 from agent_history.loops import rules
 from agent_history.loops.launch import absolute_path, detect_launch, repo_label
+from agent_history.loops.progress import choose
 from agent_history.loops.status import loop_status
 
 PROGRESS_COLUMNS = (
@@ -150,11 +152,32 @@ def _affected(conn: psycopg.Connection, dirty: list[int]) -> list[int]:
         """,
         {"dirty": dirty},
     ).fetchall()
-    return [r[0] for r in rows]
+    ids = [r[0] for r in rows]
+    if _has_sources(conn):
+        # loops whose closeout lies in a repository the collector changed after their last refresh
+        more = conn.execute(
+            """
+            SELECT l.id FROM ah.loops AS l
+            WHERE EXISTS (SELECT 1 FROM ah.repository AS r
+                          WHERE starts_with(l.closeout_abspath, r.path || '/')
+                            AND (l.refreshed_at IS NULL OR r.changed_at > l.refreshed_at))
+              AND NOT (l.id = ANY (%s))
+            ORDER BY l.started_at NULLS FIRST, l.id
+            """,
+            (ids,),
+        ).fetchall()
+        ids += [r[0] for r in more]
+    return ids
+
+
+def _has_sources(conn: psycopg.Connection) -> bool:
+    """Whether the collector's tables (migration 0019) exist."""
+    return conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is not None
 
 
 # -- 3. one loop ------------------------------------------------------------------------------
 def _refresh_one(conn: psycopg.Connection, loop_id: int, now: datetime) -> None:
+    has_sources = _has_sources(conn)
     row = conn.execute(
         """
         SELECT l.id, l.agent, l.root_session_id, s.cwd, l.started_at, l.closeout_abspath, l.loop_number,
@@ -195,6 +218,12 @@ def _refresh_one(conn: psycopg.Connection, loop_id: int, now: datetime) -> None:
         root_last_active_at=active,
     )
     progress = ev.progress(conn, loop, window_end, [sid for sid, _ in lanes])
+    candidates = {
+        "closeout": {"landed": landed, "parked": parked},
+        "transcripts": {"commits": progress.pop("commits"), "pushes": progress.pop("pushes")},
+        **ev.repository_candidates(conn, loop, window_end, now),
+    }
+    chosen, sources = choose(candidates)
     values = {
         "window_end_at": window_end,
         "status": st.status,
@@ -204,21 +233,30 @@ def _refresh_one(conn: psycopg.Connection, loop_id: int, now: datetime) -> None:
         "root_last_active_at": active,
         "lanes": len(lanes),
         **progress,
-        "landed": landed,
-        "parked": parked,
+        **chosen,
+        "progress_sources": Jsonb(sources) if has_sources and sources else None,
     }
-    cols = ", ".join(f"{c} = %({c})s" for c in STATE_COLUMNS)
-    old = ", ".join(f"l.{c}" for c in STATE_COLUMNS)
-    new = ", ".join(f"%({c})s::{_TYPES[c]}" for c in STATE_COLUMNS)
+    columns = STATE_COLUMNS + (("progress_sources",) if has_sources else ())
+    cols = ", ".join(f"{c} = %({c})s" for c in columns)
+    old = ", ".join(f"l.{c}" for c in columns)
+    new = ", ".join(f"%({c})s::{_TYPES[c]}" for c in columns)
+    # A loop in a repository the collector changed since its refresh is stamped even when its values
+    # stay, so `_affected` stops picking it (changed_at only moves when a collect changes a row).
+    stale = (
+        " OR EXISTS (SELECT 1 FROM ah.repository AS r WHERE starts_with(l.closeout_abspath, r.path || '/') "
+        "AND r.changed_at > l.refreshed_at)"
+        if has_sources
+        else ""
+    )
     conn.execute(
         f"UPDATE ah.loops AS l SET {cols}, refreshed_at = %(now)s "
-        f"WHERE l.id = %(id)s AND (l.refreshed_at IS NULL OR ({old}) IS DISTINCT FROM ({new}))",
+        f"WHERE l.id = %(id)s AND (l.refreshed_at IS NULL OR ({old}) IS DISTINCT FROM ({new}){stale})",
         {**values, "id": loop.id, "now": now},
     )
 
 
 _TYPES = {
     "window_end_at": "timestamptz", "status": "text", "waiting_until": "timestamptz", "ended_at": "timestamptz",
-    "end_evidence": "text", "root_last_active_at": "timestamptz", "cost_usd": "numeric",
+    "end_evidence": "text", "root_last_active_at": "timestamptz", "cost_usd": "numeric", "progress_sources": "jsonb",
     **{c: "bigint" for c in PROGRESS_COLUMNS if c != "cost_usd"},
 }  # fmt: skip

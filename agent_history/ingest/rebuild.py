@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.db.roles import COLLECTOR_TABLES
 from agent_history.harnesses import BY_NAME
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, PassSummary
@@ -49,9 +50,10 @@ KEPT_TABLES: tuple[str, ...] = (
     "session_topic",
     "journal_sync_run",
     "session_exclusion",  # curation (issue 17): a person's decision, keyed by natural key
+    *COLLECTOR_TABLES,  # collect (issue 30): read from repositories, not from transcripts
 )
 """Tables a rebuild keeps: the embedding cache by (model, input sha256) makes re-embedding free
-(later also the collector tables)."""
+and the collector tables are authoritative data."""
 
 
 def truncate_derived(conn: psycopg.Connection) -> None:

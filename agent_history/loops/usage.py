@@ -51,6 +51,22 @@ class UsageLaunch:
     lanes: int | None
     model_calls: int | None
     cost_usd: Decimal | None
+    commits: int | None = None
+    pushes: int | None = None
+    landed: int | None = None
+    parked: int | None = None
+    progress_sources: dict[str, str] | None = None
+    """column → the source of its value (`agent_history.loops.progress`)."""
+
+    def progress(self) -> str:
+        """``commits 3 (repository), pushes unknown, landed 2 (closeout), parked unknown``."""
+        sources = self.progress_sources or {}
+        parts = []
+        for name in ("commits", "pushes", "landed", "parked"):
+            value = getattr(self, name)
+            source = f" ({sources[name]})" if value is not None and name in sources else ""
+            parts.append(f"{name} {'unknown' if value is None else value}{source}")
+        return ", ".join(parts)
 
 
 def format_duration(seconds: float | None) -> str:
@@ -102,7 +118,7 @@ def render_usage(
         lanes = "lanes unknown" if x.lanes is None else f"{x.lanes} lane{'s' if x.lanes != 1 else ''}"
         out.append(
             f"- Launch {x.loop_id}: root {x.agent} `{x.root_session_uid}`, {x.status}, started {_utc(x.started_at)}, "
-            f"wall time {format_duration(x.wall_seconds)}, {lanes}."
+            f"wall time {format_duration(x.wall_seconds)}, {lanes}; {x.progress()}."
         )
     calls = [x.model_calls for x in launches]
     total_calls = None if all(c is None for c in calls) else sum(c or 0 for c in calls)

@@ -39,6 +39,7 @@ from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
 from agent_history.mcp.tools.recall import TOOLS as RECALL_TOOLS
 from agent_history.mcp.tools.search import TOOLS as SEARCH_TOOLS
 from agent_history.mcp.tools.summaries import TOOLS as SUMMARY_TOOLS
+from agent_history.mcp.tools.tasks import TOOLS as TASK_TOOLS
 
 log = logging.getLogger("agent_history.mcp")
 
@@ -49,6 +50,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     *READ_TOOLS,
     *ACTIVITY_TOOLS,
     *LOOP_TOOLS,
+    *TASK_TOOLS,
     *CATALOG_TOOLS,
     *EFFICIENCY_TOOLS,
 )
@@ -59,7 +61,8 @@ INSTRUCTIONS = (
     "before re-deriving a decision, re-debugging an error or asking the user something they may have "
     "answered before: `search` / `find_sessions` for text, `why` for a commit, `touched` for a file, "
     "`session` to read a transcript, `active_sessions` for what is running now, `infra_actions` for "
-    "ssh/scp/rsync against a host, `loops` for long-running agent loops, `schema` + `sql` for anything "
+    "ssh/scp/rsync against a host, `loops` for long-running agent loops, `task` for a Backlog task, "
+    "`schema` + `sql` for anything "
     "else. Cite results by session uid, file and byte offset (the `cite` field)."
 )
 

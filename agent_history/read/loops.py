@@ -60,6 +60,8 @@ class LoopSummary:
     landed: int | None
     parked: int | None
     end_evidence: str | None = None
+    progress_sources: dict[str, str] | None = None
+    """column → where its value came from (`agent_history.loops.progress`); None before a refresh."""
 
     @property
     def wall_seconds(self) -> float | None:
@@ -81,7 +83,8 @@ class LoopSummary:
 _SUMMARY_SQL = f"""
 SELECT l.id, s.session_uid, s.agent, l.repo, l.loop_number, l.closeout_path, l.charter_path, l.charter_sha256,
        l.status, l.waiting_until, l.started_at, l.ended_at, l.root_last_active_at, l.lanes, l.model_calls,
-       {TOKENS.format(a="l")}, l.cost_usd, l.errors, l.commits, l.pushes, l.landed, l.parked, l.end_evidence
+       {TOKENS.format(a="l")}, l.cost_usd, l.errors, l.commits, l.pushes, l.landed, l.parked, l.end_evidence,
+       l.progress_sources
 FROM ah.loops AS l JOIN ah.session AS s ON s.id = l.root_session_id
 """
 
@@ -281,7 +284,7 @@ def usage_report(conn: psycopg.Connection, ids: list[int]) -> str:
     first = detail.loops[0]
     launches = [
         UsageLaunch(x.id, x.root_agent, x.root_session_uid, x.status, x.started_at, x.wall_seconds, x.lanes,
-                    x.model_calls, x.cost_usd)
+                    x.model_calls, x.cost_usd, x.commits, x.pushes, x.landed, x.parked, x.progress_sources)
         for x in detail.loops
     ]  # fmt: skip
     return render_usage(

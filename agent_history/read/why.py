@@ -8,13 +8,16 @@ abbreviated shas; a user may paste the full one). For each match, commits before
   is the parent's last human prompt before the spawn (walking up to the root);
 - the **sub-agent brief** when a sub-agent committed: the spawn whose ``child_session_id`` is the
   session, else whose ``spawn_uid`` is the session's ``spawn_uid`` (same agent).
+`collected_commits(sha)` adds what `collect` read from the repositories (issue 30), so `why`
+answers for a commit no agent printed: "in <repo>, authored by you/someone else at T; no
+session made it".
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import psycopg
 
@@ -194,3 +197,56 @@ def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
             )
         )
     return out
+
+
+@dataclass(slots=True)
+class CollectedCommit:
+    """A commit `collect` read from a repository (migration 0019), whatever the transcripts say."""
+
+    repository: str
+    sha: str
+    subject: str
+    committed_at: datetime
+    authored_by_me: bool | None
+    on_default_branch: bool
+    reached_default_at: datetime | None
+    task_ids: list[str]
+
+    def sentence(self, *, made_by_session: bool) -> str:
+        """``in <repo>, authored by you at <T>; no session made it`` (the author part says
+        "someone else", or "an author not compared" without ``[identity] emails``)."""
+        who = {True: "you", False: "someone else", None: "an author not compared (no [identity] emails)"}
+        made = "made in the session(s) above" if made_by_session else "no session made it"
+        return (
+            f"in {self.repository}, authored by {who[self.authored_by_me]} at "
+            f"{self.committed_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC; {made}"
+        )
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["committed_at"], d["reached_default_at"] = _iso(self.committed_at), _iso(self.reached_default_at)
+        return d
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.isoformat() if ts else None
+
+
+def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommit]:
+    """Collected commits whose sha starts with `sha` (one per repository holding it); [] before
+    migration 0019 or when none. Raises BadSha."""
+    sha = sha.strip().lower()
+    if not SHA.match(sha):
+        raise BadSha(f"not a commit sha: {sha!r} (7–40 hex digits)")
+    if conn.execute("SELECT to_regclass('ah.repo_commit')").fetchone()[0] is None:
+        return []
+    rows = conn.execute(
+        """
+        SELECT r.path, c.sha, c.subject, c.committed_at, c.authored_by_me, c.on_default_branch, c.reached_default_at,
+               c.task_ids
+        FROM ah.repo_commit AS c JOIN ah.repository AS r ON r.id = c.repository_id
+        WHERE c.sha LIKE %s ORDER BY r.path
+        """,
+        (sha + "%",),
+    ).fetchall()
+    return [CollectedCommit(*r) for r in rows]

@@ -21,6 +21,7 @@ from agent_history.search.request import parse_when
 COMPACT_KEYS = (
     "id", "status", "waiting_until", "repo", "loop_number", "closeout_path", "root_session_uid", "started_at",
     "ended_at", "lanes", "model_calls", "tokens", "cost_usd", "errors", "commits", "pushes", "landed", "parked",
+    "progress_sources",
 )  # fmt: skip
 """The keys of a compact row, in order; a key whose value is unknown (None) is left out."""
 

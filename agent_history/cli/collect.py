@@ -1,0 +1,76 @@
+"""`collect [PATH…] [--every S] [--json]` (issue 30): thin, over `ingest.collect`.
+
+Exit 1 when a path was not a repository or a repository could not be read (each said in one
+line; the others are collected); 2 when the connection may not write the collector tables.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import typer
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
+from agent_history.cli.output import console, fail, print_event, print_json
+
+
+@app.command("collect")
+def collect_cmd(
+    paths: list[Path] = typer.Argument(
+        None, help="Checkouts to read (default: [repos] paths, else the repositories sessions ran in)."
+    ),
+    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Read repositories with git: commits, trailers, pushes, Backlog.md tasks and their status changes."""
+    from agent_history.db.roles import collector_role_problem
+    from agent_history.ingest.collect import collect, expand_paths, linked_paths
+
+    db = database()
+    settings = db.settings
+    stop = stop_on_signals()
+    with db.connect(autocommit=True) as conn:
+        problem = collector_role_problem(conn)
+    if problem:
+        fail(problem, 2)
+
+    failed = False
+
+    def one_pass() -> bool:
+        nonlocal failed
+        with db.connect(autocommit=True) as conn:
+            if paths:
+                targets = [p.absolute() for p in paths]
+            elif settings.repo_paths is not None:
+                targets = expand_paths(settings.repo_paths)
+            else:
+                targets = linked_paths(conn)
+            summary = collect(conn, targets, settings.identity_emails)
+        for line in summary.lines:
+            print_event(line)
+        failed = any(r.state in ("not_a_repository", "failed") for r in summary.repositories)
+        if json:
+            print_json(summary.as_dict())
+        elif not summary.repositories:
+            console.print("no repositories to collect: name them under [repos] paths or as arguments")
+        else:
+            for r in summary.repositories:
+                if r.state == "collected":
+                    console.print(
+                        f"{r.path}: {r.commits:,} commits ({r.commits_new:,} new, {r.on_default_branch:,} on "
+                        f"{r.default_branch or 'no default branch'}), {r.pushes:,} pushes, {r.tasks:,} tasks, "
+                        f"{r.status_changes:,} status changes",
+                        highlight=False,
+                        markup=False,
+                        soft_wrap=True,
+                    )
+        return True
+
+    run_every(every, stop, one_pass, db)
+    if stop.signum == signal.SIGINT:
+        raise typer.Exit(INTERRUPTED_EXIT)
+    if failed:
+        raise typer.Exit(1)

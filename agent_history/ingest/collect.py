@@ -1,0 +1,517 @@
+"""The repository collector (issue 30): checkouts → the collector tables (migration 0019).
+
+`collect(conn, paths, emails)` reads each checkout with `repos.git` and writes, one transaction
+per repository:
+
+1. ``ah.repository``: the top-level path, name, default branch (`git.default_branch`), shallow flag.
+2. ``ah.repo_commit`` / ``ah.repo_commit_file``: every commit on a local branch (`repos.log`),
+   whether and when it reached the default branch (`log.reached_default` over the first-parent
+   chain); ``authored_by_me`` from `emails` (never an address). Commits no branch holds any more
+   keep their rows (nothing lost).
+3. ``ah.repo_push``: pushes from the remote-tracking refs' reflogs.
+4. ``ah.backlog_task``: Backlog.md task files of the work tree; a file whose frontmatter cannot be
+   read is an ``ah.collect_issue`` (``bad_frontmatter``) and the rest are collected. Tasks whose
+   file is gone keep their rows.
+5. ``ah.backlog_status_change``: each task file's statuses along the default branch's first-parent
+   history (blobs read in one `git cat-file --batch`), as changes with commit and time.
+6. ``ah.ci_run``: GitHub Actions runs through `repos.ci` (`gh run list --json`) for a repository
+   with a GitHub remote; gh absent, unauthenticated, failing or slow → one line per reason for
+   the whole run (a repository without a GitHub remote is silent), the rest collected.
+7. ``ah.loop_state_line``: lines of loop state logs (`loops.statelog`); a bad line is an issue.
+   When any row of the repository changed, ``ah.repository.changed_at`` moves, and the loop
+   post-pass recomputes the loops whose closeout lies in it (`ingest.loops`); `collect` run by
+   the owner refreshes them at once, run as ``ah_collector`` the next index pass does.
+
+Then every known repository whose path is no longer a repository's top level is marked ``gone``
+(its rows kept). Bad input is one line in `CollectSummary.lines` and never an exception: a path
+that is not a repository, a shallow clone (collected, history incomplete), a git failure in one
+repository (that repository's transaction rolled back, the others go on). Every write is an
+upsert guarded by ``IS DISTINCT FROM`` or ``DO NOTHING``, so a second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from agent_history.db.roles import COLLECTOR
+from agent_history.ingest.loops import refresh_loops
+from agent_history.loops import statelog
+from agent_history.repos import backlog, ci, git, log
+
+BACKLOG_DIRS: tuple[str, ...] = ("backlog/tasks", "backlog/completed", "backlog/archive")
+"""Where Backlog.md keeps task files (archive holds ``archive/tasks``)."""
+
+
+@dataclass
+class RepoResult:
+    """What one path gave: `state` collected | gone | not_a_repository | failed."""
+
+    path: str
+    state: str
+    default_branch: str | None = None
+    commits: int = 0
+    commits_new: int = 0
+    on_default_branch: int = 0
+    pushes: int = 0
+    tasks: int = 0
+    status_changes: int = 0
+    issues: int = 0
+    state_lines: int = 0
+    ci_runs: int | None = None
+    """Runs read with gh (None: not read — `ci_skipped` says why)."""
+    ci_skipped: str | None = None
+    shallow: bool = False
+    changed: int = 0
+    """Rows inserted or updated by this run (0 on a second run over an unchanged repository)."""
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class CollectSummary:
+    """A run over several paths: per-repository results and the one-line events to show."""
+
+    repositories: list[RepoResult] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    loops_refreshed: int | None = None
+    """Loops recomputed after collecting (None: this role may not write them; the next index pass does)."""
+
+    def as_dict(self) -> dict:
+        return {
+            "repositories": [r.as_dict() for r in self.repositories],
+            "lines": self.lines,
+            "loops_refreshed": self.loops_refreshed,
+        }
+
+
+def expand_paths(patterns: list[str]) -> list[Path]:
+    """`[repos] paths` entries (``~`` and globs expanded) → directories, in order, without
+    repeats. A pattern matching nothing is kept as written (so it is reported as missing)."""
+    out: list[Path] = []
+    for pattern in patterns:
+        expanded = os.path.expanduser(pattern)
+        matches = sorted(glob.glob(expanded)) if glob.has_magic(expanded) else [expanded]
+        for m in matches or [expanded]:
+            p = Path(m).absolute()
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def linked_paths(conn: psycopg.Connection) -> list[Path]:
+    """The default `[repos] paths`: repositories the catalogue links sessions to (``ah.repo``)
+    that exist on this machine, and repositories collected before."""
+    rows = conn.execute(
+        "SELECT root_path FROM ah.repo UNION SELECT path FROM ah.repository WHERE NOT gone ORDER BY 1"
+    ).fetchall()
+    return [Path(r[0]) for r in rows if Path(r[0]).is_dir()]
+
+
+def collect(conn: psycopg.Connection, paths: list[Path], emails: list[str]) -> CollectSummary:
+    """Collect every path in `paths`, then mark gone repositories. `conn` must not be inside a
+    transaction (each repository commits its own). Returns the summary; raises only
+    psycopg errors of the database itself."""
+    summary = CollectSummary()
+    seen: set[str] = set()
+    for path in paths:
+        top = git.toplevel(path)
+        if top is None:
+            if _known(conn, str(path)):
+                continue  # reported below as gone
+            summary.repositories.append(RepoResult(str(path), "not_a_repository"))
+            summary.lines.append(f"not a git repository: {path}")
+            _issue(conn, None, str(path), "not_a_repository", "not inside a git work tree")
+            continue
+        if str(top) in seen:
+            continue
+        seen.add(str(top))
+        try:
+            with conn.transaction():
+                result = _collect_one(conn, top, emails, summary.lines)
+        except git.GitError as exc:
+            result = RepoResult(str(top), "failed")
+            summary.lines.append(f"skipped {top}: {exc}")
+        summary.repositories.append(result)
+    skipped: dict[str, int] = {}
+    for r in summary.repositories:
+        if r.ci_skipped and r.ci_skipped != NO_GITHUB_REMOTE:
+            skipped[r.ci_skipped] = skipped.get(r.ci_skipped, 0) + 1
+    for reason, n in skipped.items():
+        summary.lines.append(f"CI runs not collected ({n} repositor{'y' if n == 1 else 'ies'}): {reason}")
+    for path in _newly_gone(conn):
+        summary.repositories.append(RepoResult(path, "gone"))
+        summary.lines.append(f"repository gone: {path} (its rows are kept, marked gone)")
+    if conn.execute("SELECT has_table_privilege('ah.loops', 'UPDATE')").fetchone()[0]:
+        with conn.transaction():
+            summary.loops_refreshed = refresh_loops(conn, [])
+    return summary
+
+
+def _known(conn: psycopg.Connection, path: str) -> bool:
+    return conn.execute("SELECT 1 FROM ah.repository WHERE path = %s", (path,)).fetchone() is not None
+
+
+def _newly_gone(conn: psycopg.Connection) -> list[str]:
+    gone = [
+        path
+        for (path,) in conn.execute("SELECT path FROM ah.repository WHERE NOT gone ORDER BY path").fetchall()
+        if git.toplevel(Path(path)) != Path(path)
+    ]
+    if gone:
+        with conn.transaction():
+            conn.execute("UPDATE ah.repository SET gone = true WHERE path = ANY (%s)", (gone,))
+    return gone
+
+
+def _issue(conn: psycopg.Connection, repo_id: int | None, path: str, kind: str, detail: str) -> int:
+    with conn.transaction():
+        cur = conn.execute(
+            """
+            INSERT INTO ah.collect_issue AS i (repository_id, path, kind, detail) VALUES (%s, %s, %s, %s)
+            ON CONFLICT (repository_id, path, kind) DO UPDATE SET detail = EXCLUDED.detail
+            WHERE i.detail IS DISTINCT FROM EXCLUDED.detail
+            """,
+            (repo_id, path, kind, detail),
+        )
+    return cur.rowcount
+
+
+def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: list[str]) -> RepoResult:
+    shallow = git.is_shallow(top)
+    branch = git.default_branch(top)
+    repo_id = conn.execute(
+        """
+        INSERT INTO ah.repository AS r (path, name, default_branch, is_shallow, gone)
+        VALUES (%s, %s, %s, %s, false)
+        ON CONFLICT (path) DO UPDATE SET name = EXCLUDED.name, default_branch = EXCLUDED.default_branch,
+            is_shallow = EXCLUDED.is_shallow, gone = false
+        WHERE (r.name, r.default_branch, r.is_shallow, r.gone)
+              IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.default_branch, EXCLUDED.is_shallow, false)
+        RETURNING id
+        """,
+        (str(top), top.name, branch, shallow),
+    ).fetchone()
+    changed = int(repo_id is not None)
+    if repo_id is None:
+        repo_id = conn.execute("SELECT id FROM ah.repository WHERE path = %s", (str(top),)).fetchone()
+    repo_id = repo_id[0]
+    result = RepoResult(str(top), "collected", default_branch=branch, shallow=shallow)
+    result.changed = changed
+    if shallow:
+        lines.append(f"shallow clone: {top}: history before its boundary is missing (commits, Done flips incomplete)")
+        result.changed += _issue_in_tx(
+            conn, repo_id, str(top), "shallow_clone", "history before the shallow boundary is not collected"
+        )
+    commits = log.parse_log(git.log_branches(top), emails)
+    first_parent = git.first_parent_shas(top, branch) if branch else []
+    reached = log.reached_default(
+        first_parent, {c.sha: c.parents for c in commits}, {c.sha: c.committed_at for c in commits}
+    )
+    result.commits = len(commits)
+    result.on_default_branch = len(reached)
+    result.commits_new, n = _write_commits(conn, repo_id, commits, reached)
+    result.changed += n
+    result.pushes, n = _write_pushes(conn, repo_id, top)
+    result.changed += n
+    result.tasks, bad, n = _write_tasks(conn, repo_id, top)
+    result.changed += n
+    result.state_lines, bad_lines, n = _write_state_logs(conn, repo_id, top)
+    result.changed += n
+    for rel, detail in bad:
+        lines.append(f"bad task file {top / rel}: {detail} (the other tasks are collected)")
+        result.changed += _issue_in_tx(conn, repo_id, rel, "bad_frontmatter", detail)
+    for rel, detail in bad_lines:
+        lines.append(f"bad state log line {top / rel}: {detail} (the other lines are collected)")
+        result.changed += _issue_in_tx(conn, repo_id, rel, "bad_state_line", detail)
+    result.changed += conn.execute(
+        "DELETE FROM ah.collect_issue WHERE repository_id = %s AND kind IN ('bad_frontmatter', 'bad_state_line') "
+        "AND NOT (path = ANY (%s))",
+        (repo_id, [rel for rel, _ in bad + bad_lines]),
+    ).rowcount
+    result.issues = len(bad) + len(bad_lines) + int(shallow)
+    if branch:
+        result.status_changes, n = _write_status_history(conn, repo_id, top, branch)
+        result.changed += n
+    try:
+        result.ci_runs, n = _write_ci_runs(conn, repo_id, top)
+        result.changed += n
+    except ci.CiUnavailable as exc:
+        result.ci_skipped = str(exc)
+    except ci.CiOutputError as exc:
+        result.ci_skipped = f"gh printed an unexpected shape: {exc}"
+    if result.changed:
+        # the loop post-pass recomputes the loops of a repository changed after their last refresh
+        conn.execute("UPDATE ah.repository SET changed_at = clock_timestamp() WHERE id = %s", (repo_id,))
+    return result
+
+
+def _issue_in_tx(conn: psycopg.Connection, repo_id: int, path: str, kind: str, detail: str) -> int:
+    return conn.execute(
+        """
+        INSERT INTO ah.collect_issue AS i (repository_id, path, kind, detail) VALUES (%s, %s, %s, %s)
+        ON CONFLICT (repository_id, path, kind) DO UPDATE SET detail = EXCLUDED.detail
+        WHERE i.detail IS DISTINCT FROM EXCLUDED.detail
+        """,
+        (repo_id, path, kind, detail),
+    ).rowcount
+
+
+def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Commit], reached: dict) -> tuple[int, int]:
+    """Upsert commits and their files; returns (commits that were new, rows written)."""
+    conn.execute(
+        """
+        CREATE TEMP TABLE IF NOT EXISTS collect_commit (
+            sha text, parents text[], authored_at timestamptz, committed_at timestamptz, subject text,
+            trailers jsonb, task_ids text[], authored_by_me boolean, files_changed integer, lines_added integer,
+            lines_deleted integer, on_default_branch boolean, reached_default_at timestamptz
+        ) ON COMMIT DROP;
+        CREATE TEMP TABLE IF NOT EXISTS collect_file (
+            sha text, path text, lines_added integer, lines_deleted integer
+        ) ON COMMIT DROP
+        """
+    )
+    with conn.cursor().copy("COPY collect_commit FROM STDIN") as copy:
+        for c in commits:
+            copy.write_row((
+                c.sha, c.parents, c.authored_at, c.committed_at, c.subject, Jsonb([list(t) for t in c.trailers]),
+                c.task_ids, c.authored_by_me, len(c.files),
+                c.lines_added, c.lines_deleted, c.sha in reached, reached.get(c.sha),
+            ))  # fmt: skip
+    with conn.cursor().copy("COPY collect_file FROM STDIN") as copy:
+        for c in commits:
+            for f in c.files:
+                copy.write_row((c.sha, f.path, f.added, f.deleted))
+    new = conn.execute(
+        "SELECT count(*) FROM collect_commit AS s "
+        "WHERE NOT EXISTS (SELECT 1 FROM ah.repo_commit AS c WHERE c.repository_id = %s AND c.sha = s.sha)",
+        (repo_id,),
+    ).fetchone()[0]
+    written = conn.execute(
+        """
+        INSERT INTO ah.repo_commit AS c (repository_id, sha, parents, authored_at, committed_at, subject, trailers,
+            task_ids, authored_by_me, files_changed, lines_added, lines_deleted, on_default_branch, reached_default_at)
+        SELECT %s, sha, parents, authored_at, committed_at, subject, trailers, task_ids, authored_by_me,
+               files_changed, lines_added, lines_deleted, on_default_branch, reached_default_at
+        FROM collect_commit
+        ON CONFLICT (repository_id, sha) DO UPDATE SET
+            trailers = EXCLUDED.trailers, task_ids = EXCLUDED.task_ids, authored_by_me = EXCLUDED.authored_by_me,
+            files_changed = EXCLUDED.files_changed, lines_added = EXCLUDED.lines_added,
+            lines_deleted = EXCLUDED.lines_deleted, on_default_branch = EXCLUDED.on_default_branch,
+            reached_default_at = EXCLUDED.reached_default_at
+        WHERE (c.trailers, c.task_ids, c.authored_by_me, c.files_changed, c.lines_added, c.lines_deleted,
+               c.on_default_branch, c.reached_default_at)
+              IS DISTINCT FROM (EXCLUDED.trailers, EXCLUDED.task_ids, EXCLUDED.authored_by_me, EXCLUDED.files_changed,
+               EXCLUDED.lines_added, EXCLUDED.lines_deleted, EXCLUDED.on_default_branch, EXCLUDED.reached_default_at)
+        """,
+        (repo_id,),
+    ).rowcount
+    written += conn.execute(
+        """
+        INSERT INTO ah.repo_commit_file (commit_id, path, lines_added, lines_deleted)
+        SELECT c.id, f.path, f.lines_added, f.lines_deleted
+        FROM collect_file AS f JOIN ah.repo_commit AS c ON c.repository_id = %s AND c.sha = f.sha
+        ON CONFLICT (commit_id, path) DO NOTHING
+        """,
+        (repo_id,),
+    ).rowcount
+    conn.execute("TRUNCATE collect_commit, collect_file")
+    return new, written
+
+
+def _write_pushes(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, int]:
+    pushes = [p for ref in git.remote_refs(top) for p in log.parse_pushes(ref, git.reflog(top, ref))]
+    written = 0
+    for p in pushes:
+        written += conn.execute(
+            "INSERT INTO ah.repo_push (repository_id, ref, sha, pushed_at) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (repository_id, ref, sha, pushed_at) DO NOTHING",
+            (repo_id, p.ref, p.sha, p.pushed_at),
+        ).rowcount
+    return len(pushes), written
+
+
+NO_GITHUB_REMOTE = "no GitHub remote"
+"""A repository without one has no CI runs to read: not worth a line."""
+
+
+def _write_ci_runs(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, int]:
+    """Upsert the repository's GitHub Actions runs; returns (runs read, rows written). Raises
+    ci.CiUnavailable / ci.CiOutputError."""
+    if not any("github" in url for url in git.remote_urls(top)):
+        raise ci.CiUnavailable(NO_GITHUB_REMOTE)
+    runs = ci.parse_runs(ci.run_list(top))
+    written = 0
+    for r in runs:
+        written += conn.execute(
+            """
+            INSERT INTO ah.ci_run AS x (repository_id, run_id, workflow, event, branch, head_sha, status, conclusion,
+                created_at, updated_at, url)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (repository_id, run_id) DO UPDATE SET workflow = EXCLUDED.workflow, event = EXCLUDED.event,
+                branch = EXCLUDED.branch, head_sha = EXCLUDED.head_sha, status = EXCLUDED.status,
+                conclusion = EXCLUDED.conclusion, created_at = EXCLUDED.created_at,
+                updated_at = EXCLUDED.updated_at, url = EXCLUDED.url
+            WHERE (x.workflow, x.event, x.branch, x.head_sha, x.status, x.conclusion, x.created_at, x.updated_at, x.url)
+                  IS DISTINCT FROM (EXCLUDED.workflow, EXCLUDED.event, EXCLUDED.branch, EXCLUDED.head_sha,
+                  EXCLUDED.status, EXCLUDED.conclusion, EXCLUDED.created_at, EXCLUDED.updated_at, EXCLUDED.url)
+            """,
+            (repo_id, r.run_id, r.workflow, r.event, r.branch, r.head_sha, r.status, r.conclusion, r.created_at,
+             r.updated_at, r.url),
+        ).rowcount  # fmt: skip
+    return len(runs), written
+
+
+def _task_files(top: Path) -> list[str]:
+    """Backlog.md task files of the work tree, relative to `top`, sorted."""
+    out = []
+    for d in BACKLOG_DIRS:
+        base = top / d
+        if base.is_dir():
+            for p in base.rglob("*.md"):
+                rel = p.relative_to(top).as_posix()
+                if p.is_file() and backlog.folder_of(rel):
+                    out.append(rel)
+    return sorted(out)
+
+
+def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]], int]:
+    """Upsert the work tree's tasks; returns (tasks read, [(relative path, problem)], rows written)."""
+    bad: list[tuple[str, str]] = []
+    n = written = 0
+    for rel in _task_files(top):
+        try:
+            task = backlog.parse_task((top / rel).read_text(encoding="utf-8", errors="replace"), rel)
+        except (backlog.TaskFileError, OSError) as exc:
+            bad.append((rel, str(exc)))
+            continue
+        n += 1
+        written += conn.execute(
+            """
+            INSERT INTO ah.backlog_task AS t (repository_id, task_id, path, folder, title, status, labels, assignee,
+                created_date, updated_date, dependencies)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (repository_id, task_id) DO UPDATE SET path = EXCLUDED.path, folder = EXCLUDED.folder,
+                title = EXCLUDED.title, status = EXCLUDED.status, labels = EXCLUDED.labels,
+                assignee = EXCLUDED.assignee, created_date = EXCLUDED.created_date,
+                updated_date = EXCLUDED.updated_date, dependencies = EXCLUDED.dependencies
+            WHERE (t.path, t.folder, t.title, t.status, t.labels, t.assignee, t.created_date, t.updated_date,
+                   t.dependencies)
+                  IS DISTINCT FROM (EXCLUDED.path, EXCLUDED.folder, EXCLUDED.title, EXCLUDED.status, EXCLUDED.labels,
+                   EXCLUDED.assignee, EXCLUDED.created_date, EXCLUDED.updated_date, EXCLUDED.dependencies)
+            """,
+            (
+                repo_id, task.task_id, rel, backlog.folder_of(rel), task.title, task.status, list(task.labels),
+                list(task.assignee), task.created_date, task.updated_date, list(task.dependencies),
+            ),
+        ).rowcount  # fmt: skip
+    return n, bad, written
+
+
+def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, branch: str) -> tuple[int, int]:
+    """Status changes of task files along the default branch; returns (how many, rows written)."""
+    raw = git.backlog_history(top, branch, BACKLOG_DIRS)
+    wanted: list[tuple[str, str, object]] = []  # (sha, path, commit time)
+    for chunk in raw.split(b"\x1e")[1:]:
+        header, _, rest = chunk.partition(b"\0")
+        sha, ct = header.decode().split("\x1f")
+        parts = rest.lstrip(b"\n").split(b"\0")
+        for letter, path in zip(parts[0::2], parts[1::2], strict=False):
+            rel = path.decode("utf-8", "surrogateescape")
+            if letter[:1] in (b"A", b"M") and backlog.folder_of(rel):
+                wanted.append((sha, rel, log.from_unix(ct)))
+    blobs = git.read_blobs(top, [f"{sha}:{rel}" for sha, rel, _ in wanted])
+    observations = []
+    for (sha, rel, at), blob in zip(wanted, blobs, strict=True):
+        if blob is None:
+            continue
+        try:
+            task = backlog.parse_task(blob.decode("utf-8", "replace"), rel)
+        except backlog.TaskFileError:
+            continue  # an unreadable past version says nothing about the status then
+        observations.append((task.task_id, sha, at, task.status))
+    changes = backlog.status_changes(observations)
+    written = 0
+    for ch in changes:
+        written += conn.execute(
+            """
+            INSERT INTO ah.backlog_status_change AS s (repository_id, task_id, sha, changed_at, old_status, new_status)
+            VALUES (%s, %s, %s, %s, %s, %s)
+            ON CONFLICT (repository_id, task_id, sha) DO UPDATE SET changed_at = EXCLUDED.changed_at,
+                old_status = EXCLUDED.old_status, new_status = EXCLUDED.new_status
+            WHERE (s.changed_at, s.old_status, s.new_status)
+                  IS DISTINCT FROM (EXCLUDED.changed_at, EXCLUDED.old_status, EXCLUDED.new_status)
+            """,
+            (repo_id, ch.task_id, ch.sha, ch.changed_at, ch.old, ch.new),
+        ).rowcount
+    return len(changes), written
+
+
+def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]], int]:
+    """Upsert the lines of the work tree's loop state logs; returns (lines read, [(relative path,
+    problem)] — the first bad line of each file —, rows written). A line that is no longer in its
+    file keeps its row (append-only logs: nothing lost)."""
+    bad: list[tuple[str, str]] = []
+    n = written = 0
+    for rel in git.state_log_files(top):
+        try:
+            text = (top / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            bad.append((rel, f"unreadable: {exc.strerror}"))
+            continue
+        said = False
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = statelog.parse_line(raw)
+            except statelog.StateLogError as exc:
+                if not said:
+                    bad.append((rel, f"line {number}: {exc}"))
+                    said = True
+                continue
+            n += 1
+            written += conn.execute(
+                """
+                INSERT INTO ah.loop_state_line AS s (repository_id, path, line_number, ts, event, task, lane, loop)
+                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                ON CONFLICT (repository_id, path, line_number) DO UPDATE SET ts = EXCLUDED.ts,
+                    event = EXCLUDED.event, task = EXCLUDED.task, lane = EXCLUDED.lane, loop = EXCLUDED.loop
+                WHERE (s.ts, s.event, s.task, s.lane, s.loop)
+                      IS DISTINCT FROM (EXCLUDED.ts, EXCLUDED.event, EXCLUDED.task, EXCLUDED.lane, EXCLUDED.loop)
+                """,
+                (repo_id, rel, number, line.ts, line.event, line.task, line.lane, line.loop),
+            ).rowcount
+    return n, bad, written
+
+
+def collector_status(conn: psycopg.Connection, *, embedded: bool) -> dict | None:
+    """The collector part of `status`: ``{"repositories", "gone", "commits", "tasks", "issues",
+    "runs_as"}``; ``runs_as`` says who may run `collect` — the owner on the embedded default,
+    else the ``ah_collector`` role. None before migration 0019."""
+    if conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is None:
+        return None
+    repos, gone = conn.execute("SELECT count(*), count(*) FILTER (WHERE gone) FROM ah.repository").fetchone()
+    commits = conn.execute("SELECT count(*) FROM ah.repo_commit").fetchone()[0]
+    tasks = conn.execute("SELECT count(*) FROM ah.backlog_task").fetchone()[0]
+    issues = conn.execute("SELECT count(*) FROM ah.collect_issue").fetchone()[0]
+    runs_as = "the owner (embedded default)" if embedded else f"{COLLECTOR} (or the schema owner)"
+    return {"repositories": repos, "gone": gone, "commits": commits, "tasks": tasks, "issues": issues,
+            "runs_as": runs_as}  # fmt: skip
+
+
+def status_line(data: dict | None) -> str:
+    """One line for `status`: what the collector holds and which role runs it."""
+    if data is None:
+        return "collector: schema too old (run `agent-history db migrate`)"
+    gone = f" ({data['gone']:,} gone)" if data["gone"] else ""
+    return (
+        f"collector: {data['repositories']:,} repositories{gone}, {data['commits']:,} commits, "
+        f"{data['tasks']:,} Backlog tasks, {data['issues']:,} issues; `collect` runs as {data['runs_as']}"
+    )

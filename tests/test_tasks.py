@@ -1,0 +1,110 @@
+"""`tasks`, `task ID`, MCP `task` and `why SHA` over collected repositories (issue 30): a real git
+repository (`tests/git_repos.py`) and one transcript session that printed one of its commits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+
+import psycopg
+import pytest
+
+from agent_history.ingest.collect import collect
+from agent_history.model.rows import GitEventRow
+from agent_history.read.tasks import TaskNotFound, list_tasks, task_detail
+from tests.catalogue_rows import session, write
+from tests.git_repos import ME, at, build_project, git
+from tests.mcp_client import call, server_env
+
+MAKER = "maker-session"
+
+
+@pytest.fixture
+def collected(db, own_tmp):
+    project = build_project(own_tmp)
+    first = git(project, "log", "--format=%H", "--grep=Implement the first task", "main").strip()
+    write(
+        db.dsn,
+        [
+            session(MAKER, cwd=str(project), started_at=at(0)),
+            GitEventRow(
+                agent="claude",
+                git_event_uid="g1",
+                session_uid=MAKER,
+                op="commit",
+                sha=first[:7],
+                branch="main",
+                subject="Implement the first task",
+                ts=at(1) - timedelta(seconds=5),
+            ),
+        ],  # fmt: skip
+    )
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        collect(conn, [project], [ME[1]])
+    return project, first
+
+
+def test_tasks_list_and_one_task_with_history_commits_and_the_session_that_made_it(db, collected):
+    project, first = collected
+    main = git(project, "rev-list", "--first-parent", "--reverse", "main").split()
+    with psycopg.connect(db.dsn) as conn:
+        rows = list_tasks(conn)
+        assert [(r.repository, r.task_id, r.status, r.commits) for r in rows] == [
+            ("project", "task-1", "Done", 1), ("project", "task-2", "Done", 1),
+        ]  # fmt: skip
+        assert list_tasks(conn, status="to do") == [] and list_tasks(conn, repo="elsewhere") == []
+        (detail,) = task_detail(conn, "TASK-1")
+        with pytest.raises(TaskNotFound, match="no collected task 'task-77'"):
+            task_detail(conn, "task-77")
+    assert [(h.old, h.new, h.sha) for h in detail.history] == [
+        (None, "To Do", main[0]), ("To Do", "In Progress", main[1]), ("In Progress", "Done", main[2]),
+    ]  # fmt: skip
+    assert [(c.sha, c.sessions, c.reached_default_at, c.authored_by_me) for c in detail.commits] == [
+        (first, [MAKER], at(1), True)
+    ]
+    assert detail.loops == []
+
+
+def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agent_history", *args], env=env, capture_output=True, text=True)
+
+
+def test_task_cli_and_why_for_a_commit_no_agent_printed(cli_env, collected):
+    project, first = collected
+    out = _cli(cli_env, "tasks", "--status", "Done", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [t["task_id"] for t in json.loads(out.stdout)["tasks"]] == ["task-1", "task-2"]
+    one = json.loads(_cli(cli_env, "task", "task-2", "--json").stdout)["tasks"][0]
+    assert [(c["subject"], c["sessions"]) for c in one["commits"]] == [("Second task, part one", [])]
+    assert one["history"][-1]["new"] == "Done" and one["task"]["folder"] == "tasks"
+    missing = _cli(cli_env, "task", "task-77")
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "no collected task" in missing.stderr
+    # a commit by someone else that no transcript printed
+    other = git(project, "log", "--format=%H", "--grep=Finish the second task", "feat").strip()
+    why = _cli(cli_env, "why", other[:9])
+    assert why.returncode == 0, why.stderr
+    assert (
+        why.stdout.strip()
+        == f"{other[:12]} in {project}, authored by someone else at 2026-11-02 12:00 UTC; no session made it"
+    )
+    data = json.loads(_cli(cli_env, "why", other, "--json").stdout)
+    assert data["matches"] == [] and [(c["sha"], c["authored_by_me"]) for c in data["collected"]] == [(other, False)]
+    # the commit a session printed: its origin and the repository's line
+    made = _cli(cli_env, "why", first[:7])
+    assert (
+        f"{first[:12]} in {project}, authored by you at 2026-11-02 10:00 UTC; made in the session(s) above"
+        in made.stdout
+    )
+    assert MAKER in made.stdout
+
+
+def test_mcp_task_tool(db, collected, tmp_path):
+    env = server_env(db.dsn, db.reader_dsn, tmp_path)
+    data = call(env, "task", {"id": "task-1"}).data
+    (task,) = data["tasks"]
+    assert task["task"]["title"] == "First" and task["commits"][0]["sessions"] == [MAKER]
+    assert [h["new"] for h in task["history"]] == ["To Do", "In Progress", "Done"]
+    bad = call(env, "task", {"id": "task-77"})
+    assert bad.is_error and "no collected task" in bad.text
