@@ -1,0 +1,1 @@
+"""Goose legacy session files: see `parser`."""
