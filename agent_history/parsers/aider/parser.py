@@ -285,7 +285,8 @@ class AiderParser(Parser):
                     self.turn = uid
                 rows.append(TurnRow(AGENT, uid, sid, "", self.model, None, None, pos.byte_offset, pos.line_number))
                 rows.append(self._msg(uid, "user", classes.HUMAN_PROMPT, text, pos))
-                rows.append(SessionRow(agent=AGENT, session_uid=sid, agent_id="", first_prompt=text))
+                if not partial:  # keep-first: only the whole prompt
+                    rows.append(SessionRow(agent=AGENT, session_uid=sid, agent_id="", first_prompt=text))
         elif b["kind"] == "tool":
             rows.append(self._msg(uid, "system", classes.LOCAL_COMMAND_OUTPUT, text, pos))
         else:

@@ -1,0 +1,583 @@
+"""Homes for Aider, Goose, Qwen Code, Factory Droid, Kimi Code CLI and Crush built from
+``fixtures/samples/<harness>/`` (real excerpts and hand-written files, each with its
+PROVENANCE.md), laid out where each harness writes them (the directories come from the registry
+rows, `places.resolve` with no environment); a Crush database built from Crush's own schema; and
+what `status` must show for them, counted here from the raw files — never through the parsers."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+from agent_history.harnesses import BY_NAME
+from agent_history.harnesses.places import resolve
+
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
+AIDER = SAMPLES / "aider"
+GOOSE = SAMPLES / "goose"
+QWEN = SAMPLES / "qwen-code"
+DROID = SAMPLES / "factory-droid"
+KIMI = SAMPLES / "kimi"
+
+KIMI_SESSION = "0198f2c1-5a6b-7c8d-9e0f-1a2b3c4d5e6f"
+"""The session directory (``session_<uuid>``) the Kimi journals are laid out in."""
+KIMI_STATE = {
+    "createdAt": 1785618900000,
+    "updatedAt": 1785619064679,
+    "title": "Count the Swift files",
+    "isCustomTitle": False,
+    "workDir": "/private/tmp/as-agent-lab/kimi/project",
+    "agents": {
+        "main": {"homedir": "agents/main", "type": "main"},
+        "agent-0": {"homedir": "agents/agent-0", "type": "sub", "parentAgentId": "main"},
+    },
+    "lastPrompt": 'read README.md then grep for "Kimi"',
+}
+"""A hand-written ``state.json`` in the shape FORMATS-NEW.md §9 gives (no real one is public)."""
+
+
+def home_of(agent: str, home: Path) -> Path:
+    """`agent`'s default home inside the directory `home` laid out like ``~``."""
+    return resolve(BY_NAME[agent].home, home=home, env={})
+
+
+# -- layouts ------------------------------------------------------------------------------------
+
+
+def aider_projects(root: Path) -> dict[str, Path]:
+    """Three projects below `root` (``src/<name>/``) holding the Aider samples as
+    ``.aider.chat.history.md`` (the aider-repo excerpts joined, as in the source file) and the
+    input histories beside them; → project name → chat history path."""
+    out = {}
+    for name, parts in {
+        "quickdraw": [AIDER / "quickdraw" / ".aider.chat.history.md"],
+        "aider": [AIDER / "aider-repo" / "chat-history.part1.md", AIDER / "aider-repo" / "chat-history.part2.md"],
+        "simple-calculator": [AIDER / "simple-calculator" / ".aider.chat.history.md"],
+    }.items():
+        project = root / "src" / name
+        project.mkdir(parents=True, exist_ok=True)
+        (project / ".git").mkdir(exist_ok=True)
+        dst = project / ".aider.chat.history.md"
+        dst.write_bytes(b"".join(p.read_bytes() for p in parts))
+        history = parts[0].parent / ".aider.input.history"
+        if history.is_file():
+            shutil.copyfile(history, project / ".aider.input.history")
+        out[name] = dst
+    return out
+
+
+def goose_layout(home: Path) -> list[Path]:
+    """The legacy Goose session files in ``sessions/``; → their paths."""
+    root = home_of("goose", home) / "sessions"
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for src in sorted(GOOSE.glob("*.jsonl")):
+        dst = root / src.name
+        shutil.copyfile(src, dst)
+        out.append(dst)
+    return out
+
+
+def qwen_layout(home: Path) -> Path:
+    """The mock-model Qwen Code run as ``projects/-tmp-qwentest/chats/<sessionId>.jsonl``."""
+    sid = json.loads((QWEN / "qwen_code.jsonl").read_text().split("\n", 1)[0])["sessionId"]
+    dst = home_of("qwen-code", home) / "projects" / "-tmp-qwentest" / "chats" / f"{sid}.jsonl"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(QWEN / "qwen_code.jsonl", dst)
+    return dst
+
+
+def droid_layout(home: Path) -> list[Path]:
+    """The hand-written Droid session (``sessions/-tmp/<id>.jsonl``) and its hand-written
+    ``<id>.settings.json``; → their paths."""
+    sid = json.loads((DROID / "session_store_schema_drift.jsonl").read_text().split("\n", 1)[0])["id"]
+    root = home_of("droid", home) / "sessions" / "-tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(DROID / "session_store_schema_drift.jsonl", root / f"{sid}.jsonl")
+    shutil.copyfile(DROID / "hand-written" / "droid_drift.settings.json", root / f"{sid}.settings.json")
+    return [root / f"{sid}.jsonl", root / f"{sid}.settings.json"]
+
+
+def kimi_layout(home: Path) -> list[Path]:
+    """Session 1: the journal of the main agent (assistant_tools) and of its sub-agent (agent-0)
+    and a hand-written ``state.json``; session 2: small.jsonl as its main journal; → paths."""
+    root = home_of("kimi", home) / "sessions" / "wd_project_3f2a9c1b2d4e"
+    one, two = root / f"session_{KIMI_SESSION}", root / "session_0198f2c1-0000-7000-8000-000000000002"
+    files = {
+        one / "agents" / "main" / "wire.jsonl": KIMI / "assistant_tools.jsonl",
+        one / "agents" / "agent-0" / "wire.jsonl": KIMI / "subagent_agent-0.jsonl",
+        two / "agents" / "main" / "wire.jsonl": KIMI / "small.jsonl",
+    }
+    for dst, src in files.items():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    (one / "state.json").write_text(json.dumps(KIMI_STATE, indent=2))
+    return [*files, one / "state.json"]
+
+
+# -- Crush: a database built from Crush's schema ------------------------------------------------
+
+CRUSH_SCHEMA = """
+-- charmbracelet/crush internal/db/migrations/20250424200609_initial.sql @ b86336ac3268 (tables,
+-- the triggers that keep updated_at and message_count), then the columns of the migrations up to
+-- 20250627000000 that the two real databases carry (FORMATS-NEW.md §10)
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    parent_session_id TEXT,
+    title TEXT NOT NULL,
+    message_count INTEGER NOT NULL DEFAULT 0 CHECK (message_count >= 0),
+    prompt_tokens  INTEGER NOT NULL DEFAULT 0 CHECK (prompt_tokens >= 0),
+    completion_tokens  INTEGER NOT NULL DEFAULT 0 CHECK (completion_tokens>= 0),
+    cost REAL NOT NULL DEFAULT 0.0 CHECK (cost >= 0.0),
+    updated_at INTEGER NOT NULL,  -- Unix timestamp in seconds
+    created_at INTEGER NOT NULL   -- Unix timestamp in seconds
+);
+CREATE TRIGGER IF NOT EXISTS update_sessions_updated_at
+AFTER UPDATE ON sessions
+BEGIN
+UPDATE sessions SET updated_at = strftime('%s', 'now')
+WHERE id = new.id;
+END;
+CREATE TABLE IF NOT EXISTS files (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    content TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    FOREIGN KEY (session_id) REFERENCES sessions (id) ON DELETE CASCADE,
+    UNIQUE(path, session_id, version)
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    parts BLOB NOT NULL default '[]',
+    model TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    FOREIGN KEY (session_id) REFERENCES sessions (id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages (session_id);
+CREATE TRIGGER IF NOT EXISTS update_session_message_count_on_insert
+AFTER INSERT ON messages
+BEGIN
+UPDATE sessions SET
+    message_count = message_count + 1
+WHERE id = new.session_id;
+END;
+ALTER TABLE sessions ADD COLUMN summary_message_id TEXT;
+ALTER TABLE messages ADD COLUMN provider TEXT;
+"""
+
+T0 = 1_757_000_000
+"""Seconds since the epoch (Crush stores seconds, FORMATS-NEW.md §10)."""
+PARENT, CHILD = "4f0e7d3a-crush-session", "call_agent_01"
+
+
+def _parts(*parts: tuple[str, dict]) -> str:
+    return json.dumps([{"type": t, "data": d} for t, d in parts])
+
+
+def _finish(reason: str, t: int) -> tuple[str, dict]:
+    return ("finish", {"reason": reason, "time": t, "message": "", "details": ""})
+
+
+CRUSH_MESSAGES = [
+    # (id, session, role, parts, model, created seconds)
+    ("m01", PARENT, "user", _parts(("text", {"text": "Make the timer beep at zero"}), _finish("stop", T0)), None, T0),
+    (
+        "m02",
+        PARENT,
+        "assistant",
+        _parts(
+            (
+                "reasoning",
+                {
+                    "thinking": "Need to see the timer code first.",
+                    "signature": "",
+                    "started_at": T0 + 1,
+                    "finished_at": T0 + 2,
+                },
+            ),
+            ("text", {"text": "Looking at the timer and its test."}),
+            (
+                "tool_call",
+                {
+                    "id": "call_view_1",
+                    "name": "view",
+                    "input": json.dumps({"file_path": "/work/timer/src/timer.ts"}),
+                    "provider_executed": False,
+                    "finished": True,
+                },
+            ),
+            (
+                "tool_call",
+                {
+                    "id": "call_bash_1",
+                    "name": "bash",
+                    "input": json.dumps({"command": "cat test/timer.test.ts && git status"}),
+                    "provider_executed": False,
+                    "finished": True,
+                },
+            ),
+            _finish("tool_use", T0 + 3),
+        ),
+        "openrouter/sonoma-sky-alpha",
+        T0 + 1,
+    ),
+    (
+        "m03",
+        PARENT,
+        "tool",
+        _parts(
+            (
+                "tool_result",
+                {
+                    "tool_call_id": "call_view_1",
+                    "name": "view",
+                    "content": "export function tick() {}",
+                    "metadata": "{}",
+                    "is_error": False,
+                },
+            ),
+            (
+                "tool_result",
+                {
+                    "tool_call_id": "call_bash_1",
+                    "name": "bash",
+                    "content": "cat: test/timer.test.ts: No such file or directory",
+                    "metadata": "{}",
+                    "is_error": True,
+                },
+            ),
+            _finish("stop", T0 + 4),
+        ),
+        None,
+        T0 + 4,
+    ),
+    (
+        "m04",
+        PARENT,
+        "assistant",
+        _parts(
+            (
+                "tool_call",
+                {
+                    "id": CHILD,
+                    "name": "agent",
+                    "input": json.dumps({"prompt": "Find where the timer reaches zero"}),
+                    "provider_executed": False,
+                    "finished": True,
+                },
+            ),
+            (
+                "tool_call",
+                {
+                    "id": "call_edit_1",
+                    "name": "edit",
+                    "input": json.dumps(
+                        {"file_path": "/work/timer/src/timer.ts", "old_string": "{}", "new_string": "{ beep(); }"}
+                    ),
+                    "provider_executed": False,
+                    "finished": True,
+                },
+            ),
+            _finish("tool_use", T0 + 6),
+        ),
+        "openrouter/sonoma-sky-alpha",
+        T0 + 5,
+    ),
+    (
+        "m05",
+        PARENT,
+        "tool",
+        _parts(
+            (
+                "tool_result",
+                {
+                    "tool_call_id": CHILD,
+                    "name": "agent",
+                    "content": "tick() in src/timer.ts",
+                    "metadata": "",
+                    "is_error": False,
+                },
+            ),
+            (
+                "tool_result",
+                {
+                    "tool_call_id": "call_edit_1",
+                    "name": "edit",
+                    "content": "edited",
+                    "metadata": "{}",
+                    "is_error": False,
+                },
+            ),
+            _finish("stop", T0 + 8),
+        ),
+        None,
+        T0 + 8,
+    ),
+    (
+        "m06",
+        PARENT,
+        "assistant",
+        _parts(
+            ("text", {"text": "Summary: the timer now beeps at zero; src/timer.ts changed."}),
+            _finish("end_turn", T0 + 10),
+        ),
+        "openrouter/sonoma-sky-alpha",
+        T0 + 9,
+    ),
+    (
+        "c01",
+        CHILD,
+        "user",
+        _parts(("text", {"text": "Find where the timer reaches zero"}), _finish("stop", T0 + 5)),
+        None,
+        T0 + 5,
+    ),
+    (
+        "c02",
+        CHILD,
+        "assistant",
+        _parts(("text", {"text": "tick() in src/timer.ts"}), _finish("end_turn", T0 + 7)),
+        "openrouter/sonoma-sky-alpha",
+        T0 + 6,
+    ),
+]
+"""A session with a sub-agent: parallel tool calls answered by one tool message with several
+results, every message ending in a finish part, seconds timestamps, the last reply a summary."""
+
+
+def crush_db(path: Path, *, keep_open: bool = False) -> sqlite3.Connection | None:
+    """Create ``path`` (``<project>/.crush/crush.db``) in WAL mode with `CRUSH_MESSAGES`; the
+    session counters as Crush keeps them (last request's tokens, accumulated cost with the
+    sub-agent's added to the parent's, ``summary_message_id``). Returns the open connection when
+    `keep_open` (the ``-wal`` then holds the rows, as in a running Crush), else None."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(CRUSH_SCHEMA)
+    con.execute(
+        "INSERT INTO sessions (id, parent_session_id, title, prompt_tokens, completion_tokens, cost, updated_at, "
+        "created_at) VALUES (?, NULL, 'Timer beep', 0, 0, 0.0, ?, ?)",
+        (PARENT, T0, T0),
+    )
+    con.execute(
+        "INSERT INTO sessions (id, parent_session_id, title, prompt_tokens, completion_tokens, cost, updated_at, "
+        "created_at) VALUES (?, ?, 'New Agent Session', 0, 0, 0.0, ?, ?)",
+        (CHILD, PARENT, T0 + 5, T0 + 5),
+    )
+    for mid, sid, role, parts, model, created in CRUSH_MESSAGES:
+        con.execute(
+            "INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at, finished_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (mid, sid, role, parts, model, "openrouter" if model else None, created, created, created + 1),
+        )
+    # the counters: the sub-agent's last request and cost, then the parent's (child cost added)
+    con.execute("UPDATE sessions SET prompt_tokens = 812, completion_tokens = 21, cost = 0.0021 WHERE id = ?", (CHILD,))
+    con.execute(
+        "UPDATE sessions SET prompt_tokens = 0, completion_tokens = 57, cost = 0.0021 + 0.0134, summary_message_id = 'm06' "
+        "WHERE id = ?",
+        (PARENT,),
+    )
+    con.commit()
+    if keep_open:
+        return con
+    con.close()
+    return None
+
+
+# -- what `status` shows, counted from the raw files ------------------------------------------
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def qwen_status(path: Path) -> tuple[dict, int, int, int, int]:
+    """(files, sessions, messages, model calls, tokens) of one Qwen Code recording: prompts,
+    replies, thoughts and slash commands; one call per assistant line; tokens = prompt (cached
+    included) + candidates (OpenAI-converted usage: thoughts inside)."""
+    recs = _jsonl(path)
+    msgs = sum(1 for r in recs if r["type"] == "user" and any(p.get("text") for p in r["message"]["parts"]))
+    assistants = [r for r in recs if r["type"] == "assistant"]
+    for r in assistants:
+        parts = r["message"]["parts"]
+        msgs += any(p.get("text") and not p.get("thought") for p in parts)
+        msgs += sum(1 for p in parts if p.get("text") and p.get("thought") is True)
+    msgs += sum(1 for r in recs if r.get("subtype") == "slash_command")
+    tokens = sum(
+        r["usageMetadata"]["promptTokenCount"] + r["usageMetadata"]["candidatesTokenCount"] for r in assistants
+    )
+    return {"ok": 1}, len({r["sessionId"] for r in recs}), msgs, len(assistants), tokens
+
+
+def kimi_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
+    """(files, sessions, messages, model calls, tokens) of Kimi journals: one session per
+    journal; prompts, steers, think/text parts and compaction summaries; one call per step
+    end plus each session-scope usage record (a compaction)."""
+    journals = [p for p in paths if p.name == "wire.jsonl"]
+    msgs = calls = tokens = 0
+    for p in journals:
+        for r in _jsonl(p):
+            t = r["type"]
+            if t in ("turn.prompt", "turn.steer") and any(i.get("text", "").strip() for i in r["input"]):
+                msgs += 1
+            elif t == "context.append_loop_event" and r["event"]["type"] == "content.part":
+                part = r["event"]["part"]
+                msgs += bool((part.get("think") or part.get("text") or "").strip())
+            elif t == "context.apply_compaction" and r.get("summary"):
+                msgs += 1
+            usage = None
+            if t == "context.append_loop_event" and r["event"]["type"] == "step.end":
+                usage = r["event"]["usage"]
+            elif t == "usage.record" and r.get("usageScope") == "session":
+                usage = r["usage"]
+            if usage is not None:
+                calls += 1
+                tokens += usage["inputOther"] + usage["inputCacheRead"] + usage["inputCacheCreation"] + usage["output"]
+    return {"ok": len(paths)}, len(journals), msgs, calls, tokens
+
+
+def droid_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
+    """(files, sessions, messages, model calls, tokens): text blocks (a leading system reminder
+    is a message of its own), one call with the settings' cumulative usage."""
+    transcript = next(p for p in paths if p.suffix == ".jsonl")
+    settings = json.loads(next(p for p in paths if p.name.endswith(".settings.json")).read_text())
+    msgs = 0
+    for r in _jsonl(transcript):
+        if r["type"] != "message":
+            continue
+        for b in r["message"]["content"]:
+            if b["type"] == "text" and b["text"].strip():
+                reminder = re.match(r"\s*<system-reminder>.*?</system-reminder>\s*", b["text"], re.S)
+                msgs += 1 + (reminder is not None and bool(b["text"][reminder.end() :].strip()))
+    usage = settings["tokenUsage"]
+    tokens = sum(usage[k] for k in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens"))
+    return {"ok": len(paths)}, 1, msgs, 1, tokens
+
+
+def goose_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
+    """(files, sessions, messages, model calls, tokens): text of user and assistant messages,
+    one call per assistant message plus one per file with accumulated totals (their sum)."""
+    msgs = calls = tokens = 0
+    for p in paths:
+        recs = _jsonl(p)
+        for r in recs:
+            if "role" not in r:
+                if "accumulated_input_tokens" in r:
+                    calls += 1
+                    tokens += r["accumulated_input_tokens"] + r["accumulated_output_tokens"]
+                continue
+            text = "".join(b.get("text", "") for b in r["content"] if b.get("type", "text") == "text")
+            msgs += bool(text.strip())
+            calls += r["role"] == "assistant"
+    return {"ok": len(paths)}, len(paths), msgs, calls, tokens
+
+
+_AIDER_TOKENS = re.compile(
+    r"Tokens: ([\d.,]+k?) sent(?:, ([\d.,]+k?) cache write)?(?:, ([\d.,]+k?) cache hit)?, ([\d.,]+k?) received"
+)
+
+
+def _n(text: str | None) -> int:
+    if not text:
+        return 0
+    return int(round(float(text[:-1].replace(",", "")) * 1000)) if text.endswith("k") else int(text.replace(",", ""))
+
+
+def aider_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
+    """(files, sessions, messages, model calls, tokens) of Aider chat histories: sessions are
+    headers (plus a headed-less start); messages are runs of ``####`` lines, of ``>`` lines
+    (with their unprefixed continuations) and of reply lines; one call per ``Tokens:`` report.
+    Tokens: everything Aider reports, ``sent`` counted once — DeepSeek's ``sent`` includes its
+    cache hits; before 0.51 Anthropic-style hits and writes were outside ``sent`` (all samples
+    with cache counts are 0.50.2-dev)."""
+    sessions = msgs = calls = tokens = 0
+    for p in paths:
+        lines = [line.rstrip() for line in p.read_text().split("\n")]
+        if lines and lines[-1] == "":
+            lines.pop()
+        sessions += sum(1 for line in lines if line.startswith("# aider chat started at "))
+        first = next((line for line in lines if line.strip()), "")
+        sessions += not first.startswith("# aider chat started at ")
+        kinds = []
+        for line in lines:
+            if line.startswith("# aider chat started at "):
+                kinds.append("h")
+            elif line == "####" or line.startswith("#### "):
+                kinds.append("u")
+            elif line == ">" or line.startswith("> "):
+                kinds.append("t")
+            elif not line.strip():
+                kinds.append("a" if kinds and kinds[-1] == "a" else "-")
+            else:
+                kinds.append("t" if kinds and kinds[-1] == "t" and lines[len(kinds) - 1].strip() else "a")
+        runs = [k for i, k in enumerate(kinds) if k in "uta" and (i == 0 or kinds[i - 1] != k)]
+        msgs += len(runs)
+        text = "\n".join(lines)
+        model = None
+        for line in lines:
+            m = re.match(r"> (?:Main model|Model|Models): (\S+)", line)
+            if m:
+                model = m.group(1)
+            t = _AIDER_TOKENS.search(line)
+            if t:
+                calls += 1
+                sent, write, hit, recv = (_n(t.group(i)) for i in range(1, 5))
+                tokens += sent + recv + (0 if "deepseek" in (model or "") else hit + write)
+        assert text  # every sample has content
+    return {"ok": len(paths)}, sessions, msgs, calls, tokens
+
+
+def crush_status(db: Path) -> tuple[dict, int, int, int, None]:
+    """(files, sessions, messages, model calls, tokens: none recorded) of a Crush database, by
+    SQL over its rows: user and assistant text parts (one message per message row) and
+    reasoning parts; one call per assistant message plus one cost row per session."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        sessions = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        rows = con.execute("SELECT role, parts FROM messages").fetchall()
+    finally:
+        con.close()
+    msgs = calls = 0
+    for role, parts in rows:
+        parts = json.loads(parts)
+        msgs += role in ("user", "assistant") and any(p["type"] == "text" for p in parts)
+        msgs += sum(1 for p in parts if p["type"] == "reasoning")
+        calls += role == "assistant"
+    return {"ok": 1}, sessions, msgs, calls + sessions, None
+
+
+CRUSH_PROJECT = "src/timer"
+"""Where the built Crush database's project sits below a sample home."""
+
+
+def build_sample_home_b(home: Path) -> Path:
+    """Every harness above in one directory laid out like ``~``: Aider projects and the Crush
+    project under ``src/`` (found from ``--home``), the others in their homes; → `home`."""
+    aider_projects(home)
+    goose_layout(home)
+    qwen_layout(home)
+    droid_layout(home)
+    kimi_layout(home)
+    crush_db(home / CRUSH_PROJECT / ".crush" / "crush.db")
+    return home
+
+
+LOOSE_SAMPLES: tuple[tuple[str, Path], ...] = (
+    ("qwen-code", QWEN / "system_telemetry.jsonl"),
+    ("droid", DROID / "stream_json_schema_drift.jsonl"),
+)
+"""Samples no harness stores where a home would hold them: records with every value trimmed
+(one session id shared by all), and a ``droid exec --output-format stream-json`` run."""
+
+HARNESSES_B: tuple[str, ...] = ("aider", "goose", "qwen-code", "droid", "kimi", "crush")
+"""The harnesses whose sample homes this module builds."""
