@@ -627,3 +627,11 @@ def test_every_sample_laid_out_where_its_harness_writes_it_is_recognised(tmp_pat
     for agent, files in paths.items():
         for p in files:
             assert detect_agent(str(p), p.read_bytes()[:65536]) == agent, p
+
+
+@pytest.mark.parametrize("path", sorted(b.GOOSE.glob("*.jsonl")), ids=lambda p: p.name)
+def test_goose_file_read_line_by_line_equals_the_document(path):
+    """`agent-history parse` feeds a Goose file line by line; the loader reads it as a document."""
+    ctx = ParseContext(str(path))
+    lines = fold(parse_bytes(source_parser("goose", "jsonl"), ctx, path.read_bytes()))
+    assert lines == fold(source_parser("goose", "document")(ctx).parse(path.read_bytes()))

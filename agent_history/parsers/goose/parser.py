@@ -49,7 +49,7 @@ from agent_history.model.rows import (
     ToolCallRow,
     TurnRow,
 )
-from agent_history.parsers.base import DocumentParser, Pos, record_type_row
+from agent_history.parsers.base import DocumentParser, ParseContext, Parser, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
 from agent_history.parsers.common.errors import classify_error
 from agent_history.parsers.common.gitout import git_event_rows
@@ -321,5 +321,30 @@ class _Thread:
         return rows
 
 
-PARSER = GooseParser
+class GooseLinesParser(Parser):
+    """The same reading fed line by line, for whole-file passes (``agent-history parse``): the
+    loader reads Goose files as documents (`GooseParser`), so this parser is never resumed and
+    keeps no state; ``flush`` gives the rows that need the whole file (calls, the session)."""
+
+    AGENT = AGENT
+    VERSION = VERSION
+
+    def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
+        super().__init__(ctx, state)
+        self.thread = _Thread(os.path.splitext(os.path.basename(ctx.path))[0] or ctx.path)
+        self.index = 0
+
+    def feed(self, record: Any, pos: Pos) -> Iterable[Row]:
+        """Rows of one line."""
+        if not isinstance(record, dict):
+            return [ParseIssueRow("non_object", pos.byte_offset, pos.line_number, "line is not a JSON object")]
+        self.index += 1
+        return self.thread.record(record, self.index - 1, pos)
+
+    def flush(self) -> Iterable[Row]:
+        """The calls and the session of the lines fed so far."""
+        return self.thread.finish()
+
+
+PARSER = GooseLinesParser
 DOCUMENT_PARSER = GooseParser
