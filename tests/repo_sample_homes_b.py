@@ -70,7 +70,8 @@ def aider_projects(root: Path) -> dict[str, Path]:
 
 
 def goose_layout(home: Path) -> list[Path]:
-    """The legacy Goose session files in ``sessions/``; → their paths."""
+    """The legacy Goose session files in ``sessions/`` and the ``sessions.db`` Goose made of
+    them (`goose_db`); → their paths."""
     root = home_of("goose", home) / "sessions"
     root.mkdir(parents=True, exist_ok=True)
     out = []
@@ -78,7 +79,8 @@ def goose_layout(home: Path) -> list[Path]:
         dst = root / src.name
         shutil.copyfile(src, dst)
         out.append(dst)
-    return out
+    goose_db(root / "sessions.db")
+    return [*out, root / "sessions.db"]
 
 
 def qwen_layout(home: Path) -> Path:
@@ -394,6 +396,198 @@ def crush_db(path: Path, *, keep_open: bool = False) -> sqlite3.Connection | Non
     return None
 
 
+GOOSE_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+INSERT INTO schema_version (version) VALUES (10);
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    user_set_name BOOLEAN DEFAULT FALSE,
+    session_type TEXT NOT NULL DEFAULT 'user',
+    working_dir TEXT NOT NULL,
+    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    extension_data TEXT DEFAULT '{}',
+    total_tokens INTEGER,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    accumulated_total_tokens INTEGER,
+    accumulated_input_tokens INTEGER,
+    accumulated_output_tokens INTEGER,
+    schedule_id TEXT,
+    recipe_json TEXT,
+    user_recipe_values_json TEXT,
+    provider_name TEXT,
+    model_config_json TEXT,
+    goose_mode TEXT NOT NULL DEFAULT 'auto',
+    thread_id TEXT
+);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL,
+    content_json TEXT NOT NULL,
+    created_timestamp INTEGER NOT NULL,
+    timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    tokens INTEGER,
+    metadata_json TEXT
+);
+CREATE INDEX idx_messages_session ON messages(session_id);
+"""
+"""Goose's ``sessions.db`` schema version 10: ``SessionStorage::create_schema`` in aaif-goose/goose
+``crates/goose/src/session/session_manager.rs`` @ 9922a92e90e416e15e15a8ee67a44c1502a45f0c
+(the ``threads`` tables omitted: not read)."""
+
+GOOSE_IMPORTED = "issue-2529-excerpt"
+"""A session Goose imported from the legacy file of that name (same id, same messages)."""
+GOOSE_NATIVE, GOOSE_CHILD = "20251001_1", "20251001_2"
+G0 = 1759305600  # 2025-10-01T08:00:00Z
+_VISIBLE = json.dumps({"userVisible": True, "agentVisible": True})
+
+
+def _g(role: str, created: int, *content: dict, meta: str = _VISIBLE) -> tuple[str, int, str, str]:
+    return role, created, json.dumps(content), meta
+
+
+def _text(text: str) -> dict:
+    return {"type": "text", "text": text}
+
+
+GOOSE_MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
+    GOOSE_NATIVE: [
+        _g("user", G0, _text("Commit the watcher and write the notes file")),
+        _g(
+            "assistant",
+            G0 + 2,
+            {"type": "thinking", "thinking": "Commit first, then the notes.", "signature": "sig"},
+            _text("Committing."),
+            {
+                "type": "toolRequest",
+                "id": "toolu_01",
+                "toolCall": {
+                    "status": "success",
+                    "value": {"name": "developer__shell", "arguments": {"command": "git commit -am 'Add watcher'"}},
+                },
+            },
+        ),
+        _g(
+            "user",
+            G0 + 3,
+            {
+                "type": "toolResponse",
+                "id": "toolu_01",
+                "toolResult": {
+                    "status": "success",
+                    "value": [{"type": "text", "text": "[main 1a2b3c4] Add watcher\n 1 file changed, 3 insertions(+)"}],
+                },
+            },
+        ),
+        _g(
+            "assistant",
+            G0 + 5,
+            {
+                "type": "toolRequest",
+                "id": "toolu_02",
+                "toolCall": {
+                    "status": "success",
+                    "value": {
+                        "name": "developer__text_editor",
+                        "arguments": {"command": "write", "path": "/work/watcher/NOTES.md", "file_text": "notes"},
+                    },
+                },
+            },
+            {
+                "type": "toolRequest",
+                "id": "toolu_03",
+                "toolCall": {
+                    "status": "success",
+                    "value": {"name": "developer__shell", "arguments": {"command": "cat missing.txt"}},
+                },
+            },
+        ),
+        # the two results in one message; the second as rmcp's CallToolResult
+        _g(
+            "user",
+            G0 + 6,
+            {
+                "type": "toolResponse",
+                "id": "toolu_02",
+                "toolResult": {
+                    "status": "success",
+                    "value": {
+                        "content": [{"type": "text", "text": "Successfully wrote to NOTES.md"}],
+                        "isError": False,
+                    },
+                },
+            },
+            {
+                "type": "toolResponse",
+                "id": "toolu_03",
+                "toolResult": {"status": "error", "error": "cat: missing.txt: No such file or directory"},
+            },
+        ),
+        # a compaction: the summary only the model sees
+        _g(
+            "user",
+            G0 + 60,
+            _text("Summary: watcher committed; notes written."),
+            meta=json.dumps({"userVisible": False, "agentVisible": True}),
+        ),
+        _g("assistant", G0 + 62, _text("Done: committed 1a2b3c4 and wrote NOTES.md.")),
+        _g("user", G0 + 63, {"type": "systemNotification", "notificationType": "inlineMessage", "msg": "Compacted"}),
+    ],
+    GOOSE_CHILD: [
+        _g("user", G0 + 10, _text("List the tests")),
+        _g("assistant", G0 + 11, _text("There are none yet.")),
+    ],
+    GOOSE_IMPORTED: [],  # filled from the legacy file by goose_db
+}
+
+
+def goose_db(path: Path, *, keep_open: bool = False) -> sqlite3.Connection | None:
+    """Create ``path`` (``<data>/sessions/sessions.db``) in WAL mode with `GOOSE_SCHEMA`: the
+    legacy sample ``issue-2529-excerpt.jsonl`` imported as Goose's ``import_legacy`` does (same
+    session id, metadata and messages in order) plus one message Goose added after, a native
+    session with calls, parallel results, a hidden summary and a notification, and a sub-agent
+    session. Timestamps as Goose writes them (``created_timestamp`` seconds, ``created_at`` /
+    ``updated_at`` SQLite UTC text). Returns the open connection when `keep_open`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(GOOSE_SCHEMA)
+    meta, *legacy = _jsonl(GOOSE / f"{GOOSE_IMPORTED}.jsonl")
+    imported = [(r["role"], r["created"], json.dumps(r["content"]), _VISIBLE) for r in legacy]
+    imported.append(_g("assistant", legacy[-1]["created"] + 4, _text("I'll add a watcher with notify.")))
+    stamp = "2025-10-01 08:01:03"
+    sessions = [
+        (GOOSE_IMPORTED, meta["description"], "user", meta["working_dir"], meta, imported),
+        (GOOSE_NATIVE, "Commit the watcher", "user", "/work/watcher", None, GOOSE_MESSAGES[GOOSE_NATIVE]),
+        (GOOSE_CHILD, "List the tests", "sub_agent", "/work/watcher", None, GOOSE_MESSAGES[GOOSE_CHILD]),
+    ]
+    for sid, name, stype, cwd, m, messages in sessions:
+        totals = (m["accumulated_input_tokens"], m["accumulated_output_tokens"]) if m else (5210, 388)
+        con.execute(
+            "INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at, extension_data, "
+            "total_tokens, input_tokens, output_tokens, accumulated_total_tokens, accumulated_input_tokens, "
+            "accumulated_output_tokens, provider_name, model_config_json) "
+            "VALUES (?, ?, ?, ?, '2025-10-01 08:00:00', ?, '{}', 900, 800, 100, ?, ?, ?, 'anthropic', ?)",
+            (sid, name, stype, cwd, stamp, sum(totals), *totals, json.dumps({"model_name": "claude-sonnet-4-5"})),
+        )
+        for role, created, content, metadata in messages:
+            con.execute(
+                "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
+                "VALUES ('msg_' || ? || '_' || lower(hex(randomblob(8))), ?, ?, ?, ?, ?)",
+                (sid, sid, role, content, created, metadata),
+            )
+    con.commit()
+    if keep_open:
+        return con
+    con.close()
+    return None
+
+
 # -- what `status` shows, counted from the raw files ------------------------------------------
 
 
@@ -465,21 +659,51 @@ def droid_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
 
 
 def goose_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
-    """(files, sessions, messages, model calls, tokens): text of user and assistant messages,
-    one call per assistant message plus one per file with accumulated totals (their sum)."""
-    msgs = calls = tokens = 0
+    """(files, sessions, messages, model calls, tokens) of legacy session files and a
+    ``sessions.db``: text of user and assistant messages and thinking blocks, one call per
+    assistant message plus one per session with accumulated totals (their sum). A session Goose
+    imported into the database is the same session (file stem = id) and its messages the same
+    messages (by place in the session): each is counted once. Other files (the database's
+    ``-wal`` and ``-shm``) are not sources."""
+    paths = [p for p in paths if p.suffix in (".jsonl", ".db")]
+    sessions: dict[str, dict] = {}
+
+    def add(sid: str, place: int, role: str, content: list) -> None:
+        text = "".join(b.get("text", "") for b in content if b.get("type", "text") == "text")
+        thinking = sum(1 for b in content if b.get("type") == "thinking" and b.get("thinking"))
+        s = sessions.setdefault(sid, {"msgs": {}, "usage": None})
+        s["msgs"][place] = (bool(text.strip()) + thinking, role == "assistant")
+
     for p in paths:
+        if p.suffix == ".db":
+            con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+            try:
+                for sid, inp, out in con.execute(
+                    "SELECT id, accumulated_input_tokens, accumulated_output_tokens FROM sessions"
+                ):
+                    sessions.setdefault(sid, {"msgs": {}, "usage": None})["usage"] = inp + out
+                by_session: dict[str, int] = {}
+                for sid, role, content in con.execute(
+                    "SELECT session_id, role, content_json FROM messages ORDER BY created_timestamp, id"
+                ):
+                    by_session[sid] = by_session.get(sid, 0) + 1
+                    add(sid, by_session[sid], role, json.loads(content))
+            finally:
+                con.close()
+            continue
         recs = _jsonl(p)
-        for r in recs:
+        for i, r in enumerate(recs):
             if "role" not in r:
                 if "accumulated_input_tokens" in r:
-                    calls += 1
-                    tokens += r["accumulated_input_tokens"] + r["accumulated_output_tokens"]
+                    sessions.setdefault(p.stem, {"msgs": {}, "usage": None})["usage"] = (
+                        r["accumulated_input_tokens"] + r["accumulated_output_tokens"]
+                    )
                 continue
-            text = "".join(b.get("text", "") for b in r["content"] if b.get("type", "text") == "text")
-            msgs += bool(text.strip())
-            calls += r["role"] == "assistant"
-    return {"ok": len(paths)}, len(paths), msgs, calls, tokens
+            add(p.stem, i, r["role"], r["content"])
+    msgs = sum(n for s in sessions.values() for n, _ in s["msgs"].values())
+    calls = sum(a for s in sessions.values() for _, a in s["msgs"].values())
+    usage = [s["usage"] for s in sessions.values() if s["usage"] is not None]
+    return {"ok": len(paths)}, len(sessions), msgs, calls + len(usage), sum(usage)
 
 
 _AIDER_TOKENS = re.compile(

@@ -1,7 +1,8 @@
 """Harnesses whose files live inside each project, through the CLI and a real catalogue: Aider's
 append-only Markdown (found from the working directories the catalogue knows and from
 ``[aider] roots``, read from its offset, a torn last line waiting) and Crush's database (read
-with its ``-wal`` while Crush holds it open, then by its cursor)."""
+with its ``-wal`` while Crush holds it open, then by its cursor) — and Goose's ``sessions.db``, a
+home database read by row id."""
 
 from __future__ import annotations
 
@@ -129,3 +130,55 @@ def test_crush_database_is_read_with_its_wal_then_by_its_cursor(cli_env, db, own
     with db.connect() as conn:
         text = conn.execute("SELECT text FROM ah.message WHERE message_uid = 'm07'").fetchone()[0]
     assert text == "And make it louder"
+
+
+def test_goose_database_is_read_by_row_id_and_a_replaced_conversation_is_not_counted_twice(cli_env, db, own_tmp):
+    home = own_tmp / "home-g"
+    path = b.home_of("goose", home) / "sessions" / "sessions.db"
+    con = b.goose_db(path, keep_open=True)  # Goose running: the rows are still in sessions.db-wal
+    try:
+        first = index(cli_env, "--home", str(home))
+        assert first["files_failed"] == 0
+        files, sessions, messages, calls, tokens = b.goose_status([path])
+        got = status(cli_env)["goose-local"]
+        assert (got["files"], got["sessions"], got["messages"], got["model_calls"], got["tokens"]) == (
+            files,
+            sessions,
+            messages,
+            calls,
+            tokens,
+        )
+        # the user asks again (add_message: a new row, updated_at moves)
+        con.execute(
+            "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
+            "VALUES ('msg_new', ?, 'user', ?, ?, '{}')",
+            (b.GOOSE_NATIVE, json.dumps([{"type": "text", "text": "And push it"}]), b.G0 + 3600),
+        )
+        con.execute("UPDATE sessions SET updated_at = datetime('now') WHERE id = ?", (b.GOOSE_NATIVE,))
+        con.commit()
+        again = index(cli_env, "--home", str(home))
+        assert again["files_changed"] == 1 and again["rows_new"].get("message") == 1
+        # a compaction rewrites the conversation: every message again under a new row id
+        kept = con.execute(
+            "SELECT message_id, session_id, role, content_json, created_timestamp, metadata_json FROM messages "
+            "WHERE session_id = ? ORDER BY created_timestamp, id",
+            (b.GOOSE_NATIVE,),
+        ).fetchall()
+        con.execute("DELETE FROM messages WHERE session_id = ?", (b.GOOSE_NATIVE,))
+        con.executemany(
+            "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            kept,
+        )
+        con.commit()
+        replaced = index(cli_env, "--home", str(home))
+        assert replaced["files_changed"] == 1 and not replaced["rows_new"].get("message")
+        assert status(cli_env)["goose-local"]["messages"] == messages + 1
+        assert index(cli_env, "--home", str(home))["files_changed"] == 0  # database and -wal unchanged
+    finally:
+        con.close()
+    with db.connect() as conn:
+        text = conn.execute(
+            "SELECT text FROM ah.message WHERE message_uid = %s", (f"{b.GOOSE_NATIVE}#{len(kept)}",)
+        ).fetchone()[0]
+    assert text == "And push it"

@@ -6,8 +6,9 @@ Sources: FORMATS-NEW.md §5 and the real lines in fixtures/samples/goose (issue 
 kenn-io/agentsview ``internal/parser/goose_paths.go`` (``GOOSE_PATH_ROOT``; the XDG layout on
 Linux and macOS; Windows ``%APPDATA%/Block/goose/data``). Nov-2024 builds wrote to
 ``~/.config/goose/sessions``: add that directory's parent as a ``[sources]`` entry
-(``goose-old = "~/.config/goose"``). ``sessions.db`` (v1.10+) is not read: its schema changes
-with most releases and no real copy is public. Goose configures MCP servers as YAML
+(``goose-old = "~/.config/goose"``). ``sessions/sessions.db`` (v1.10+, SQLite in WAL mode) is read
+read-only by cursor, its schema verified against goose's ``session_manager.rs`` (version 10); no
+real copy is public, so the tests build one from that schema. Goose configures MCP servers as YAML
 ``extensions`` (``connect`` cannot edit YAML without losing comments) and has no per-turn hook.
 """
 
@@ -20,21 +21,40 @@ HARNESS = Harness(
     product="Goose",
     aliases=("block-goose",),
     parser="goose.parser",
-    source_kinds=("document",),
+    source_kinds=("document", "database"),
     home=Place(
         ("${GOOSE_PATH_ROOT}/data", "${XDG_DATA_HOME}/goose", "~/.local/share/goose"),
         win32=("${GOOSE_PATH_ROOT}/data", "${APPDATA}/Block/goose/data", "~/AppData/Roaming/Block/goose/data"),
     ),
-    layout=Layout(kinds=(KindRule("sessions", r"sessions/[^/]+\.jsonl", "document"),)),
+    layout=Layout(
+        kinds=(
+            KindRule("sessions", r"sessions/sessions\.db", "database"),
+            KindRule("sessions", r"sessions/[^/]+\.jsonl", "document"),
+        )
+    ),
     signatures=(
         Signature(27, first=(r'^\{"working_dir"\s*:',), head=(r'"accumulated_total_tokens"|"message_count"',)),
         Signature(28, first=(r'^\{"role"\s*:\s*"(user|assistant)"\s*,\s*"created"\s*:\s*\d',)),
+        Signature(29, head=(r"^SQLite format 3\x00",), path="sessions/sessions.db"),
     ),
-    path_hint=r"(^|/)goose/sessions/[^/]+\.jsonl$",
+    path_hint=r"(^|/)goose/sessions/[^/]+\.(jsonl|db)$",
     capabilities=Capabilities(
-        frozenset({"tokens.input_uncached", "tokens.output", "timestamps", "tool_results", "reasoning", "cwd"}),
-        unsampled=(("reasoning", "thinking blocks: the real lines have none (shape: FORMATS-NEW.md §5)"),),
+        # model (model_config_json), sub-agent sessions (session_type) and thinking blocks: only
+        # sessions.db shows them, and only the schema-built one (the real legacy lines have none)
+        frozenset(
+            {
+                "tokens.input_uncached",
+                "tokens.output",
+                "model",
+                "timestamps",
+                "subagents",
+                "tool_results",
+                "reasoning",
+                "cwd",
+            }
+        ),
     ),
     built_from="real",
-    built_from_why="real session lines pasted in an issue and a pull request (fixtures/samples/goose)",
+    built_from_why="real session lines pasted in an issue and a pull request (fixtures/samples/goose); "
+    "sessions.db from goose's schema (no real copy public)",
 )

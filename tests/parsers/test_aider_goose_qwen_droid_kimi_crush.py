@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -437,6 +438,108 @@ def test_goose_torn_last_line_is_an_issue_at_its_offset_and_the_rest_is_kept():
     (issue,) = f[ParseIssueRow]
     assert (issue.kind, issue.byte_offset, issue.line_number) == ("invalid_json", len(data), 3)
     assert [m.text for m in f[MessageRow]] == [json.loads(data.splitlines()[1])["content"][0]["text"]]
+
+
+@pytest.fixture(scope="module")
+def goose_db(tmp_path_factory) -> tuple[Path, dict]:
+    db = tmp_path_factory.mktemp("goose") / "data" / "sessions" / "sessions.db"
+    b.goose_db(db)
+    return db, _f(read_all(str(db), source_parser("goose", "database")(ParseContext(str(db)))))
+
+
+def _goose_raw(db: Path) -> tuple[list[tuple], dict]:
+    """(messages as (session, place, role, content, metadata) in Goose's order, sessions by id)
+    read by SQL, independently of the parser."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con.row_factory = sqlite3.Row
+    try:
+        places: Counter = Counter()
+        msgs = []
+        for r in con.execute("SELECT * FROM messages ORDER BY created_timestamp, id"):
+            places[r["session_id"]] += 1
+            meta = json.loads(r["metadata_json"])
+            msgs.append((r["session_id"], places[r["session_id"]], r["role"], json.loads(r["content_json"]), meta))
+        sessions = {r["id"]: dict(r) for r in con.execute("SELECT * FROM sessions")}
+    finally:
+        con.close()
+    return msgs, sessions
+
+
+def test_goose_database_counts_calls_and_tokens_from_its_rows(goose_db):
+    db, f = goose_db
+    _clean(f)
+    msgs, sessions = _goose_raw(db)
+    texts = [(s, n, r, c, m) for s, n, r, c, m in msgs if any(x.get("type") == "text" for x in c)]
+    assert len(f[MessageRow]) == len(texts) + sum(x.get("type") == "thinking" for *_, c, _ in msgs for x in c)
+    hidden = [f"{s}#{n}" for s, n, _, _, m in texts if m["userVisible"] is False]
+    assert [m.message_uid for m in _by(f, classes.SYSTEM_REMINDER)] == hidden  # a summary the user never saw
+    prompts = [f"{s}#{n}" for s, n, r, _, m in texts if r == "user" and m["userVisible"]]
+    assert sorted(t.turn_uid for t in f[TurnRow]) == sorted(prompts)
+    requests = {x["id"]: x for *_, c, _ in msgs for x in c if x.get("type") == "toolRequest"}
+    responses = {x["id"]: x for *_, c, _ in msgs for x in c if x.get("type") == "toolResponse"}
+    calls = {t.tool_call_uid.split("/", 1)[1]: t for t in f[ToolCallRow]}
+    assert set(calls) == set(requests) == set(responses)
+    for cid, t in calls.items():
+        assert t.name == requests[cid]["toolCall"]["value"]["name"]
+        assert t.outcome == ("error" if responses[cid]["toolResult"]["status"] == "error" else "ok")
+    assert calls["toolu_03"].error_class == "not_found"
+    assert calls["toolu_02"].output == "Successfully wrote to NOTES.md"  # CallToolResult {content, isError}
+    assert [(g.op, g.sha, g.branch) for g in f[GitEventRow]] == [("commit", "1a2b3c4", "main")]
+    assert sorted((t.op, t.path) for t in f[FileTouchRow]) == [
+        ("create", "/work/watcher/NOTES.md"),
+        ("read", "/work/watcher/missing.txt"),
+    ]
+    usage = {c.session_uid: c for c in f[ModelCallRow] if c.call_uid.endswith("#session-usage")}
+    assert {k: (c.input_uncached, c.output) for k, c in usage.items()} == {
+        k: (s["accumulated_input_tokens"], s["accumulated_output_tokens"]) for k, s in sessions.items()
+    }
+    assert len(f[ModelCallRow]) - len(usage) == sum(r == "assistant" for _, _, r, _, _ in msgs)
+    rows = {s.session_uid: s for s in f[SessionRow]}
+    assert {k: s.is_subagent for k, s in rows.items()} == {
+        k: s["session_type"] == "sub_agent" for k, s in sessions.items()
+    }
+    assert {s.model for s in rows.values()} == {"claude-sonnet-4-5"}
+    assert rows[b.GOOSE_NATIVE].started_at == datetime(2025, 10, 1, 8, 0, tzinfo=UTC)  # SQLite UTC text
+    assert rows[b.GOOSE_NATIVE].cwd == sessions[b.GOOSE_NATIVE]["working_dir"]
+
+
+def test_goose_database_session_imported_from_a_legacy_file_is_counted_once(goose_db):
+    db, from_db = goose_db
+    legacy = b.GOOSE / f"{b.GOOSE_IMPORTED}.jsonl"
+    rows = list(
+        source_parser("goose", "document")(ParseContext(str(db.parent / legacy.name))).parse(legacy.read_bytes())
+    )
+    rows += read_all(str(db), source_parser("goose", "database")(ParseContext(str(db))))
+    both = _f(rows)
+    mine = [m for m in both[MessageRow] if m.session_uid == b.GOOSE_IMPORTED]
+    in_db = [m for m in from_db[MessageRow] if m.session_uid == b.GOOSE_IMPORTED]
+    assert sorted(m.message_uid for m in mine) == sorted(m.message_uid for m in in_db)  # merged, not doubled
+    assert len(in_db) == len(_records(legacy)) - 1 + 1  # the file's messages + the one Goose added later
+    assert sum(s.session_uid == b.GOOSE_IMPORTED for s in both[SessionRow]) == 1
+
+
+def test_goose_database_conversation_replaced_under_new_row_ids_merges(goose_db, tmp_path):
+    db = tmp_path / "sessions" / "sessions.db"
+    b.goose_db(db)
+    con = sqlite3.connect(db)
+    try:  # replace_conversation: delete the session's messages, insert them again (new row ids)
+        kept = con.execute(
+            "SELECT message_id, session_id, role, content_json, created_timestamp, metadata_json FROM messages "
+            "WHERE session_id = ? ORDER BY created_timestamp, id",
+            (b.GOOSE_NATIVE,),
+        ).fetchall()
+        con.execute("DELETE FROM messages WHERE session_id = ?", (b.GOOSE_NATIVE,))
+        con.executemany(
+            "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            kept,
+        )
+        con.commit()
+    finally:
+        con.close()
+    again = _f(read_all(str(db), source_parser("goose", "database")(ParseContext(str(db)))))
+    _, before = goose_db
+    assert sorted(m.message_uid for m in again[MessageRow]) == sorted(m.message_uid for m in before[MessageRow])
 
 
 # -- Aider --------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 FORMATS-NEW.md §5; samples in fixtures/samples/goose (lines pasted into a bug report and a pull
 request of real sessions).
 
-Before its SQLite store (``sessions.db``, ~v1.10, not read here: its schema moves with every
-release and no real copy is public), Goose kept one JSONL file per session —
+Before its SQLite store (``sessions.db``, ~v1.10: `parsers.goose.database`, this module's
+``DATABASE_PARSER``), Goose kept one JSONL file per session —
 ``~/.local/share/goose/sessions/<name>.jsonl`` (Nov 2024: ``~/.config/goose/sessions/``) — and
 **rewrote it whole after each message** (aaif-goose/goose PR #283), often leaving a torn or
 doubled line (issues #2529, #1946). So a file is read as a whole document by content hash, line
@@ -57,46 +57,18 @@ from agent_history.parsers.common.lines import iter_records
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.timeutil import parse_ts
 from agent_history.parsers.common.touches import file_touch_rows
-
-AGENT = "goose"
-VERSION = 1
-ROLES = frozenset({"user", "assistant"})
-BLOCKS = frozenset({"text", "thinking", "redactedThinking", "toolRequest", "toolResponse", "image", "legacy"})
-EDITOR_OPS: dict[str, str] = {
-    "view": "read",
-    "write": "create",
-    "str_replace": "edit",
-    "insert": "edit",
-    "undo_edit": "edit",
-}
-"""``text_editor`` ``command`` → touch op."""
-SHELL_TOOLS = frozenset({"shell", "bash"})
-
-
-def _base(name: str | None) -> str:
-    """A tool name without its ``<extension>__`` prefix."""
-    return (name or "").rsplit("__", 1)[-1]
-
-
-def _block_type(block: dict) -> str:
-    """A block's ``type``; the untyped Nov-2024 blocks are ``legacy``."""
-    t = as_str(block.get("type"))
-    return t if t is not None else "legacy"
-
-
-def _result_text(value: Any) -> str | None:
-    """Tool output: text items (``{type: text, text}`` or Nov-2024 ``{"Text": {text}}``), else JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    texts = []
-    for item in as_list(value):
-        i = as_dict(item)
-        text = as_str(i.get("text")) if "text" in i else as_str(as_dict(i.get("Text")).get("text"))
-        if text is not None:
-            texts.append(text)
-    return "\n".join(texts) if texts else orjson.dumps(value).decode()
+from agent_history.parsers.goose.blocks import (
+    AGENT,
+    BLOCKS,
+    EDITOR_OPS,
+    ROLES,
+    SHELL_TOOLS,
+    VERSION,
+    base_name,
+    block_type,
+    result_text,
+)
+from agent_history.parsers.goose.database import GooseDbParser
 
 
 class GooseParser(DocumentParser):
@@ -150,7 +122,7 @@ class _Thread:
         texts: list[str] = []
         for j, block in enumerate(as_list(obj.get("content"))):
             b = as_dict(block)
-            btype = _block_type(b)
+            btype = block_type(b)
             rows.append(record_type_row(AGENT, b, "content", btype, btype in BLOCKS))
             if btype not in BLOCKS:
                 rows.append(ParseIssueRow("unknown_record_type", pos.byte_offset, pos.line_number, f"block {btype!r}"))
@@ -172,7 +144,7 @@ class _Thread:
             elif btype == "toolResponse":
                 res = as_dict(b.get("toolResult"))
                 ok = as_str(res.get("status")) != "error"
-                output = _result_text(res.get("value")) if ok else _result_text(res.get("error") or res.get("value"))
+                output = result_text(res.get("value")) if ok else result_text(res.get("error") or res.get("value"))
                 self._result(as_nonempty_str(b.get("id")), output, not ok, pos)
             elif btype == "legacy" and "tool_name" in b:
                 cid = f"{uid}.{j}"
@@ -184,7 +156,7 @@ class _Thread:
                     value = orjson.loads(raw) if isinstance(raw, str) else raw
                 except orjson.JSONDecodeError:
                     value = raw
-                self._result(as_nonempty_str(b.get("id")), _result_text(value), False, pos, legacy=True)
+                self._result(as_nonempty_str(b.get("id")), result_text(value), False, pos, legacy=True)
         text = "\n".join(texts)
         if role == "user" and text.strip():
             self.turn = uid
@@ -277,7 +249,7 @@ class _Thread:
                     output_line=c["out_pos"].line_number if answered else None,
                 )
             )
-            base = _base(name)
+            base = base_name(name)
             touches: list[tuple[str, str]] = []
             command = as_nonempty_str(args.get("command"))
             if base == "text_editor" and command in EDITOR_OPS and as_nonempty_str(args.get("path")):
@@ -348,3 +320,4 @@ class GooseLinesParser(Parser):
 
 PARSER = GooseLinesParser
 DOCUMENT_PARSER = GooseParser
+DATABASE_PARSER = GooseDbParser
