@@ -1,6 +1,6 @@
 """`connect` / `connect --hook` for Qwen Code (``~/.qwen/settings.json``: ``mcpServers`` and
-``hooks.Stop``, ``$QWEN_HOME``) and Factory Droid (``~/.factory/mcp.json``, ``hooks.Stop`` in
-``~/.factory/settings.json``) on realistic config files (HOME is a temp dir): our entries added
+``hooks.Stop``, ``$QWEN_HOME``), Factory Droid (``~/.factory/mcp.json``, ``hooks.Stop`` in
+``~/.factory/settings.json``) and Kimi Code (``~/.kimi-code/mcp.json``, ``$KIMI_CODE_HOME``) on realistic config files (HOME is a temp dir): our entries added
 and removed, everything else kept; a Stop payload indexes exactly the transcript it names."""
 
 from __future__ import annotations
@@ -31,6 +31,13 @@ QWEN_SETTINGS = {
 }
 # ~/.factory/mcp.json and settings.json (docs.factory.ai: "type": "stdio" servers; Claude-Code-style hooks)
 DROID_MCP = {"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp", "disabled": False}}}
+# ~/.kimi-code/mcp.json (moonshotai.github.io/kimi-code "Model Context Protocol": a stdio and an HTTP server)
+KIMI_MCP = {
+    "mcpServers": {
+        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+        "linear": {"url": "https://mcp.linear.app/mcp", "bearerTokenEnvVar": "LINEAR_TOKEN", "enabled": False},
+    }
+}
 DROID_SETTINGS = {
     "model": "claude-sonnet-4-5-20250929",
     "reasoningEffort": "medium",
@@ -41,6 +48,7 @@ CASES = {
     # agent → (config under HOME, original, note under HOME)
     "qwen-code": (".qwen/settings.json", QWEN_SETTINGS, ".qwen/skills/agent-history/SKILL.md"),
     "droid": (".factory/mcp.json", DROID_MCP, ".factory/skills/agent-history/SKILL.md"),
+    "kimi": (".kimi-code/mcp.json", KIMI_MCP, ".kimi-code/skills/agent-history/SKILL.md"),
 }
 HOOK_CASES = {"qwen-code": (".qwen/settings.json", QWEN_SETTINGS), "droid": (".factory/settings.json", DROID_SETTINGS)}
 
@@ -50,7 +58,14 @@ def home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for var in ("QWEN_HOME", "QWEN_RUNTIME_DIR", "FACTORY_DIR", "AGENT_HISTORY_CONFIG", "AGENT_HISTORY_DATA_DIR"):
+    for var in (
+        "QWEN_HOME",
+        "QWEN_RUNTIME_DIR",
+        "FACTORY_DIR",
+        "KIMI_CODE_HOME",
+        "AGENT_HISTORY_CONFIG",
+        "AGENT_HISTORY_DATA_DIR",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -77,9 +92,15 @@ def test_connect_and_disconnect_round_trip_keeps_everything_else(agent, home):
     assert json.loads(config.read_text()) == original and not (home / note_rel).exists()
 
 
-def test_qwen_home_and_factory_dir_move_the_config(home, monkeypatch, tmp_path):
+def test_qwen_home_factory_dir_and_kimi_code_home_move_the_config(home, monkeypatch, tmp_path):
     monkeypatch.setenv("QWEN_HOME", str(tmp_path / "qh"))
     monkeypatch.setenv("FACTORY_DIR", str(tmp_path / "fd"))
+    monkeypatch.setenv("KIMI_CODE_HOME", str(tmp_path / "kh"))
+    kimi = connect("kimi-code")  # alias of kimi
+    assert (kimi.config.path, kimi.note.path) == (
+        tmp_path / "kh" / "mcp.json",
+        tmp_path / "kh" / "skills" / "agent-history" / "SKILL.md",
+    )
     assert connect("qwen").config.path == tmp_path / "qh" / "settings.json"  # alias of qwen-code
     assert connect("factory").config.path == tmp_path / "fd" / "mcp.json"
     assert hooks.install("droid").path == tmp_path / "fd" / "settings.json"
@@ -104,8 +125,8 @@ def test_stop_hook_round_trip_keeps_the_users_hooks(agent, home):
     assert json.loads(path.read_text()) == original
 
 
-def test_kimi_goose_aider_and_crush_have_no_config_to_write(home):
-    for agent in ("kimi", "goose", "aider", "crush"):
+def test_goose_aider_and_crush_have_no_config_to_write(home):
+    for agent in ("goose", "aider", "crush"):
         with pytest.raises(ConnectError, match="has no MCP configuration to write"):
             connect(agent)
 

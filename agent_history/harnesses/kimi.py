@@ -5,16 +5,19 @@ document) and one append-only journal per agent, ``agents/<agent>/wire.jsonl``
 
 Sources: FORMATS-NEW.md §9 and the real (clipped) journals in fixtures/samples/kimi
 (jazzyalex/agent-sessions); the layout from agent-sessions' ``agent-support-matrix.yml`` and
-kenn-io/agentsview ``types.go``. No environment override of ``~/.kimi-code`` is documented.
-The older Python ``kimi-cli`` (``~/.kimi``, ``context.jsonl`` + ``wire.jsonl``) has no public
-real sample and is not read. Hooks are ``[[hooks]]`` tables in ``~/.kimi-code/config.toml``
-whose Stop payload is not documented to name the transcript, and the MCP configuration file
-is not verified: neither is installed by ``connect``.
+kenn-io/agentsview ``types.go``; ``KIMI_CODE_HOME`` moves the whole directory — sessions,
+``mcp.json``, Kimi-specific skills in ``skills/`` (moonshotai.github.io/kimi-code "Data
+locations"). The older Python ``kimi-cli`` (``~/.kimi``, ``context.jsonl`` + ``wire.jsonl``) has
+no public real sample and is not read. MCP servers: ``mcp.json`` ``mcpServers``, entries with
+``command``/``args``/``env`` and no ``type`` ("Model Context Protocol" page) — `connect` writes
+ours there and a skill ``skills/agent-history/SKILL.md``. Hooks are ``[[hooks]]`` TOML array
+tables in ``config.toml`` whose Stop payload carries ``session_id`` and ``cwd`` but no
+transcript path ("Hooks" page): not installed by ``connect --hook``.
 """
 
 from __future__ import annotations
 
-from agent_history.harnesses.spec import Capabilities, Harness, KindRule, Layout, Place, Signature
+from agent_history.harnesses.spec import Capabilities, Harness, KindRule, Layout, McpSpec, Place, Signature
 
 HARNESS = Harness(
     name="kimi",
@@ -22,7 +25,7 @@ HARNESS = Harness(
     aliases=("kimi-code", "kimi-cli"),
     parser="kimi.parser",
     source_kinds=("jsonl", "document"),
-    home=Place(("~/.kimi-code",)),
+    home=Place(("${KIMI_CODE_HOME}", "~/.kimi-code")),
     layout=Layout(
         kinds=(
             KindRule("sessions", r"sessions/[^/]+/[^/]+/agents/[^/]+/wire\.jsonl", "jsonl"),
@@ -38,6 +41,15 @@ HARNESS = Harness(
         ),
     ),
     path_hint=r"(^|/)\.kimi-code/sessions/",
+    mcp=McpSpec(
+        "kimi",
+        Place(("${KIMI_CODE_HOME}/mcp.json", "~/.kimi-code/mcp.json")),
+        "json",
+        "stdio",
+        ("mcpServers",),
+        Place(("${KIMI_CODE_HOME}/skills/agent-history/SKILL.md", "~/.kimi-code/skills/agent-history/SKILL.md")),
+        "skill",
+    ),
     capabilities=Capabilities(
         frozenset(
             {
