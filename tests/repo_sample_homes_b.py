@@ -684,7 +684,7 @@ def goose_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
                     sessions.setdefault(sid, {"msgs": {}, "usage": None})["usage"] = inp + out
                 by_session: dict[str, int] = {}
                 for sid, role, content in con.execute(
-                    "SELECT session_id, role, content_json FROM messages ORDER BY created_timestamp, id"
+                    "SELECT session_id, role, content_json FROM messages ORDER BY id"
                 ):
                     by_session[sid] = by_session.get(sid, 0) + 1
                     add(sid, by_session[sid], role, json.loads(content))

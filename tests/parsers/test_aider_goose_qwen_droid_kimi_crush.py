@@ -448,14 +448,14 @@ def goose_db(tmp_path_factory) -> tuple[Path, dict]:
 
 
 def _goose_raw(db: Path) -> tuple[list[tuple], dict]:
-    """(messages as (session, place, role, content, metadata) in Goose's order, sessions by id)
-    read by SQL, independently of the parser."""
+    """(messages as (session, place, role, content, metadata) in row order, sessions by id) read
+    by SQL, independently of the parser."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     con.row_factory = sqlite3.Row
     try:
         places: Counter = Counter()
         msgs = []
-        for r in con.execute("SELECT * FROM messages ORDER BY created_timestamp, id"):
+        for r in con.execute("SELECT * FROM messages ORDER BY id"):
             places[r["session_id"]] += 1
             meta = json.loads(r["metadata_json"])
             msgs.append((r["session_id"], places[r["session_id"]], r["role"], json.loads(r["content_json"]), meta))
@@ -540,6 +540,29 @@ def test_goose_database_conversation_replaced_under_new_row_ids_merges(goose_db,
     again = _f(read_all(str(db), source_parser("goose", "database")(ParseContext(str(db)))))
     _, before = goose_db
     assert sorted(m.message_uid for m in again[MessageRow]) == sorted(m.message_uid for m in before[MessageRow])
+
+
+def test_goose_database_late_row_with_an_older_time_moves_no_earlier_message(goose_db, tmp_path):
+    db = tmp_path / "sessions" / "sessions.db"
+    b.goose_db(db)
+    con = sqlite3.connect(db)
+    try:  # a message stamped before the session's first one, written last
+        con.execute(
+            "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
+            "VALUES ('late', ?, 'user', ?, ?, '{}')",
+            (b.GOOSE_NATIVE, json.dumps([{"type": "text", "text": "late"}]), b.G0 - 60),
+        )
+        con.commit()
+        n = con.execute("SELECT count(*) FROM messages WHERE session_id = ?", (b.GOOSE_NATIVE,)).fetchone()[0]
+    finally:
+        con.close()
+    _, before = goose_db
+    after = _f(read_all(str(db), source_parser("goose", "database")(ParseContext(str(db)))))
+    old = {m.message_uid: m.text for m in before[MessageRow]}
+    new = {m.message_uid: m.text for m in after[MessageRow]}
+    assert new == {**old, f"{b.GOOSE_NATIVE}#{n}": "late"}
+    (late,) = [t for t in after[TurnRow] if t.turn_uid == f"{b.GOOSE_NATIVE}#{n}"]
+    assert late.started_at == datetime.fromtimestamp(b.G0 - 60, UTC)  # its own time, not its place
 
 
 # -- Aider --------------------------------------------------------------------------------------

@@ -17,12 +17,15 @@ schema is read when present and NULL otherwise). Tables read, in order:
   ``accumulated_output_tokens`` → output), stamped ``updated_at``.
 - ``messages(id INTEGER AUTOINCREMENT, message_id, session_id, role, content_json,
   created_timestamp (epoch s), metadata_json)`` → the legacy message rules (`blocks`). **uid =
-  ``<session>#<position>``**, the message's 1-based place in its session in Goose's own order
-  (``created_timestamp``, then ``id``: ``get_conversation``), which is the legacy files' uid
-  (line index, the metadata line being 0): when Goose first creates the database it imports the
+  ``<session>#<position>``**, the message's 1-based place among its session's rows in row-id
+  order — Goose writes a conversation in order (``add_message`` appends, ``replace_conversation``
+  re-inserts it whole), so this is the conversation's order, and a later row never moves an
+  earlier one even when its ``created_timestamp`` is older (``get_conversation`` sorts by that
+  time for display; each message keeps its own time here). It is the legacy files' uid too (line
+  index, the metadata line being 0): when Goose first creates the database it imports the
   legacy files (``import_legacy``: same session id, same messages in order) and leaves them in
-  place, so a session in both merges instead of counting twice. Appends keep positions; a
-  truncated conversation's new messages take the freed positions (the old text is replaced).
+  place, so a session in both merges instead of counting twice. A truncated conversation's new
+  messages take the freed positions (the old text is replaced).
   **Cursor = the row id**, not a time: Goose's ``replace_conversation`` (compaction,
   truncation) deletes a session's messages and inserts them again with their old
   ``created_timestamp`` but new row ids, so only the row id sees every insert; the copies
@@ -87,7 +90,7 @@ class GooseDbParser(DatabaseParser):
             "messages",
             f"SELECT * FROM (SELECT m.*, m.rowid AS _rowid, m.rowid * {ROWID_SCALE} AS time_updated, "
             "printf('%020d', m.rowid) AS _cursor_id, row_number() OVER (PARTITION BY m.session_id "
-            "ORDER BY m.created_timestamp, m.id) AS _pos FROM messages m) WHERE",
+            "ORDER BY m.id) AS _pos FROM messages m) WHERE",
             ("time_updated", "_cursor_id"),
         ),
     )
