@@ -21,6 +21,7 @@ GOOSE = SAMPLES / "goose"
 QWEN = SAMPLES / "qwen-code"
 DROID = SAMPLES / "factory-droid"
 KIMI = SAMPLES / "kimi"
+OPENHANDS = SAMPLES / "openhands" / "hand-written" / "conversations"
 
 KIMI_SESSION = "0198f2c1-5a6b-7c8d-9e0f-1a2b3c4d5e6f"
 """The session directory (``session_<uuid>``) the Kimi journals are laid out in."""
@@ -780,6 +781,56 @@ def crush_status(db: Path) -> tuple[dict, int, int, int, None]:
     return {"ok": 1}, sessions, msgs, calls + sessions, None
 
 
+def openhands_layout(home: Path) -> list[Path]:
+    """The hand-written OpenHands conversation in ``~/.openhands/conversations/``; → its files."""
+    root = home_of("openhands", home) / "conversations"
+    root.mkdir(parents=True, exist_ok=True)
+    for src in sorted(OPENHANDS.iterdir()):
+        shutil.copytree(src, root / src.name, dirs_exist_ok=True)
+    return sorted(p for p in root.rglob("*.json"))
+
+
+_THINK = re.compile(r"<think>(.*?)</think>", re.S)
+
+
+def openhands_status(paths: list[Path]) -> tuple[dict, int, int, int, int]:
+    """(files, sessions, messages, model calls, tokens) of OpenHands conversation files, from the
+    raw JSON: the system prompt, user and agent message texts, an action's reasoning and its
+    thought text outside ``<think>``, condensation summaries; one call per distinct
+    ``llm_response_id`` of agent messages and actions plus one per ``base_state.json`` usage id
+    with tokens (their prompt + completion)."""
+    msgs = tokens = 0
+    responses: set[str] = set()
+    usage = 0
+    sessions = set()
+    for p in paths:
+        d = json.loads(p.read_text())
+        if p.name == "base_state.json":
+            sessions.add(p.parent.name)
+            for m in d["stats"]["usage_to_metrics"].values():
+                u = m["accumulated_token_usage"]
+                if u["prompt_tokens"] or u["completion_tokens"]:
+                    usage += 1
+                    tokens += u["prompt_tokens"] + u["completion_tokens"]
+            continue
+        kind = d["kind"]
+        text = lambda items: "".join(i.get("text", "") for i in items)  # noqa: E731
+        if kind == "SystemPromptEvent":
+            msgs += bool(d["system_prompt"]["text"])
+        elif kind == "MessageEvent":
+            msgs += bool(text(d["llm_message"]["content"]).strip())
+            if d["source"] == "agent" and d.get("llm_response_id"):
+                responses.add(d["llm_response_id"])
+        elif kind == "ActionEvent":
+            thought = text(d["thought"])
+            msgs += bool((d.get("reasoning_content") or "".join(_THINK.findall(thought))).strip())
+            msgs += bool(_THINK.sub("", thought).strip())
+            responses.add(d["llm_response_id"])
+        elif kind in ("Condensation", "CondensationSummaryEvent"):
+            msgs += bool(d.get("summary"))
+    return {"ok": len(paths)}, len(sessions), msgs, len(responses) + usage, tokens
+
+
 CRUSH_PROJECT = "src/timer"
 """Where the built Crush database's project sits below a sample home."""
 
@@ -792,6 +843,7 @@ def build_sample_home_b(home: Path) -> Path:
     qwen_layout(home)
     droid_layout(home)
     kimi_layout(home)
+    openhands_layout(home)
     crush_db(home / CRUSH_PROJECT / ".crush" / "crush.db")
     return home
 
@@ -803,5 +855,5 @@ LOOSE_SAMPLES: tuple[tuple[str, Path], ...] = (
 """Samples no harness stores where a home would hold them: records with every value trimmed
 (one session id shared by all), and a ``droid exec --output-format stream-json`` run."""
 
-HARNESSES_B: tuple[str, ...] = ("aider", "goose", "qwen-code", "droid", "kimi", "crush")
+HARNESSES_B: tuple[str, ...] = ("aider", "goose", "qwen-code", "droid", "kimi", "crush", "openhands")
 """The harnesses whose sample homes this module builds."""

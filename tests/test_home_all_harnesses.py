@@ -117,7 +117,7 @@ def build_home(root: Path) -> Path:
     gemini_layout(home)  # the issue-16 part-1 harnesses too, so the home holds all eight
     opencode_layout(home)
     repo.build_sample_home(home)  # Cline, Roo Code, Kilo Code, Continue, Amp (fixtures/samples)
-    repo_b.build_sample_home_b(home)  # Aider and Crush projects under src/, Goose, Qwen Code, Droid, Kimi
+    repo_b.build_sample_home_b(home)  # Aider and Crush projects under src/, Goose, Qwen Code, Droid, Kimi, OpenHands
     return home
 
 
@@ -175,6 +175,8 @@ def _expected_repo_samples(home: Path, continue_user2: Path, chatgpt: Path) -> d
     kimi = sorted(p for p in (repo_b.home_of("kimi", home) / "sessions").rglob("*") if p.is_file())
     out["kimi-local"] = (*repo_b.kimi_status(kimi), {})
     out["crush-local"] = (*repo_b.crush_status(home / repo_b.CRUSH_PROJECT / ".crush" / "crush.db"), {})
+    openhands = sorted((repo_b.home_of("openhands", home) / "conversations").rglob("*.json"))
+    out["openhands-local"] = (*repo_b.openhands_status(openhands), {})
     return out
 
 
@@ -264,6 +266,7 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
         "droid-local": "droid",
         "kimi-local": "kimi",
         "crush-local": "crush",
+        "openhands-local": "openhands",
     }
     assert memories == [
         ("claude", "MEMORY", None, "memory"),

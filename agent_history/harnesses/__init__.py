@@ -33,6 +33,7 @@ from agent_history.harnesses import (
     kilo_code,
     kimi,
     opencode,
+    openhands,
     pi,
     qwen_code,
     roo_code,
@@ -61,6 +62,7 @@ HARNESSES: tuple[Harness, ...] = (
     droid.HARNESS,
     kimi.HARNESS,
     crush.HARNESS,
+    openhands.HARNESS,
 )
 """Every harness, in the order lists show them (default namespaces, help text, label values)."""
 

@@ -1,1 +1,1 @@
-"""Goose legacy session files: see `parser`."""
+"""Goose legacy session files and sessions.db: see `parser` and `database`."""
