@@ -26,6 +26,10 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [memories]                         # namespace = a directory of Markdown memories of that agent
     codex-notes = "~/notes/codex"      # every *.md below is a memory (instruction files excepted)
 
+    [aider]                            # harnesses that keep their files in each project (Aider,
+    roots = ["~/src"]                  # Crush): directories searched for projects, besides the
+                                       # working directories the catalogue already knows
+
     [embedding]                        # absent: embeddings and vector/hybrid search are off
     provider = "openai"                # openai (any OpenAI-compatible /embeddings) | local
     base_url = "https://api.openai.com/v1"   # Ollama: http://localhost:11434/v1
@@ -262,6 +266,9 @@ class Settings:
     identity_emails: list[str] = field(default_factory=list)
     """``[identity] emails``: your commit addresses; `collect` stores only whether a commit's
     author is one of them, never an address."""
+    project_roots: dict[str, list[Path]] = field(default_factory=dict)
+    """``[<harness>] roots`` of the harnesses that keep their files in each project (the rows
+    with `spec.ProjectFile`s): harness name → directories searched for projects."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -285,6 +292,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "memories": None,  # keys are namespace names (issue 16)
     "repos": ("paths",),  # collect (issue 30)
     "identity": ("emails",),  # collect: which commits are yours (never stored)
+    **{h.name: ("roots",) for h in HARNESSES if h.layout.projects},  # project harnesses (Aider, Crush)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -343,6 +351,12 @@ KEY_HELP: dict[str, str] = {
     "sessions to that exist on this machine.",
     "identity.emails": "Your commit e-mail addresses: `collect` stores only whether a commit's author is you, "
     "never an address, name or hash of one.",
+    **{
+        f"{h.name}.roots": f"Directories searched (a few levels deep) for projects holding "
+        f"{', '.join(f'`{p.path}`' for p in h.layout.projects)}, besides the working directories the catalogue knows."
+        for h in HARNESSES
+        if h.layout.projects
+    },
 }
 """One line of help per config key (``section.key``; ``section.<placeholder>`` for `FREE_KEYS`
 sections): what ``docs/cli.md`` shows. ``tests/test_cli_reference.py`` fails when a key of
@@ -462,6 +476,12 @@ def load_settings(dsn: str | None = None) -> Settings:
     s.sources.update(_paths(raw, "sources"))
     s.cold_sources.update(_paths(raw, "cold_sources"))
     s.memories.update(_paths(raw, "memories"))
+    for h in HARNESSES:
+        if h.layout.projects:
+            roots = _table(raw, h.name).get("roots", [])
+            if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+                raise ConfigError(f"config {h.name}.roots must be a list of directory strings")
+            s.project_roots[h.name] = [Path(r).expanduser() for r in roots]
     for name, namespaces in _table(raw, "contexts").items():
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
             raise ConfigError(f"config contexts.{name} must be a list of namespace strings")

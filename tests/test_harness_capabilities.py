@@ -16,17 +16,20 @@ from pathlib import Path
 import orjson
 import pytest
 
+from agent_history.config import Settings
 from agent_history.harnesses import HARNESSES, NAMES
 from agent_history.harnesses.capabilities import CAPABILITIES, observed
 from agent_history.ingest.databases import read_all
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout, iter_files
 from agent_history.ingest.sidecar import read_sidecar
+from agent_history.ingest.sources import resolve_sources
 from agent_history.parsers import detect_agent, parser_class, source_parser
 from agent_history.parsers.base import DocumentParser, ParseContext
 from agent_history.parsers.driver import parse_bytes
 from tests.conftest import REPO, SHARED
 from tests.new_formats_home import OPENCODE_EXPORT, export_to_sqlite
 from tests.repo_sample_homes import sample_documents
+from tests.repo_sample_homes_b import HARNESSES_B, LOOSE_SAMPLES, build_sample_home_b
 
 SAMPLE_DIRS: dict[str, str] = {
     "claude-code": "claude",
@@ -102,6 +105,14 @@ def emitted(tmp_path_factory) -> dict[str, collections.Counter]:
             add(agent, _rows(agent, kind, doc_kind, sample))
     for agent, sample in sample_documents():  # fixtures/samples/<harness>/ (real excerpts, hand-written)
         add(agent, _rows(agent, "document", None, sample))
+    home_b = build_sample_home_b(tmp_path_factory.mktemp("home-b"))  # Aider … Crush, laid out as written
+    for source in resolve_sources(Settings(), home=home_b):
+        if source.agent in HARNESSES_B:
+            for ref in iter_files(source):
+                kind = "jsonl" if ref.kind == "markdown" else ref.kind  # Markdown: fed line by line
+                add(source.agent, _rows(source.agent, kind, None, Path(ref.path)))
+    for agent, sample in LOOSE_SAMPLES:
+        add(agent, _rows(agent, "jsonl", None, sample))
     db = tmp_path_factory.mktemp("opencode") / "opencode.db"
     export_to_sqlite(orjson.loads(OPENCODE_EXPORT.read_bytes()), db).close()
     add("opencode", _rows("opencode", "database", None, db))

@@ -97,8 +97,11 @@ def test_every_row_names_a_parser_for_each_of_its_source_kinds():
             if rule.parser is not None:
                 doc = importlib.import_module(f"agent_history.parsers.{rule.parser}")
                 assert issubclass(doc.PARSER, DocumentParser), (h.name, rule.doc_kind)
+        if "markdown" in h.source_kinds:  # append-only text, fed line by line
+            assert issubclass(module.PARSER, Parser) and module.PARSER.RAW_LINES, h.name
         kinds = {r.kind for r in h.layout.kinds} | ({"jsonl"} if h.layout.roots else set())
         kinds |= {"document"} if h.layout.documents else set()
+        kinds |= {p.kind for p in h.layout.projects}
         assert kinds == set(h.source_kinds), h.name
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests import repo_sample_homes as repo
+from tests import repo_sample_homes_b as repo_b
 from tests.new_formats_home import SAMPLES, claude_ai_layout, gemini_layout, opencode_layout
 
 PY = sys.executable
@@ -116,6 +117,7 @@ def build_home(root: Path) -> Path:
     gemini_layout(home)  # the issue-16 part-1 harnesses too, so the home holds all eight
     opencode_layout(home)
     repo.build_sample_home(home)  # Cline, Roo Code, Kilo Code, Continue, Amp (fixtures/samples)
+    repo_b.build_sample_home_b(home)  # Aider and Crush projects under src/, Goose, Qwen Code, Droid, Kimi, OpenHands
     return home
 
 
@@ -164,6 +166,17 @@ def _expected_repo_samples(home: Path, continue_user2: Path, chatgpt: Path) -> d
         "chatgpt-export": repo.chatgpt_status(chatgpt),
     }.items():
         out[ns] = (files, sessions, messages[ns], calls, tokens, {})
+    # counted from the raw files by tests/repo_sample_homes_b.py (messages included)
+    out["aider-local"] = (*repo_b.aider_status(sorted(home.glob("src/*/.aider.chat.history.md"))), {})
+    out["goose-local"] = (*repo_b.goose_status(sorted((repo_b.home_of("goose", home) / "sessions").iterdir())), {})
+    out["qwen-code-local"] = (*repo_b.qwen_status(next(repo_b.home_of("qwen-code", home).rglob("*.jsonl"))), {})
+    droid = sorted(p for p in (repo_b.home_of("droid", home) / "sessions").rglob("*") if p.is_file())
+    out["droid-local"] = (*repo_b.droid_status(droid), {})
+    kimi = sorted(p for p in (repo_b.home_of("kimi", home) / "sessions").rglob("*") if p.is_file())
+    out["kimi-local"] = (*repo_b.kimi_status(kimi), {})
+    out["crush-local"] = (*repo_b.crush_status(home / repo_b.CRUSH_PROJECT / ".crush" / "crush.db"), {})
+    openhands = sorted((repo_b.home_of("openhands", home) / "conversations").rglob("*.json"))
+    out["openhands-local"] = (*repo_b.openhands_status(openhands), {})
     return out
 
 
@@ -247,6 +260,13 @@ def test_home_with_the_new_harnesses_indexes_and_status_shows_each(cli_env, db, 
         "continue-user2": "continue",
         "amp-local": "amp",
         "chatgpt-export": "chatgpt",
+        "aider-local": "aider",
+        "goose-local": "goose",
+        "qwen-code-local": "qwen-code",
+        "droid-local": "droid",
+        "kimi-local": "kimi",
+        "crush-local": "crush",
+        "openhands-local": "openhands",
     }
     assert memories == [
         ("claude", "MEMORY", None, "memory"),

@@ -20,6 +20,7 @@ from agent_history import __version__
 from agent_history.config import load_settings
 from agent_history.db.connection import Database
 from agent_history.db.prices import priced_model_ids
+from agent_history.harnesses import HARNESSES
 from agent_history.ingest.discovery import Source, home_layout, iter_files
 from agent_history.telemetry.collectors import COLLECTORS
 from agent_history.telemetry.families import FAMILIES
@@ -118,9 +119,9 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
         shares = poll_shares(conn)
         statuses = Counter(r[0] for r in conn.execute("SELECT status FROM ah.loops"))
         run = conn.execute("SELECT files_changed, bytes_read FROM ah.index_run WHERE status = 'ok'").fetchone()
-    allowed = resolve_label_values(
-        list(home_layout(Path(home))), ModelLabels((), aliases=aliases)
-    )  # every namespace of the home
+    # every namespace of the home, and the project harnesses' (Aider, Crush: found in known projects)
+    projects = [f"{h.name}-local" for h in HARNESSES if h.layout.projects]
+    allowed = resolve_label_values([*home_layout(Path(home)), *projects], ModelLabels((), aliases=aliases))
     declared = {f.name: f for f in FAMILIES}
     for p in got:
         assert sorted(k for k, _ in p.labels) == sorted(declared[p.name].labels), p

@@ -164,7 +164,9 @@ def index_cmd(
 
 
 def _nothing_found(sources, summary: PassSummary) -> str:
-    """The one line a pass that found no transcript prints: where it looked and what to do."""
+    """The one line a pass that found no transcript prints: where it looked and what to do.
+    Project harnesses' sources (Aider, Crush: searched in known projects and roots) are no home."""
+    sources = [s for s in sources if not (s.known_projects or s.roots or s.project_dirs)]
     missing = len(summary.skipped_homes)
     where = ", ".join(str(s.home) for s in sources) or "no agent home configured"
     state = (

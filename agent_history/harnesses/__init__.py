@@ -15,6 +15,7 @@ in `HARNESSES` (docs/design.md §13 gives the recipe). This package imports noth
 from __future__ import annotations
 
 from agent_history.harnesses import (
+    aider,
     amp,
     chatgpt,
     claude,
@@ -24,11 +25,17 @@ from agent_history.harnesses import (
     continuedev,
     copilot,
     copilot_vscode,
+    crush,
     cursor,
+    droid,
     gemini,
+    goose,
     kilo_code,
+    kimi,
     opencode,
+    openhands,
     pi,
+    qwen_code,
     roo_code,
 )
 from agent_history.harnesses.spec import Harness
@@ -49,6 +56,13 @@ HARNESSES: tuple[Harness, ...] = (
     continuedev.HARNESS,
     amp.HARNESS,
     chatgpt.HARNESS,
+    aider.HARNESS,
+    goose.HARNESS,
+    qwen_code.HARNESS,
+    droid.HARNESS,
+    kimi.HARNESS,
+    crush.HARNESS,
+    openhands.HARNESS,
 )
 """Every harness, in the order lists show them (default namespaces, help text, label values)."""
 

@@ -43,7 +43,10 @@ def files_table() -> str:
     ]
     for h in HARNESSES:
         aliases = f" ({', '.join(_code(a) for a in h.aliases)})" if h.aliases else ""
-        if h.home is None:
+        if h.layout.projects:
+            files = ", ".join(_code(p.path) for p in h.layout.projects)
+            home = f"{files} in each project (sessions' working directories, {_code(h.explicit or '[sources]')})"
+        elif h.home is None:
             home = "a `[sources]` entry" + (f" or {_code(h.explicit)}" if h.explicit else "")
         else:
             linux, mac = describe(h.home, "linux"), describe(h.home, "darwin")

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SOURCE_KINDS: tuple[str, ...] = ("jsonl", "document", "database")
+SOURCE_KINDS: tuple[str, ...] = ("jsonl", "document", "database", "markdown")
 BUILT_FROM: tuple[str, ...] = ("real", "schema")
 """What a harness's support was built from: ``real`` files (the shared corpus, or samples in
 ``fixtures/samples/<harness>/`` with their provenance), or only its published ``schema`` (its
 source code, a peer's reader) when no real file could be found."""
 """How the loader reads a file (docs/design.md §7): append-only JSONL, a whole document re-read
-when it changes, a SQLite database read by a saved cursor."""
+when it changes, a SQLite database read by a saved cursor, append-only Markdown read line by
+line like JSONL (Aider's chat history; the parser's ``RAW_LINES``)."""
 
 HOOK_STYLES: tuple[str, ...] = ("groups", "flat", "notify")
 """After-turn hook config shapes: JSON matcher groups under ``hooks[event]`` (Claude Code, Gemini
@@ -83,6 +84,18 @@ class KindRule:
 
 
 @dataclass(frozen=True, slots=True)
+class ProjectFile:
+    """A file a harness keeps inside each project it ran in, not in a home (Aider's
+    ``.aider.chat.history.md``, Crush's ``.crush/crush.db``): ``path`` relative to the project
+    directory, read as source ``kind``. Discovery looks for it in the directories the catalogue
+    knows as sessions' working directories (and their parents up to the repository root) and
+    below configured roots (``[<harness>] roots``; ``--home DIR``: DIR)."""
+
+    path: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentRule:
     """Whole-document files of a harness that appends JSONL elsewhere (memories, legacy
     documents), read by a parser other than the harness's own."""
@@ -115,6 +128,8 @@ class Layout:
     documents: tuple[DocumentRule, ...] = ()
     home_may_be_file: bool = False
     """A source may name one file instead of a directory (a claude.ai ``conversations.json``)."""
+    projects: tuple[ProjectFile, ...] = ()
+    """Files found in project directories instead of a home (`ProjectFile`)."""
 
 
 @dataclass(frozen=True, slots=True)

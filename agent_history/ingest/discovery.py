@@ -7,6 +7,14 @@ documents), or — for a harness whose files are not only append-only JSONL — 
 each file its source kind (jsonl | document | database). Symlinks and dot-dirs below the home
 are skipped (a home may itself be a dot-dir such as ``~/.claude``). A namespace is
 ``<agent>-<profile>``; its agent is the longest harness name before a ``-``.
+
+A harness that keeps its files inside each project (Aider, Crush: the row's
+`spec.ProjectFile`s) has no home: its source lists project directories instead —
+``project_dirs`` (the working directories the catalogue knows; each is tried with its parents
+up to the repository root, where Aider writes) and ``roots`` (configured ``[<harness>] roots``,
+or the ``--home`` directory, searched `PROJECT_DEPTH` levels deep; dot-dirs, symlinks and
+`SKIP_DIRS` are not entered). Its ``home`` is ``/``, so a file's relative path is its absolute
+path.
 """
 
 from __future__ import annotations
@@ -47,6 +55,12 @@ class Source:
     memory_root: bool = False
     """A configured ``[memories]`` root: every Markdown file under it is a memory of the
     namespace's agent, and it holds no transcripts (issue 16)."""
+    roots: tuple[Path, ...] = ()
+    """A project harness's directories searched for projects (module docstring)."""
+    project_dirs: tuple[str, ...] = ()
+    """A project harness's known project directories (sessions' working directories)."""
+    known_projects: bool = False
+    """The loader fills `project_dirs` with the working directories the catalogue knows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +137,9 @@ def iter_files(source: Source, skipped: list[str] | None = None) -> Iterator[Fil
 
     Paths passed over (symlinks, unreadable directories, undecodable names) go to `skipped`.
     """
+    if _layout(source.agent).projects:
+        yield from _iter_project_files(source, skipped)
+        return
     if _layout(source.agent).kinds:
         yield from _iter_kind_files(source, skipped)
         return
@@ -183,6 +200,69 @@ def _top_files(root: Path) -> Iterator[os.DirEntry]:
             yield entry
 
 
+PROJECT_DEPTH = 4
+"""How many directory levels below a configured root are searched for projects."""
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "target", "dist", "build"})
+"""Directories never entered when searching a root for projects (besides dot-dirs)."""
+PROJECT_HOME = Path("/")
+"""The ``home`` of a project harness's source: file paths relative to it are absolute paths."""
+
+
+def project_source_dirs(cwd: str) -> list[str]:
+    """`cwd` and its parents up to the first one holding ``.git`` (the repository root, where
+    Aider writes), at most `PROJECT_DEPTH` levels up; just `cwd` outside a repository."""
+    out: list[str] = []
+    d = os.path.abspath(cwd)
+    for _ in range(PROJECT_DEPTH + 1):
+        out.append(d)
+        if os.path.exists(os.path.join(d, ".git")):
+            return out
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return out[:1]
+
+
+def _project_dirs_below(root: Path, skipped: list[str] | None, depth: int = PROJECT_DEPTH) -> Iterator[str]:
+    """`root` and the directories below it to `depth` levels, sorted; dot-dirs, symlinks and
+    `SKIP_DIRS` are not entered."""
+    yield str(root)
+    if depth <= 0:
+        return
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except PermissionError:
+        if skipped is not None:
+            skipped.append(f"{root}: directory cannot be read")
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in SKIP_DIRS or entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            yield from _project_dirs_below(Path(entry.path), skipped, depth - 1)
+
+
+def _iter_project_files(source: Source, skipped: list[str] | None) -> Iterator[FileRef]:
+    """The project files of a project harness's `source` (module docstring), each once."""
+    dirs: list[str] = []
+    for d in source.project_dirs:
+        dirs += project_source_dirs(d)
+    for root in source.roots:
+        dirs += _project_dirs_below(root, skipped)
+    seen: set[str] = set()
+    for d in dirs:
+        for rule in _layout(source.agent).projects:
+            path = os.path.join(d, rule.path)
+            if path in seen or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            seen.add(path)
+            rel = os.path.relpath(path, source.home).replace(os.sep, "/")
+            yield FileRef(path, rel, "main", source, rule.kind)
+
+
 MEMORY_ROOT_RULE = DocumentRule("memory", r"^(.+/)?[^/]+\.md$")
 """Under a configured ``[memories]`` root every Markdown file is a memory (instruction files
 excepted, `parsers.memory.parser.is_instruction_file`)."""
@@ -231,6 +311,13 @@ def file_ref(sources: list[Source], path: Path) -> FileRef | None:
     if target.is_symlink() or not target.is_file():
         return None
     for source in sources:
+        rules = _layout(source.agent).projects
+        if rules:  # a project file is itself the evidence: its name says which harness wrote it
+            rule = next((r for r in rules if target.as_posix().endswith("/" + r.path)), None)
+            if rule is not None:
+                rel = os.path.relpath(target, source.home).replace(os.sep, "/")
+                return FileRef(str(target), rel, "main", source, rule.kind)
+            continue
         home = Path(os.path.abspath(source.home))
         if _layout(source.agent).kinds and home == target:  # `--claude-export FILE`
             return FileRef(str(source.home), source.home.name, "main", source, "document")

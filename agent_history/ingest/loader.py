@@ -35,7 +35,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 __all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassSummary"]
 
 BATCH_LINES = 20_000
+APPEND_KINDS = ("jsonl", "markdown")
+"""Source kinds read by byte offset, complete lines only (Markdown: Aider's chat history)."""
 INDEX_LOCK = 0x61685F696478  # 'ah_idx'
 
 
@@ -196,6 +198,7 @@ class Loader:
         started = time.monotonic()
         summary = PassSummary()
         self._summary = summary
+        self._cwds: tuple[str, ...] | None = None
         self.used_workers = 0
         # Holding the lock, no other pass runs: a row still `running` is a pass that was killed
         # (SIGKILL, a lost server) before it could record its end. When it ended is unknown
@@ -213,11 +216,17 @@ class Loader:
                     files.append((ref, os.stat(ref.path)))
                 except OSError as exc:
                     summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
+            listed: set[str] = set()
             for source in sources if refs is None else ():
                 if not (source.home.is_dir() or source.home.is_file()):  # a file: `--claude-export FILE`
                     summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
                     continue
+                if source.known_projects:  # Aider, Crush: the projects the catalogue already knows
+                    source = replace(source, project_dirs=self._known_cwds())
                 for ref in iter_files(source, summary.skipped_paths):
+                    if ref.path in listed:  # a project file found by two sources: the first one's
+                        continue
+                    listed.add(ref.path)
                     try:
                         files.append((ref, os.stat(ref.path)))
                     except OSError as exc:
@@ -279,7 +288,7 @@ class Loader:
         todo = [
             (ref, st)
             for ref, st in files
-            if ref.kind == "jsonl"
+            if ref.kind in APPEND_KINDS
             and known[ref.path].offset == 0
             and not (known[ref.path].size == st.st_size and known[ref.path].mtime_ns == st.st_mtime_ns)
         ]
@@ -302,6 +311,15 @@ class Loader:
             for ref, st in todo
         ]
         return ParsePool(self.used_workers, parse_new_file, jobs)
+
+    def _known_cwds(self) -> tuple[str, ...]:
+        """The distinct absolute working directories of catalogued sessions (cached per pass)."""
+        if self._cwds is None:
+            rows = self.conn.execute(
+                "SELECT DISTINCT cwd FROM ah.session WHERE cwd LIKE '/%' AND source_type = 'session' ORDER BY 1"
+            ).fetchall()
+            self._cwds = tuple(r[0] for r in rows)
+        return self._cwds
 
     def _known(self) -> dict[str, _Known]:
         rows = self.conn.execute(
@@ -342,7 +360,7 @@ class Loader:
 
     # -- one file -------------------------------------------------------------------------------
     def _index_file(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
-        if ref.kind != "jsonl":
+        if ref.kind not in APPEND_KINDS:
             self._index_other_kind(ref, st, k, summary)
             return
         if k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:

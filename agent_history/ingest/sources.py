@@ -5,19 +5,40 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_history.config import Settings
-from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
+from agent_history.harnesses import BY_NAME, HARNESSES
+from agent_history.ingest.discovery import PROJECT_HOME, Source, agent_of_namespace, home_layout
 
 
 def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list[str] | None = None) -> list[Source]:
     """Sources for a pass: ``--home DIR`` (laid out like ~) replaces the configured homes;
-    ``--source NAMESPACE=PATH`` adds one. Raises ValueError for a malformed ``--source``."""
-    homes = home_layout(home.expanduser().resolve()) if home else dict(settings.sources)
+    ``--source NAMESPACE=PATH`` adds one. A harness that keeps its files in each project (Aider,
+    Crush) gets ``<name>-local`` searching its ``[<name>] roots`` — or ``DIR`` with ``--home`` —
+    (the loader adds the working directories the catalogue knows); a ``--source`` or
+    ``[sources]`` path of such a harness is one more root of that namespace. Raises ValueError
+    for a malformed ``--source``."""
+    root = home.expanduser().resolve() if home else None
+    homes = home_layout(root) if root else dict(settings.sources)
     for spec in extra or []:
         if "=" not in spec:
             raise ValueError(f"--source must be NAMESPACE=PATH, got {spec!r}")
         name, path = spec.split("=", 1)
         homes[name.strip()] = Path(path).expanduser().resolve()
-    out = [Source(name, agent_of_namespace(name), Path(path)) for name, path in homes.items()]
+    projects = {
+        f"{h.name}-local": (h.name, (root,) if root else tuple(settings.project_roots.get(h.name, ())))
+        for h in HARNESSES
+        if h.layout.projects
+    }
+    out = []
+    for name, path in homes.items():
+        agent = agent_of_namespace(name)
+        if BY_NAME[agent].layout.projects:
+            configured = projects.pop(name, (agent, ()))[1]
+            out.append(Source(name, agent, PROJECT_HOME, roots=(Path(path), *configured), known_projects=True))
+        else:
+            out.append(Source(name, agent, Path(path)))
+    out += [
+        Source(name, agent, PROJECT_HOME, roots=roots, known_projects=True) for name, (agent, roots) in projects.items()
+    ]
     if not home:  # issue 16: configured memory roots (`[memories]`), each its own namespace
         out += [
             Source(name, agent_of_namespace(name), Path(p), memory_root=True) for name, p in settings.memories.items()

@@ -53,6 +53,10 @@ class Parser:
     """Harness name: claude | codex | pi."""
     VERSION: ClassVar[int]
     """Bump when output for the same input changes; the loader records `parser_upgraded`."""
+    RAW_LINES: ClassVar[bool] = False
+    """True for an append-only *text* format (Aider's Markdown, source kind ``markdown``):
+    ``feed`` gets each complete line's bytes (without ``\\n``/``\\r\\n``) instead of decoded JSON;
+    offsets, torn tails, batches and resumption are those of JSONL."""
 
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         self.ctx = ctx

@@ -21,7 +21,7 @@ from agent_history.model.limits import check_rows
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers.base import DatabaseParser, DocumentParser, ParseContext, Parser, Pos
 from agent_history.parsers.common.coerce import start_noting, stop_noting
-from agent_history.parsers.common.lines import iter_records
+from agent_history.parsers.common.lines import iter_lines, iter_records
 
 
 def _parser_error(exc: BaseException, byte_offset: int, line_number: int | None, what: str) -> ParseIssueRow:
@@ -39,8 +39,19 @@ def feed_bytes(parser: Parser, buf: bytes, base_offset: int = 0, base_line: int 
     """Feed every complete line of `buf` to `parser`; yields line issues and the parser's rows,
     checked against the columns' limits.
 
+    A parser with ``RAW_LINES`` (an append-only text format: Aider's Markdown) gets each line's
+    bytes instead of decoded JSON.
+
     Does not call ``flush()``: the caller does at the end of its pass (`flush_rows`).
     """
+    if parser.RAW_LINES:
+        for raw, pos in iter_lines(buf, base_offset, base_line):
+            try:
+                rows = list(parser.feed(raw, pos))
+            except Exception as exc:  # noqa: BLE001 - a bad line costs that line
+                rows = [_parser_error(exc, pos.byte_offset, pos.line_number, "line skipped")]
+            yield from check_rows(rows, pos.byte_offset, pos.line_number)
+        return
     for pos, objs, issues in iter_records(buf, base_offset, base_line):
         rows: list[Row] = list(issues)
         for obj in objs:

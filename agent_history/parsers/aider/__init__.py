@@ -1,0 +1,1 @@
+"""Aider chat histories (append-only Markdown): see `parser`."""

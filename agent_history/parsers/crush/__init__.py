@@ -1,0 +1,1 @@
+"""Crush project databases (.crush/crush.db): see `parser`."""

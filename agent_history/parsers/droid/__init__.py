@@ -1,0 +1,1 @@
+"""Factory Droid session files: see `parser`."""

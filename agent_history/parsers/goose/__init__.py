@@ -1,0 +1,1 @@
+"""Goose legacy session files and sessions.db: see `parser` and `database`."""

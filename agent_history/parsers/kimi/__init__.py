@@ -1,0 +1,1 @@
+"""Kimi Code CLI agent journals (wire.jsonl) and session state documents: see `parser`."""

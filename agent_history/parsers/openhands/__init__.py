@@ -1,0 +1,1 @@
+"""OpenHands V1 conversations (`parser`)."""

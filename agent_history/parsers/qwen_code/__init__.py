@@ -1,0 +1,1 @@
+"""Qwen Code chat recordings (JSONL)."""
