@@ -20,6 +20,12 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [cold_sources]                     # namespace = archive copy of that home
     claude-local = "/mnt/archive/claude"
 
+    [archive]                          # `agent-history archive`: compressed, versioned copies
+    path = "/mnt/archive/agent-history"   # default: <data dir>/archive
+
+    [index]
+    redact = true                      # store text with secret-shaped spans [REDACTED] (default false)
+
     [contexts]                         # named search scopes (lists of namespaces)
     work = ["claude-work", "codex-work"]
 
@@ -71,6 +77,7 @@ AGENT_HISTORY_PARSE_WORKERS (processes parsing new files in a large pass; 0 or 1
 default the CPU count minus 2, see agent_history.ingest.parse_pool);
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 AGENT_HISTORY_WEB_TOKEN (overrides ``web.token``);
+AGENT_HISTORY_ARCHIVE (the archive's root; overrides ``archive.path``);
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
 (metrics export, see agent_history.telemetry.otlp).
 """
@@ -269,6 +276,10 @@ class Settings:
     project_roots: dict[str, list[Path]] = field(default_factory=dict)
     """``[<harness>] roots`` of the harnesses that keep their files in each project (the rows
     with `spec.ProjectFile`s): harness name → directories searched for projects."""
+    archive_path: Path | None = None
+    """``[archive] path``: the archive's root directory; None = `archive_root` under the data dir."""
+    index_redact: bool = False
+    """``[index] redact``: the loader stores text with secret-shaped spans replaced (`embed.redact`)."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -277,6 +288,11 @@ class Settings:
     def embedded_pgdata(self) -> Path:
         """PGDATA of the embedded server."""
         return self.data_dir / "pg"
+
+    @property
+    def archive_root(self) -> Path:
+        """The archive's root directory: ``[archive] path``, default ``<data dir>/archive``."""
+        return self.archive_path if self.archive_path is not None else self.data_dir / "archive"
 
 
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
@@ -293,6 +309,8 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "repos": ("paths",),  # collect (issue 30)
     "identity": ("emails",),  # collect: which commits are yours (never stored)
     **{h.name: ("roots",) for h in HARNESSES if h.layout.projects},  # project harnesses (Aider, Crush)
+    "archive": ("path",),  # `agent-history archive` (issue 29)
+    "index": ("redact",),
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -357,6 +375,10 @@ KEY_HELP: dict[str, str] = {
         for h in HARNESSES
         if h.layout.projects
     },
+    "archive.path": "Root directory of the archive `agent-history archive` writes and `rebuild` reads "
+    "(default `<data dir>/archive`; AGENT_HISTORY_ARCHIVE overrides).",
+    "index.redact": "Store message and tool text with secret-shaped spans replaced by `[REDACTED]` (default false; "
+    "the transcripts are untouched).",
 }
 """One line of help per config key (``section.key``; ``section.<placeholder>`` for `FREE_KEYS`
 sections): what ``docs/cli.md`` shows. ``tests/test_cli_reference.py`` fails when a key of
@@ -494,6 +516,12 @@ def load_settings(dsn: str | None = None) -> Settings:
     s.litellm_dsn, s.litellm_namespaces = _litellm_settings(_table(raw, "litellm"))
     s.repo_paths = _string_list(_table(raw, "repos"), "repos", "paths")
     s.identity_emails = _string_list(_table(raw, "identity"), "identity", "emails") or []
+    archive = os.environ.get("AGENT_HISTORY_ARCHIVE") or _text(_table(raw, "archive"), "archive", "path")
+    s.archive_path = Path(archive).expanduser() if archive else None
+    redact = _table(raw, "index").get("redact", False)
+    if not isinstance(redact, bool):
+        raise ConfigError(f"config index.redact must be true or false, not {redact!r}")
+    s.index_redact = redact
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

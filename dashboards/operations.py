@@ -73,7 +73,10 @@ EMBEDDER = _run_section(
     "embed",
     "Embedder",
     "Does the embedder run, and does pending work drain?",
-    (_series("Embedding chunks by status", "ah_embeddings", "{{embedding_status}}", "Chunks pending, failed and done (alert: pending for over 1 h).", width=24),),
+    (
+        _series("Embedding chunks by status", "ah_embeddings", "{{embedding_status}}", "Chunks pending, failed and done (alert: pending for over 1 h).", width=24),
+        _series("Secret-shaped spans by detector", "ah_secrets_found", "{{detector}}", "Findings of the last `agent-history secrets` scan in stored messages and tool I/O (0 before the first scan).", width=24),
+    ),
 )  # fmt: skip
 
 JOURNAL = _run_section("journal_sync", "Journal sync", "Are session summaries synced from the journal database?")

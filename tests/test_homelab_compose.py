@@ -62,8 +62,10 @@ def test_three_services_from_one_image_hardened_and_waiting_for_a_healthy_db(con
         assert {"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_RESOURCE_ATTRIBUTES"} <= set(env)
         mounts = {v.split(":")[1]: v for v in s["volumes"]}
         assert mounts["/config/config.toml"].endswith(":ro"), name
-        assert all(v.endswith(":ro") for v in s["volumes"]), s["volumes"]
-    assert services["indexer"]["command"] == ["index", "--every", "60"]
+        assert all(v.endswith(":ro") for v in s["volumes"] if ":/archive:" not in v), s["volumes"]
+    assert services["indexer"]["command"] == ["index", "--every", "60", "--archive"]
+    assert services["indexer"]["environment"]["AGENT_HISTORY_ARCHIVE"] == "/archive"
+    assert [v.split(":")[1:] for v in services["indexer"]["volumes"] if v.endswith(":rw")] == [["/archive", "rw"]]
     assert services["embedder"]["command"] == ["embed", "--every", "60"]
     assert services["journal-sync"]["command"] == ["journal-sync", "--every", "300"]
     assert {v.split(":")[1] for v in services["indexer"]["volumes"]} == {
@@ -71,6 +73,7 @@ def test_three_services_from_one_image_hardened_and_waiting_for_a_healthy_db(con
         "/homes/codex",
         "/homes/home/.pi",
         "/config/config.toml",
+        "/archive",
     }
     assert any(v.split(":")[1] == "/journal" for v in services["journal-sync"]["volumes"])
     assert services["journal-sync"]["environment"]["AGENT_HISTORY_JOURNAL_SOURCE"] == "/journal/journal.db"
@@ -80,7 +83,7 @@ def test_intervals_come_from_the_environment():
     done = _compose("config", extra={"INDEX_INTERVAL_SECONDS": "15", "JOURNAL_SYNC_INTERVAL_SECONDS": "900"})
     # .env.example sets them too; the shell environment wins over the env file
     services = yaml.safe_load(done.stdout)["services"]
-    assert services["indexer"]["command"] == ["index", "--every", "15"]
+    assert services["indexer"]["command"] == ["index", "--every", "15", "--archive"]
     assert services["journal-sync"]["command"] == ["journal-sync", "--every", "900"]
 
 

@@ -185,7 +185,7 @@ def test_rebuild_from_hot_and_cold_equals_the_original(cli_env, db, home, own_tm
     assert check.returncode == 0, check.stderr
     counts = json.loads(check.stdout)["namespaces"]["claude-local"]
     n_claude = len(list(cold_claude.rglob("*.jsonl")))
-    assert counts == {"hot": n_claude - 3, "cold": n_claude, "cold_only": 3, "missing": 0}
+    assert counts == {"hot": n_claude - 3, "cold": n_claude, "archive": 0, "cold_only": 3, "missing": 0}
     out = cli("rebuild", env=cli_env)
     assert out.returncode == 0, out.stderr
     with db.connect() as conn:

@@ -8,6 +8,7 @@ process with the SDK's stdio client and asserts values that are in the transcrip
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -184,7 +185,9 @@ def test_find_sessions_groups_subagent_hits_under_the_root_to_resume(env):
         "session_uid": SUBAGENT_ROOT,
         "agent": "claude",
         "cwd": top["cwd"],
+        "cwd_exists": os.path.isdir(top["cwd"]),
         "command": f"claude --resume {SUBAGENT_ROOT}",
+        "fork_command": f"claude --resume {SUBAGENT_ROOT} --fork-session",
     }
     assert top["matches"] == sum(top["threads"].values())
 

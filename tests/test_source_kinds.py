@@ -315,7 +315,9 @@ def test_claude_export_cli_then_rebuild(cli_env, db, own_tmp):
     assert (missing.returncode, missing.stderr.count("\n")) == (2, 1)
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         check = rebuild_check(conn, [])
-        assert check.namespaces == {"claude-ai-export": {"hot": 1, "cold": 0, "cold_only": 0, "missing": 0}}
+        assert check.namespaces == {
+            "claude-ai-export": {"hot": 1, "cold": 0, "archive": 0, "cold_only": 0, "missing": 0}
+        }
         before = catalogue_status(conn)["namespaces"]["claude-ai-export"]
         rebuild(conn, [], [])
         after = catalogue_status(conn)["namespaces"]["claude-ai-export"]

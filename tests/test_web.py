@@ -229,6 +229,62 @@ def test_session_page_shows_the_catalogues_prompt_and_tool_call_counts(server, p
     assert page.errors == []
 
 
+def test_session_page_shows_the_resume_command_with_a_copy_button(server, page):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    page.goto(f"{server.url}/session/{KNOWN_UID}")
+    assert page.inner_text("#resume-command") == f"claude --resume {KNOWN_UID}"
+    assert page.inner_text("#fork-command") == f"claude --resume {KNOWN_UID} --fork-session"
+    page.click("button[data-copy=resume-command]")
+    page.wait_for_function("document.querySelector('button[data-copy=resume-command]').textContent === 'copied'")
+    assert page.evaluate("navigator.clipboard.readText()") == f"claude --resume {KNOWN_UID}"
+    assert page.errors == []
+
+
+def test_an_exported_html_file_shows_the_xss_prompt_as_text_offline(server, page, web_db, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("export")
+    out = tmp / "xss.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_history", "export", XSS_UID, "--format", "html", "--out", str(out)],
+        env=_env(tmp, web_db.dsn, web_db.reader_dsn),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(out.as_uri())
+    assert XSS in page.inner_text("body")  # the payload is text
+    assert page.locator("script").count() == 0 and page.locator("img").count() == 0
+    assert requests == [out.as_uri()]  # self-contained: nothing else is loaded
+    assert page.dialogs == [] and page.errors == []
+    # the web session page offers the same export, as a download
+    got = httpx.get(f"{server.url}/session/{XSS_UID}/export?format=html")
+    assert got.status_code == 200 and got.headers["content-type"].startswith("text/html")
+    assert got.headers["content-disposition"] == f'attachment; filename="{XSS_UID}.html"'
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in got.text and "<script>" not in got.text
+    page.goto(f"{server.url}/session/{XSS_UID}")
+    assert page.locator("#export a").count() == 3
+    assert httpx.get(f"{server.url}/session/{XSS_UID}/export?format=pdf").status_code == 400
+
+
+def test_secrets_page_lists_the_last_scans_findings(server, page, web_db, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("secrets")
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_history", "secrets", "--json"],
+        env=_env(tmp, web_db.dsn, web_db.reader_dsn),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(web_db.dsn) as conn:
+        n = conn.execute("SELECT count(*) FROM ah.secret_finding").fetchone()[0]
+    page.goto(f"{server.url}/secrets")
+    assert page.locator("#secrets tbody tr").count() == min(n, 500)
+    if n:
+        assert "[REDACTED]" in page.inner_text("#secrets")
+    assert page.errors == []
+
+
 def test_usage_chart_renders_the_days_with_calls(server, page, web_db):
     with psycopg.connect(web_db.dsn) as conn:
         agent_days = conn.execute(

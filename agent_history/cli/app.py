@@ -24,6 +24,10 @@ COMMAND_MODULES: dict[str, str] = {
     "issues": "index",
     "rebuild-check": "index",
     "rebuild": "index",
+    "archive": "archive",
+    "resume": "resume",
+    "export": "export",
+    "secrets": "secrets",
     "search": "read",
     "sessions": "recall",  # the listing is in `read`; `recall` adds exclude/restore/delete (imports `read`)
     "session": "read",
@@ -56,6 +60,10 @@ COMMAND_MODULES: dict[str, str] = {
 MODULES: tuple[str, ...] = (
     "parse",
     "index",
+    "archive",
+    "resume",
+    "export",
+    "secrets",
     "read",
     "mcp",
     "connect",

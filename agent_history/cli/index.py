@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, fail, print_event, print_json
+from agent_history.cli.output import console, fail, print_event, print_json, print_warning
 from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
@@ -75,6 +75,9 @@ def index_cmd(
         "-v",
         help="Also name each default agent home that does not exist on this machine, and each file that failed to load with its error.",
     ),
+    archive: bool = typer.Option(
+        False, "--archive", help="After each pass, also copy new and grown transcripts into the archive (as `archive`)."
+    ),
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
     if home is not None and not home.expanduser().is_dir():
@@ -85,6 +88,8 @@ def index_cmd(
         source = [*(source or []), f"claude-ai-export={claude_export}"]
     if file is not None and every is not None:
         fail("--file and --every cannot be combined", 2)
+    if file is not None and archive:
+        fail("--file and --archive cannot be combined", 2)
     _check_parse_workers()  # a bad value fails now, not in a later pass of an --every loop
     db = database()
     try:
@@ -94,6 +99,17 @@ def index_cmd(
     if file is not None:
         _index_one(db, sources, file, json=json)
         return
+    if archive:
+        from agent_history.ingest.archive.run import ArchiveUnwritable, check_writable
+
+        try:
+            check_writable(db.settings.archive_root)
+        except ArchiveUnwritable as exc:
+            fail(str(exc), 2)
+    from agent_history.ingest.archive.retention import retention_warnings
+
+    for w in retention_warnings(sources, need_file=True):  # once per command, not per pass of a loop
+        print_warning(w.line())
     explicit = _explicit_namespaces(db.settings, home, source)
     said: set[str] = set()  # missing configured homes already warned about (an --every loop says each once)
     stop = stop_on_signals()
@@ -108,7 +124,14 @@ def index_cmd(
         nonlocal failed
         try:
             with pool.connection() as conn, pool.connection() as writer:
-                summary = _one_pass(conn, writer, sources, stop, show_progress=console.is_terminal and not json)
+                summary = _one_pass(
+                    conn,
+                    writer,
+                    sources,
+                    stop,
+                    show_progress=console.is_terminal and not json,
+                    redact=_redactor(db.settings),
+                )
         except psycopg.OperationalError as exc:
             if not every:
                 raise
@@ -148,6 +171,11 @@ def index_cmd(
                 print_event(_nothing_found(sources, summary))
                 said.add("nothing found")
         failed = summary.files_failed > 0
+        if archive and not stop.is_set():
+            from agent_history.cli.archive import run_archive_pass
+
+            with pool.connection() as conn:
+                run_archive_pass(conn, db, sources, stop, json=json, keep_going=bool(every))
         return True
 
     try:
@@ -201,7 +229,7 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
         fail(f"--file {path} is not a transcript of any source (no discovery rule of a configured home matches it)", 2)
     with db.connect(autocommit=True) as conn:
         try:
-            summary = Loader(conn, batch_lines=_batch_lines()).run(sources, refs=[ref])
+            summary = Loader(conn, batch_lines=_batch_lines(), redact=_redactor(db.settings)).run(sources, refs=[ref])
         except AnotherPassRunning:
             console.print("another index pass is running")
             return
@@ -215,16 +243,25 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
         raise typer.Exit(1)
 
 
+def _redactor(settings):
+    """`embed.redact.redact` when ``[index] redact`` is on, else None (`Loader(redact=…)`)."""
+    if not settings.index_redact:
+        return None
+    from agent_history.embed.redact import redact
+
+    return redact
+
+
 def _batch_lines() -> int:
     """Lines per transaction: AGENT_HISTORY_BATCH_LINES (tuning and tests), default BATCH_LINES."""
     value = os.environ.get("AGENT_HISTORY_BATCH_LINES")
     return int(value) if value and value.isdigit() and int(value) > 0 else BATCH_LINES
 
 
-def _one_pass(conn, writer, sources, stop, *, show_progress: bool) -> PassSummary | None:
+def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None) -> PassSummary | None:
     if not show_progress:
         try:
-            return Loader(conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer).run(sources)
+            return Loader(conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer, redact=redact).run(sources)
         except AnotherPassRunning:
             return None
     from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -249,9 +286,9 @@ def _one_pass(conn, writer, sources, stop, *, show_progress: bool) -> PassSummar
             progress.update(files, advance=done)
 
         try:
-            return Loader(conn, stop=stop, progress=tick, batch_lines=_batch_lines(), writer_conn=writer).run(
-                sources, plan=plan
-            )
+            return Loader(
+                conn, stop=stop, progress=tick, batch_lines=_batch_lines(), writer_conn=writer, redact=redact
+            ).run(sources, plan=plan)
         except AnotherPassRunning:
             return None
 
@@ -263,16 +300,23 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     db = database()
     from agent_history.embed.status import embedding_status, status_line
+    from agent_history.ingest.archive.retention import retention_warnings
+    from agent_history.ingest.archive.status import archive_status
     from agent_history.ingest.collect import collector_status
     from agent_history.ingest.collect import status_line as collector_line
+    from agent_history.ingest.sources import resolve_sources
     from agent_history.journal.status import journal_status
     from agent_history.journal.status import status_line as journal_line
+    from agent_history.read.secrets import secret_counts
 
     with db.connect() as conn:
         data = catalogue_status(conn)
         data["embedding"] = embedding_status(conn, db.settings.embedding)
         data["journal_sync"] = journal_status(conn)
         data["collector"] = collector_status(conn, embedded=db.is_embedded)
+        data["archive"] = archive_status(conn, db.settings.archive_root)
+        data["secrets"] = secret_counts(conn)
+    data["retention_warnings"] = [w.as_dict() for w in retention_warnings(resolve_sources(db.settings))]
     dbs = db_status(db)
     data["database"] = {
         k: dbs[k]
@@ -315,6 +359,33 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
     console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
     console.print(collector_line(data["collector"]), highlight=False, soft_wrap=True, markup=False)
+    console.print(_archive_line(data["archive"]), highlight=False, soft_wrap=True, markup=False)
+    console.print(_secrets_line(data["secrets"]), highlight=False, soft_wrap=True, markup=False)
+    from agent_history.ingest.archive.retention import retention_warnings
+
+    for w in retention_warnings(resolve_sources(db.settings)):
+        print_warning(w.line())
+
+
+def _archive_line(a: dict) -> str:
+    """The archive in one line of `status`."""
+    if not a["copies"]:
+        return f"archive: no copies yet in {a['path']} (run `agent-history archive`)"
+    bad = f", {a['bad_copies']:,} bad (run `archive --verify`)" if a["bad_copies"] else ""
+    return (
+        f"archive: {a['files']:,} transcripts, {a['copies']:,} copies, {a['compressed_bytes'] / 1e6:,.1f} MB "
+        f"({a['bytes'] / 1e6:,.1f} MB uncompressed){bad}, last {a['last_archived_at']:%Y-%m-%d %H:%M:%S %Z}; "
+        f"{a['archive_only_sessions']:,} sessions exist only in the archive"
+    )
+
+
+def _secrets_line(counts: dict[str, int]) -> str:
+    """Secret-shaped spans found by the last `secrets` scan, by detector, in one line of `status`."""
+    if not counts:
+        return "secrets: none found by the last scan of stored text (`agent-history secrets` scans)"
+    total = sum(counts.values())
+    by = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"secrets: {total:,} secret-shaped spans in stored text ({by}; `agent-history secrets` lists them)"
 
 
 def _print_namespaces(namespaces: dict[str, dict]) -> None:
@@ -396,7 +467,7 @@ def rebuild_check_cmd(
 
     db = database()
     with db.connect() as conn:
-        result = rebuild_check(conn, cold_sources(db.settings))
+        result = rebuild_check(conn, cold_sources(db.settings), db.settings.archive_root)
         verified = verify_prefixes(conn) if verify else None
     data = result.as_dict()
     if verified is not None:
@@ -410,12 +481,12 @@ def rebuild_check_cmd(
 
 
 def _print_rebuild_check(data: dict) -> None:
-    table = Table("namespace", "hot", "cold", "cold only", "missing")
+    table = Table("namespace", "hot", "cold", "archive", "cold only", "missing")
     for name, c in sorted(data["namespaces"].items()):
-        table.add_row(name, *(f"{c[k]:,}" for k in ("hot", "cold", "cold_only", "missing")))
+        table.add_row(name, *(f"{c[k]:,}" for k in ("hot", "cold", "archive", "cold_only", "missing")))
     console.print(table)
     for path in data["missing_files"]:
-        console.print(f"missing from both tiers: {path}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"missing from every tier: {path}", highlight=False, markup=False, soft_wrap=True)
     if data["would_refuse"]:
         console.print("rebuild would refuse (`rebuild --allow-missing` drops the missing files)")
     v = data.get("verify")
@@ -452,7 +523,8 @@ def rebuild_cmd(
     ),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Empty the derived tables and re-read every transcript (hot, then cold copies); keeps caches."""
+    """Empty the derived tables and re-read every transcript (hot, then cold copies and the archive);
+    keeps caches."""
     from agent_history.ingest.rebuild import RebuildRefused, rebuild
     from agent_history.ingest.sources import cold_sources
 
@@ -464,7 +536,16 @@ def rebuild_cmd(
     conn = db.connect(autocommit=True)
     writer = db.connect(autocommit=True)
     try:
-        summary = rebuild(conn, hot, cold_sources(db.settings), allow_missing=allow_missing, writer_conn=writer)
+        summary = rebuild(
+            conn,
+            hot,
+            cold_sources(db.settings),
+            allow_missing=allow_missing,
+            archive=db.settings.archive_root,
+            staging=db.settings.data_dir / "restore",
+            writer_conn=writer,
+            redact=_redactor(db.settings),
+        )
     except RebuildRefused as exc:
         fail(f"rebuild refused: {exc}", 1)
     except AnotherPassRunning:

@@ -297,3 +297,17 @@ def apply_spans(text: str, spans: list[Span], start: int = 0, end: int | None = 
 def redact(text: str) -> str:
     """`text` with every secret-shaped span replaced by ``[REDACTED]``."""
     return apply_spans(text, find_secrets(text))[0]
+
+
+def detector_of(rule_name: str) -> str:
+    """The detector type a span's rule name reports: the rule without its pattern index
+    (``AWSKeyDetector[0]`` → ``AWSKeyDetector``), one of `DETECTORS`."""
+    return rule_name.split("[", 1)[0]
+
+
+DETECTORS: tuple[str, ...] = (
+    *(name for name, _ in _DETECT_SECRETS),
+    *(r.name for r in OWN_RULES),
+    "high_entropy",
+)
+"""Every detector type `detector_of` can report (a closed set: the secrets metric's label values)."""

@@ -17,6 +17,7 @@ from agent_history.harnesses.spec import (
     Layout,
     McpSpec,
     Place,
+    Retention,
     Signature,
 )
 
@@ -42,6 +43,10 @@ HARNESS = Harness(
     ),
     path_hint=r"(^|/)\.claude/|(^|/)projects/[^/]+/",
     resume="claude --resume {uid}",
+    fork="claude --resume {uid} --fork-session",
+    # cleanupPeriodDays: "how long to locally retain chat transcripts based on last activity
+    # date (default: 30 days)" (code.claude.com/docs, settings)
+    retention=Retention("settings.json", "cleanupPeriodDays", 30),
     hook=HookSpec("claude", Place(("${CLAUDE_CONFIG_DIR}/settings.json", "~/.claude/settings.json")), "groups"),
     mcp=McpSpec(
         "claude-code",

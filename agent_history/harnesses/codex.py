@@ -46,6 +46,7 @@ HARNESS = Harness(
     ),
     path_hint=r"(^|/)\.codex/|(^|/)rollout-[^/]*\.jsonl$",
     resume="codex resume {uid}",
+    fork="codex fork {uid}",  # `codex fork [SESSION_ID] [PROMPT]` (codex-cli 0.145)
     hook=HookSpec(
         "codex",
         Place(("${CODEX_HOME}/config.toml", "~/.codex/config.toml")),

@@ -22,6 +22,8 @@ HARNESS = Harness(
     parser="copilot.events",
     source_kinds=("jsonl", "document"),
     home=Place(("${COPILOT_HOME}", "~/.copilot")),
+    # `copilot --resume <session-id>` (github/copilot-cli issues #4397, #3458); no fork flag
+    resume="copilot --resume {uid}",
     layout=Layout(
         roots=("session-state",),
         transcript=r"^session-state/[^/]+(/events)?\.jsonl$",

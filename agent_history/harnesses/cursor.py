@@ -32,6 +32,9 @@ HARNESS = Harness(
         transcript=r"^projects/[^/]+/agent-transcripts/.+\.jsonl$",
         subagent=r"/subagents/",
     ),
+    # the CLI's `cursor-agent --resume [chatId]` (coder/registry#747); the transcript file is named by
+    # the chat id (FORMATS.md §6)
+    resume="cursor-agent --resume {uid}",
     signatures=(Signature(50, first=(r'^\{"role"\s*:\s*"(user|assistant)"\s*,\s*"message"\s*:',)),),
     hook=HookSpec(
         "cursor",

@@ -24,6 +24,8 @@ HARNESS = Harness(
         )
     ),
     signatures=(Signature(10, head=(r'"projectHash"\s*:|"type"\s*:\s*"gemini"',)),),
+    # `gemini --resume <session UUID>` (geminicli.com/docs/cli/session-management); no fork flag
+    resume="gemini --resume {uid}",
     path_hint=r"(^|/)\.gemini/|(^|/)tmp/[^/]+/chats/session-[^/]*\.jsonl?$",
     hook=HookSpec("gemini", Place(("~/.gemini/settings.json",)), "groups", "AfterAgent"),
     mcp=McpSpec(

@@ -25,6 +25,9 @@ HARNESS = Harness(
             KindRule("storage/part", r"storage/part/.+\.json", "document"),
         )
     ),
+    # `opencode --session <id>`, `--fork` with it (opencode.ai/docs/cli, the TUI flags)
+    resume="opencode --session {uid}",
+    fork="opencode --session {uid} --fork",
     signatures=(
         Signature(30, head=(r'"(sessionID|messageID|projectID)"\s*:',)),
         Signature(31, head=(r"^SQLite format 3\x00",), path="opencode"),

@@ -205,6 +205,19 @@ class McpSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Retention:
+    """A harness that deletes its own transcripts after a configurable age: where the setting is
+    and what it defaults to (`archive.retention` warns when it is unset or below its floor)."""
+
+    file: str
+    """The settings file, relative to the harness's home (JSON)."""
+    key: str
+    """The top-level key holding the number of days transcripts are kept."""
+    default_days: int
+    """What the harness keeps when the key is unset (its documented default)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Capabilities:
     """What the harness's format records (`capabilities.CAPABILITIES` names), and which of those
     no input in the shared corpus, samples or field cases shows, with the reason (the capability
@@ -238,6 +251,10 @@ class Harness:
     """Regex found in a path of this harness's files (detection's last resort)."""
     resume: str | None = None
     """The command resuming a session, run in its cwd: ``{uid}`` / ``{path}`` filled in."""
+    fork: str | None = None
+    """The command starting a new session from a copy of this one (None: the harness has none)."""
+    retention: Retention | None = None
+    """The harness's own deletion of old transcripts, if it has one."""
     hook: HookSpec | None = None
     mcp: McpSpec | None = None
     app_state: Place | None = None

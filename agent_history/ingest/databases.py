@@ -191,7 +191,7 @@ def _write(loader, ref: FileRef, source_id: int, rows: list[Row], cursor: dict, 
     conn = loader.conn
     prepare_staging(conn)
     with conn.transaction():
-        written = write_parts(conn, [Part(source_id, ref.source.namespace, rows)])
+        written = write_parts(conn, [Part(source_id, ref.source.namespace, rows)], **loader.redact_kw)
         conn.execute(
             "UPDATE ah.source_file SET kind = 'database', db_cursor = %s, parser_version = %s, status = 'ok', "
             "last_error = NULL, last_indexed_at = now() WHERE id = %s",

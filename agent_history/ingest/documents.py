@@ -184,7 +184,9 @@ def _write_documents(loader: Loader, docs: list[_Doc]) -> None:
         with conn.cursor() as cur:
             for table in PER_SOURCE_TABLES:
                 cur.execute(f"DELETE FROM ah.{table} WHERE source_id = ANY(%s)", (ids,))
-        written = write_parts(conn, [Part(d.source_id, d.ref.source.namespace, d.write) for d in docs])
+        written = write_parts(
+            conn, [Part(d.source_id, d.ref.source.namespace, d.write) for d in docs], **loader.redact_kw
+        )
         purged = purge_missing_many(conn, [(d.source_id, d.rows) for d in docs])
         with conn.cursor() as cur:
             cur.executemany(

@@ -151,8 +151,13 @@ class Loader:
         writer_conn: psycopg.Connection | None = None,
         parse_workers: int | None = None,
         parallel_min_bytes: int | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.conn = conn
+        self.redact = redact
+        """``[index] redact``: applied to the free-text fields of every row written (`write_parts`)."""
+        self.redact_kw = {"redact": redact} if redact is not None else {}
+        """`write_parts` keywords: ``redact`` only when set."""
         self.stop = stop or threading.Event()
         self.progress = progress
         self.batch_lines = batch_lines
@@ -557,7 +562,9 @@ class Loader:
         prepare_staging(conn)
         with conn.transaction():
             written = write_parts(
-                conn, [Part(p.source_id, p.ref.source.namespace, p.rows, self._prepared) for p in batch]
+                conn,
+                [Part(p.source_id, p.ref.source.namespace, p.rows, self._prepared) for p in batch],
+                **self.redact_kw,
             )
             with conn.cursor() as cur:
                 cur.executemany(

@@ -1,17 +1,22 @@
 """`rebuild` and `rebuild-check` (docs/design.md §7): re-derive the catalogue from hot and cold copies.
 
-Every catalogued transcript must still exist in the hot home or in its namespace's cold archive
-(config ``cold_sources``, same relative layout). `rebuild_check` counts per namespace; `rebuild`
-refuses — before truncating anything — when a catalogued file is missing from both tiers, then
-empties the derived tables (keeping ``meta``, ``model_pricing``, ``index_run`` and any cache
-tables listed in `KEPT_TABLES`), re-reads every hot file, then every cold file whose relative path
-is not present hot.
+Every catalogued transcript must still exist in the hot home, in its namespace's cold copy
+(config ``cold_sources``, same relative layout) or in the archive (`agent_history.ingest.archive`:
+compressed, versioned copies listed in ``ah.archive_copy``). `rebuild_check` counts per namespace;
+`rebuild` refuses — before truncating anything — when a catalogued file is missing from every
+tier, then empties the derived tables (keeping ``meta``, ``model_pricing``, ``index_run``, the
+archive manifest and the tables listed in `KEPT_TABLES`), re-reads every hot file, then every
+cold file whose relative path is not present hot, then the archived transcripts whose hot file is
+gone (decompressed into a staging home, `archive.restore.stage`; their rows keep the original
+path with ``tier = 'archive'``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +24,7 @@ import psycopg
 
 from agent_history.db.roles import COLLECTOR_TABLES
 from agent_history.harnesses import BY_NAME
+from agent_history.ingest.archive.restore import archived, relocate, stage
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
@@ -36,6 +42,8 @@ DERIVED_TABLES: tuple[str, ...] = (
     "loops",  # issue 12: derived by ingest.loops from the transcripts
     "lane",
     "loop_closeout",
+    "secret_finding",  # issue 29: refilled by the secrets scan from the stored text
+    "secret_scan",
 )
 """Tables a rebuild empties."""
 KEPT_TABLES: tuple[str, ...] = (
@@ -51,6 +59,7 @@ KEPT_TABLES: tuple[str, ...] = (
     "journal_sync_run",
     "session_exclusion",  # curation (issue 17): a person's decision, keyed by natural key
     *COLLECTOR_TABLES,  # collect (issue 30): read from repositories, not from transcripts
+    "archive_copy",  # the archive's manifest (issue 29): authoritative, how deleted transcripts come back
 )
 """Tables a rebuild keeps: the embedding cache by (model, input sha256) makes re-embedding free
 and the collector tables are authoritative data."""
@@ -71,7 +80,8 @@ class RebuildRefused(Exception):
 
 @dataclass
 class CheckResult:
-    """Per-namespace counts of catalogued files: where a rebuild would find them."""
+    """Per-namespace counts of catalogued files: where a rebuild would find them (``hot``, ``cold``
+    copy, ``archive``, ``cold_only`` = in a cold copy or the archive but not hot, ``missing``)."""
 
     namespaces: dict[str, dict[str, int]] = field(default_factory=dict)
     missing_files: list[str] = field(default_factory=list)
@@ -105,36 +115,52 @@ def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
     return list(out.values())
 
 
-def rebuild_check(conn: psycopg.Connection, cold: list[Source]) -> CheckResult:
+def rebuild_check(conn: psycopg.Connection, cold: list[Source], archive: Path | None = None) -> CheckResult:
     """Count catalogued files per namespace: hot (the catalogued hot file exists), cold (a copy
-    exists under the namespace's cold archive at the same relative path), cold_only, missing."""
+    exists under the namespace's cold copy at the same relative path), archive (a good copy is in
+    the archive at `archive`), cold_only (cold or archive, not hot), missing."""
     cold_home = {s.namespace: s.home for s in cold}
+    in_archive = archived(conn, archive) if archive is not None else set()
     result = CheckResult()
     for namespace, path, rel, tier in conn.execute(
         "SELECT namespace, path, rel_path, tier FROM ah.source_file ORDER BY namespace, path"
     ):
-        counts = result.namespaces.setdefault(namespace, {"hot": 0, "cold": 0, "cold_only": 0, "missing": 0})
-        in_hot = tier == "hot" and os.path.isfile(path)
+        counts = result.namespaces.setdefault(
+            namespace, {"hot": 0, "cold": 0, "archive": 0, "cold_only": 0, "missing": 0}
+        )
+        in_hot = tier in ("hot", "archive") and os.path.isfile(path)
         if tier == "cold":
             in_cold = os.path.isfile(path)
         else:
             in_cold = bool(rel) and namespace in cold_home and os.path.isfile(cold_home[namespace] / rel)
+        archived_copy = bool(rel) and (namespace, rel) in in_archive
         counts["hot"] += in_hot
         counts["cold"] += in_cold
-        counts["cold_only"] += in_cold and not in_hot
-        if not in_hot and not in_cold:
+        counts["archive"] += archived_copy
+        counts["cold_only"] += (in_cold or archived_copy) and not in_hot
+        if not in_hot and not in_cold and not archived_copy:
             counts["missing"] += 1
             result.missing_files.append(path)
     return result
 
 
 def rebuild(
-    conn: psycopg.Connection, hot: list[Source], cold: list[Source], *, allow_missing: bool = False, **loader_kw
+    conn: psycopg.Connection,
+    hot: list[Source],
+    cold: list[Source],
+    *,
+    allow_missing: bool = False,
+    archive: Path | None = None,
+    staging: Path | None = None,
+    **loader_kw,
 ) -> PassSummary:
-    """Empty the derived tables and re-read hot then cold-only copies; returns the pass summary.
+    """Empty the derived tables and re-read hot, then cold-only, then archive-only copies; returns
+    the pass summary.
 
-    `hot` adds to the homes the catalogue was built from (`catalogued_sources`).
-    `allow_missing` drops the transcripts that are gone from both tiers instead of refusing
+    `hot` adds to the homes the catalogue was built from (`catalogued_sources`). `archive` is the
+    archive's root (None: no archive), `staging` the directory its copies are decompressed under
+    for the pass (a temporary directory inside it, removed afterwards; default the system's).
+    `allow_missing` drops the transcripts that are gone from every tier instead of refusing
     (the way to retire a deleted home).
 
     Raises RebuildRefused (nothing truncated) if a catalogued file is in neither tier, and
@@ -145,10 +171,10 @@ def rebuild(
     try:
         known = {(s.namespace, s.home) for s in hot}
         hot = [*hot, *(s for s in catalogued_sources(conn) if (s.namespace, s.home) not in known)]
-        check = rebuild_check(conn, cold)
+        check = rebuild_check(conn, cold, archive)
         if check.would_refuse and not allow_missing:
             raise RebuildRefused(
-                f"{len(check.missing_files)} catalogued transcript(s) are missing from both hot and cold copies "
+                f"{len(check.missing_files)} catalogued transcript(s) are missing from hot, cold and archive copies "
                 f"(first: {check.missing_files[0]}); nothing was changed — `rebuild --allow-missing` drops them"
             )
         truncate_derived(conn)
@@ -159,4 +185,15 @@ def rebuild(
         dataclasses.replace(s, tier="cold", shadowed_by=(hot_homes[s.namespace],) if s.namespace in hot_homes else ())
         for s in cold
     ]
-    return Loader(conn, **loader_kw).run([*hot, *shadowed])
+    if archive is None:
+        return Loader(conn, **loader_kw).run([*hot, *shadowed])
+    if staging is not None:
+        staging.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="ah-restore-", dir=staging))
+    try:
+        staged = stage(conn, archive, [*hot, *cold], work)
+        summary = Loader(conn, **loader_kw).run([*hot, *shadowed, *staged.sources])
+        relocate(conn, staged.paths)
+        return summary
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -29,6 +29,7 @@ from agent_history.ingest.sql_merge import (
     staging_name,
 )
 from agent_history.model.merge import fold, merge_pair
+from agent_history.model.redaction import redact_rows
 from agent_history.model.rows import ROW_TYPES, Row, SessionRow
 
 
@@ -120,14 +121,18 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
     return out
 
 
-def write_parts(conn: psycopg.Connection, parts: list[Part]) -> Written:
+def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable[[str], str] | None = None) -> Written:
     """Merge the rows of several parts into the catalogue; returns new and merged rows per table.
 
     Must be called inside a transaction (the caller's batch). One COPY and one merge per table
     whatever the number of files, sessions first; affected sessions are marked dirty. Messages
     and tool calls carry their search text (`search_ready`), taken from the parts' `prepared`
-    when the caller analysed them ahead, else computed here.
+    when the caller analysed them ahead, else computed here. With `redact` (``[index] redact``),
+    the free-text fields (`model.redaction.FREE_TEXT`) are stored as `redact` returns them, before
+    their search text is computed, so neither the text nor its vector holds a secret.
     """
+    if redact is not None:
+        parts = [dataclasses.replace(p, rows=redact_rows(p.rows, redact)) for p in parts]
     prepare_staging(conn)
     prepared = next((p.prepared for p in parts if p.prepared is not None), None)
     folded = _fold_parts(parts)

@@ -25,6 +25,7 @@ The families (generated; ``tests/test_telemetry_docs.py`` keeps it equal to the 
 | `ah_catalogue_parse_issues` | gauge | – | kind | catalogue | parse issues by kind |
 | `ah_catalogue_lag_bytes` | gauge | By | namespace | catalogue | bytes on disk not yet indexed (size minus indexed offset, summed over files) |
 | `ah_embeddings` | gauge | – | embedding_status | catalogue | embedding chunks by status |
+| `ah_secrets_found` | gauge | – | detector | catalogue | secret-shaped spans in stored messages and tool input/output, as of the last `secrets` scan |
 | `ah_runs_total` | counter | – | run, outcome | runs | passes finished, by outcome |
 | `ah_run_success` | gauge | – | run | runs | 1 when the last pass succeeded, 0 when it failed |
 | `ah_run_duration_seconds` | gauge | s | run | runs | duration of the last pass |

@@ -105,11 +105,61 @@ def collect_archive(conn: psycopg.Connection, ctx: CollectContext) -> list[Sampl
         ratio = _used_ratio(source.home)
         if ratio is not None:
             out.append(S("ah_filesystem_used_ratio", ratio, **labels))
-    for cold in ctx.cold:
-        hot, copied = rel_by_tier.get((cold.namespace, "hot")), rel_by_tier.get((cold.namespace, "cold"))
-        if hot is not None and copied is not None:
-            out.append(S("ah_archive_uncopied_files", len(hot - copied), namespace=cold.namespace))
+    archived = _archive_tier(conn, ctx, out)
+    for ns in sorted({c.namespace for c in ctx.cold} | set(archived)):
+        hot, copied = rel_by_tier.get((ns, "hot")), rel_by_tier.get((ns, "cold"))
+        if hot is not None and (copied is not None or ns in archived):
+            out.append(
+                S("ah_archive_uncopied_files", len(hot - (copied or set()) - archived.get(ns, set())), namespace=ns)
+            )
     return out
+
+
+def _archive_tier(conn: psycopg.Connection, ctx: CollectContext, out: list[Sample]) -> dict[str, set[str]]:
+    """The ``archive`` tier (`agent-history archive`, ``[archive] path``) per namespace with copies in
+    the manifest: transcripts with a good copy on disk, their compressed bytes, the newest archived
+    mtime, catalogued files without a good copy, availability and the filesystem's used ratio.
+    Appends to `out`; returns namespace → home-relative paths with a good copy (nothing when the
+    archive was never used: no series for a tier nobody runs)."""
+    if conn.execute("SELECT to_regclass('ah.archive_copy')").fetchone()[0] is None:
+        return {}
+    rows = conn.execute(
+        "SELECT namespace, rel_path, archive_file, compressed_size, source_mtime_ns, verify_error "
+        "FROM ah.archive_copy WHERE origin_host = ''"
+    ).fetchall()
+    if not rows:
+        return {}
+    root = ctx.settings.archive_root
+    available = root.is_dir() and os.access(root, os.R_OK | os.X_OK)
+    good: dict[str, set[str]] = {}
+    size: dict[str, int] = {}
+    newest: dict[str, int] = {}
+    for ns, rel, name, compressed, mtime_ns, error in rows:
+        good.setdefault(ns, set())
+        if not available or error is not None or not (root / name).is_file():
+            continue
+        good[ns].add(rel)
+        size[ns] = size.get(ns, 0) + compressed
+        newest[ns] = max(newest.get(ns, 0), mtime_ns)
+    ratio = _used_ratio(root) if available else None
+    rels: dict[str, set[str]] = {}
+    for ns, rel in conn.execute("SELECT namespace, rel_path FROM ah.source_file WHERE rel_path IS NOT NULL"):
+        rels.setdefault(ns, set()).add(rel)
+    for ns in sorted(good):
+        labels = {"namespace": ns, "tier": "archive"}
+        out.append(S("ah_archive_tier_available", 1 if available else 0, **labels))
+        if not available:
+            continue
+        out += [
+            S("ah_archive_files", len(good[ns]), **labels),
+            S("ah_archive_bytes", size.get(ns, 0), **labels),
+            S("ah_archive_files_missing", len(rels.get(ns, set()) - good[ns]), **labels),
+        ]
+        if ns in newest:
+            out.append(S("ah_archive_newest_mtime_timestamp_seconds", newest[ns] / 1e9, **labels))
+        if ratio is not None:
+            out.append(S("ah_filesystem_used_ratio", ratio, **labels))
+    return good if available else {}
 
 
 # --- catalogue -----------------------------------------------------------------------------------
@@ -155,7 +205,19 @@ def collect_catalogue(conn: psycopg.Connection, ctx: CollectContext) -> list[Sam
             S("ah_embeddings", counts["failed"], embedding_status="failed"),
             S("ah_embeddings", counts["embedded"], embedding_status="done"),
         ]
+    out += _secrets(conn)
     return out
+
+
+def _secrets(conn: psycopg.Connection) -> list[Sample]:
+    """Findings per detector (every detector, 0 when none) as of the last `secrets` scan (0 before
+    the first scan: the family is always exported)."""
+    if conn.execute("SELECT to_regclass('ah.secret_finding')").fetchone()[0] is None:
+        return []
+    from agent_history.embed.redact import DETECTORS
+
+    found = dict(conn.execute("SELECT detector, count(*) FROM ah.secret_finding GROUP BY 1").fetchall())
+    return [S("ah_secrets_found", found.get(d, 0), detector=d) for d in DETECTORS]
 
 
 # --- runs ----------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_history.embed.redact import DETECTORS
 from agent_history.harnesses import NAMES
 from agent_history.model.tables import DERIVED_TABLES, PARSED_TABLES
 
@@ -60,11 +61,12 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
     ),
     "trigger": ("user", "model", "work", "status", "wait", "event", "noop", "orchestrate", "agent_msg", "unclassified"),
     "role": ("root", "worker", "solo"),
-    "tier": ("hot", "cold"),
+    "tier": ("hot", "cold", "archive"),  # archive: `agent-history archive` copies (compressed bytes)
     "collector": ("archive", "catalogue", "runs", "efficiency", "self"),
     "run": ("index", "embed", "journal_sync"),
     "bucket": ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"),
     "embedding_status": ("pending", "failed", "done"),
+    "detector": DETECTORS,  # source: agent_history.embed.redact (the scanner's rule families)
     "loop_status": ("finished", "waiting", "paused", "running", "stale"),
     "outcome": ("success", "failure"),
     "family": None,  # the family names of FAMILIES
@@ -145,6 +147,14 @@ FAMILIES: tuple[Family, ...] = (
         "bytes on disk not yet indexed (size minus indexed offset, summed over files)",
     ),
     _f("ah_embeddings", "gauge", "", ("embedding_status",), "catalogue", "embedding chunks by status"),
+    _f(
+        "ah_secrets_found",
+        "gauge",
+        "",
+        ("detector",),
+        "catalogue",
+        "secret-shaped spans in stored messages and tool input/output, as of the last `secrets` scan",
+    ),
     # --- runs: index / embed / journal-sync passes ------------------------------------------
     _f("ah_runs_total", "counter", "", ("run", "outcome"), "runs", "passes finished, by outcome"),
     _f("ah_run_success", "gauge", "", ("run",), "runs", "1 when the last pass succeeded, 0 when it failed"),

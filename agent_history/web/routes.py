@@ -23,6 +23,7 @@ from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
+from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import summary_of
 from agent_history.search import hybrid
 from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
@@ -226,7 +227,43 @@ def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
         page_size=PAGE_EVENTS,
         idle_gap=IDLE_GAP,
         threads=threads,
+        resume=resume_of_ref(conn, ref),
         params={"agent_id": ref.agent_id},
+    )
+
+
+EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "html": "text/html; charset=utf-8", "json": "application/json"}
+
+
+def session_export(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Session export (`agent-history export`): ``?format=md|html|json`` (default md), secret-shaped
+    spans redacted, as a download named ``<uid>.<format>``; the main thread with sub-agents inline."""
+    from agent_history.read.export import export_session
+    from agent_history.read.export_render import RENDERERS
+
+    fmt = request.query_params.get("format", "md")
+    if fmt not in EXPORT_TYPES:
+        raise PageError(400, f"unknown export format {fmt!r} (known: {', '.join(EXPORT_TYPES)})")
+    ref = resolve_session(conn, request.path_params["uid"], "")
+    body = RENDERERS[fmt](export_session(conn, ref.session_uid))
+    return Response(
+        body,
+        media_type=EXPORT_TYPES[fmt],
+        headers={"Content-Disposition": f'attachment; filename="{ref.session_uid}.{fmt}"'},
+    )
+
+
+SECRETS_SHOWN = 500
+
+
+def secrets_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """Secrets: the findings of the last `agent-history secrets` scan (detector, session, where,
+    file and byte offset, redacted preview — never the secret), counts by detector."""
+    from agent_history.read.secrets import list_secrets, secret_counts
+
+    found = list_secrets(conn, limit=SECRETS_SHOWN)
+    return pages.html(
+        "secrets.html", page="secrets", title="Secrets", found=found, counts=secret_counts(conn), shown=SECRETS_SHOWN
     )
 
 
@@ -290,7 +327,9 @@ PAGES: tuple[tuple[str, object], ...] = (
     ("/hit/{kind}/{id}", hit_page),
     ("/sessions", sessions_page),
     ("/session/{uid}", session_page),
+    ("/session/{uid}/export", session_export),
     ("/usage", usage_page),
+    ("/secrets", secrets_page),
     ("/api/usage", usage_api),
     ("/status", status_page),
 )

@@ -17,6 +17,7 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.loops import loops_by_session
+from agent_history.read.resume import resume_of_ref
 from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
 from agent_history.read.why import why
@@ -38,7 +39,8 @@ def _excluded(conn: psycopg.Connection, session_id: int) -> bool:
 
 
 def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
-    """`session` tool: ``{"session", "summary", "total", "from", "to", "events", "next_from"?}``."""
+    """`session` tool: ``{"session", "resume", "summary", "total", "from", "to", "events", "next_from"?}``;
+    ``resume`` is the root session's resume (and fork) command (`read.resume.resume_dict`)."""
     start = args["from"]
     end = min(args.get("to") or start + args["limit"] - 1, start + MAX_EVENTS - 1)
     timeline = session_timeline(
@@ -49,6 +51,7 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
     if _excluded(conn, timeline.session.id):
         raise LookupError(f"session {args['uid']} is excluded (sessions exclude); it is not served")
     out = timeline.as_dict()
+    out["resume"] = resume_of_ref(conn, timeline.session)
     journal = summaries_for_sessions(conn, [timeline.session.id]).get(timeline.session.id)
     if journal:  # the journal's written summary of this thread (journal-sync)
         out["journal_summary"] = journal
@@ -94,7 +97,8 @@ SESSION = ToolSpec(
     description=(
         "Read part of one past session in order: messages, tool calls with outcome, sub-agent spawns, "
         "compactions, git events. Events are numbered 1..total; pass from/to (or limit) to page, and "
-        "follow `next_from`. Use agent_id to read a sub-agent thread of the session."
+        "follow `next_from`. Use agent_id to read a sub-agent thread of the session. `resume` gives the "
+        "agent's own command to resume (or fork) the session, run in its cwd."
     ),
     properties={
         "uid": {"type": "string", "minLength": 6, "description": "Session uid (or a unique prefix of ≥ 6 characters)."},

@@ -26,6 +26,7 @@ from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec
 from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.loops import loops_by_session
+from agent_history.read.resume import resume_dict
 from agent_history.search import hybrid
 from agent_history.search.rank import resolve_agent, resolve_agents
 from agent_history.search.request import Scope as Corpus
@@ -36,9 +37,6 @@ from agent_history.session.refs import AmbiguousSession, SessionNotFound, resolv
 HITS_PER_SESSION = 20
 MAIN_THREAD = "main"
 SNIPPET_CHARS = 320
-
-RESUME_COMMANDS: dict[str, str] = {h.name: h.resume for h in HARNESSES if h.resume}
-"""How each agent resumes a session (run in the session's cwd): the registry rows' ``resume``."""
 
 
 def _classes(values: list[str]) -> tuple[str, ...]:
@@ -186,11 +184,7 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
     journal = summaries_for_sessions(conn, [r.id for r in roots.values() if r is not None])
     for g in groups:
         root = roots[g.root_uid]
-        path = root.source_path if root else None
-        template = RESUME_COMMANDS.get(g.agent)
-        resume = {"session_uid": g.root_uid, "agent": g.agent, "cwd": root.cwd if root else None}
-        if template and ("{path}" not in template or path):
-            resume["command"] = template.format(uid=g.root_uid, path=path)
+        resume = resume_dict(g.agent, g.root_uid, root.cwd if root else None, root.source_path if root else None)
         sub_hits = sum(n for t, n in g.threads.items() if t != MAIN_THREAD)
         sessions.append(
             {

@@ -1,0 +1,138 @@
+"""`agent-history archive`: compressed, verified, versioned copies of every transcript."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import psycopg
+import typer
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
+from agent_history.cli.output import console, fail, print_event, print_json, print_warning
+
+
+def summary_line(s) -> str:
+    """One line for a pass summary (`archive.run.ArchiveSummary`)."""
+    state = " (interrupted)" if s.interrupted else ""
+    return (
+        f"archived{state}: {s.files_seen:,} files seen, {s.copied:,} copied, {s.grown:,} grown, "
+        f"{s.new_versions:,} new versions, {s.unchanged:,} unchanged, {s.touched:,} touched; "
+        f"{s.bytes_read / 1e6:,.1f} MB read, {s.bytes_written / 1e6:,.1f} MB written; {s.seconds:.2f} s"
+    )
+
+
+def run_archive_pass(conn, db, sources, stop, *, json: bool = False, keep_going: bool = False) -> bool:
+    """One archive pass over `sources` into the configured archive, its summary printed; exits 2
+    when the archive cannot be written, 1 when its filesystem is full — or, with `keep_going` (the
+    indexer's `index --every --archive`, whose indexing must go on), says so in one line and
+    returns False. Returns False when another pass holds the lock, else True."""
+    from agent_history.ingest.archive.run import AnotherArchivePass, ArchiveFull, ArchiveUnwritable, archive_pass
+
+    try:
+        summary = archive_pass(conn, sources, db.settings.archive_root, stop=stop)
+    except ArchiveUnwritable as exc:
+        if keep_going:
+            print_event(f"archive pass skipped: {exc}")
+            return False
+        fail(str(exc), 2)
+    except ArchiveFull as exc:
+        if keep_going:
+            print_event(f"archive pass stopped: {exc.strerror}; the copy in progress was discarded")
+            return False
+        fail(f"{exc.strerror}: the copy in progress was discarded; free space and run archive again", 1)
+    except AnotherArchivePass:
+        console.print("another archive pass is running")
+        return False
+    for line in summary.skipped[:20]:
+        print_event(f"skipped {line}")
+    if len(summary.skipped) > 20:
+        print_event(f"… and {len(summary.skipped) - 20} more skipped files (see --json)")
+    if json:
+        print_json(summary.as_dict())
+    else:
+        console.print(summary_line(summary), highlight=False, soft_wrap=True, markup=False)
+    return True
+
+
+@app.command("archive")
+def archive_cmd(
+    home: Path = typer.Option(
+        None, "--home", help="Archive a directory laid out like ~ instead of the configured homes."
+    ),
+    source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
+    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    verify: bool = typer.Option(
+        False, "--verify", help="Re-hash every archived copy instead; list the bad ones (exit 1 if any)."
+    ),
+) -> None:
+    """Copy every transcript of every configured home into the archive (zstd, verified, versioned).
+
+    New and grown files only; a file that shrank or was rewritten is kept as a new version beside
+    the old copy. `rebuild` reads the archive for transcripts the agents deleted."""
+    from agent_history.ingest.archive.retention import retention_warnings
+    from agent_history.ingest.archive.run import ArchiveUnwritable, check_writable
+    from agent_history.ingest.sources import resolve_sources
+
+    if home is not None and not home.expanduser().is_dir():
+        fail(f"--home {home} is not a directory", 2)
+    db = database()
+    root = db.settings.archive_root
+    if verify:
+        _verify(db, json=json)
+        return
+    try:
+        check_writable(root)  # one line before the server starts or a file is read
+    except ArchiveUnwritable as exc:
+        fail(str(exc), 2)
+    try:
+        sources = resolve_sources(db.settings, home=home, extra=source)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    for w in retention_warnings(sources):
+        print_warning(w.line())
+    stop = stop_on_signals()
+    db.dsn  # noqa: B018 - start/migrate the server (one-line errors) first
+
+    def one_pass() -> bool:
+        try:
+            with db.connect(autocommit=True) as conn:
+                return run_archive_pass(conn, db, sources, stop, json=json)
+        except psycopg.OperationalError as exc:
+            if not every:
+                raise
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            print_event(f"archive pass failed, retrying in {every:g} s: {first}")
+            return True
+
+    run_every(every, stop, one_pass, db)
+    if stop.signum == signal.SIGINT:
+        print_event("interrupted: the copies made so far are kept; run archive again to finish")
+        raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def _verify(db, *, json: bool) -> None:
+    from agent_history.ingest.archive.verify import verify_archive
+
+    with db.connect(autocommit=True) as conn:
+        result = verify_archive(conn, db.settings.archive_root)
+    if json:
+        print_json(result.as_dict())
+    else:
+        console.print(
+            f"verified {result.checked:,} copies ({result.bytes_hashed / 1e6:,.1f} MB hashed): {len(result.bad):,} bad",
+            highlight=False,
+            markup=False,
+        )
+        for bad in result.bad:
+            console.print(
+                f"bad copy: {bad['archive_file']} ({bad['path']}, version {bad['version']}): {bad['error']}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    if result.bad:
+        raise typer.Exit(1)

@@ -1,0 +1,134 @@
+"""The archive manifest ``ah.archive_copy`` (migration 0020): reading and writing its rows.
+
+One row per copy; the rows of one (origin_host, namespace, rel_path) are its versions. Every
+write runs in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+COLUMNS = (
+    "id, namespace, agent, kind, path, rel_path, version, archive_file, size, sha256, compressed_size, "
+    "source_size, source_mtime_ns, head_sha256, checkpoint_sha256, prefix_windows, table_rows, "
+    "archived_at, verified_at, verify_error"
+)
+
+
+@dataclass(slots=True)
+class Copy:
+    """One manifest row. Units: bytes, nanoseconds (mtime)."""
+
+    id: int
+    namespace: str
+    agent: str
+    kind: str
+    path: str
+    rel_path: str
+    version: int
+    archive_file: str
+    size: int
+    sha256: bytes
+    compressed_size: int
+    source_size: int
+    source_mtime_ns: int
+    head_sha256: str | None
+    checkpoint_sha256: str | None
+    prefix_windows: dict | None
+    table_rows: dict | None
+    archived_at: datetime
+    verified_at: datetime
+    verify_error: str | None
+
+
+def _copy(row) -> Copy:
+    values = list(row)
+    values[9] = bytes(values[9])
+    return Copy(*values)
+
+
+def all_copies(conn: psycopg.Connection, *, namespace: str | None = None) -> list[Copy]:
+    """Every row of this machine's archive (origin_host ''), by namespace, path, version."""
+    where = "origin_host = '' " + ("AND namespace = %s " if namespace else "")
+    return [
+        _copy(r)
+        for r in conn.execute(
+            f"SELECT {COLUMNS} FROM ah.archive_copy WHERE {where}ORDER BY namespace, rel_path, version",
+            (namespace,) if namespace else (),
+        )
+    ]
+
+
+def newest_versions(conn: psycopg.Connection) -> dict[tuple[str, str], Copy]:
+    """(namespace, rel_path) → the row of its highest version."""
+    out: dict[tuple[str, str], Copy] = {}
+    for c in all_copies(conn):
+        out[(c.namespace, c.rel_path)] = c  # ordered by version: the last one wins
+    return out
+
+
+def insert(conn: psycopg.Connection, c: Copy) -> int:
+    """Insert a new version's row; returns its id."""
+    return conn.execute(
+        "INSERT INTO ah.archive_copy (namespace, agent, kind, path, rel_path, version, archive_file, size, sha256, "
+        "compressed_size, source_size, source_mtime_ns, head_sha256, checkpoint_sha256, prefix_windows, table_rows) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        (
+            c.namespace,
+            c.agent,
+            c.kind,
+            c.path,
+            c.rel_path,
+            c.version,
+            c.archive_file,
+            c.size,
+            c.sha256,
+            c.compressed_size,
+            c.source_size,
+            c.source_mtime_ns,
+            c.head_sha256,
+            c.checkpoint_sha256,
+            Jsonb(c.prefix_windows) if c.prefix_windows is not None else None,
+            Jsonb(c.table_rows) if c.table_rows is not None else None,
+        ),
+    ).fetchone()[0]
+
+
+def replace(conn: psycopg.Connection, c: Copy) -> None:
+    """Point row `c.id` at its new, larger copy (the same version grew)."""
+    conn.execute(
+        "UPDATE ah.archive_copy SET path = %s, archive_file = %s, size = %s, sha256 = %s, compressed_size = %s, "
+        "source_size = %s, source_mtime_ns = %s, head_sha256 = %s, checkpoint_sha256 = %s, prefix_windows = %s, "
+        "table_rows = %s, archived_at = now(), verified_at = now(), verify_error = NULL WHERE id = %s",
+        (
+            c.path,
+            c.archive_file,
+            c.size,
+            c.sha256,
+            c.compressed_size,
+            c.source_size,
+            c.source_mtime_ns,
+            c.head_sha256,
+            c.checkpoint_sha256,
+            Jsonb(c.prefix_windows) if c.prefix_windows is not None else None,
+            Jsonb(c.table_rows) if c.table_rows is not None else None,
+            c.id,
+        ),
+    )
+
+
+def touch(conn: psycopg.Connection, copy_id: int, source_size: int, source_mtime_ns: int) -> None:
+    """The hot file changed its stat but not its bytes: remember the new stat."""
+    conn.execute(
+        "UPDATE ah.archive_copy SET source_size = %s, source_mtime_ns = %s WHERE id = %s",
+        (source_size, source_mtime_ns, copy_id),
+    )
+
+
+def record_verify(conn: psycopg.Connection, copy_id: int, error: str | None) -> None:
+    """Record a re-hash of copy `copy_id`: when, and why it failed (None: it matched)."""
+    conn.execute("UPDATE ah.archive_copy SET verified_at = now(), verify_error = %s WHERE id = %s", (error, copy_id))

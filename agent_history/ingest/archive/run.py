@@ -1,0 +1,354 @@
+"""One archive pass: every file of every configured home → new copies and new versions.
+
+Per discovered file (`ingest.discovery.iter_files`, so every harness and source kind of the
+registry), against the newest version of its copy (`manifest.newest_versions`):
+
+| the hot file …                                   | JSONL            | document        | database                 |
+| ------------------------------------------------ | ---------------- | --------------- | ------------------------ |
+| has no copy                                      | version 1        | version 1       | version 1                |
+| same size and mtime as when copied               | skipped unread   | skipped unread  | skipped (file and -wal)  |
+| same bytes (sha256), new mtime                   | manifest updated | manifest updated| manifest updated         |
+| a superset, not older than the copy (`GROWN`)    | copy replaced    | copy replaced   | copy replaced            |
+| anything else: shrunk, rewritten, older          | next version     | next version    | next version             |
+
+"A superset" per kind (`is_superset`): JSONL — longer, with the copied bytes as its prefix by
+`ingest.prefix` evidence (head, checkpoint, sampled windows at the copied size); document — not
+shorter (documents are rewritten whole as they grow); database — no table of the snapshot has
+fewer rows than in the copy. A replaced copy's old file is removed after the manifest commits; a
+new version's old copy is never touched.
+
+The pass holds its own advisory lock (`ARCHIVE_LOCK`, not the index lock: archiving and indexing
+run side by side). Errors are per file and one line each (`ArchiveSummary.skipped`), except a full
+archive filesystem (`ArchiveFull`: the pass stops, nothing of the copy in progress counts) and an
+archive root that cannot be written (`ArchiveUnwritable`, before anything is read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+from agent_history.ingest.archive import manifest
+from agent_history.ingest.archive.copy import (
+    ArchiveFull,
+    CopyMismatch,
+    SourceChanged,
+    Written,
+    snapshot_database,
+    write_copy,
+)
+from agent_history.ingest.archive.layout import archive_file
+from agent_history.ingest.archive.manifest import Copy
+from agent_history.ingest.discovery import FileRef, Source, iter_files
+from agent_history.ingest.prefix import edge_hashes, prefix_change, update_windows
+
+ARCHIVE_LOCK = 0x61685F617263  # 'ah_arc'
+
+
+class AnotherArchivePass(Exception):
+    """Another archive pass holds the advisory lock."""
+
+
+class ArchiveUnwritable(Exception):
+    """The archive root cannot be created or written (message: one line for the user)."""
+
+
+@dataclass
+class ArchiveSummary:
+    """What one pass did. Units: bytes, seconds."""
+
+    files_seen: int = 0
+    copied: int = 0
+    """Files copied for the first time (version 1)."""
+    grown: int = 0
+    """Copies replaced by a larger copy of the same version."""
+    new_versions: int = 0
+    """Files that shrank or were rewritten: a new version beside the old copy."""
+    unchanged: int = 0
+    touched: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    skipped: list[str] = field(default_factory=list)
+    """One line per file not copied this pass (vanished, changed while copied, unreadable)."""
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        return {
+            "files_seen": self.files_seen,
+            "copied": self.copied,
+            "grown": self.grown,
+            "new_versions": self.new_versions,
+            "unchanged": self.unchanged,
+            "touched": self.touched,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "skipped": self.skipped[:100],
+            "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def check_writable(root: Path) -> None:
+    """Create `root` if needed and prove a file can be written in it. Raises ArchiveUnwritable."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=root):
+            pass
+    except OSError as exc:
+        raise ArchiveUnwritable(f"archive path {root} is not writable: {exc.strerror or exc}") from None
+
+
+def source_stat(ref: FileRef) -> tuple[int, int]:
+    """(size, mtime_ns) the archive compares: a database's file and its ``-wal`` together
+    (size summed, newest mtime). Raises OSError when the file is gone."""
+    st = os.stat(ref.path)
+    size, mtime = st.st_size, st.st_mtime_ns
+    if ref.kind == "database":
+        with contextlib.suppress(FileNotFoundError):
+            wal = os.stat(ref.path + "-wal")
+            size, mtime = size + wal.st_size, max(mtime, wal.st_mtime_ns)
+    return size, mtime
+
+
+def is_superset(kind: str, old: Copy, new_size: int, *, fh=None, tables: dict | None = None) -> bool:
+    """Whether the hot file (`new_size` bytes; open as `fh` for JSONL, a database's snapshot row
+    counts as `tables`) holds everything of copy `old` — the rule per kind in the module docstring."""
+    if kind == "jsonl":
+        return new_size > old.size and (
+            fh is not None
+            and prefix_change(fh, old.size, old.head_sha256, old.checkpoint_sha256, old.prefix_windows) is None
+        )
+    if kind == "database":
+        before = old.table_rows or {}
+        return tables is not None and all(tables.get(t, 0) >= n for t, n in before.items())
+    return new_size >= old.size
+
+
+def _sha256_of(fh, size: int) -> bytes:
+    fh.seek(0)
+    digest, n = hashlib.sha256(), 0
+    while n < size:
+        chunk = fh.read(min(1024 * 1024, size - n))
+        if not chunk:
+            break
+        digest.update(chunk)
+        n += len(chunk)
+    return digest.digest()
+
+
+class _Pass:
+    def __init__(self, conn, root: Path, summary: ArchiveSummary, on_file):
+        self.conn, self.root, self.summary, self.on_file = conn, root, summary, on_file
+        self.newest = manifest.newest_versions(conn)
+
+    def one(self, ref: FileRef) -> None:
+        s = self.summary
+        key = (ref.source.namespace, ref.rel_path)
+        old = self.newest.get(key)
+        try:
+            size, mtime = source_stat(ref)
+        except OSError as exc:
+            s.skipped.append(f"{ref.path}: {exc.strerror} (vanished before it was copied)")
+            return
+        if old is not None and old.source_size == size and old.source_mtime_ns == mtime:
+            s.unchanged += 1
+            return
+        if self.on_file is not None:
+            self.on_file(ref)
+        try:
+            if ref.kind == "database":
+                self._database(ref, old, size, mtime)
+            else:
+                self._file(ref, old, size, mtime)
+        except FileNotFoundError:
+            s.skipped.append(f"{ref.path}: vanished before it was copied")
+        except SourceChanged as exc:
+            s.skipped.append(f"{ref.path}: {exc}; copied next pass")
+        except CopyMismatch as exc:
+            s.skipped.append(f"{ref.path}: {exc}; nothing kept")
+        except ArchiveFull:
+            raise
+        except OSError as exc:
+            s.skipped.append(f"{ref.path}: {exc.strerror or exc}")
+
+    def _file(self, ref: FileRef, old: Copy | None, size: int, mtime: int) -> None:
+        with open(ref.path, "rb") as fh:
+            if old is not None and size == old.size and _sha256_of(fh, size) == old.sha256:
+                self._touch(old, size, mtime)
+                return
+            may_grow = old is not None and mtime >= old.source_mtime_ns and is_superset(ref.kind, old, size, fh=fh)
+            fh.seek(0)
+            # JSONL: the cheap prefix evidence said "grown"; the copy's own read confirms it
+            # exactly (the sha256 of the first `old.size` bytes is the copy's sha256)
+            exact = ref.kind == "jsonl" and may_grow
+            written, grow = self._write(fh, size, ref, old, may_grow, old.size if exact and old else None)
+            evidence: tuple = (None, None, None)
+            if ref.kind == "jsonl":
+                head, ckpt = edge_hashes(fh, size)
+                evidence = (head, ckpt, update_windows(fh, size, old.prefix_windows if grow and old else None))
+        self._record(ref, old, grow, written, size, mtime, evidence, None)
+
+    def _database(self, ref: FileRef, old: Copy | None, size: int, mtime: int) -> None:
+        work = self.root / ".work"
+        work.mkdir(parents=True, exist_ok=True)
+        fd, snap = tempfile.mkstemp(prefix=".snapshot-", suffix=".db", dir=work)
+        os.close(fd)
+        try:
+            try:
+                tables = snapshot_database(ref.path, Path(snap))
+            except OSError:
+                raise
+            except Exception as exc:  # sqlite3.Error: locked, corrupt, not a database
+                raise SourceChanged(f"cannot snapshot the database: {exc}") from None
+            snap_size = os.path.getsize(snap)
+            with open(snap, "rb") as fh:
+                if old is not None and snap_size == old.size and _sha256_of(fh, snap_size) == old.sha256:
+                    self._touch(old, size, mtime)
+                    return
+                may_grow = (
+                    old is not None
+                    and mtime >= old.source_mtime_ns
+                    and is_superset("database", old, snap_size, tables=tables)
+                )
+                fh.seek(0)
+                written, grow = self._write(fh, snap_size, ref, old, may_grow, None)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(snap)
+        self._record(ref, old, grow, written, size, mtime, (None, None, None), tables)
+
+    def _write(
+        self, fh, size: int, ref: FileRef, old: Copy | None, may_grow: bool, prefix_at: int | None
+    ) -> tuple[Written, bool]:
+        """Copy `size` bytes of `fh`; returns the copy and whether it replaces `old`'s version
+        (`may_grow`, and when `prefix_at` is given, the first `prefix_at` bytes are `old`'s)."""
+        ns, rel = ref.source.namespace, ref.rel_path
+        decided: dict[str, bool] = {}
+
+        def name_for(sha: bytes, prefix_sha: bytes | None) -> str:
+            grow = may_grow and (prefix_at is None or prefix_sha == old.sha256)  # type: ignore[union-attr]
+            decided["grow"] = grow
+            version = old.version if grow and old else (old.version + 1 if old else 1)
+            return archive_file(ns, rel, version, sha)
+
+        try:
+            written = write_copy(fh, size, self.root, name_for, prefix_at)
+        except FileExistsError:
+            # these very bytes were archived under this name before (a manifest row lost with a
+            # database restore): keep that file once it re-hashes to them
+            from agent_history.ingest.archive.copy import hash_copy
+
+            fh.seek(0)
+            sha = _sha256_of(fh, size)
+            name = name_for(sha, old.sha256 if decided.get("grow") and old else None)
+            if hash_copy(self.root / name) != (size, sha):
+                raise CopyMismatch(f"{name} exists with other content") from None
+            written = Written(name, size, sha, os.path.getsize(self.root / name))
+        self.summary.bytes_read += size
+        self.summary.bytes_written += written.compressed_size
+        return written, decided["grow"]
+
+    def _touch(self, old: Copy, size: int, mtime: int) -> None:
+        with self.conn.transaction():
+            manifest.touch(self.conn, old.id, size, mtime)
+        old.source_size, old.source_mtime_ns = size, mtime
+        self.summary.touched += 1
+
+    def _record(self, ref, old, grow, written: Written, size, mtime, evidence, tables) -> None:
+        head, ckpt, windows = evidence
+        row = Copy(
+            old.id if grow and old else 0,
+            ref.source.namespace,
+            ref.source.agent,
+            ref.kind,
+            ref.path,
+            ref.rel_path,
+            old.version if grow and old else (old.version + 1 if old else 1),
+            written.archive_file,
+            written.size,
+            written.sha256,
+            written.compressed_size,
+            size,
+            mtime,
+            head,
+            ckpt,
+            windows,
+            tables,
+            None,  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            None,
+        )
+        with self.conn.transaction():
+            if grow and old is not None:
+                manifest.replace(self.conn, row)
+            else:
+                row.id = manifest.insert(self.conn, row)
+        if grow and old is not None:
+            if old.archive_file != written.archive_file:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.root / old.archive_file)
+            self.summary.grown += 1
+        elif old is not None:
+            self.summary.new_versions += 1
+        else:
+            self.summary.copied += 1
+        self.newest[(ref.source.namespace, ref.rel_path)] = row
+
+
+def archive_pass(
+    conn: psycopg.Connection,
+    sources: Iterable[Source],
+    root: Path,
+    *,
+    stop: threading.Event | None = None,
+    on_file: Callable[[FileRef], None] | None = None,
+) -> ArchiveSummary:
+    """Copy what changed in `sources` (hot homes) into the archive at `root`; see the module
+    docstring. `on_file(ref)` is called before a file is read for copying (progress).
+
+    Raises ArchiveUnwritable (nothing read), AnotherArchivePass, ArchiveFull (the pass stops;
+    copies made before it count, the one in progress does not)."""
+    check_writable(root)
+    if not conn.execute("SELECT pg_try_advisory_lock(%s)", (ARCHIVE_LOCK,)).fetchone()[0]:
+        raise AnotherArchivePass("another archive pass is running")
+    started = time.monotonic()
+    summary = ArchiveSummary()
+    try:
+        one = _Pass(conn, root, summary, on_file)
+        for source in sources:
+            if source.tier != "hot" or not (source.home.is_dir() or source.home.is_file()):
+                continue
+            for ref in iter_files(source, summary.skipped):
+                if stop is not None and stop.is_set():
+                    summary.interrupted = True
+                    return summary
+                summary.files_seen += 1
+                one.one(ref)
+        return summary
+    finally:
+        summary.seconds = time.monotonic() - started
+        with contextlib.suppress(psycopg.Error):
+            conn.execute("SELECT pg_advisory_unlock(%s)", (ARCHIVE_LOCK,))
+
+
+__all__ = [
+    "ARCHIVE_LOCK",
+    "AnotherArchivePass",
+    "ArchiveFull",
+    "ArchiveSummary",
+    "ArchiveUnwritable",
+    "archive_pass",
+    "check_writable",
+    "is_superset",
+]

@@ -1,0 +1,255 @@
+"""Render an exported session (`read.export.export_session`) as Markdown, HTML or JSON (pure).
+
+- **Markdown** (for a pull request): a header with agent, session, working directory, times,
+  tokens and cost; prompts and replies as sections; reasoning, context the harness injected, tool
+  calls (input and output) and sub-agents in ``<details>`` blocks (collapsed on GitHub); code in
+  fences longer than any backtick run inside them.
+- **HTML**: one self-contained file — inline CSS, no script, no external asset (a
+  ``Content-Security-Policy`` meta tag forbids loading anything), every transcript string escaped
+  with `html.escape`; readable offline; reasoning, tool calls and sub-agents collapsed.
+- **JSON**: the document itself.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import orjson
+
+PROMPT_CLASSES = frozenset({"human_prompt", "queued_prompt"})
+REPLY_CLASSES = frozenset({"assistant_text", "agent_message", "subagent_report"})
+"""Shown open; every other message class (reasoning, system reminders, hook output …) is collapsed."""
+
+ROLE_TITLE = {
+    "human_prompt": "Prompt",
+    "queued_prompt": "Queued prompt",
+    "assistant_text": "Reply",
+    "agent_message": "Agent message",
+    "subagent_report": "Sub-agent report",
+    "subagent_brief": "Sub-agent brief",
+    "reasoning": "Reasoning",
+    "compaction_summary": "Compaction summary",
+}
+
+
+def _money(v) -> str:
+    return "unknown" if v is None else f"${v:,.4f}"
+
+
+def _tokens(v) -> str:
+    return "unknown" if v is None else f"{v:,}"
+
+
+def _header_facts(thread: dict[str, Any], product: str) -> list[tuple[str, str]]:
+    s, m = thread["session"], thread.get("summary") or {}
+    facts = [
+        ("Agent", f"{product} ({s['agent']})"),
+        ("Session", s["session_uid"] + (f" / {s['agent_id']}" if s["agent_id"] else "")),
+    ]
+    if s.get("cwd"):
+        facts.append(("Working directory", s["cwd"]))
+    if m.get("model"):
+        facts.append(("Model", m["model"]))
+    if m.get("started_at"):
+        facts.append(("Started", str(m["started_at"])))
+    if m.get("ended_at"):
+        facts.append(("Ended", str(m["ended_at"])))
+    facts.append(
+        (
+            "Tokens",
+            _tokens(m.get("tokens"))
+            + (f" (with sub-agents {_tokens(m.get('tokens_with_subagents'))})" if m.get("subagent_count") else ""),
+        )
+    )
+    facts.append(
+        (
+            "Cost (list price)",
+            _money(m.get("cost_usd"))
+            + (f" (with sub-agents {_money(m.get('cost_usd_with_subagents'))})" if m.get("subagent_count") else ""),
+        )
+    )
+    return facts
+
+
+def _title(thread: dict[str, Any]) -> str:
+    m = thread.get("summary") or {}
+    return (m.get("title") or thread["session"].get("title") or thread["session"]["session_uid"]).strip()
+
+
+def _tool_summary(ev: dict[str, Any]) -> str:
+    d = ev.get("detail") or {}
+    bits = [ev.get("label") or "tool"]
+    if d.get("outcome"):
+        bits.append(d["outcome"])
+    if d.get("exit_code") is not None:
+        bits.append(f"exit {d['exit_code']}")
+    if d.get("error_class"):
+        bits.append(d["error_class"])
+    return " · ".join(bits)
+
+
+# --- Markdown --------------------------------------------------------------------------------
+
+
+def _fence(text: str, lang: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    tick = "`" * max(3, longest + 1)
+    return f"{tick}{lang}\n{text}\n{tick}"
+
+
+def _md_events(thread: dict[str, Any], depth: int) -> list[str]:
+    out: list[str] = []
+    for ev in thread["events"]:
+        kind, label, text = ev["kind"], ev.get("label"), ev.get("text") or ""
+        when = f" · {ev['ts']}" if ev.get("ts") else ""
+        if kind == "message" and label in PROMPT_CLASSES | REPLY_CLASSES:
+            out.append(f"#### {ROLE_TITLE.get(label, label)}{when}\n\n{text}\n")
+        elif kind == "message":
+            out.append(
+                f"<details><summary>{ROLE_TITLE.get(label or '', label)}{when}</summary>\n\n{_fence(text)}\n\n</details>\n"
+            )
+        elif kind == "tool_call":
+            d = ev.get("detail") or {}
+            body = f"**Input**\n\n{_fence(text, 'json' if text.lstrip().startswith(('{', '[')) else '')}\n"
+            if d.get("output") is not None:
+                body += f"\n**Output**\n\n{_fence(d['output'])}\n"
+            out.append(f"<details><summary>Tool: {_tool_summary(ev)}{when}</summary>\n\n{body}\n</details>\n")
+        elif kind == "spawn":
+            d = ev.get("detail") or {}
+            head = f"Sub-agent: {label or 'agent'}" + (f" — {d['description']}" if d.get("description") else "")
+            inner = f"**Brief**\n\n{_fence(text)}\n" if text else ""
+            if ev.get("thread"):
+                inner += "\n" + "\n".join(_md_thread(ev["thread"], depth + 1))
+            out.append(f"<details><summary>{head}</summary>\n\n{inner}\n</details>\n")
+        elif kind == "compaction":
+            d = ev.get("detail") or {}
+            out.append(
+                f"*Context compacted ({label or 'unknown trigger'}): {_tokens(d.get('tokens_before'))} → {_tokens(d.get('tokens_after'))} tokens*\n"
+            )
+        elif kind == "git":
+            d = ev.get("detail") or {}
+            out.append(f"*git {label}: {d.get('sha') or ''} {d.get('branch') or ''} {text}*\n")
+    return out
+
+
+def _md_thread(thread: dict[str, Any], depth: int) -> list[str]:
+    m = thread.get("summary") or {}
+    facts = f"Tokens {_tokens(m.get('tokens'))} · cost {_money(m.get('cost_usd'))}"
+    return [
+        f"**Thread {thread['session']['session_uid']} {thread['session']['agent_id']}** ({facts})\n",
+        *_md_events(thread, depth),
+    ]
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The document as Markdown (see the module docstring)."""
+    thread = doc["thread"]
+    lines = [f"# {_title(thread)}", ""]
+    lines += [f"- **{k}:** {v}" for k, v in _header_facts(thread, doc["product"])]
+    if doc.get("redacted"):
+        lines.append("- Secret-shaped text is shown as `[REDACTED]`.")
+    lines += ["", "---", ""]
+    lines += _md_events(thread, 0)
+    for extra in doc.get("unlinked_threads") or ():
+        lines.append(f"<details><summary>Sub-agent thread {extra['session']['agent_id']}</summary>\n")
+        lines += _md_thread(extra, 1)
+        lines.append("</details>\n")
+    lines.append("*Exported by agent-history.*")
+    return "\n".join(lines) + "\n"
+
+
+# --- HTML ------------------------------------------------------------------------------------
+
+_CSS = """
+body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1f24;background:#fff}
+h1{font-size:1.4rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
+.msg{margin:1rem 0;padding:.6rem .9rem;border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere}
+.prompt{background:#eef4ff;border-left:4px solid #3b6fd8}.reply{background:#f6f8fa;border-left:4px solid #8c959f}
+details{margin:.5rem 0;padding:.3rem .6rem;border:1px solid #d0d7de;border-radius:6px}
+summary{cursor:pointer;font-weight:600}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.5rem}
+.meta{color:#57606a;font-size:.85rem}.note{color:#57606a;font-style:italic}
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def _html_events(thread: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for ev in thread["events"]:
+        kind, label, text = ev["kind"], ev.get("label"), ev.get("text") or ""
+        when = f'<span class="meta"> · {_e(ev["ts"])}</span>' if ev.get("ts") else ""
+        if kind == "message" and label in PROMPT_CLASSES | REPLY_CLASSES:
+            css = "prompt" if label in PROMPT_CLASSES else "reply"
+            out.append(
+                f'<div class="msg {css}"><strong>{_e(ROLE_TITLE.get(label, label))}</strong>{when}\n{_e(text)}</div>'
+            )
+        elif kind == "message":
+            out.append(
+                f"<details><summary>{_e(ROLE_TITLE.get(label or '', label))}{when}</summary><pre>{_e(text)}</pre></details>"
+            )
+        elif kind == "tool_call":
+            d = ev.get("detail") or {}
+            body = f"<p><strong>Input</strong></p><pre>{_e(text)}</pre>"
+            if d.get("output") is not None:
+                body += f"<p><strong>Output</strong></p><pre>{_e(d['output'])}</pre>"
+            out.append(f"<details><summary>Tool: {_e(_tool_summary(ev))}{when}</summary>{body}</details>")
+        elif kind == "spawn":
+            d = ev.get("detail") or {}
+            head = f"Sub-agent: {label or 'agent'}" + (f" — {d['description']}" if d.get("description") else "")
+            inner = f"<p><strong>Brief</strong></p><pre>{_e(text)}</pre>" if text else ""
+            if ev.get("thread"):
+                inner += _html_thread(ev["thread"])
+            out.append(f"<details><summary>{_e(head)}</summary>{inner}</details>")
+        elif kind == "compaction":
+            d = ev.get("detail") or {}
+            out.append(
+                f'<p class="note">Context compacted ({_e(label or "unknown trigger")}): {_e(_tokens(d.get("tokens_before")))} → {_e(_tokens(d.get("tokens_after")))} tokens</p>'
+            )
+        elif kind == "git":
+            d = ev.get("detail") or {}
+            out.append(
+                f'<p class="note">git {_e(label)}: {_e(d.get("sha") or "")} {_e(d.get("branch") or "")} {_e(text)}</p>'
+            )
+    return out
+
+
+def _html_thread(thread: dict[str, Any]) -> str:
+    m = thread.get("summary") or {}
+    facts = f"tokens {_tokens(m.get('tokens'))} · cost {_money(m.get('cost_usd'))}"
+    head = f'<p class="meta">Thread {_e(thread["session"]["session_uid"])} {_e(thread["session"]["agent_id"])} ({_e(facts)})</p>'
+    return head + "".join(_html_events(thread))
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    """The document as one self-contained HTML page (see the module docstring)."""
+    thread = doc["thread"]
+    title = _title(thread)
+    facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in _header_facts(thread, doc["product"]))
+    note = '<p class="note">Secret-shaped text is shown as [REDACTED].</p>' if doc.get("redacted") else ""
+    extra = "".join(
+        f"<details><summary>Sub-agent thread {_e(t['session']['agent_id'])}</summary>{_html_thread(t)}</details>"
+        for t in doc.get("unlinked_threads") or ()
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{_e(title)}</h1><dl>{facts}</dl>{note}<hr>"
+        + "\n".join(_html_events(thread))
+        + extra
+        + '<p class="note">Exported by agent-history.</p></body></html>\n'
+    )
+
+
+def render_json(doc: dict[str, Any]) -> str:
+    """The document as indented JSON."""
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode() + "\n"
+
+
+RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json}
+"""Format → renderer (`read.export.FORMATS`)."""
