@@ -79,6 +79,8 @@ def test_task_cli_and_why_for_a_commit_no_agent_printed(cli_env, collected):
     one = json.loads(_cli(cli_env, "task", "task-2", "--json").stdout)["tasks"][0]
     assert [(c["subject"], c["sessions"]) for c in one["commits"]] == [("Second task, part one", [])]
     assert one["history"][-1]["new"] == "Done" and one["task"]["folder"] == "tasks"
+    text = _cli(cli_env, "task", "task-2").stdout  # styles are styles, never printed as markup
+    assert text.splitlines()[0] == f"task-2 · {one['task']['repository']} · Done · tasks"
     missing = _cli(cli_env, "task", "task-77")
     assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "no collected task" in missing.stderr
     # a commit by someone else that no transcript printed

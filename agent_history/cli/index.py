@@ -374,7 +374,7 @@ def _archive_line(a: dict) -> str:
     bad = f", {a['bad_copies']:,} bad (run `archive --verify`)" if a["bad_copies"] else ""
     return (
         f"archive: {a['files']:,} transcripts, {a['copies']:,} copies, {a['compressed_bytes'] / 1e6:,.1f} MB "
-        f"({a['bytes'] / 1e6:,.1f} MB uncompressed){bad}, last {a['last_archived_at']:%Y-%m-%d %H:%M:%S %Z}; "
+        f"({a['bytes'] / 1e6:,.1f} MB uncompressed){bad}, last {second(a['last_archived_at'], zone=True)}; "
         f"{a['archive_only_sessions']:,} sessions exist only in the archive"
     )
 

@@ -132,8 +132,8 @@ def loop_cmd(
         path_line(console, x.closeout_path, indent="  closeout ", style="")
         path_line(console, x.charter_path or "-", indent="  charter ", style="")
         if x.progress_sources:
-            where = ", ".join(f"{k} from {v}" for k, v in x.progress_sources.items())
-            console.print(f"  progress: {where}", soft_wrap=True, highlight=False, markup=False)
+            sources = [f"{k} from {v}" for k, v in x.progress_sources.items()]
+            flow(console, [f"  progress: {sources[0]}", *sources[1:]], sep=", ", indent="    ")
         if x.end_evidence:
             console.print(_body(x.end_evidence, 2))
     if detail.lanes:

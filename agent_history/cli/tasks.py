@@ -6,14 +6,16 @@ from datetime import datetime
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_json
+from agent_history.timestamps import minute
 
 
 def _ts(ts: datetime | None) -> str:
-    return ts.strftime("%Y-%m-%d %H:%M") if ts else "-"
+    return minute(ts) if ts else "-"
 
 
 @app.command("tasks")
@@ -61,7 +63,7 @@ def task_cmd(
     for d in details:
         t = d.task
         console.print(
-            f"[bold]{t.task_id}[/] · {t.repository} · {t.status or 'no status'} · {t.folder}",
+            Text(t.task_id, style="bold") + Text(f" · {t.repository} · {t.status or 'no status'} · {t.folder}"),
             soft_wrap=True,
             highlight=False,
         )

@@ -24,6 +24,7 @@ import psycopg
 from agent_history.model import classes
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
+from agent_history.timestamps import minute
 
 SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
 MIN_SHA = 7
@@ -219,7 +220,7 @@ class CollectedCommit:
         made = "made in the session(s) above" if made_by_session else "no session made it"
         return (
             f"in {self.repository}, authored by {who[self.authored_by_me]} at "
-            f"{self.committed_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC; {made}"
+            f"{minute(self.committed_at.astimezone(UTC))} UTC; {made}"
         )
 
     def as_dict(self) -> dict:
