@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import uuid
@@ -344,3 +345,86 @@ def test_the_archive_metrics_report_the_archive_tier(db, home, own_tmp):
         assert value("ah_archive_files_missing", **archive) == 0
         assert value("ah_archive_uncopied_files", namespace=ns) == (ns == "claude-local")
         assert 0 < value("ah_filesystem_used_ratio", **archive) < 1
+
+
+def test_an_aider_history_is_archived_as_append_only_and_leaves_no_orphan_copy(cli_env, db, own_tmp):
+    from tests import repo_sample_homes_b as b
+
+    work = own_tmp / "work"
+    histories = b.aider_projects(work)
+    Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[aider]\nroots = ["{work}"]\n')
+    root = Path(cli_env["AGENT_HISTORY_DATA_DIR"]) / "archive"
+    out = cli("archive", "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    s = json.loads(out.stdout)
+    assert (s["copied"], s["skipped"]) == (3, [])
+    with db.connect() as conn:
+        copies = [c for c in manifest.all_copies(conn) if c.agent == "aider"]
+    assert {c.path: (c.kind, c.sha256) for c in copies} == {str(p): ("markdown", sha256(p)) for p in histories.values()}
+    assert all(c.head_sha256 is not None for c in copies)  # prefix evidence kept, as for JSONL
+
+    history = histories["quickdraw"]
+    with history.open("a") as fh:  # Aider appends a session: the same version grows
+        fh.write("\n# aider chat started at 2024-10-10 09:00:00\n\n#### add a dark mode  \n\nDone.\n\n")
+    s = json.loads(cli("archive", "--json", env=cli_env).stdout)
+    assert (s["grown"], s["new_versions"], s["skipped"]) == (1, 0, [])
+    history.write_text("# aider chat started at 2024-10-11 10:00:00\n\n#### rewritten\n")  # shrunk
+    s = json.loads(cli("archive", "--json", env=cli_env).stdout)
+    assert (s["grown"], s["new_versions"]) == (0, 1)
+    with db.connect() as conn:
+        named = {c.archive_file for c in manifest.all_copies(conn)}
+    on_disk = {str(p.relative_to(root)) for p in root.rglob("*.zst")}
+    assert on_disk == named and len(named) == 4
+
+
+def test_the_manifest_accepts_every_source_kind_of_the_registry(db):
+    from agent_history.harnesses.spec import SOURCE_KINDS
+
+    with db.connect() as conn:
+        definition = conn.execute(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'archive_copy_kind_check'"
+        ).fetchone()[0]
+    allowed = set(re.findall(r"'([a-z]+)'::text", definition))
+    assert allowed == set(SOURCE_KINDS)
+
+
+def test_an_archive_that_sees_no_file_says_where_it_looked_and_warns_only_of_real_settings(cli_env, own_tmp):
+    empty = own_tmp / "empty-home"
+    empty.mkdir()
+    (empty / ".claude").mkdir()  # a home that exists, without settings.json or transcripts
+    out = cli("archive", "--home", str(empty), "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["files_seen"] == 0
+    [line] = [x for x in out.stderr.splitlines() if "no transcripts to archive" in x]
+    assert f"looked in {empty / '.claude'}" in line and "--home DIR" in line
+    assert "settings.json" not in out.stderr and "cleanupPeriodDays" not in out.stderr
+    (empty / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 30}')
+    warned = cli("archive", "--home", str(empty), env=cli_env)
+    assert warned.returncode == 0, warned.stderr
+    assert f"cleanupPeriodDays = 30 in {empty / '.claude' / 'settings.json'}" in warned.stderr
+
+
+def test_a_copy_the_manifest_refuses_is_one_line_and_leaves_no_file(cli_env, db, own_tmp):
+    from tests import repo_sample_homes_b as b
+
+    work = own_tmp / "work"
+    histories = b.aider_projects(work)
+    Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[aider]\nroots = ["{work}"]\n')
+    with db.connect() as conn:  # a manifest as released before markdown was archived
+        conn.execute("ALTER TABLE ah.archive_copy DROP CONSTRAINT archive_copy_kind_check")
+        conn.execute(
+            "ALTER TABLE ah.archive_copy ADD CONSTRAINT archive_copy_kind_check "
+            "CHECK (kind IN ('jsonl', 'document', 'database'))"
+        )
+        conn.commit()
+    out = cli("archive", "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    s = json.loads(out.stdout)
+    assert s["copied"] == 0 and sorted(line.split(": ", 1)[0] for line in s["skipped"]) == sorted(
+        str(p) for p in histories.values()
+    )
+    assert all("the archive manifest refused the copy" in line and "\n" not in line for line in s["skipped"])
+    root = Path(cli_env["AGENT_HISTORY_DATA_DIR"]) / "archive"
+    assert list(root.rglob("*.zst")) == []

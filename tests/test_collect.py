@@ -244,3 +244,26 @@ def test_the_collector_role_writes_only_the_collector_tables(cli_env, db, own_tm
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.startswith("error: collect runs as ah_collector or as the schema owner")
     assert len(refused.stderr.splitlines()) == 1
+
+
+def test_the_default_set_skips_session_directories_that_are_not_repositories(cli_env, own_tmp, db):
+    project = build_project(own_tmp / "src")
+    plain, gone = own_tmp / "scratch", own_tmp / "was-a-repo"
+    plain.mkdir()
+    gone.mkdir()  # a session directory whose .git was removed
+    with db.connect() as conn:  # what index links sessions to: their working directories
+        for p in (project, plain, gone):
+            conn.execute("INSERT INTO ah.repo (root_path, name) VALUES (%s, %s)", (str(p), p.name))
+        conn.commit()
+    out = _cli(cli_env, "collect", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "skipped 2 not repositories (session directories)" in out.stderr.splitlines()
+    assert "not a git repository" not in out.stderr
+    data = json.loads(out.stdout)
+    assert data["not_repositories"] == 2
+    assert [(r["path"], r["state"]) for r in data["repositories"]] == [(str(project), "collected")]
+    with db.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM ah.collect_issue WHERE kind = 'not_a_repository'").fetchone() == (0,)
+    named = _cli(cli_env, "collect", str(plain))  # named explicitly: still an error
+    assert named.returncode == 1
+    assert named.stderr.splitlines() == [f"not a git repository: {plain}"]

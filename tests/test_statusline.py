@@ -157,3 +157,23 @@ def test_connect_statusline_edits_settings_with_a_backup_and_never_replaces_anot
         json.loads(run(env, "disconnect", "claude", "--statusline", "--json").stdout)["statusline"]["action"]
         == "absent"
     )
+
+
+def test_connect_statusline_print_prints_the_snippet_and_writes_nothing(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = home / ".claude" / "settings.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "CLAUDE_CONFIG_DIR"}
+    env["HOME"] = str(home)
+    r = run(env, "connect", "claude", "--statusline", "--print")
+    assert r.returncode == 0, r.stderr
+    entry = json.loads(r.stdout)["statusLine"]
+    assert entry["type"] == "command" and entry["command"].endswith("statusline")
+    assert f"# add to {settings}:" in r.stderr
+    assert not settings.exists() and list(home.rglob("*")) == []  # absent: not created
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus"}\n')
+    r = run(env, "connect", "claude", "--statusline", "--print", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["snippet"]["statusLine"] == entry
+    assert settings.read_text() == '{"model": "opus"}\n' and not Path(str(settings) + ".bak").exists()

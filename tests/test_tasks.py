@@ -110,3 +110,24 @@ def test_mcp_task_tool(db, collected, tmp_path):
     assert [h["new"] for h in task["history"]] == ["To Do", "In Progress", "Done"]
     bad = call(env, "task", {"id": "task-77"})
     assert bad.is_error and "no collected task" in bad.text
+
+
+def test_task_not_found_says_what_is_true(cli_env, db, own_tmp):
+    before = _cli(cli_env, "task", "task-1")  # nothing collected yet
+    assert before.returncode == 1 and before.stderr.strip().endswith("no collected task 'task-1' (run `collect`)")
+    project = build_project(own_tmp)
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        collect(conn, [project], [ME[1]])
+    trailer = _cli(cli_env, "task", "task-9")  # only a `Task: task-9` trailer names it
+    assert trailer.returncode == 1 and trailer.stderr.count("\n") == 1
+    assert trailer.stderr.strip().endswith(
+        "no collected task 'task-9': named in commit trailers but no task file found"
+    )
+    broken = _cli(cli_env, "task", "TASK-3")  # its file's frontmatter is not YAML
+    assert broken.returncode == 1
+    assert "no collected task 'TASK-3': its file could not be read (backlog/tasks/task-3 - Broken.md: " in broken.stderr
+    assert "frontmatter is not YAML at line 4" in broken.stderr and broken.stderr.count("\n") == 1
+    unknown = _cli(cli_env, "task", "task-77")
+    assert unknown.returncode == 1 and unknown.stderr.strip().endswith("no collected task 'task-77'")
+    elsewhere = _cli(cli_env, "task", "task-9", "--repo", "elsewhere")
+    assert elsewhere.stderr.strip().endswith("no collected task 'task-9' in elsewhere (run `collect`)")

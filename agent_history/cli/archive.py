@@ -24,11 +24,31 @@ def summary_line(s) -> str:
     )
 
 
-def run_archive_pass(conn, db, sources, stop, *, json: bool = False, keep_going: bool = False) -> bool:
+def nothing_seen(sources) -> str:
+    """The one line an archive pass that saw no file prints: where it looked and what to do.
+    Project harnesses' sources (Aider, Crush: searched in projects and roots) are no home."""
+    homes = [s for s in sources if s.tier == "hot" and not (s.known_projects or s.roots or s.project_dirs)]
+    missing = sum(1 for s in homes if not s.home.exists())
+    where = ", ".join(str(s.home) for s in homes) or "no agent home configured"
+    state = (
+        "none of them exists"
+        if homes and missing == len(homes)
+        else (f"{missing} of them do not exist, the others hold no transcript" if missing else "no transcript there")
+    )
+    return (
+        f"no transcripts to archive (looked in {where}: {state}): archive a copy with --home DIR "
+        "(laid out like ~) or add homes under [sources] in the config file"
+    )
+
+
+def run_archive_pass(
+    conn, db, sources, stop, *, json: bool = False, keep_going: bool = False, say_where: bool = False
+) -> bool:
     """One archive pass over `sources` into the configured archive, its summary printed; exits 2
     when the archive cannot be written, 1 when its filesystem is full — or, with `keep_going` (the
     indexer's `index --every --archive`, whose indexing must go on), says so in one line and
-    returns False. Returns False when another pass holds the lock, else True."""
+    returns False. With `say_where`, a pass that saw no file says where it looked (`nothing_seen`).
+    Returns False when another pass holds the lock, else True."""
     from agent_history.ingest.archive.run import AnotherArchivePass, ArchiveFull, ArchiveUnwritable, archive_pass
 
     try:
@@ -50,6 +70,8 @@ def run_archive_pass(conn, db, sources, stop, *, json: bool = False, keep_going:
         print_event(f"skipped {line}")
     if len(summary.skipped) > 20:
         print_event(f"… and {len(summary.skipped) - 20} more skipped files (see --json)")
+    if say_where and summary.files_seen == 0 and not summary.interrupted:
+        print_event(nothing_seen(sources))
     if json:
         print_json(summary.as_dict())
     else:
@@ -92,7 +114,7 @@ def archive_cmd(
         sources = resolve_sources(db.settings, home=home, extra=source)
     except ValueError as exc:
         fail(str(exc), 2)
-    for w in retention_warnings(sources):
+    for w in retention_warnings(sources, need_file=True):  # as `index`: only a settings file that exists
         print_warning(w.line())
     stop = stop_on_signals()
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) first
@@ -100,7 +122,7 @@ def archive_cmd(
     def one_pass() -> bool:
         try:
             with db.connect(autocommit=True) as conn:
-                return run_archive_pass(conn, db, sources, stop, json=json)
+                return run_archive_pass(conn, db, sources, stop, json=json, say_where=True)
         except psycopg.OperationalError as exc:
             if not every:
                 raise

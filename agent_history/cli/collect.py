@@ -42,13 +42,14 @@ def collect_cmd(
     def one_pass() -> bool:
         nonlocal failed
         with db.connect(autocommit=True) as conn:
+            default = not paths and settings.repo_paths is None
             if paths:
                 targets = [p.absolute() for p in paths]
             elif settings.repo_paths is not None:
                 targets = expand_paths(settings.repo_paths)
             else:
                 targets = linked_paths(conn)
-            summary = collect(conn, targets, settings.identity_emails)
+            summary = collect(conn, targets, settings.identity_emails, skip_not_repositories=default)
         for line in summary.lines:
             print_event(line)
         failed = any(r.state in ("not_a_repository", "failed") for r in summary.repositories)

@@ -56,6 +56,9 @@ def connect_cmd(
     ),
 ) -> None:
     """Add the read-only MCP server (and a usage note) to an agent's user configuration."""
+    if statusline and print_only:
+        _statusline_print(agent, json)
+        return
     if statusline:
         _statusline_change("connect", agent, json)
         return
@@ -114,6 +117,23 @@ def _hook_change(verb: str, agent: str, json: bool) -> None:
     backup = f" (backup: {change.backup})" if change.backup else ""
     what = "not installed" if change.action == "absent" else change.action
     console.print(f"{agent}: after-turn hook {what}: {change.path}{backup}", highlight=False, soft_wrap=True)
+
+
+def _statusline_print(agent: str, json: bool) -> None:
+    """`connect claude --statusline --print`: the ``statusLine`` snippet on stdout; writes nothing."""
+    from agent_history.connect import statusline
+
+    try:
+        path, text = statusline.snippet(agent)
+    except ConnectError as exc:
+        fail(str(exc), 2)
+    if json:
+        import json as _json
+
+        print_json({"agent": agent, "path": str(path), "snippet": _json.loads(text)})
+        return
+    err_console.print(f"# add to {path}:", highlight=False)
+    write_document(text)
 
 
 def _statusline_change(verb: str, agent: str, json: bool) -> None:

@@ -58,6 +58,14 @@ def _settings(agent: str):
     return resolve(HOOKS[name].config)
 
 
+def snippet(agent: str, environ: dict[str, str] | None = None) -> tuple[Any, str]:
+    """What `install` would add, written nowhere (`connect claude --statusline --print`):
+    → (settings path, JSON text ``{"statusLine": {...}}``). Raises ConnectError for another agent."""
+    from agent_history.connect.edit import _dump_json
+
+    return _settings(agent), _dump_json({KEY: {"type": "command", "command": statusline_command(environ)}})
+
+
 def install(agent: str, environ: dict[str, str] | None = None):
     """Set Claude Code's ``statusLine`` to ours; returns the `FileChange` (``unchanged`` when it
     is already exactly that). Raises ConnectError for another agent, a settings file that is not

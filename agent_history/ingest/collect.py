@@ -80,6 +80,8 @@ class CollectSummary:
 
     repositories: list[RepoResult] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    not_repositories: int = 0
+    """Paths skipped, not being (or no longer being) a repository, with `skip_not_repositories`."""
     loops_refreshed: int | None = None
     """Loops recomputed after collecting (None: this role may not write them; the next index pass does)."""
 
@@ -87,6 +89,7 @@ class CollectSummary:
         return {
             "repositories": [r.as_dict() for r in self.repositories],
             "lines": self.lines,
+            "not_repositories": self.not_repositories,
             "loops_refreshed": self.loops_refreshed,
         }
 
@@ -114,9 +117,14 @@ def linked_paths(conn: psycopg.Connection) -> list[Path]:
     return [Path(r[0]) for r in rows if Path(r[0]).is_dir()]
 
 
-def collect(conn: psycopg.Connection, paths: list[Path], emails: list[str]) -> CollectSummary:
+def collect(
+    conn: psycopg.Connection, paths: list[Path], emails: list[str], *, skip_not_repositories: bool = False
+) -> CollectSummary:
     """Collect every path in `paths`, then mark gone repositories. `conn` must not be inside a
-    transaction (each repository commits its own). Returns the summary; raises only
+    transaction (each repository commits its own). A path that is not a repository is a
+    ``not_a_repository`` result and issue — or, with `skip_not_repositories` (the default set,
+    `linked_paths`: a session's working directory need not be one), only counted in
+    `CollectSummary.not_repositories` and one summary line. Returns the summary; raises only
     psycopg errors of the database itself."""
     summary = CollectSummary()
     seen: set[str] = set()
@@ -125,6 +133,9 @@ def collect(conn: psycopg.Connection, paths: list[Path], emails: list[str]) -> C
         if top is None:
             if _known(conn, str(path)):
                 continue  # reported below as gone
+            if skip_not_repositories:
+                summary.not_repositories += 1
+                continue
             summary.repositories.append(RepoResult(str(path), "not_a_repository"))
             summary.lines.append(f"not a git repository: {path}")
             _issue(conn, None, str(path), "not_a_repository", "not inside a git work tree")
@@ -143,6 +154,9 @@ def collect(conn: psycopg.Connection, paths: list[Path], emails: list[str]) -> C
     for r in summary.repositories:
         if r.ci_skipped and r.ci_skipped != NO_GITHUB_REMOTE:
             skipped[r.ci_skipped] = skipped.get(r.ci_skipped, 0) + 1
+    if summary.not_repositories:
+        n = summary.not_repositories
+        summary.lines.append(f"skipped {n} not repositor{'y' if n == 1 else 'ies'} (session directories)")
     for reason, n in skipped.items():
         summary.lines.append(f"CI runs not collected ({n} repositor{'y' if n == 1 else 'ies'}): {reason}")
     for path in _newly_gone(conn):

@@ -135,8 +135,37 @@ def task_detail(conn: psycopg.Connection, task_id: str, *, repo: str | None = No
         (task_id, repo, repo),
     ).fetchall()
     if not found:
-        raise TaskNotFound(f"no collected task {task_id!r}" + (f" in {repo}" if repo else "") + " (run `collect`)")
+        raise TaskNotFound(
+            f"no collected task {task_id!r}" + (f" in {repo}" if repo else "") + _why_not_found(conn, task_id, repo)
+        )
     return [_detail(conn, row[0], TaskSummary(*row[1:])) for row in found]
+
+
+def _why_not_found(conn: psycopg.Connection, task_id: str, repo: str | None) -> str:
+    """What is true of a task id no collected task file has (the tail of `TaskNotFound`): its file
+    was skipped (a ``bad_frontmatter`` collect issue: its path and why), or only commit trailers name it, or nothing
+    was collected yet (in `repo`)."""
+    from agent_history.repos.backlog import id_from_name
+
+    issues = conn.execute(
+        "SELECT i.path, i.detail FROM ah.collect_issue AS i JOIN ah.repository AS r ON r.id = i.repository_id "
+        "WHERE i.kind = 'bad_frontmatter' AND (%s::text IS NULL OR r.name = %s) ORDER BY i.path",
+        (repo, repo),
+    ).fetchall()
+    for path, detail in issues:  # `issues` lists parse issues only: the collect issue is told here
+        if (id_from_name(path) or "").lower() == task_id.lower():
+            return f": its file could not be read ({path}: {detail or 'bad frontmatter'})"
+    named = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM ah.repo_commit AS c JOIN ah.repository AS r ON r.id = c.repository_id, "
+        "unnest(c.task_ids) AS t(id) WHERE lower(t.id) = lower(%s) AND (%s::text IS NULL OR r.name = %s))",
+        (task_id, repo, repo),
+    ).fetchone()[0]
+    if named:
+        return ": named in commit trailers but no task file found"
+    collected = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM ah.repository WHERE %s::text IS NULL OR name = %s)", (repo, repo)
+    ).fetchone()[0]
+    return "" if collected else " (run `collect`)"
 
 
 def _detail(conn: psycopg.Connection, repo_id: int, task: TaskSummary) -> TaskDetail:

@@ -106,7 +106,7 @@ def parse_task(text: str, file_name: str) -> Task:
         raise TaskFileError(f"frontmatter is not YAML{where}: {getattr(exc, 'problem', None) or exc}") from exc
     if not isinstance(data, dict):
         raise TaskFileError("frontmatter is not a mapping of keys")
-    task_id = _text(data.get("id")) or _id_from_name(file_name)
+    task_id = _text(data.get("id")) or id_from_name(file_name)
     if not task_id:
         raise TaskFileError("no id in the frontmatter or the file name")
     return Task(
@@ -121,7 +121,8 @@ def parse_task(text: str, file_name: str) -> Task:
     )
 
 
-def _id_from_name(file_name: str) -> str | None:
+def id_from_name(file_name: str) -> str | None:
+    """The task id a Backlog.md file name gives (``task-3 - Title.md`` → ``task-3``); None if none."""
     stem = file_name.rsplit("/", 1)[-1].removesuffix(".md")
     head = stem.split(" - ", 1)[0].strip()
     return head or None

@@ -12,7 +12,7 @@
   (`archive --verify`), ``verify_error`` why it failed then (NULL: good).
   ``source_size``/``source_mtime_ns`` are what ``stat`` said of the hot file (a database: its
   file plus its ``-wal``), ``head_sha256``/``checkpoint_sha256``/``prefix_windows`` the prefix
-  evidence of a JSONL copy at ``size`` (`ingest.prefix`), ``table_rows`` the rows per table of a
+  evidence of a JSONL or markdown copy at ``size`` (`ingest.prefix`), ``table_rows`` the rows per table of a
   database snapshot (a snapshot with fewer rows in some table starts a new version).
 - ``ah.secret_finding`` — derived (emptied by `rebuild`, refilled by the scan): every
   secret-shaped span of a stored message text or tool-call input/output (`embed.redact`), with
@@ -40,7 +40,7 @@ CREATE TABLE ah.archive_copy (
     origin_host      text NOT NULL DEFAULT '',
     namespace        text NOT NULL,
     agent            text NOT NULL,
-    kind             text NOT NULL CHECK (kind IN ('jsonl', 'document', 'database')),
+    kind             text NOT NULL CHECK (kind IN ('jsonl', 'document', 'database', 'markdown')),
     path             text NOT NULL,
     rel_path         text NOT NULL,
     version          integer NOT NULL CHECK (version >= 1),

@@ -3,7 +3,7 @@
 Per discovered file (`ingest.discovery.iter_files`, so every harness and source kind of the
 registry), against the newest version of its copy (`manifest.newest_versions`):
 
-| the hot file …                                   | JSONL            | document        | database                 |
+| the hot file …                                   | JSONL, markdown  | document        | database                 |
 | ------------------------------------------------ | ---------------- | --------------- | ------------------------ |
 | has no copy                                      | version 1        | version 1       | version 1                |
 | same size and mtime as when copied               | skipped unread   | skipped unread  | skipped (file and -wal)  |
@@ -11,11 +11,13 @@ registry), against the newest version of its copy (`manifest.newest_versions`):
 | a superset, not older than the copy (`GROWN`)    | copy replaced    | copy replaced   | copy replaced            |
 | anything else: shrunk, rewritten, older          | next version     | next version    | next version             |
 
-"A superset" per kind (`is_superset`): JSONL — longer, with the copied bytes as its prefix by
+"A superset" per kind (`is_superset`): JSONL and markdown (both append-only) — longer, with the copied bytes as its prefix by
 `ingest.prefix` evidence (head, checkpoint, sampled windows at the copied size); document — not
 shorter (documents are rewritten whole as they grow); database — no table of the snapshot has
 fewer rows than in the copy. A replaced copy's old file is removed after the manifest commits; a
-new version's old copy is never touched.
+new version's old copy is never touched. A copy whose manifest row cannot be written (a kind the
+manifest refuses) is removed again and the file reported in `ArchiveSummary.skipped`; a file of a
+kind not in `harnesses.spec.SOURCE_KINDS` is reported there unread.
 
 The pass holds its own advisory lock (`ARCHIVE_LOCK`, not the index lock: archiving and indexing
 run side by side). Errors are per file and one line each (`ArchiveSummary.skipped`), except a full
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.harnesses.spec import SOURCE_KINDS
 from agent_history.ingest.archive import manifest
 from agent_history.ingest.archive.copy import (
     ArchiveFull,
@@ -56,6 +59,10 @@ ARCHIVE_LOCK = 0x61685F617263  # 'ah_arc'
 
 class AnotherArchivePass(Exception):
     """Another archive pass holds the advisory lock."""
+
+
+class NotRecorded(Exception):
+    """The manifest refused a copy's row (message: one line); the copy was removed."""
 
 
 class ArchiveUnwritable(Exception):
@@ -121,10 +128,15 @@ def source_stat(ref: FileRef) -> tuple[int, int]:
     return size, mtime
 
 
+# Source kinds read by offset (`harnesses.spec.SOURCE_KINDS`): appended to, never rewritten, so a
+# grown file keeps its copied bytes as its prefix. Every other kind but "database" is a document.
+APPEND_ONLY = frozenset({"jsonl", "markdown"})
+
+
 def is_superset(kind: str, old: Copy, new_size: int, *, fh=None, tables: dict | None = None) -> bool:
     """Whether the hot file (`new_size` bytes; open as `fh` for JSONL, a database's snapshot row
     counts as `tables`) holds everything of copy `old` — the rule per kind in the module docstring."""
-    if kind == "jsonl":
+    if kind in APPEND_ONLY:
         return new_size > old.size and (
             fh is not None
             and prefix_change(fh, old.size, old.head_sha256, old.checkpoint_sha256, old.prefix_windows) is None
@@ -164,6 +176,9 @@ class _Pass:
         if old is not None and old.source_size == size and old.source_mtime_ns == mtime:
             s.unchanged += 1
             return
+        if ref.kind not in SOURCE_KINDS:
+            s.skipped.append(f"{ref.path}: unknown source kind {ref.kind!r}; not archived")
+            return
         if self.on_file is not None:
             self.on_file(ref)
         try:
@@ -175,7 +190,7 @@ class _Pass:
             s.skipped.append(f"{ref.path}: vanished before it was copied")
         except SourceChanged as exc:
             s.skipped.append(f"{ref.path}: {exc}; copied next pass")
-        except CopyMismatch as exc:
+        except (CopyMismatch, NotRecorded) as exc:
             s.skipped.append(f"{ref.path}: {exc}; nothing kept")
         except ArchiveFull:
             raise
@@ -191,10 +206,10 @@ class _Pass:
             fh.seek(0)
             # JSONL: the cheap prefix evidence said "grown"; the copy's own read confirms it
             # exactly (the sha256 of the first `old.size` bytes is the copy's sha256)
-            exact = ref.kind == "jsonl" and may_grow
+            exact = ref.kind in APPEND_ONLY and may_grow
             written, grow = self._write(fh, size, ref, old, may_grow, old.size if exact and old else None)
             evidence: tuple = (None, None, None)
-            if ref.kind == "jsonl":
+            if ref.kind in APPEND_ONLY:
                 head, ckpt = edge_hashes(fh, size)
                 evidence = (head, ckpt, update_windows(fh, size, old.prefix_windows if grow and old else None))
         self._record(ref, old, grow, written, size, mtime, evidence, None)
@@ -289,11 +304,21 @@ class _Pass:
             None,  # type: ignore[arg-type]
             None,
         )
-        with self.conn.transaction():
-            if grow and old is not None:
-                manifest.replace(self.conn, row)
-            else:
-                row.id = manifest.insert(self.conn, row)
+        try:
+            with self.conn.transaction():
+                if grow and old is not None:
+                    manifest.replace(self.conn, row)
+                else:
+                    row.id = manifest.insert(self.conn, row)
+        except psycopg.Error as exc:
+            # no row names the copy just written: remove it (never an orphan in the archive)
+            if old is None or old.archive_file != written.archive_file:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.root / written.archive_file)
+            if isinstance(exc, psycopg.errors.IntegrityError):
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise NotRecorded(f"the archive manifest refused the copy ({first})") from None
+            raise
         if grow and old is not None:
             if old.archive_file != written.archive_file:
                 with contextlib.suppress(FileNotFoundError):
