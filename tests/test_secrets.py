@@ -115,6 +115,8 @@ def test_token_counts_and_code_are_no_secrets_and_detector_filters_the_counts(cl
         "const apiKey = process.env.ANTHROPIC_API_KEY ?? getApiKey(provider);\n"
         "const getApiKey = options.getApiKey ?? defaultGetApiKey();\n"
         'token: "placeholder", api_key = "options.apiKey"\n'
+        'const TOKEN_URL = "https://console.anthropic.com/v1/oauth/token";\n'
+        "} else { pwd = pwd.slice(0, Math.max(1, width)); }\n"
         f'client = Client(api_key="{quoted}")\n'
     )
     line = {"parentUuid": "u-2", "isSidechain": False, "userType": "external", "cwd": "/tmp/secrets",

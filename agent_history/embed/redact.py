@@ -133,10 +133,11 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)*$")
 
 def _secretish_value(value: str) -> bool:
     """A weaker keyword's quoted value (token, api key) looks like a secret: not a reference or
-    placeholder, at least `TOKEN_VALUE_MIN_CHARS` long, not a number, not an identifier, with
+    placeholder, at least `TOKEN_VALUE_MIN_CHARS` long, not a number, identifier or URL (a
+    credential URL is `credential_url`'s), with
     Shannon entropy ≥ `TOKEN_VALUE_MIN_ENTROPY`."""
     v = value.strip("\"'")
-    if not _assigned_value(v) or len(v) < TOKEN_VALUE_MIN_CHARS or _IDENTIFIER.match(v):
+    if not _assigned_value(v) or len(v) < TOKEN_VALUE_MIN_CHARS or _IDENTIFIER.match(v) or "://" in v:
         return False
     if re.fullmatch(r"[\d.,_eE+-]+", v):  # a number (a count, a size, a version)
         return False
@@ -149,7 +150,7 @@ _WEAK_KEYS = (
 )
 _ASSIGN = r"[\"']?\]?\s*(?:=|:=|=>|:|::)\s*(?:\"|'|)"
 _ASSIGN_QUOTED = r"[\"']?\]?\s*(?:=|:=|=>|:|::)\s*([\"'])"
-_VALUE = r"([^\s\"'`,;(){}\[\]<>]{3,200})(?![(\[])"
+_VALUE = r"([^\s\"'`,;(){}\[\]<>]{3,200})(?![^\s\"'`,;(){}\[\]<>]|[(\[])"  # whole run, not a call
 
 OWN_RULES: tuple[Rule, ...] = (
     Rule(
