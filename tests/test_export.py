@@ -163,3 +163,22 @@ def test_gist_publishes_a_secret_gist_through_gh_only_with_the_flag(cli_env, sec
     assert "[REDACTED]" in sent["file"] and not any(s in sent["file"] for s in planted)
     missing = cli("export", SECRET_UID, "--gist", env={**cli_env, "PATH": str(own_tmp / "empty")})
     assert missing.returncode == 2 and "needs the GitHub CLI `gh`" in missing.stderr
+
+
+def test_a_bidi_override_in_the_prompt_is_shown_visibly_in_md_and_html(cli_env, secret_home):
+    home, _ = secret_home
+    transcript = next(home.rglob(f"{SECRET_UID}.jsonl"))
+    lines = [json.loads(x) for x in transcript.read_text().splitlines()]
+    lines[0]["message"]["content"] = "rename invoice\u202egpj.exe please"
+    transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    for fmt in ("md", "html"):
+        out = cli("export", SECRET_UID, "--format", fmt, env=cli_env)
+        assert out.returncode == 0, out.stderr
+        assert "\u202e" not in out.stdout, fmt
+        shown = "invoice&lt;U+202E&gt;gpj.exe" if fmt == "html" else "invoice<U+202E>gpj.exe"
+        assert shown in out.stdout, fmt
+    md = cli("export", SECRET_UID, "--format", "md", env=cli_env).stdout
+    html_out = cli("export", SECRET_UID, "--format", "html", env=cli_env).stdout
+    assert md.startswith("# rename invoice<U+202E>gpj.exe")
+    assert "<title>rename invoice&lt;U+202E&gt;gpj.exe" in html_out and "<h1>rename invoice&lt;U+202E&gt;" in html_out

@@ -5,6 +5,8 @@ stored in a finding; with ``redact = true`` the catalogue never holds them at al
 from __future__ import annotations
 
 import json
+import secrets
+import string
 from pathlib import Path
 
 import psycopg
@@ -102,3 +104,36 @@ def test_index_redact_stores_no_secret_and_leaves_the_transcript_alone(cli_env, 
     assert transcript.read_bytes() == before and all(s.encode() in before for s in planted)
     search = cli("search", planted[0], "--json", env=cli_env)
     assert json.loads(search.stdout)["hits"] == []  # the query is echoed; nothing holds the key
+
+
+def test_token_counts_and_code_are_no_secrets_and_detector_filters_the_counts(cli_env, secret_home):  # noqa: F811
+    home, planted = secret_home
+    transcript = next(home.rglob(f"{SECRET_UID}.jsonl"))
+    quoted = "".join(secrets.SystemRandom().choice(string.ascii_letters + string.digits) for _ in range(24))
+    code = (
+        '{"cache_read_input_tokens": 1234, "output_tokens": 99, "maxTokens": 4096}\n'
+        "const apiKey = process.env.ANTHROPIC_API_KEY ?? getApiKey(provider);\n"
+        "const getApiKey = options.getApiKey ?? defaultGetApiKey();\n"
+        'token: "placeholder", api_key = "options.apiKey"\n'
+        'const TOKEN_URL = "https://console.anthropic.com/v1/oauth/token";\n'
+        "} else { pwd = pwd.slice(0, Math.max(1, width)); }\n"
+        f'client = Client(api_key="{quoted}")\n'
+    )
+    line = {"parentUuid": "u-2", "isSidechain": False, "userType": "external", "cwd": "/tmp/secrets",
+            "sessionId": SECRET_UID, "version": "2.1.17", "gitBranch": "", "type": "user", "uuid": "u-3",
+            "timestamp": "2026-01-23T17:31:00.000Z", "message": {"role": "user", "content": code}}  # fmt: skip
+    with transcript.open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    data = json.loads(cli("secrets", "--json", env=cli_env).stdout)
+    assert data["counts"] == {"AWSKeyDetector": 2, "GitHubTokenDetector": 1, "private_key_block": 1,
+                              "token_assignment": 1}  # fmt: skip
+    (found,) = [f for f in data["findings"] if f["detector"] == "token_assignment"]
+    assert found["preview"].endswith('Client(api_key="[REDACTED]")') and quoted not in json.dumps(data)
+    only = json.loads(cli("secrets", "--json", "--detector", "AWSKeyDetector", env=cli_env).stdout)
+    assert only["counts"] == {"AWSKeyDetector": 2} and len(only["findings"]) == 2
+    shown = cli("secrets", "--detector", "AWSKeyDetector", env=cli_env)
+    assert shown.returncode == 0, shown.stderr
+    assert "2 findings: AWSKeyDetector 2" in shown.stdout and "GitHubTokenDetector" not in shown.stdout
+    md = cli("export", SECRET_UID, "--format", "md", env=cli_env).stdout
+    assert "process.env.ANTHROPIC_API_KEY ?? getApiKey(provider)" in md and '"cache_read_input_tokens": 1234' in md

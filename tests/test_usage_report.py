@@ -352,6 +352,11 @@ def test_by_attribution_keys_add_up_to_the_totals_and_host_says_unknown(env):
         if key == "host":
             assert [r["period"] for r in rows] == ["(unknown)"]
             assert got["hostUnknown"].startswith("the catalogue records no origin host yet")
+    for key in ("model", "repo", "agent"):  # the first column is named by the key, not "period"
+        shown = cli(env, "usage", "--by", key, "--timezone", "UTC")
+        assert shown.returncode == 0, shown.stderr
+        head = shown.stdout.splitlines()[0].split()
+        assert head[0] == key and "period" not in shown.stdout, shown.stdout
     table = cli(env, "usage", "--by", "host", "--timezone", "UTC")
     assert table.returncode == 0 and "host: unknown" in table.stdout
     bad = cli(env, "usage", "--by", "hostname")

@@ -10,7 +10,7 @@ import pytest
 from agent_history.search.request import HL_END, HL_START
 from agent_history.web.bind import BindRefused, check_bind, is_loopback
 from agent_history.web.queries import SessionRow, nest
-from agent_history.web.render import highlight, visible
+from agent_history.web.render import environment, highlight, visible
 from agent_history.web.usage import UsageCell, chart_payload, rollup
 
 
@@ -146,3 +146,11 @@ def test_rollup_by_project_and_branch_keeps_unknown_as_its_own_row():
     assert [(t.key, t.calls) for t in rollup(cells, "branch")] == [("main", 5), ("unknown", 1)]
     with pytest.raises(ValueError, match="unknown breakdown 'host'"):
         rollup(cells, "host")
+
+
+def test_bidi_overrides_in_titles_links_and_snippets_are_shown_not_obeyed():
+    page = environment().from_string('<title>{{ t }}</title><a href="/x">{{ t|truncate(100) }}</a><p>{{ s }}</p>')
+    got = page.render(t="rename invoice\u202egpj.exe", s=highlight(f"a {HL_START}inv\u2067oice{HL_END} b"))
+    assert "\u202e" not in got and "\u2067" not in got
+    assert got.count("invoice&lt;U+202E&gt;gpj.exe") == 2
+    assert "<mark>inv&lt;U+2067&gt;oice</mark>" in got

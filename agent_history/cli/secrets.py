@@ -36,7 +36,7 @@ def secrets_cmd(
     with db.connect(autocommit=True) as conn:
         scanned = scan(conn)
         found = list_secrets(conn, since=lo, agents=agents, detectors=tuple(detector or ()), limit=limit)
-        counts = secret_counts(conn)
+        counts = secret_counts(conn, since=lo, agents=agents, detectors=tuple(detector or ()))
     if scanned.messages or scanned.tool_calls:
         print_event(
             f"scanned {scanned.messages:,} messages and {scanned.tool_calls:,} tool calls: {scanned.findings:,} findings"

@@ -92,7 +92,16 @@ def _render(view: str, report: dict, key: str) -> None:
                 )
             )
     else:
-        headers = ("period", "input", "output", "cache create", "cache read", "total tokens", "cost", "models")
+        headers = (
+            view if view in BY else "period",
+            "input",
+            "output",
+            "cache create",
+            "cache read",
+            "total tokens",
+            "cost",
+            "models",
+        )
         cells = [
             (
                 r["period"],

@@ -122,14 +122,26 @@ def _assigned_value(value: str) -> bool:
     return len(v) >= 3 and not _REFERENCE.match(v) and v.lower() not in _PLACEHOLDER_WORDS and REDACTED not in v
 
 
+TOKEN_VALUE_MIN_CHARS = 10
+TOKEN_VALUE_MIN_ENTROPY = 3.0
+"""A weaker keyword's quoted value must be this long and this random (bits/char) to count:
+gitleaks' ``generic-api-key`` rule (config/gitleaks.toml) takes 10+ characters at entropy 3.5
+over the whole match; over the value alone 3.0 keeps 10-character random keys."""
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)*$")
+"""A code identifier or member path without digits (``getApiKey``, ``options.apiKey``)."""
+
+
 def _secretish_value(value: str) -> bool:
-    """A weaker keyword's value (token, api key): long, not a number, not a plain word."""
+    """A weaker keyword's quoted value (token, api key) looks like a secret: not a reference or
+    placeholder, at least `TOKEN_VALUE_MIN_CHARS` long, not a number, identifier or URL (a
+    credential URL is `credential_url`'s), with
+    Shannon entropy ≥ `TOKEN_VALUE_MIN_ENTROPY`."""
     v = value.strip("\"'")
-    if not _assigned_value(v) or len(v) < 8 or v.isdigit():
+    if not _assigned_value(v) or len(v) < TOKEN_VALUE_MIN_CHARS or _IDENTIFIER.match(v) or "://" in v:
         return False
-    has_digit = any(c.isdigit() for c in v)
-    mixed = any(c.isupper() for c in v) and any(c.islower() for c in v)
-    return (has_digit and any(c.isalpha() for c in v)) or mixed or len(v) >= 20
+    if re.fullmatch(r"[\d.,_eE+-]+", v):  # a number (a count, a size, a version)
+        return False
+    return shannon_entropy(v) >= TOKEN_VALUE_MIN_ENTROPY
 
 
 _STRONG_KEYS = r"(?:password|passwd|passphrase|pwd|secret|client[_-]?secret|private[_-]?key)"
@@ -137,7 +149,8 @@ _WEAK_KEYS = (
     r"(?:api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token|credentials?)"
 )
 _ASSIGN = r"[\"']?\]?\s*(?:=|:=|=>|:|::)\s*(?:\"|'|)"
-_VALUE = r"([^\s\"'`,;(){}\[\]<>]{3,200})(?![(\[])"
+_ASSIGN_QUOTED = r"[\"']?\]?\s*(?:=|:=|=>|:|::)\s*([\"'])"
+_VALUE = r"([^\s\"'`,;(){}\[\]<>]{3,200})(?![^\s\"'`,;(){}\[\]<>]|[(\[])"  # whole run, not a call
 
 OWN_RULES: tuple[Rule, ...] = (
     Rule(
@@ -182,9 +195,11 @@ OWN_RULES: tuple[Rule, ...] = (
         check=_assigned_value,
     ),
     Rule(
+        # a quoted literal only (an expression, env lookup or number is no secret), and never a
+        # ``*_tokens``/``maxTokens`` key (token counts): gitleaks' generic-api-key shape
         "token_assignment",
-        re.compile(r"(?i)\b[\w.-]*" + _WEAK_KEYS + r"[\w.-]*" + _ASSIGN + _VALUE),
-        group=1,
+        re.compile(r"(?i)\b[\w.-]*" + _WEAK_KEYS + r"[\w.-]*(?<!tokens)" + _ASSIGN_QUOTED + r"([^\s\"'`]{3,200})\1"),
+        group=2,
         check=_secretish_value,
     ),
 )

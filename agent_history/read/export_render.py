@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from agent_history.bidi import show_bidi
+
 PROMPT_CLASSES = frozenset({"human_prompt", "queued_prompt"})
 REPLY_CLASSES = frozenset({"assistant_text", "agent_message", "subagent_report"})
 """Shown open; every other message class (reasoning, system reminders, hook output …) is collapsed."""
@@ -75,7 +77,8 @@ def _header_facts(thread: dict[str, Any], product: str) -> list[tuple[str, str]]
 
 def _title(thread: dict[str, Any]) -> str:
     m = thread.get("summary") or {}
-    return (m.get("title") or thread["session"].get("title") or thread["session"]["session_uid"]).strip()
+    title = (m.get("title") or thread["session"].get("title") or thread["session"]["session_uid"]).strip()
+    return show_bidi(title)
 
 
 def _tool_summary(ev: dict[str, Any]) -> str:
@@ -144,7 +147,7 @@ def _md_thread(thread: dict[str, Any], depth: int) -> list[str]:
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
-    """The document as Markdown (see the module docstring)."""
+    """The document as Markdown (see the module docstring); bidi overrides shown as ``<U+XXXX>``."""
     thread = doc["thread"]
     lines = [f"# {_title(thread)}", ""]
     lines += [f"- **{k}:** {v}" for k, v in _header_facts(thread, doc["product"])]
@@ -157,7 +160,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         lines += _md_thread(extra, 1)
         lines.append("</details>\n")
     lines.append("*Exported by agent-history.*")
-    return "\n".join(lines) + "\n"
+    return show_bidi("\n".join(lines) + "\n")  # bidi overrides visible everywhere, code blocks too
 
 
 # --- HTML ------------------------------------------------------------------------------------
@@ -174,7 +177,8 @@ summary{cursor:pointer;font-weight:600}pre{white-space:pre-wrap;overflow-wrap:an
 
 
 def _e(text: Any) -> str:
-    return html.escape("" if text is None else str(text), quote=True)
+    """HTML text: escaped, bidi overrides shown as ``<U+XXXX>`` (`agent_history.bidi`)."""
+    return html.escape(show_bidi("" if text is None else str(text)), quote=True)
 
 
 def _html_events(thread: dict[str, Any]) -> list[str]:

@@ -80,14 +80,28 @@ def list_secrets(
     return [SecretFinding(*r) for r in rows]
 
 
-def secret_counts(conn: psycopg.Connection) -> dict[str, int]:
-    """Findings per detector type (curated-out sessions left out); {} when none."""
+def secret_counts(
+    conn: psycopg.Connection,
+    *,
+    since: datetime | None = None,
+    agents: tuple[str, ...] = (),
+    detectors: tuple[str, ...] = (),
+) -> dict[str, int]:
+    """Findings per detector type (curated-out sessions left out), filtered as `list_secrets`
+    filters (no limit); {} when none."""
     return dict(
         conn.execute(
-            f"SELECT f.detector, count(*) FROM ah.secret_finding AS f JOIN ah.session AS s ON s.id = f.session_id "
-            f"WHERE {not_excluded('s')} GROUP BY 1 ORDER BY 1"
+            _COUNT.format(excluded=not_excluded("s")),
+            {"since": since, "agents": list(agents), "detectors": list(detectors)},
         ).fetchall()
     )
+
+
+_COUNT = (
+    "SELECT f.detector, count(*) "
+    + _SELECT[_SELECT.index("FROM ah.secret_finding") : _SELECT.index("ORDER BY")]
+    + "GROUP BY 1 ORDER BY 1"
+)
 
 
 def unscanned_rows(conn: psycopg.Connection) -> int:

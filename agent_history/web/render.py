@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 import jinja2
 from markupsafe import Markup, escape
 
+from agent_history.bidi import BIDI, show_bidi
 from agent_history.search.request import HL_END, HL_START
 from agent_history.timestamps import second
 
@@ -101,6 +102,14 @@ def query(params: dict, **changes) -> str:
     return urlencode({k: v for k, v in merged.items() if v not in (None, "", [])}, doseq=True)
 
 
+def _finalize(value):
+    """Every ``{{ … }}`` output: bidi overrides shown as ``<U+XXXX>`` (`agent_history.bidi`) in
+    titles, link text and everything else, escaped as the value is (Markup stays Markup)."""
+    if isinstance(value, Markup):
+        return Markup(BIDI.sub(lambda m: f"&lt;U+{ord(m.group()):04X}&gt;", str(value)))
+    return show_bidi(value) if isinstance(value, str) else value
+
+
 def environment() -> jinja2.Environment:
     """The templates' environment: autoescape on (every template, whatever its name)."""
     env = jinja2.Environment(
@@ -108,6 +117,7 @@ def environment() -> jinja2.Environment:
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
     env.filters.update(highlight=highlight, visible=visible, number=number, usd=usd, duration=duration, when=when)
     env.globals.update(query=query)
