@@ -73,3 +73,21 @@ def test_every_name_of_a_harness_reaches_its_configuration_and_its_hook():
                 assert target_name(name) == h.mcp.name in AGENTS, name
             if h.hook is not None:
                 assert hook_name(name) == h.hook.name in HOOKS, name
+
+
+def test_connect_hook_print_shows_the_edited_config_and_writes_nothing(tmp_path):
+    """`--print` promises to write nothing; with `--hook` it installed the hook all the same."""
+    settings = tmp_path / ".claude" / "settings.json"
+    printed = run(tmp_path, "connect", "claude", "--hook", "--print")
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout)["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook claude")
+    assert printed.stderr.startswith(f"# {settings} with the after-turn hook:")
+    assert not settings.exists()
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus"}\n')
+    again = run(tmp_path, "connect", "claude", "--hook", "--print", "--json")
+    assert again.returncode == 0, again.stderr
+    shown = json.loads(again.stdout)
+    assert (shown["path"], shown["unchanged"]) == (str(settings), False)
+    assert json.loads(shown["text"])["model"] == "opus" and "Stop" in json.loads(shown["text"])["hooks"]
+    assert settings.read_text() == '{"model": "opus"}\n' and not Path(str(settings) + ".bak").exists()

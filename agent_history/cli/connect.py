@@ -62,6 +62,9 @@ def connect_cmd(
     if statusline:
         _statusline_change("connect", agent, json)
         return
+    if hook and print_only:
+        _hook_print(agent, json)
+        return
     if hook:
         _hook_change("connect", agent, json)
         return
@@ -117,6 +120,22 @@ def _hook_change(verb: str, agent: str, json: bool) -> None:
     backup = f" (backup: {change.backup})" if change.backup else ""
     what = "not installed" if change.action == "absent" else change.action
     console.print(f"{agent}: after-turn hook {what}: {change.path}{backup}", highlight=False, soft_wrap=True)
+
+
+def _hook_print(agent: str, json: bool) -> None:
+    """`connect AGENT --hook --print`: the agent's hook config as it would be with the hook, on
+    stdout; writes nothing."""
+    from agent_history.connect import hook
+
+    try:
+        path, old, new = hook.planned_install(agent)
+    except ConnectError as exc:
+        fail(str(exc), 2)
+    if json:
+        print_json({"agent": agent, "path": str(path), "unchanged": old == new, "text": new})
+        return
+    err_console.print(f"# {path} with the after-turn hook{' (already there)' if old == new else ''}:", highlight=False)
+    write_document(new)
 
 
 def _statusline_print(agent: str, json: bool) -> None:

@@ -356,7 +356,18 @@ def install(agent: str, environ: dict[str, str] | None = None):
     """Install the after-turn hook of `agent`; returns the `FileChange` (``unchanged`` when it
     is already there). Raises ConnectError for an unknown agent, a config that cannot be parsed,
     or (Codex) another notify program."""
-    from agent_history.connect import ConnectError, FileChange, _read, _write
+    from agent_history.connect import FileChange, _write
+
+    path, old, new = planned_install(agent, environ)
+    if old is not None and new == old:
+        return FileChange(path, "unchanged")
+    return _write(path, new, old)
+
+
+def planned_install(agent: str, environ: dict[str, str] | None = None) -> tuple[Path, str | None, str]:
+    """What `install` would write, writing nothing: ``(config path, its text now or None when
+    absent, its text with the hook)``. Raises ConnectError as `install`."""
+    from agent_history.connect import ConnectError, _read
     from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
@@ -381,9 +392,7 @@ def install(agent: str, environ: dict[str, str] | None = None):
         if type(exc).__module__.startswith("tomlkit"):
             raise ConnectError(f"{path}: not valid TOML ({exc}); not changed") from None
         raise
-    if old is not None and new == old:
-        return FileChange(path, "unchanged")
-    return _write(path, new, old)
+    return path, old, new
 
 
 def uninstall(agent: str):
