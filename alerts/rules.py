@@ -334,23 +334,73 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "agent-history.archive",
         "AhColdTierUnavailable",
-        'ah_archive_tier_available{tier="cold"} == 0',
+        'ah_archive_tier_available{tier=~"cold|archive"} == 0',
         "5m",
         "critical",
-        "Cold tier of {{ $labels.namespace }} unavailable",
-        "The cold (archive) directory of {{ $labels.namespace }} is configured but not readable: "
-        "nothing is archived and a rebuild would refuse.",
+        "{{ $labels.tier }} tier of {{ $labels.namespace }} unavailable",
+        "The {{ $labels.tier }} directory of {{ $labels.namespace }} (a configured cold source, or the "
+        "archive that `agent-history archive` writes) is configured but not readable: nothing is "
+        "archived and a rebuild would refuse.",
         "Check the archive mount (NFS/USB disk) and its permissions; `agent-history rebuild-check` "
-        "shows per-namespace counts.",
+        "shows per-namespace counts, `agent-history archive --verify` the archive's copies.",
         (
             Case(
-                "unavailable",
+                "cold unavailable",
                 (('ah_archive_tier_available{namespace="claude-local",tier="cold"}', "0x10"),),
                 "8m",
                 ({"namespace": "claude-local", "tier": "cold"},),
             ),
-            Case("available", (('ah_archive_tier_available{namespace="claude-local",tier="cold"}', "1x10"),), "8m"),
+            Case(
+                "archive unavailable",
+                (('ah_archive_tier_available{namespace="codex-local",tier="archive"}', "0x10"),),
+                "8m",
+                ({"namespace": "codex-local", "tier": "archive"},),
+            ),
+            Case(
+                "available",
+                (
+                    ('ah_archive_tier_available{namespace="claude-local",tier="cold"}', "1x10"),
+                    ('ah_archive_tier_available{namespace="claude-local",tier="archive"}', "1x10"),
+                ),
+                "8m",
+            ),
         ),
+    ),
+    Rule(
+        "agent-history.archive",
+        "AhArchiveCopiesMissing",
+        'ah_archive_files_missing{tier="archive"} > 0',
+        "26h",
+        "warning",
+        "Transcripts of {{ $labels.namespace }} without an archive copy for 26 h",
+        "Catalogued transcripts of {{ $labels.namespace }} have had no good copy in the archive for 26 "
+        "hours (a daily archive pass plus slack): the archive pass is not running or keeps failing, "
+        "and a transcript the agent deletes now would be lost.",
+        "Run `agent-history archive` by hand and read its errors; check that the indexer runs with "
+        "`--archive` (compose) or that the archive's schedule runs; `agent-history archive --verify` "
+        "lists bad copies.",
+        (
+            Case(
+                "never copied",
+                (('ah_archive_files_missing{namespace="claude-local",tier="archive"}', "3x170"),),
+                "27h",
+                ({"namespace": "claude-local", "tier": "archive"},),
+                interval="10m",
+            ),
+            Case(
+                "copied daily",
+                (('ah_archive_files_missing{namespace="claude-local",tier="archive"}', "3x126 0 3x40"),),
+                "27h",
+                interval="10m",
+            ),
+            Case(
+                "a cold source's missing files are not the archive's",
+                (('ah_archive_files_missing{namespace="claude-local",tier="cold"}', "3x170"),),
+                "27h",
+                interval="10m",
+            ),
+        ),
+        eval_interval="10m",
     ),
     Rule(
         "agent-history.archive",
@@ -374,11 +424,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "agent-history.archive",
         "AhColdFilesystemFull",
-        'ah_filesystem_used_ratio{tier="cold"} > 0.90',
+        'ah_filesystem_used_ratio{tier=~"cold|archive"} > 0.90',
         "10m",
         "warning",
-        "Cold filesystem of {{ $labels.namespace }} over 90 % full",
-        "The filesystem holding the cold tier of {{ $labels.namespace }} is more than 90 % used.",
+        "{{ $labels.tier }} filesystem of {{ $labels.namespace }} over 90 % full",
+        "The filesystem holding the {{ $labels.tier }} tier of {{ $labels.namespace }} is more than 90 % used.",
         "Grow the archive volume or prune archived transcripts that are no longer needed.",
         (
             Case(
@@ -386,6 +436,12 @@ RULES: tuple[Rule, ...] = (
                 (('ah_filesystem_used_ratio{namespace="claude-local",tier="cold"}', "0.95x20"),),
                 "15m",
                 ({"namespace": "claude-local", "tier": "cold"},),
+            ),
+            Case(
+                "archive full",
+                (('ah_filesystem_used_ratio{namespace="claude-local",tier="archive"}', "0.95x20"),),
+                "15m",
+                ({"namespace": "claude-local", "tier": "archive"},),
             ),
             Case("at 88 %", (('ah_filesystem_used_ratio{namespace="claude-local",tier="cold"}', "0.88x20"),), "15m"),
         ),

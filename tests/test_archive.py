@@ -428,3 +428,21 @@ def test_a_copy_the_manifest_refuses_is_one_line_and_leaves_no_file(cli_env, db,
     assert all("the archive manifest refused the copy" in line and "\n" not in line for line in s["skipped"])
     root = Path(cli_env["AGENT_HISTORY_DATA_DIR"]) / "archive"
     assert list(root.rglob("*.zst")) == []
+
+
+def test_index_archive_json_prints_one_document_per_pass_with_the_archive_inside(cli_env, own_tmp):
+    one = own_tmp / "one-home" / ".claude" / "projects" / "-tmp-p"
+    one.mkdir(parents=True)
+    line = {
+        "type": "user",
+        "uuid": "u-1",
+        "sessionId": "s-archive-json",
+        "timestamp": "2026-01-02T03:04:05Z",
+        "cwd": "/tmp/p",
+        "message": {"role": "user", "content": "hello"},
+    }
+    (one / "s-archive-json.jsonl").write_text(json.dumps(line) + "\n")
+    out = cli("index", "--home", str(own_tmp / "one-home"), "--archive", "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)  # one document: a second would make this raise
+    assert doc["files_scanned"] == 1 and doc["archive"]["files_seen"] == 1 and doc["archive"]["copied"] == 1

@@ -169,7 +169,7 @@ def test_every_issue_rule_exists_with_severity_annotations_and_both_kinds_of_cas
     assert list(by_name) == [
         "AhIndexStale", "AhIndexRunFailed", "AhIndexLagStuck", "AhNewParseIssues", "AhLoadErrors",
         "AhEmbedRunFailed", "AhEmbeddingsPendingTooLong", "AhMetricsStale", "AhCollectorFailing",
-        "AhCollectionSlow", "AhArchiveStale", "AhColdTierUnavailable", "AhHotFilesystemFull",
+        "AhCollectionSlow", "AhArchiveStale", "AhColdTierUnavailable", "AhArchiveCopiesMissing", "AhHotFilesystemFull",
         "AhColdFilesystemFull", "AhHotRetentionBacklog", "AhLoopRootStalled", "AhJournalSyncFailing",
     ]  # fmt: skip
     critical = {n for n, r in by_name.items() if r.severity == "critical"}

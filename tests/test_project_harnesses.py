@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from tests import repo_sample_homes_b as b
+from tests import sample_databases as sdb
 
 PY = sys.executable
 QUICKDRAW = b.AIDER / "quickdraw" / ".aider.chat.history.md"
@@ -95,7 +96,7 @@ def test_configured_aider_roots_are_searched_and_the_history_is_read_from_its_of
 def test_crush_database_is_read_with_its_wal_then_by_its_cursor(cli_env, db, own_tmp):
     root = own_tmp / "code"
     path = root / "timer" / ".crush" / "crush.db"
-    con = b.crush_db(path, keep_open=True)  # Crush running: the rows are still in crush.db-wal
+    con = sdb.crush_db(path, keep_open=True)  # Crush running: the rows are still in crush.db-wal
     try:
         assert Path(str(path) + "-wal").stat().st_size > 0
         Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[crush]\nroots = ["{root}"]\n')
@@ -114,11 +115,11 @@ def test_crush_database_is_read_with_its_wal_then_by_its_cursor(cli_env, db, own
         parts = json.dumps(
             [{"type": "text", "data": {"text": "And make it louder"}}, {"type": "finish", "data": {"reason": "stop"}}]
         )
-        t = b.T0 + 3600
+        t = sdb.T0 + 3600
         con.execute(
             "INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at) "
             "VALUES ('m07', ?, 'user', ?, NULL, NULL, ?, ?)",
-            (b.PARENT, parts, t, t),
+            (sdb.PARENT, parts, t, t),
         )
         con.commit()
         again = index(cli_env)
@@ -135,7 +136,7 @@ def test_crush_database_is_read_with_its_wal_then_by_its_cursor(cli_env, db, own
 def test_goose_database_is_read_by_row_id_and_a_replaced_conversation_is_not_counted_twice(cli_env, db, own_tmp):
     home = own_tmp / "home-g"
     path = b.home_of("goose", home) / "sessions" / "sessions.db"
-    con = b.goose_db(path, keep_open=True)  # Goose running: the rows are still in sessions.db-wal
+    con = sdb.goose_db(path, keep_open=True)  # Goose running: the rows are still in sessions.db-wal
     try:
         first = index(cli_env, "--home", str(home))
         assert first["files_failed"] == 0
@@ -152,9 +153,9 @@ def test_goose_database_is_read_by_row_id_and_a_replaced_conversation_is_not_cou
         con.execute(
             "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
             "VALUES ('msg_new', ?, 'user', ?, ?, '{}')",
-            (b.GOOSE_NATIVE, json.dumps([{"type": "text", "text": "And push it"}]), b.G0 + 3600),
+            (sdb.GOOSE_NATIVE, json.dumps([{"type": "text", "text": "And push it"}]), sdb.G0 + 3600),
         )
-        con.execute("UPDATE sessions SET updated_at = datetime('now') WHERE id = ?", (b.GOOSE_NATIVE,))
+        con.execute("UPDATE sessions SET updated_at = datetime('now') WHERE id = ?", (sdb.GOOSE_NATIVE,))
         con.commit()
         again = index(cli_env, "--home", str(home))
         assert again["files_changed"] == 1 and again["rows_new"].get("message") == 1
@@ -162,9 +163,9 @@ def test_goose_database_is_read_by_row_id_and_a_replaced_conversation_is_not_cou
         kept = con.execute(
             "SELECT message_id, session_id, role, content_json, created_timestamp, metadata_json FROM messages "
             "WHERE session_id = ? ORDER BY created_timestamp, id",
-            (b.GOOSE_NATIVE,),
+            (sdb.GOOSE_NATIVE,),
         ).fetchall()
-        con.execute("DELETE FROM messages WHERE session_id = ?", (b.GOOSE_NATIVE,))
+        con.execute("DELETE FROM messages WHERE session_id = ?", (sdb.GOOSE_NATIVE,))
         con.executemany(
             "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -179,6 +180,6 @@ def test_goose_database_is_read_by_row_id_and_a_replaced_conversation_is_not_cou
         con.close()
     with db.connect() as conn:
         text = conn.execute(
-            "SELECT text FROM ah.message WHERE message_uid = %s", (f"{b.GOOSE_NATIVE}#{len(kept)}",)
+            "SELECT text FROM ah.message WHERE message_uid = %s", (f"{sdb.GOOSE_NATIVE}#{len(kept)}",)
         ).fetchone()[0]
     assert text == "And push it"

@@ -165,7 +165,24 @@ def test_window_cut_through_a_secret_redacts_both_sides():
         ("getUserAccountSettingsFromDatabase2", False),
         ("msg_01XFDUDYJgAACzvnptvVoYEL", False),
         ("ABCDEFGHIJKLMNOPQRSTUVWX12", False),
+        # a model id from the shared corpus (Claude session 9e953218…): short words, not random
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", False),
+        ("deepseek-ai/DeepSeek-V3.1-Terminus", False),
+        # long random pieces stay secrets even with separators
+        (r(20) + "-" + r(12) + "_" + r(8), True),
     ],
 )
 def test_high_entropy_token_rule(token, expected):
     assert is_high_entropy_token(token) is expected
+
+
+def test_a_token_in_a_url_path_is_an_id_but_the_same_token_elsewhere_is_a_secret():
+    # the shared corpus's Codex session cf4def41…: a Google Docs link in a Markdown list
+    doc_id = "1NJFd-EWdUlQ7wVzjqcgXewqC5nzv_qII4OvlDtK6SE8"
+    assert is_high_entropy_token(doc_id)
+    link = f"* [Security Model](https://docs.google.com/document/d/{doc_id}/edit) * Blink"
+    assert find_secrets(link) == []
+    assert find_secrets(f"see https://docs.google.com/document/d/{doc_id}") == []
+    for text in (f"printed {doc_id} here", f"https://example.com/cb?token={doc_id}", f"x=({doc_id})"):
+        spans = find_secrets(text)  # found: by rule 3, or a keyword rule when one names it
+        assert [text[s.start : s.end] for s in spans] == [doc_id], text

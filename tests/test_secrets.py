@@ -137,3 +137,37 @@ def test_token_counts_and_code_are_no_secrets_and_detector_filters_the_counts(cl
     assert "2 findings: AWSKeyDetector 2" in shown.stdout and "GitHubTokenDetector" not in shown.stdout
     md = cli("export", SECRET_UID, "--format", "md", env=cli_env).stdout
     assert "process.env.ANTHROPIC_API_KEY ?? getApiKey(provider)" in md and '"cache_read_input_tokens": 1234' in md
+
+
+def test_a_change_of_rules_rescans_every_row_once(cli_env, db, secret_home):  # noqa: F811
+    """Marks made under other rules (an upgrade) are dropped: stale findings go, new ones come."""
+    from agent_history.embed.redact import RULES_VERSION
+    from agent_history.ingest.secret_scan import RULES_KEY
+
+    home, _ = secret_home
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    first = json.loads(cli("secrets", "--json", env=cli_env).stdout)
+    assert first["counts"] == {"AWSKeyDetector": 2, "GitHubTokenDetector": 1, "private_key_block": 1}
+    with db.connect() as conn:
+        assert conn.execute("SELECT value FROM ah.meta WHERE key = %s", (RULES_KEY,)).fetchone() == (
+            str(RULES_VERSION),
+        )
+        # what an older scanner left: a finding the current rules do not make, its row marked scanned
+        conn.execute(
+            "INSERT INTO ah.secret_finding (session_id, message_id, field, detector, char_start, char_end,"
+            " source_id, byte_offset, preview) SELECT session_id, message_id, field, 'high_entropy', 0, 1,"
+            " source_id, byte_offset, preview FROM ah.secret_finding WHERE message_id IS NOT NULL LIMIT 1"
+        )
+        conn.execute("UPDATE ah.meta SET value = '1' WHERE key = %s", (RULES_KEY,))
+        conn.commit()
+    again = json.loads(cli("secrets", "--json", env=cli_env).stdout)
+    assert again["counts"] == first["counts"]  # the stale high_entropy finding is gone
+    with db.connect() as conn:
+        marks = conn.execute("SELECT count(*) FROM ah.secret_scan").fetchone()[0]
+        rows = conn.execute(
+            "SELECT (SELECT count(*) FROM ah.message) + (SELECT count(*) FROM ah.tool_call)"
+        ).fetchone()[0]
+        assert marks == rows  # every row re-scanned and marked again
+        assert conn.execute("SELECT value FROM ah.meta WHERE key = %s", (RULES_KEY,)).fetchone() == (
+            str(RULES_VERSION),
+        )

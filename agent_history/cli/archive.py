@@ -42,13 +42,24 @@ def nothing_seen(sources) -> str:
 
 
 def run_archive_pass(
-    conn, db, sources, stop, *, json: bool = False, keep_going: bool = False, say_where: bool = False
+    conn,
+    db,
+    sources,
+    stop,
+    *,
+    json: bool = False,
+    keep_going: bool = False,
+    say_where: bool = False,
+    into: dict | None = None,
 ) -> bool:
     """One archive pass over `sources` into the configured archive, its summary printed; exits 2
     when the archive cannot be written, 1 when its filesystem is full — or, with `keep_going` (the
     indexer's `index --every --archive`, whose indexing must go on), says so in one line and
     returns False. With `say_where`, a pass that saw no file says where it looked (`nothing_seen`).
-    Returns False when another pass holds the lock, else True."""
+    With `json` and `into` (the index pass's JSON document), the summary goes into ``into["archive"]``
+    instead of being printed, so `index --archive --json` prints one document per pass (a pass
+    skipped or stopped puts ``{"skipped": "<reason>"}`` there). Returns False when another pass
+    holds the lock, else True."""
     from agent_history.ingest.archive.run import AnotherArchivePass, ArchiveFull, ArchiveUnwritable, archive_pass
 
     try:
@@ -56,15 +67,22 @@ def run_archive_pass(
     except ArchiveUnwritable as exc:
         if keep_going:
             print_event(f"archive pass skipped: {exc}")
+            if into is not None:
+                into["archive"] = {"skipped": str(exc)}
             return False
         fail(str(exc), 2)
     except ArchiveFull as exc:
         if keep_going:
             print_event(f"archive pass stopped: {exc.strerror}; the copy in progress was discarded")
+            if into is not None:
+                into["archive"] = {"skipped": exc.strerror}
             return False
         fail(f"{exc.strerror}: the copy in progress was discarded; free space and run archive again", 1)
     except AnotherArchivePass:
-        console.print("another archive pass is running")
+        if into is not None:
+            into["archive"] = {"skipped": "another archive pass is running"}
+        else:
+            console.print("another archive pass is running")
         return False
     for line in summary.skipped[:20]:
         print_event(f"skipped {line}")
@@ -72,7 +90,9 @@ def run_archive_pass(
         print_event(f"… and {len(summary.skipped) - 20} more skipped files (see --json)")
     if say_where and summary.files_seen == 0 and not summary.interrupted:
         print_event(nothing_seen(sources))
-    if json:
+    if json and into is not None:
+        into["archive"] = summary.as_dict()
+    elif json:
         print_json(summary.as_dict())
     else:
         console.print(summary_line(summary), highlight=False, soft_wrap=True, markup=False)

@@ -163,9 +163,8 @@ def index_cmd(
         if verbose:
             for line in summary.load_errors:
                 print_event(f"load error: {line}")
-        if json:
-            print_json(summary.as_dict())
-        else:
+        document = summary.as_dict() if json else None
+        if not json:
             console.print(_summary_line(summary), highlight=False, soft_wrap=True)
             if summary.files_scanned == 0 and "nothing found" not in said:  # once per --every loop
                 print_event(_nothing_found(sources, summary))
@@ -175,7 +174,9 @@ def index_cmd(
             from agent_history.cli.archive import run_archive_pass
 
             with pool.connection() as conn:
-                run_archive_pass(conn, db, sources, stop, json=json, keep_going=bool(every))
+                run_archive_pass(conn, db, sources, stop, json=json, keep_going=bool(every), into=document)
+        if document is not None:
+            print_json(document)  # one document per pass, the archive pass's summary inside it
         return True
 
     try:

@@ -24,7 +24,12 @@ embedding cache keys on the redacted input). Rules are data (`RULES`), applied b
    that — separators ``_ - / +`` aside — mix upper case, lower case and at least two digits,
    switch character class often (random strings do, identifiers and paths do not) and have a Shannon entropy ≥ 3.5 bits/char. Hex strings
    (git shas, sha256 hashes, UUIDs, ``0x`` addresses, ``sha256:`` digests) are never flagged, nor
-   are harness ids such as ``msg_…``, ``toolu_…``, ``call_…`` (`ID_PREFIXES`).
+   are harness ids such as ``msg_…``, ``toolu_…``, ``call_…`` (`ID_PREFIXES`), names made of short
+   words (three or more pieces between ``/ - _ +``, none longer than `NAME_PIECE_CHARS`: model ids
+   such as ``Qwen/Qwen3-Next-80B-A3B-Instruct``, slugs, paths), or a token in a URL's path
+   (``https://docs.google.com/document/d/<id>/edit``: a document id, not a credential — credential
+   URLs, query values after ``=`` and webhook URLs are the rules' above). Both exceptions came from
+   the two false positives of the shared corpus (a newcomer's `secrets` run, stop 34).
 
 A span's rule decides which part is secret: the whole match, or for rules with a keyword or
 scheme in front, the value group (so ``password=`` and ``https://user:`` stay readable).
@@ -209,6 +214,14 @@ OWN_RULES: tuple[Rule, ...] = (
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/-]{24,}={0,2}(?![A-Za-z0-9_+/=-])")
 _SEPARATORS = re.compile(r"[_/+-]")
+_URL_PATH_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s?#=@]*$")
+"""The text just before a token when the token is part of a URL's host or path (no ``?``, ``#``,
+``=`` or ``@`` between: query values and user info are not exempt)."""
+RULES_VERSION = 2
+"""Bump whenever a rule changes what is found: the secrets scan (`ingest.secret_scan`) then
+re-scans every row once. 1: the rules of stop 34; 2: rule 3's name and URL exceptions."""
+NAME_PIECE_CHARS = 10
+"""A token whose pieces between separators are all at most this long reads as words (see rule 3)."""
 _HEXISH = re.compile(r"^(?:0x|sha\d*[-:_]|g)?[0-9a-fA-F-]+$")
 ID_PREFIXES: tuple[str, ...] = (
     "msg_", "toolu_", "tool_", "req_", "call_", "resp_", "chatcmpl-", "run_", "thread_", "asst_", "file-",
@@ -231,7 +244,10 @@ def is_high_entropy_token(token: str) -> bool:
     """A random-looking token: see the module docstring (rule 3)."""
     if _HEXISH.match(token) or token.startswith(ID_PREFIXES):
         return False
-    body = _SEPARATORS.sub("", token.rstrip("="))  # paths and snake/kebab words: judge the letters
+    pieces = [p for p in _SEPARATORS.split(token.rstrip("=")) if p]
+    if len(pieces) >= 3 and max(map(len, pieces)) <= NAME_PIECE_CHARS:
+        return False
+    body = "".join(pieces)  # paths and snake/kebab words: judge the letters
     if sum(c.isdigit() for c in body) < 2 or not any(c.isupper() for c in body) or not any(c.islower() for c in body):
         return False
     switches = sum(_char_class(a) != _char_class(b) for a, b in zip(body, body[1:], strict=False))
@@ -267,6 +283,14 @@ def _span_of(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:
     return start, end
 
 
+def _in_url_path(text: str, start: int) -> bool:
+    """Whether the token starting at `start` is a piece of a URL's path (rule 3's exception)."""
+    run = text.rfind(" ", max(0, start - 2048), start) + 1 or max(0, start - 2048)
+    before = text[run:start]
+    cut = max(before.rfind(c) for c in "\n\t\"'`(<[")
+    return _URL_PATH_BEFORE.search(before[cut + 1 :]) is not None
+
+
 def find_secrets(text: str) -> list[Span]:
     """Secret-shaped spans of `text`, sorted and merged (overlaps joined, first rule's name kept)."""
     found: list[Span] = []
@@ -276,7 +300,7 @@ def find_secrets(text: str) -> list[Span]:
             if span:
                 found.append(Span(span[0], span[1], rule.name))
     for m in _TOKEN.finditer(text):
-        if is_high_entropy_token(m.group()):
+        if is_high_entropy_token(m.group()) and not _in_url_path(text, m.start()):
             found.append(Span(m.start(), m.end(), "high_entropy"))
     found.sort(key=lambda s: (s.start, -s.end))
     merged: list[Span] = []

@@ -19,7 +19,7 @@ HARNESS = Harness(
     parser="amp.parser",
     source_kinds=("document",),
     home=Place(("~/.local/share/amp",)),
-    layout=Layout(kinds=(KindRule("threads", r"threads/T-[^/]+\.json", "document"),)),
+    layout=Layout(kinds=(KindRule("threads", r"threads/T-[^/]+\.json", "document"),), globs=("threads/T-*.json",)),
     signatures=(Signature(57, head=(r'"id"\s*:\s*"T-[0-9a-fA-F-]+"', r'"messages"\s*:')),),
     path_hint=r"(^|/)amp/threads/T-[^/]+\.json$",
     mcp=McpSpec(

@@ -21,7 +21,11 @@ HARNESS = Harness(
     source_kinds=("document",),
     # an unzipped export: its conversations.json or shards (not chat.html, user.json,
     # message_feedback.json …); a source may also name one file (`--source chatgpt-export=FILE`)
-    layout=Layout(kinds=(KindRule("", r"conversations(-\d+)?\.json", "document"),), home_may_be_file=True),
+    layout=Layout(
+        kinds=(KindRule("", r"conversations(-\d+)?\.json", "document"),),
+        home_may_be_file=True,
+        globs=("conversations.json", "conversations-*.json"),
+    ),
     signatures=(Signature(21, head=(r'"mapping"\s*:', r'"current_node"\s*:')),),
     path_hint=r"(^|/)conversations-\d+\.json$",
     capabilities=Capabilities(frozenset({"model", "timestamps", "tool_results", "reasoning"})),

@@ -34,6 +34,7 @@ HARNESS = Harness(
         roots=("projects",),
         subagent=r"/subagents/|/agent-[^/]*$",
         documents=(DocumentRule("memory", r"^projects/[^/]+/memory/(.+/)?[^/]+\.md$", ("projects/*/memory",)),),
+        globs=("projects/**/*.jsonl", "projects/*/memory/**/*.md"),
     ),
     signatures=(
         Signature(90, head=(r'"(sessionId|parentUuid|leafUuid)"\s*:',)),

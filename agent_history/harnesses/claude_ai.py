@@ -16,7 +16,9 @@ HARNESS = Harness(
     source_kinds=("document",),
     # an unzipped data export: its conversations.json (not users.json / projects.json beside it);
     # a source may also name the file itself (`index --claude-export FILE`, any name)
-    layout=Layout(kinds=(KindRule("", r"conversations\.json", "document"),), home_may_be_file=True),
+    layout=Layout(
+        kinds=(KindRule("", r"conversations\.json", "document"),), home_may_be_file=True, globs=("conversations.json",)
+    ),
     signatures=(Signature(20, head=(r'"(chat_messages|current_leaf_message_uuid)"\s*:',)),),
     path_hint=r"(^|/)conversations\.json$",
     capabilities=Capabilities(frozenset({"model", "timestamps", "tool_results", "reasoning"})),

@@ -42,7 +42,7 @@ HARNESS = Harness(
     parser="cline.parser",
     source_kinds=("document",),
     home=vscode_family("Code").joined("globalStorage", "saoudrizwan.claude-dev"),
-    layout=Layout(kinds=(KindRule("tasks", TASK_FILES, "document"),)),
+    layout=Layout(kinds=(KindRule("tasks", TASK_FILES, "document"),), globs=("tasks/*/*.json",)),
     signatures=(
         Signature(11, head=(UI_HEAD,), path="saoudrizwan.claude-dev"),
         Signature(12, head=(API_HEAD,), path="saoudrizwan.claude-dev"),

@@ -31,6 +31,7 @@ HARNESS = Harness(
     layout=Layout(
         roots=("sessions", "archived_sessions"),
         documents=(DocumentRule("memory", r"^memories/(.+/)?[^/]+\.md$", ("memories",)),),
+        globs=("sessions/**/*.jsonl", "archived_sessions/**/*.jsonl", "memories/**/*.md"),
     ),
     signatures=(
         # legacy rollout (0.3x–0.4x): a bare header line (an id and a timestamp, no `type` key),

@@ -21,7 +21,7 @@ HARNESS = Harness(
     parser="continuedev.parser",
     source_kinds=("document",),
     home=Place(("${CONTINUE_GLOBAL_DIR}", "~/.continue")),
-    layout=Layout(kinds=(KindRule("sessions", r"sessions/[^/]+\.json", "document"),)),
+    layout=Layout(kinds=(KindRule("sessions", r"sessions/[^/]+\.json", "document"),), globs=("sessions/*.json",)),
     signatures=(
         Signature(55, head=(r'"workspaceDirectory"\s*:', r'"sessionId"\s*:', r'"history"\s*:')),
         Signature(56, head=(r'^\[\s*\{\s*"sessionId"\s*:', r'"dateCreated"\s*:')),

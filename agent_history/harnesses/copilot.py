@@ -35,6 +35,7 @@ HARNESS = Harness(
                 parser="copilot.legacy",
             ),
         ),
+        globs=("session-state/*.jsonl", "session-state/*/events.jsonl", "history-session-state/*.json"),
     ),
     signatures=(Signature(41, first=(COPILOT_EVENT,)),),
     capabilities=Capabilities(

@@ -49,6 +49,13 @@ HARNESS = Harness(
                 parser="copilot_vscode.chat_sessions",
             ),
         ),
+        globs=(
+            "workspaceStorage/*/GitHub.copilot-chat/**/events.jsonl",
+            "workspaceStorage/*/GitHub.copilot-chat/transcripts/*.jsonl",
+            "globalStorage/github.copilot-chat/**/events.jsonl",
+            "workspaceStorage/*/chatSessions/*.json",
+            "globalStorage/emptyWindowChatSessions/*.json",
+        ),
     ),
     signatures=(Signature(40, first=(COPILOT_EVENT, r'"vscodeVersion"')),),
     hook=HookSpec(

@@ -31,6 +31,7 @@ HARNESS = Harness(
         roots=("projects",),
         transcript=r"^projects/[^/]+/agent-transcripts/.+\.jsonl$",
         subagent=r"/subagents/",
+        globs=("projects/*/agent-transcripts/**/*.jsonl",),
     ),
     # the CLI's `cursor-agent --resume [chatId]` (coder/registry#747); the transcript file is named by
     # the chat id (FORMATS.md §6)

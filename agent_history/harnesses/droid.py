@@ -27,7 +27,8 @@ HARNESS = Harness(
         kinds=(
             KindRule("sessions", r"sessions/(.+/)?[^/]+\.settings\.json", "document"),
             KindRule("sessions", r"sessions/(.+/)?[^/]+\.jsonl", "jsonl"),
-        )
+        ),
+        globs=("sessions/**/*.jsonl", "sessions/**/*.settings.json"),
     ),
     signatures=(Signature(25, first=(r'^\{"type"\s*:\s*"session_start"\s*,',)),),
     path_hint=r"(^|/)\.factory/sessions/",

@@ -21,7 +21,8 @@ HARNESS = Harness(
         kinds=(
             KindRule("tmp", r"tmp/[^/]+/chats/[^/]+\.jsonl", "jsonl"),
             KindRule("tmp", r"tmp/[^/]+/chats/[^/]+\.json", "document"),
-        )
+        ),
+        globs=("tmp/*/chats/*.jsonl", "tmp/*/chats/*.json"),
     ),
     signatures=(Signature(10, head=(r'"projectHash"\s*:|"type"\s*:\s*"gemini"',)),),
     # `gemini --resume <session UUID>` (geminicli.com/docs/cli/session-management); no fork flag

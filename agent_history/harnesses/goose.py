@@ -30,7 +30,8 @@ HARNESS = Harness(
         kinds=(
             KindRule("sessions", r"sessions/sessions\.db", "database"),
             KindRule("sessions", r"sessions/[^/]+\.jsonl", "document"),
-        )
+        ),
+        globs=("sessions/sessions.db", "sessions/*.jsonl"),
     ),
     signatures=(
         Signature(27, first=(r'^\{"working_dir"\s*:',), head=(r'"accumulated_total_tokens"|"message_count"',)),

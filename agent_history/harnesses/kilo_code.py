@@ -20,7 +20,7 @@ HARNESS = Harness(
     parser="kilo_code.parser",
     source_kinds=("document",),
     home=vscode_family("Code").joined("globalStorage", "kilocode.kilo-code"),
-    layout=Layout(kinds=(KindRule("tasks", TASK_FILES, "document"),)),
+    layout=Layout(kinds=(KindRule("tasks", TASK_FILES, "document"),), globs=("tasks/*/*.json",)),
     signatures=(
         Signature(15, head=(UI_HEAD,), path="kilocode.kilo-code"),
         Signature(16, head=(API_HEAD,), path="kilocode.kilo-code"),

@@ -30,7 +30,8 @@ HARNESS = Harness(
         kinds=(
             KindRule("sessions", r"sessions/[^/]+/[^/]+/agents/[^/]+/wire\.jsonl", "jsonl"),
             KindRule("sessions", r"sessions/[^/]+/[^/]+/state\.json", "document"),
-        )
+        ),
+        globs=("sessions/*/*/agents/*/wire.jsonl", "sessions/*/*/state.json"),
     ),
     signatures=(
         Signature(

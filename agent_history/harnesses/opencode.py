@@ -23,7 +23,8 @@ HARNESS = Harness(
             KindRule("storage/session", r"storage/session/.+\.json", "document"),
             KindRule("storage/message", r"storage/message/.+\.json", "document"),
             KindRule("storage/part", r"storage/part/.+\.json", "document"),
-        )
+        ),
+        globs=("opencode.db", "storage/session/**/*.json", "storage/message/**/*.json", "storage/part/**/*.json"),
     ),
     # `opencode --session <id>`, `--fork` with it (opencode.ai/docs/cli, the TUI flags)
     resume="opencode --session {uid}",

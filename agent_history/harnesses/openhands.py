@@ -27,7 +27,8 @@ HARNESS = Harness(
         kinds=(
             KindRule("conversations", r"conversations/[^/]+/base_state\.json", "document"),
             KindRule("conversations", r"conversations/[^/]+/events/event-\d{5,}-[0-9a-fA-F-]{8,}\.json", "document"),
-        )
+        ),
+        globs=("conversations/*/base_state.json", "conversations/*/events/event-*.json"),
     ),
     signatures=(
         Signature(

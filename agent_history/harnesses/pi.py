@@ -14,7 +14,7 @@ HARNESS = Harness(
     parser="pi.parser",
     source_kinds=("jsonl",),
     home=Place(("~/.pi/agent",)),
-    layout=Layout(roots=("sessions",)),  # sessions/<cwd-slug>/*.jsonl
+    layout=Layout(roots=("sessions",), globs=("sessions/**/*.jsonl",)),  # sessions/<cwd-slug>/*.jsonl
     signatures=(Signature(80, head=(r'"type"\s*:\s*"session"',), absent=(r'"sessionId"\s*:',)),),
     path_hint=r"(^|/)\.pi/|(^|/)agent/sessions/",
     resume="pi --session {path}",

@@ -25,7 +25,10 @@ HARNESS = Harness(
     parser="qwen_code.parser",
     source_kinds=("jsonl",),
     home=Place(("${QWEN_RUNTIME_DIR}", "${QWEN_HOME}", "~/.qwen")),
-    layout=Layout(kinds=(KindRule("projects", r"projects/[^/]+/chats/(archive/)?[^/]+\.jsonl", "jsonl"),)),
+    layout=Layout(
+        kinds=(KindRule("projects", r"projects/[^/]+/chats/(archive/)?[^/]+\.jsonl", "jsonl"),),
+        globs=("projects/*/chats/*.jsonl", "projects/*/chats/archive/*.jsonl"),
+    ),
     signatures=(Signature(23, head=(r'"sessionId"\s*:', r'"(parts|systemPayload|usageMetadata|toolCallResult)"\s*:')),),
     path_hint=r"(^|/)\.qwen/projects/[^/]+/chats/",
     hook=HookSpec("qwen-code", SETTINGS, "groups", "Stop"),

@@ -34,7 +34,8 @@ def _code(text: str) -> str:
 
 
 def files_table() -> str:
-    """Markdown: per harness, its names, default home (Linux and macOS), source kinds, resume
+    """Markdown: per harness, its names, default home (Linux and macOS) → the files read there
+    (`spec.Layout.globs`), source kinds, resume
     command, after-turn hook, `connect` name, and whether its support was built from real files
     or only from its published schema (`spec.BUILT_FROM`), with which."""
     lines = [
@@ -51,6 +52,8 @@ def files_table() -> str:
         else:
             linux, mac = describe(h.home, "linux"), describe(h.home, "darwin")
             home = _code(linux) + ("" if mac == linux else f"; macOS {_code(mac)}")
+        if h.layout.globs and not h.layout.projects:
+            home += " → " + ", ".join(_code(g) for g in h.layout.globs)
         hook = f"{_code(h.hook.name)} ({h.hook.event if h.hook.style != 'notify' else 'notify'})" if h.hook else "—"
         built = h.built_from + (f": {h.built_from_why}" if h.built_from_why else "")
         lines.append(

@@ -33,7 +33,7 @@ HARNESS = Harness(
     parser="roo_code.parser",
     source_kinds=("document",),
     home=STORAGE,
-    layout=Layout(kinds=(KindRule("tasks", TASK_FILES, "document"),)),
+    layout=Layout(kinds=(KindRule("tasks", TASK_FILES, "document"),), globs=("tasks/*/*.json",)),
     signatures=(
         Signature(13, head=(UI_HEAD,), path="roo-cline"),
         Signature(14, head=(API_HEAD,), path="roo-cline"),

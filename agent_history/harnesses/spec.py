@@ -130,6 +130,11 @@ class Layout:
     """A source may name one file instead of a directory (a claude.ai ``conversations.json``)."""
     projects: tuple[ProjectFile, ...] = ()
     """Files found in project directories instead of a home (`ProjectFile`)."""
+    globs: tuple[str, ...] = ()
+    """The files read, for people: globs relative to the home (``*`` within one directory, ``**/``
+    any depth) shown in the README's agent table. Not used by discovery (the rules above are);
+    ``tests/test_harness_layout_globs.py`` checks every file discovery finds in the sample homes
+    matches one of them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from agent_history.embed.redact import apply_spans, detector_of, find_secrets
+from agent_history.embed.redact import RULES_VERSION, apply_spans, detector_of, find_secrets
 
 PREVIEW_CONTEXT = 32
 """Characters of context kept on each side of a span in its preview."""
@@ -75,8 +75,15 @@ def findings_of(text: str | None) -> list[tuple[str, int, int, str]]:
 
 
 def scan(conn: psycopg.Connection, *, stop: threading.Event | None = None) -> ScanSummary:
-    """Scan every row not scanned at its current size (see the module docstring)."""
+    """Scan every row not scanned at its current size (see the module docstring).
+
+    When the rules changed since the last scan (`embed.redact.RULES_VERSION`, kept in ``ah.meta``
+    under `RULES_KEY`), every row's mark is dropped first, in one transaction with the new
+    version, so the whole catalogue is scanned again under the new rules (an interrupted re-scan
+    goes on from where it stopped). Findings of a row are replaced when the row is re-scanned.
+    """
     summary = ScanSummary()
+    _forget_marks_made_by_other_rules(conn)
     for table in ("message", "tool_call"):
         after = 0
         while True:
@@ -100,6 +107,23 @@ def scan(conn: psycopg.Connection, *, stop: threading.Event | None = None) -> Sc
             else:
                 summary.tool_calls += len(rows)
     return summary
+
+
+RULES_KEY = "secrets:rules_version"
+"""``ah.meta`` key: the `RULES_VERSION` the marks in ``ah.secret_scan`` were made with."""
+
+
+def _forget_marks_made_by_other_rules(conn: psycopg.Connection) -> None:
+    with conn.transaction():
+        row = conn.execute("SELECT value FROM ah.meta WHERE key = %s FOR UPDATE", (RULES_KEY,)).fetchone()
+        if row is not None and row[0] == str(RULES_VERSION):
+            return
+        conn.execute("DELETE FROM ah.secret_scan")  # marks of an older (or unrecorded) version
+        conn.execute(
+            "INSERT INTO ah.meta (key, value) VALUES (%s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now()",
+            (RULES_KEY, str(RULES_VERSION)),
+        )
 
 
 def _write(conn: psycopg.Connection, table: str, rows: list, found: list) -> None:

@@ -38,6 +38,7 @@ from agent_history.parsers.base import ParseContext
 from agent_history.parsers.common.lines import iter_lines
 from agent_history.parsers.driver import parse_bytes
 from tests import repo_sample_homes_b as b
+from tests import sample_databases as sdb
 from tests.parsers.util import parse_in_batches, parse_resumed
 
 QWEN_RUN = b.QWEN / "qwen_code.jsonl"
@@ -443,7 +444,7 @@ def test_goose_torn_last_line_is_an_issue_at_its_offset_and_the_rest_is_kept():
 @pytest.fixture(scope="module")
 def goose_db(tmp_path_factory) -> tuple[Path, dict]:
     db = tmp_path_factory.mktemp("goose") / "data" / "sessions" / "sessions.db"
-    b.goose_db(db)
+    sdb.goose_db(db)
     return db, _f(read_all(str(db), source_parser("goose", "database")(ParseContext(str(db)))))
 
 
@@ -499,36 +500,36 @@ def test_goose_database_counts_calls_and_tokens_from_its_rows(goose_db):
         k: s["session_type"] == "sub_agent" for k, s in sessions.items()
     }
     assert {s.model for s in rows.values()} == {"claude-sonnet-4-5"}
-    assert rows[b.GOOSE_NATIVE].started_at == datetime(2025, 10, 1, 8, 0, tzinfo=UTC)  # SQLite UTC text
-    assert rows[b.GOOSE_NATIVE].cwd == sessions[b.GOOSE_NATIVE]["working_dir"]
+    assert rows[sdb.GOOSE_NATIVE].started_at == datetime(2025, 10, 1, 8, 0, tzinfo=UTC)  # SQLite UTC text
+    assert rows[sdb.GOOSE_NATIVE].cwd == sessions[sdb.GOOSE_NATIVE]["working_dir"]
 
 
 def test_goose_database_session_imported_from_a_legacy_file_is_counted_once(goose_db):
     db, from_db = goose_db
-    legacy = b.GOOSE / f"{b.GOOSE_IMPORTED}.jsonl"
+    legacy = b.GOOSE / f"{sdb.GOOSE_IMPORTED}.jsonl"
     rows = list(
         source_parser("goose", "document")(ParseContext(str(db.parent / legacy.name))).parse(legacy.read_bytes())
     )
     rows += read_all(str(db), source_parser("goose", "database")(ParseContext(str(db))))
     both = _f(rows)
-    mine = [m for m in both[MessageRow] if m.session_uid == b.GOOSE_IMPORTED]
-    in_db = [m for m in from_db[MessageRow] if m.session_uid == b.GOOSE_IMPORTED]
+    mine = [m for m in both[MessageRow] if m.session_uid == sdb.GOOSE_IMPORTED]
+    in_db = [m for m in from_db[MessageRow] if m.session_uid == sdb.GOOSE_IMPORTED]
     assert sorted(m.message_uid for m in mine) == sorted(m.message_uid for m in in_db)  # merged, not doubled
     assert len(in_db) == len(_records(legacy)) - 1 + 1  # the file's messages + the one Goose added later
-    assert sum(s.session_uid == b.GOOSE_IMPORTED for s in both[SessionRow]) == 1
+    assert sum(s.session_uid == sdb.GOOSE_IMPORTED for s in both[SessionRow]) == 1
 
 
 def test_goose_database_conversation_replaced_under_new_row_ids_merges(goose_db, tmp_path):
     db = tmp_path / "sessions" / "sessions.db"
-    b.goose_db(db)
+    sdb.goose_db(db)
     con = sqlite3.connect(db)
     try:  # replace_conversation: delete the session's messages, insert them again (new row ids)
         kept = con.execute(
             "SELECT message_id, session_id, role, content_json, created_timestamp, metadata_json FROM messages "
             "WHERE session_id = ? ORDER BY created_timestamp, id",
-            (b.GOOSE_NATIVE,),
+            (sdb.GOOSE_NATIVE,),
         ).fetchall()
-        con.execute("DELETE FROM messages WHERE session_id = ?", (b.GOOSE_NATIVE,))
+        con.execute("DELETE FROM messages WHERE session_id = ?", (sdb.GOOSE_NATIVE,))
         con.executemany(
             "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -544,25 +545,25 @@ def test_goose_database_conversation_replaced_under_new_row_ids_merges(goose_db,
 
 def test_goose_database_late_row_with_an_older_time_moves_no_earlier_message(goose_db, tmp_path):
     db = tmp_path / "sessions" / "sessions.db"
-    b.goose_db(db)
+    sdb.goose_db(db)
     con = sqlite3.connect(db)
     try:  # a message stamped before the session's first one, written last
         con.execute(
             "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) "
             "VALUES ('late', ?, 'user', ?, ?, '{}')",
-            (b.GOOSE_NATIVE, json.dumps([{"type": "text", "text": "late"}]), b.G0 - 60),
+            (sdb.GOOSE_NATIVE, json.dumps([{"type": "text", "text": "late"}]), sdb.G0 - 60),
         )
         con.commit()
-        n = con.execute("SELECT count(*) FROM messages WHERE session_id = ?", (b.GOOSE_NATIVE,)).fetchone()[0]
+        n = con.execute("SELECT count(*) FROM messages WHERE session_id = ?", (sdb.GOOSE_NATIVE,)).fetchone()[0]
     finally:
         con.close()
     _, before = goose_db
     after = _f(read_all(str(db), source_parser("goose", "database")(ParseContext(str(db)))))
     old = {m.message_uid: m.text for m in before[MessageRow]}
     new = {m.message_uid: m.text for m in after[MessageRow]}
-    assert new == {**old, f"{b.GOOSE_NATIVE}#{n}": "late"}
-    (late,) = [t for t in after[TurnRow] if t.turn_uid == f"{b.GOOSE_NATIVE}#{n}"]
-    assert late.started_at == datetime.fromtimestamp(b.G0 - 60, UTC)  # its own time, not its place
+    assert new == {**old, f"{sdb.GOOSE_NATIVE}#{n}": "late"}
+    (late,) = [t for t in after[TurnRow] if t.turn_uid == f"{sdb.GOOSE_NATIVE}#{n}"]
+    assert late.started_at == datetime.fromtimestamp(sdb.G0 - 60, UTC)  # its own time, not its place
 
 
 # -- Aider --------------------------------------------------------------------------------------
@@ -679,7 +680,7 @@ def test_aider_long_block_splits_where_the_content_says_and_torn_tail_waits(monk
 @pytest.fixture(scope="module")
 def crush(tmp_path_factory) -> tuple[Path, dict]:
     db = tmp_path_factory.mktemp("crush") / "project" / ".crush" / "crush.db"
-    b.crush_db(db)
+    sdb.crush_db(db)
     return db, _f(read_all(str(db), source_parser("crush", "database")(ParseContext(str(db)))))
 
 
@@ -687,22 +688,24 @@ def test_crush_sessions_sub_agent_and_own_cost(crush):
     db, f = crush
     _clean(f)
     sessions = {s.session_uid: s for s in f[SessionRow]}
-    parent, child = sessions[b.PARENT], sessions[b.CHILD]
-    assert (parent.is_subagent, child.is_subagent, child.parent_session_uid) == (False, True, b.PARENT)
+    parent, child = sessions[sdb.PARENT], sessions[sdb.CHILD]
+    assert (parent.is_subagent, child.is_subagent, child.parent_session_uid) == (False, True, sdb.PARENT)
     (spawn,) = f[SubagentSpawnRow]
-    assert child.spawn_uid == spawn.spawn_uid == f"{b.PARENT}/{b.CHILD}"  # Crush names the task session after the call
+    assert (
+        child.spawn_uid == spawn.spawn_uid == f"{sdb.PARENT}/{sdb.CHILD}"
+    )  # Crush names the task session after the call
     assert spawn.brief == "Find where the timer reaches zero"
     assert parent.cwd == child.cwd == str(db.parent.parent)
     costs = {c.session_uid: c.recorded_cost_usd for c in f[ModelCallRow] if c.call_uid.endswith("#session-usage")}
-    assert costs == {b.CHILD: 0.0021, b.PARENT: 0.0134}  # the parent's accumulated cost minus its child's
+    assert costs == {sdb.CHILD: 0.0021, sdb.PARENT: 0.0134}  # the parent's accumulated cost minus its child's
     # prompt/completion_tokens are the last request's: no bucket anywhere
     assert all(getattr(c, k) is None for c in f[ModelCallRow] for k in ("input_uncached", "cache_read", "output"))
-    assert parent.started_at == datetime.fromtimestamp(b.T0, UTC)  # seconds, not milliseconds
+    assert parent.started_at == datetime.fromtimestamp(sdb.T0, UTC)  # seconds, not milliseconds
 
 
 def test_crush_messages_parallel_results_and_summary(crush):
     _, f = crush
-    rows = b.CRUSH_MESSAGES
+    rows = sdb.CRUSH_MESSAGES
     parts = {mid: json.loads(p) for mid, _, _, p, _, _ in rows}
     assert len(f[TurnRow]) == sum(role == "user" for _, _, role, *_ in rows)
     calls = {t.tool_call_uid.split("/", 1)[1]: t for t in f[ToolCallRow]}
@@ -748,7 +751,7 @@ def test_every_sample_laid_out_where_its_harness_writes_it_is_recognised(tmp_pat
         "kimi": b.kimi_layout(home),
     }
     db = home / "src" / "crushapp" / ".crush" / "crush.db"
-    b.crush_db(db)
+    sdb.crush_db(db)
     paths["crush"] = [db]
     for agent, files in paths.items():
         for p in files:

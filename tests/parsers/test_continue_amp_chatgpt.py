@@ -94,7 +94,8 @@ def test_continue_session_counts_from_the_raw_file(path):
         assert r.ts == (datetime.fromtimestamp(start / 1000, UTC) if start else None)
     (s,) = f[SessionRow]
     cwd = doc["workspaceDirectory"].removeprefix("file://")
-    assert (s.session_uid, s.cwd, s.ai_title) == (doc["sessionId"], cwd, doc["title"])
+    expected_title = None if doc["title"].startswith("<think>") and "</think>" not in doc["title"] else doc["title"]
+    assert (s.session_uid, s.cwd, s.ai_title) == (doc["sessionId"], cwd, expected_title)
     logs = [(h.get("promptLogs") or [{}])[-1] for h in assistants]
     assert s.model == next(
         (lg.get("completionOptions", {}).get("model") or lg.get("modelTitle") for lg in reversed(logs) if lg), None
@@ -107,10 +108,13 @@ def test_continue_index_gives_start_times_titles_and_sessions_without_files():
         index = _json(CONTINUE / user / "sessions" / "sessions.json")
         f = _fold(_parse("continue", CONTINUE / user / "sessions" / "sessions.json"))
         got = {s.session_uid: (s.started_at, s.ai_title, s.cwd) for s in f[SessionRow]}
+        thinking = [e["title"] for e in index if e["title"].startswith("<think>")]
+        # user1's reasoning model titled every session with its cut-off thinking: no title
+        assert len(thinking) == (len(index) if user == "user1" else 0) and all("</think>" not in t for t in thinking)
         assert got == {
             e["sessionId"]: (
                 datetime.fromtimestamp(int(e["dateCreated"]) / 1000, UTC),
-                e["title"],
+                None if e["title"].startswith("<think>") else e["title"],
                 e["workspaceDirectory"].removeprefix("file://") or None,
             )
             for e in index
@@ -360,3 +364,13 @@ def test_chatgpt_malformed_export_is_an_issue():
         "non_object",
         "unknown_record_type",
     ]
+
+
+def test_continue_title_loses_a_reasoning_models_thinking():
+    from agent_history.parsers.continuedev.parser import session_title
+
+    assert session_title("<think>\nAlright, so the") is None
+    assert session_title("<think>why</think>\n Hello world ") == "Hello world"
+    assert session_title("<think>a</think><think>b</think>") is None
+    assert session_title("Fix <b>bold</b> tags") == "Fix <b>bold</b> tags"
+    assert session_title(None) is None and session_title("") is None

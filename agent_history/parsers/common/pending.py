@@ -10,7 +10,7 @@ header-less push lines) — never the command or any message text (`parsers.base
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from agent_history.parsers.common.coerce import as_list, as_nonempty_str
 
@@ -58,3 +58,29 @@ class PendingCalls:
     def dump(self) -> list[list]:
         """State form ``[[id, name, flags], …]`` in insertion order."""
         return [[cid, name, flags] for cid, (name, flags) in self.calls.items()]
+
+
+class SavedFields:
+    """Mixin for a JSONL parser whose resumable state is a few JSON scalars plus `PendingCalls`.
+
+    The class declares ``STATE_FIELDS`` (attribute names); `restore` sets each from the saved
+    state (None when absent: a fresh file) and ``self.pending`` from its ``"pending"`` list, and
+    `state` returns ``{field: value, …, "pending": [[id, name, flags], …]}`` — the shape the
+    loader saves in ``ah.source_file.parser_state`` after every batch (docs/design.md §7).
+    """
+
+    STATE_FIELDS: ClassVar[tuple[str, ...]] = ()
+    pending: PendingCalls
+
+    def restore(self, state: dict | None) -> None:
+        """Set the declared fields and the pending calls from `state` (None → all unset)."""
+        st = state or {}
+        for name in self.STATE_FIELDS:
+            setattr(self, name, st.get(name))
+        self.pending = PendingCalls(st.get("pending"))
+
+    def state(self) -> dict:
+        """``{field: value for each STATE_FIELDS} | {"pending": PendingCalls.dump()}``."""
+        out = {name: getattr(self, name) for name in self.STATE_FIELDS}
+        out["pending"] = self.pending.dump()
+        return out

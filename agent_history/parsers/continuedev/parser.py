@@ -27,7 +27,11 @@ reasoning{startAt, endAt, text}, toolCallState(s)}``. ``sessions/sessions.json``
 - agent mode: assistant ``toolCalls[{id, function{name, arguments}}]`` → tool calls; a
   ``tool`` message (``toolCallId``) or the item's ``toolCallState(s)`` (``status`` errored →
   error, canceled → rejected; ``output[].content``) → its result;
-- messages carry no time (NULL), except reasoning with ``startAt``.
+- messages carry no time (NULL), except reasoning with ``startAt``;
+- titles: Continue asks the chat model for one, and a reasoning model answers with its thinking
+  cut at the title's length (every title of the real user1 sample is ``<think>\nAlright, so…``):
+  ``<think>…</think>`` blocks are removed from a title, and a title that is only an unclosed
+  ``<think>`` is no title (NULL: the first prompt names the session instead).
 Record types counted: ``session``, ``history/<role>``, ``index``, ``index_entry``.
 """
 
@@ -58,8 +62,26 @@ from agent_history.parsers.common.errors import classify_error
 from agent_history.parsers.common.timeutil import parse_ts
 
 AGENT = "continue"
-VERSION = 1
+VERSION = 2
 INDEX_NAME = "sessions.json"
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.S)
+
+
+def session_title(raw: Any) -> str | None:
+    """A session title without a reasoning model's ``<think>…</think>``; None when nothing else is left.
+
+    ``"<think>x</think> Hello"`` → ``"Hello"``; ``"<think>\nAlright, so the"`` (cut off) → None.
+    """
+    text = as_nonempty_str(raw)
+    if text is None:
+        return None
+    text = _THINK_BLOCK.sub("", text).strip()
+    if text.startswith("<think>"):
+        return None
+    return text or None
+
+
 ROLES: dict[str, tuple[str, str]] = {
     "user": ("user", classes.HUMAN_PROMPT),
     "assistant": ("assistant", classes.ASSISTANT_TEXT),
@@ -140,7 +162,7 @@ class ContinueParser(DocumentParser):
                     session_uid=sid,
                     agent_id="",
                     cwd=workspace_path(e.get("workspaceDirectory")),
-                    ai_title=as_nonempty_str(e.get("title")),
+                    ai_title=session_title(e.get("title")),
                     started_at=parse_ts(created),
                     byte_offset=i,
                     line_number=i + 1,
@@ -284,7 +306,7 @@ class ContinueParser(DocumentParser):
                 agent_id="",
                 cwd=workspace_path(doc.get("workspaceDirectory")),
                 model=last_model,
-                ai_title=as_nonempty_str(doc.get("title")),
+                ai_title=session_title(doc.get("title")),
                 first_prompt=first_prompt,
                 byte_offset=0,
                 line_number=1,

@@ -63,8 +63,7 @@ from agent_history.model.rows import (
 from agent_history.parsers.base import DatabaseParser, DbTable, ParseContext, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_nonempty_str, as_str
 from agent_history.parsers.common.document import load_document
-from agent_history.parsers.common.errors import classify_error
-from agent_history.parsers.common.gitout import git_event_rows
+from agent_history.parsers.common.results import tool_result_rows
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.spawn import spawn_row
 from agent_history.parsers.common.timeutil import parse_ts
@@ -317,36 +316,18 @@ class _Message:
         tid = f"{self.sid}/{cid}"
         name = as_nonempty_str(data.get("name"))
         output = as_str(data.get("content"))
-        is_error = data.get("is_error") is True
-        error_class, excerpt = classify_error(output, is_error=is_error)
-        rows: list[Row] = [
-            ToolCallRow(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                name=name,
-                output=output,
-                is_error=is_error or None,
-                outcome="error" if is_error else "ok",
-                error_class=error_class,
-                error_excerpt=excerpt,
-                ended_at=self.ts,
-                output_byte_offset=self.pos.byte_offset,
-                output_line=self.pos.line_number,
-            )
-        ]
-        if name in SHELL_TOOLS and output:
-            rows += git_event_rows(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                output=output,
-                command=None,
-                ts=self.ts,
-                pos=self.pos,
-            )
+        rows: list[Row] = tool_result_rows(
+            agent=AGENT,
+            tool_call_uid=tid,
+            session_uid=self.sid,
+            agent_id="",
+            name=name,
+            output=output,
+            is_error=data.get("is_error") is True,
+            ts=self.ts,
+            pos=self.pos,
+            shell=name in SHELL_TOOLS,
+        )
         return rows
 
 

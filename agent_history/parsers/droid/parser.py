@@ -51,9 +51,8 @@ from agent_history.model.rows import (
 from agent_history.parsers.base import DocumentParser, ParseContext, Parser, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
 from agent_history.parsers.common.document import load_document
-from agent_history.parsers.common.errors import classify_error
-from agent_history.parsers.common.gitout import git_event_rows
-from agent_history.parsers.common.pending import PendingCalls, git_flags, git_hint
+from agent_history.parsers.common.pending import SavedFields, git_flags, git_hint
+from agent_history.parsers.common.results import tool_result_rows
 from agent_history.parsers.common.shell import touches_from_patch, touches_from_shell
 from agent_history.parsers.common.spawn import spawn_row
 from agent_history.parsers.common.timeutil import parse_ts
@@ -81,31 +80,23 @@ def _block_text(content: Any) -> str | None:
     return joined if joined or not content else orjson.dumps(content).decode()
 
 
-class DroidParser(Parser):
+class DroidParser(SavedFields, Parser):
     """One Droid session JSONL (or a saved stream-json run). State: session uid, cwd, open
     turn, unanswered calls (`PendingCalls`)."""
 
     AGENT = AGENT
     VERSION = VERSION
 
+    STATE_FIELDS = ("sid", "cwd", "turn_uid", "model")
+
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
-        st = state or {}
-        self.sid: str = st.get("sid") or os.path.splitext(os.path.basename(ctx.path))[0] or ctx.path
-        self.cwd: str | None = st.get("cwd")
-        self.turn_uid: str | None = st.get("turn_uid")
-        self.model: str | None = st.get("model")
-        self.pending = PendingCalls(st.get("pending"))
-
-    def state(self) -> dict:
-        """``{sid, cwd, turn_uid, model, pending}`` (``model``: a stream-json run's, from its init line)."""
-        return {
-            "sid": self.sid,
-            "cwd": self.cwd,
-            "turn_uid": self.turn_uid,
-            "model": self.model,
-            "pending": self.pending.dump(),
-        }
+        self.sid: str
+        self.cwd: str | None
+        self.turn_uid: str | None
+        self.model: str | None  # a stream-json run's, from its init line
+        self.restore(state)
+        self.sid = self.sid or os.path.splitext(os.path.basename(ctx.path))[0] or ctx.path
 
     def feed(self, record: Any, pos: Pos) -> Iterable[Row]:
         """Rows of one line."""
@@ -289,36 +280,19 @@ class DroidParser(Parser):
             return [ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "tool result without a call id")]
         tid = f"{self.sid}/{call_id}"
         name, flags = self.pending.pop(tid)
-        error_class, excerpt = classify_error(output, is_error=is_error)
-        rows: list[Row] = [
-            ToolCallRow(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                name=name,
-                output=output,
-                is_error=is_error or None,
-                outcome="error" if is_error else "ok",
-                error_class=error_class,
-                error_excerpt=excerpt,
-                ended_at=ts,
-                output_byte_offset=pos.byte_offset,
-                output_line=pos.line_number,
-            )
-        ]
-        if name in SHELL_TOOLS and output:
-            rows += git_event_rows(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                output=output,
-                command=git_hint(flags),
-                ts=ts,
-                pos=pos,
-            )
-        return rows
+        return tool_result_rows(
+            agent=AGENT,
+            tool_call_uid=tid,
+            session_uid=self.sid,
+            agent_id="",
+            name=name,
+            output=output,
+            is_error=is_error,
+            ts=ts,
+            pos=pos,
+            shell=name in SHELL_TOOLS,
+            git_command=git_hint(flags),
+        )
 
     def _completion(self, record: dict, ts, pos: Pos) -> list[Row]:
         usage = as_dict(record.get("usage"))

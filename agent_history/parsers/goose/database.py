@@ -52,8 +52,7 @@ from agent_history.model.rows import MessageRow, ModelCallRow, ParseIssueRow, Ro
 from agent_history.parsers.base import DatabaseParser, DbTable, ParseContext, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
 from agent_history.parsers.common.document import load_document
-from agent_history.parsers.common.errors import classify_error
-from agent_history.parsers.common.gitout import git_event_rows
+from agent_history.parsers.common.results import tool_result_rows
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.timeutil import parse_ts
 from agent_history.parsers.common.touches import file_touch_rows
@@ -280,33 +279,16 @@ class _Message:
             ok = ok and value.get("isError") is not True
             value = as_list(value.get("content"))
         output = result_text(value)
-        error_class, excerpt = classify_error(output, is_error=not ok)
-        rows: list[Row] = [
-            ToolCallRow(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                output=output,
-                is_error=(not ok) or None,
-                outcome="ok" if ok else "error",
-                error_class=error_class,
-                error_excerpt=excerpt,
-                ended_at=self.ts,
-                output_byte_offset=self.pos.byte_offset,
-                output_line=self.pos.line_number,
-            )
-        ]
         known = tid in self.parser.names
-        if output and (not known or base_name(self.parser.names[tid]) in SHELL_TOOLS):
-            rows += git_event_rows(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                output=output,
-                command=None,
-                ts=self.ts,
-                pos=self.pos,
-            )
-        return rows
+        return tool_result_rows(
+            agent=AGENT,
+            tool_call_uid=tid,
+            session_uid=self.sid,
+            agent_id="",
+            name=None,
+            output=output,
+            is_error=not ok,
+            ts=self.ts,
+            pos=self.pos,
+            shell=not known or base_name(self.parser.names[tid]) in SHELL_TOOLS,
+        )

@@ -64,8 +64,8 @@ from agent_history.parsers.base import DocumentParser, ParseContext, Parser, Pos
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
 from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.errors import classify_error
-from agent_history.parsers.common.gitout import git_event_rows
-from agent_history.parsers.common.pending import PendingCalls, git_flags, git_hint
+from agent_history.parsers.common.pending import SavedFields, git_flags, git_hint
+from agent_history.parsers.common.results import tool_result_rows
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.spawn import spawn_row
 from agent_history.parsers.common.timeutil import parse_ts
@@ -129,33 +129,24 @@ def _text(items: Any) -> str:
     return "\n".join(t for t in (as_str(as_dict(i).get("text")) for i in as_list(items)) if t)
 
 
-class KimiParser(Parser):
+class KimiParser(SavedFields, Parser):
     """One agent journal (``wire.jsonl``). State: open turn, current model, session cwd, the
     pending compaction trigger, unanswered calls (`PendingCalls`)."""
 
     AGENT = AGENT
     VERSION = VERSION
 
+    STATE_FIELDS = ("turn_uid", "model", "cwd", "trigger")
+
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
-        st = state or {}
         self.sid, self.aid = _where(ctx.path)
         self.key = f"{self.sid}:{self.aid or MAIN_AGENT}"
-        self.turn_uid: str | None = st.get("turn_uid")
-        self.model: str | None = st.get("model")
-        self.cwd: str | None = st.get("cwd")
-        self.trigger: str | None = st.get("trigger")
-        self.pending = PendingCalls(st.get("pending"))
-
-    def state(self) -> dict:
-        """``{turn_uid, model, cwd, trigger, pending}``."""
-        return {
-            "turn_uid": self.turn_uid,
-            "model": self.model,
-            "cwd": self.cwd,
-            "trigger": self.trigger,
-            "pending": self.pending.dump(),
-        }
+        self.turn_uid: str | None
+        self.model: str | None
+        self.cwd: str | None
+        self.trigger: str | None
+        self.restore(state)
 
     def feed(self, record: Any, pos: Pos) -> Iterable[Row]:
         """Rows of one journal line."""
@@ -332,39 +323,20 @@ class KimiParser(Parser):
         output = as_str(res.get("output")) if res else as_str(result)
         if output is None and result is not None:
             output = orjson.dumps(result).decode()
-        rejected = "r" in flags
-        is_error = rejected or res.get("isError") is True
-        outcome = "rejected" if rejected else ("error" if is_error else "ok")
-        error_class, excerpt = classify_error(output, is_error=is_error, rejected=rejected)
-        rows: list[Row] = [
-            ToolCallRow(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id=self.aid,
-                name=name,
-                output=output,
-                is_error=is_error or None,
-                outcome=outcome,
-                error_class=error_class,
-                error_excerpt=excerpt,
-                ended_at=ts,
-                output_byte_offset=pos.byte_offset,
-                output_line=pos.line_number,
-            )
-        ]
-        if name in SHELL_TOOLS and output:
-            rows += git_event_rows(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id=self.aid,
-                output=output,
-                command=git_hint(flags),
-                ts=ts,
-                pos=pos,
-            )
-        return rows
+        return tool_result_rows(
+            agent=AGENT,
+            tool_call_uid=tid,
+            session_uid=self.sid,
+            agent_id=self.aid,
+            name=name,
+            output=output,
+            is_error=res.get("isError") is True,
+            rejected="r" in flags,
+            ts=ts,
+            pos=pos,
+            shell=name in SHELL_TOOLS,
+            git_command=git_hint(flags),
+        )
 
     def _approval(self, record: dict, event: dict, ts, pos: Pos) -> list[Row]:
         tid = self._tool_uid(record.get("toolCallId"))

@@ -72,7 +72,7 @@ from agent_history.parsers.base import DocumentParser, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
 from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.errors import classify_error
-from agent_history.parsers.common.gitout import git_event_rows
+from agent_history.parsers.common.results import tool_result_rows
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.touches import file_touch_rows
 
@@ -344,36 +344,21 @@ class _Event:
         if cid is None:
             return [ParseIssueRow("bad_record", 0, 1, "result without tool_call_id")]
         tid = f"{self.sid}/{cid}"
-        error_class, excerpt = classify_error(output, is_error=is_error)
-        rows: list[Row] = [
-            ToolCallRow(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                name=as_nonempty_str(ev.get("tool_name")),
-                output=output,
-                is_error=is_error or None,
-                outcome=outcome or ("error" if is_error else "ok"),
-                error_class=error_class,
-                error_excerpt=excerpt,
-                ended_at=self.ts,
-                output_byte_offset=0,
-                output_line=1,
-            )
-        ]
-        if as_str(ev.get("tool_name")) in SHELL_TOOLS and output:
-            rows += git_event_rows(
-                agent=AGENT,
-                tool_call_uid=tid,
-                session_uid=self.sid,
-                agent_id="",
-                output=output,
-                command=as_nonempty_str(command),
-                ts=self.ts,
-                pos=POS,
-            )
-        return rows
+        name = as_nonempty_str(ev.get("tool_name"))
+        return tool_result_rows(
+            agent=AGENT,
+            tool_call_uid=tid,
+            session_uid=self.sid,
+            agent_id="",
+            name=name,
+            output=output,
+            is_error=is_error,
+            outcome=outcome,
+            ts=self.ts,
+            pos=POS,
+            shell=as_str(ev.get("tool_name")) in SHELL_TOOLS,
+            git_command=as_nonempty_str(command),
+        )
 
     def acp(self, ev: dict) -> list[Row]:
         cid = as_nonempty_str(ev.get("tool_call_id")) or self.eid

@@ -61,9 +61,9 @@ from agent_history.model.rows import (
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos, record_type_row
 from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
-from agent_history.parsers.common.errors import classify_error, error_excerpt
-from agent_history.parsers.common.gitout import git_event_rows
-from agent_history.parsers.common.pending import PendingCalls, git_flags, git_hint
+from agent_history.parsers.common.errors import error_excerpt
+from agent_history.parsers.common.pending import SavedFields, git_flags, git_hint
+from agent_history.parsers.common.results import tool_result_rows
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.timeutil import parse_ts
 from agent_history.parsers.common.touches import file_touch_rows
@@ -118,29 +118,21 @@ def _usage(usage: dict, auth_type: str | None) -> dict[str, int | None]:
     }
 
 
-class QwenCodeParser(Parser):
+class QwenCodeParser(SavedFields, Parser):
     """One chat recording. State: session uid, open turn, the last telemetry ``auth_type``,
     unanswered calls (name and git flags, `PendingCalls`)."""
 
     AGENT = AGENT
     VERSION = VERSION
 
+    STATE_FIELDS = ("session_uid", "turn_uid", "auth_type")
+
     def __init__(self, ctx: ParseContext, state: dict | None = None) -> None:
         super().__init__(ctx, state)
-        st = state or {}
-        self.session_uid: str | None = st.get("session_uid")
-        self.turn_uid: str | None = st.get("turn_uid")
-        self.auth_type: str | None = st.get("auth_type")
-        self.pending = PendingCalls(st.get("pending"))
-
-    def state(self) -> dict:
-        """``{session_uid, turn_uid, auth_type, pending}``."""
-        return {
-            "session_uid": self.session_uid,
-            "turn_uid": self.turn_uid,
-            "auth_type": self.auth_type,
-            "pending": self.pending.dump(),
-        }
+        self.session_uid: str | None
+        self.turn_uid: str | None
+        self.auth_type: str | None
+        self.restore(state)
 
     def feed(self, record: Any, pos: Pos) -> Iterable[Row]:
         """Rows of one line."""
@@ -324,41 +316,23 @@ class QwenCodeParser(Parser):
                 outcome = "error"
             is_error = outcome != "ok"
             etype = as_str(result.get("errorType"))
-            if is_error and etype in ERROR_TYPES:
-                error_class, excerpt = ERROR_TYPES[etype], error_excerpt(output)
-            else:
-                error_class, excerpt = classify_error(
-                    output, is_error=is_error, exit_code=exit_code, interrupted=outcome == "interrupted"
-                )
-            rows.append(
-                ToolCallRow(
-                    agent=AGENT,
-                    tool_call_uid=tid,
-                    session_uid=sid,
-                    agent_id="",
-                    name=name,
-                    output=output,
-                    is_error=is_error or None,
-                    exit_code=exit_code,
-                    outcome=outcome,
-                    error_class=error_class,
-                    error_excerpt=excerpt,
-                    ended_at=ts,
-                    output_byte_offset=pos.byte_offset,
-                    output_line=pos.line_number,
-                )
+            rows += tool_result_rows(
+                agent=AGENT,
+                tool_call_uid=tid,
+                session_uid=sid,
+                agent_id="",
+                name=name,
+                output=output,
+                is_error=is_error,
+                exit_code=exit_code,
+                interrupted=outcome == "interrupted",
+                outcome=outcome,
+                error=(ERROR_TYPES[etype], error_excerpt(output)) if is_error and etype in ERROR_TYPES else None,
+                ts=ts,
+                pos=pos,
+                shell=name in SHELL_TOOLS,
+                git_command=git_hint(flags),
             )
-            if name in SHELL_TOOLS and output:
-                rows += git_event_rows(
-                    agent=AGENT,
-                    tool_call_uid=tid,
-                    session_uid=sid,
-                    agent_id="",
-                    output=output,
-                    command=git_hint(flags),
-                    ts=ts,
-                    pos=pos,
-                )
         return rows
 
     def _system(self, record: dict, subtype: str, sid: str, uid: str, ts, pos: Pos) -> list[Row]:
