@@ -105,7 +105,10 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
 
     assert resource_attributes(last) == [{"service.name": "agent-history-index", "service.version": __version__}]
     got = points(last)
-    assert {p.name for p in got} == {f.name for f in FAMILIES}  # every family arrives
+    # every family arrives but the CI waits: no thread of this home pushes and then sees CI finish
+    # (fixtures/operations does: tests/test_agent_efficiency.py)
+    missing = {"agent_efficiency_ci_waits", "agent_efficiency_ci_wait_seconds"}
+    assert {p.name for p in got} == {f.name for f in FAMILIES} - missing
     # every label value is in its declared set; counters cumulative and monotonic
     with psycopg.connect(db.dsn) as conn:
         aliases = priced_model_ids(conn)
@@ -166,7 +169,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     assert values(last, "ah_loops")[(("loop_status", "running"),)] == 3
     assert values(last, "ah_loop_root_idle_max_seconds")[()] > 0
     assert set(values(last, "ah_collector_success").values()) == {1}
-    assert len(values(last, "ah_collector_success")) == 5
+    assert len(values(last, "ah_collector_success")) == 6
     assert set(values(last, "ah_telemetry_dropped_samples_total").values()) == {0}
     assert values(last, "ah_embeddings")[(("embedding_status", "done"),)] == 0
 
