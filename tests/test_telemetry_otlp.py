@@ -5,6 +5,7 @@ failing collector; a hanging receiver; no endpoint → no socket, no OpenTelemet
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import socket
@@ -23,7 +24,7 @@ from agent_history.db.prices import priced_model_ids
 from agent_history.harnesses import HARNESSES
 from agent_history.ingest.discovery import Source, home_layout, iter_files
 from agent_history.telemetry.collectors import COLLECTORS
-from agent_history.telemetry.families import FAMILIES
+from agent_history.telemetry.families import FAMILIES, LABEL_PATTERNS
 from agent_history.telemetry.otlp import start_metrics
 from agent_history.telemetry.policy import ModelLabels, Sample, resolve_label_values
 from tests.embed_corpus import embed_server, topic_db, topic_home  # noqa: F401 - fixtures
@@ -128,7 +129,9 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     declared = {f.name: f for f in FAMILIES}
     for p in got:
         assert sorted(k for k, _ in p.labels) == sorted(declared[p.name].labels), p
-        assert all(v in allowed[k] for k, v in p.labels), p
+        assert all(
+            re.fullmatch(LABEL_PATTERNS[k], v) if k in LABEL_PATTERNS else v in allowed[k] for k, v in p.labels
+        ), p
         if declared[p.name].kind == "counter":
             assert (p.kind, p.temporality, p.monotonic) == ("sum", 2, True), p  # 2 = CUMULATIVE
         else:
