@@ -302,3 +302,48 @@ def test_index_every_exports_every_efficiency_family_with_the_sql_figures(cli_en
     assert totals[("agent_efficiency_interventions", (("intervention", "correction"),))] == 6
     assert totals[("agent_efficiency_waits", (("wait_outcome", "timed_out"),))] == 9
     assert sum(v for (n, _), v in totals.items() if n == "agent_efficiency_model_calls") == 1553
+
+
+# --- the loop label: a bounded pattern ----------------------------------------------------------------
+def test_loop_label_admits_loops_and_drops_paths():
+    from agent_history.telemetry.policy import LabelGuard, ModelLabels, Sample, resolve_label_values
+
+    guard = LabelGuard(resolve_label_values({"claude-local"}, ModelLabels(())))
+    good = [
+        Sample.of("agent_efficiency_polls", 1, loop=loop)
+        for loop in ("none", "other", "widgets/loop3", "example/ops/loop12")
+    ]
+    bad = [
+        Sample.of("agent_efficiency_polls", 1, loop="/home/someone/widgets/loop3"),
+        Sample.of("agent_efficiency_polls", 1, loop="widgets"),
+        Sample.of("agent_efficiency_polls", 1, loop="a/b/c/loop1"),
+    ]
+    assert guard.admit(good + bad) == good
+    assert guard.dropped == {"agent_efficiency_polls": 3}
+
+
+def test_only_the_most_recent_loops_get_a_label_of_their_own(db):
+    from agent_history.telemetry.activity import loop_labels
+    from agent_history.telemetry.families import MAX_LOOP_LABELS
+
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO ah.source_file (namespace, tier, agent, path, rel_path) VALUES ('claude-local', 'hot', 'claude', '/x', 'x')"
+        )
+        src = conn.execute("SELECT id FROM ah.source_file").fetchone()[0]
+        for n in range(MAX_LOOP_LABELS + 2):
+            sid = conn.execute(
+                "INSERT INTO ah.session (agent, session_uid, agent_id, namespace, source_id) "
+                "VALUES ('claude', %s, '', 'claude-local', %s) RETURNING id",
+                (f"s{n}", src),
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO ah.loops (agent, launch_message_uid, root_session_id, closeout_path, closeout_abspath, "
+                "loop_number, repo, started_at, status) VALUES ('claude', %s, %s, 'c.md', '/c.md', %s, 'my repo', "
+                "timestamptz '2026-05-01 00:00Z' + %s * interval '1 hour', 'finished')",
+                (f"m{n}", sid, n + 1, n),
+            )
+        labels = loop_labels(conn)
+    assert len(labels) == MAX_LOOP_LABELS + 2
+    assert sorted(v for v in labels.values() if v != "other") == sorted(f"my_repo/loop{n}" for n in range(3, 23))
+    assert sum(v == "other" for v in labels.values()) == 2  # loops 1 and 2, the oldest
