@@ -4,8 +4,9 @@ Each collection lists the threads (``ah.session``) with a change marker — (``r
 thread's source file and its indexed offset): the post-pass sets ``rolled_up_at`` when a
 thread's rows change, the loader moves the offset when its file grows — and reads the model
 calls, tool calls and messages of the threads whose marker changed since the last collection
-only, in batches, for at most :data:`PARSE_BUDGET_S` seconds (under the runner's 20 s round
-budget, so a long first read delays the counts, never the freshness of the other families).
+only, in batches of :data:`BATCH` threads, for at most :data:`PARSE_BUDGET_S` seconds (checked
+between batches; a batch of the corpus's threads takes well under 1 s), under the runner's 20 s
+round budget, so a long first read delays the counts, never the freshness of the other families.
 The threads left over are counted in ``agent_efficiency_backlog_threads`` and read by the next
 collections. Each thread's figures come from the pure `agent_history.classify.activity`
 (SQL twin ``ah.agent_efficiency``) and are kept in the context between collections; ``role``
