@@ -10,11 +10,12 @@
 
 
 -- Whether shell text runs `program` (a regex) at a command start (activity.runs):
--- CMD_START + CMD_WRAPPER + (program) + CMD_END.
+-- CMD_START + CMD_WRAPPER + (program) + CMD_END, searched before the first '<<' (a heredoc's
+-- body is data, activity_rules.HEREDOC).
 CREATE OR REPLACE FUNCTION ah.eff_runs(program text, command text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN command IS NOT NULL
-       AND command ~ ('(^|[;&|(\n] *)((uv|poetry|pdm|hatch|rye) +run +|python3? +-m +|npx +|bunx +|[.]venv/bin/)?('
+       AND split_part(command, '<<', 1) ~ ('(^|[;&|(\n] *)((uv|poetry|pdm|hatch|rye) +run +|python3? +-m +|npx +|bunx +|[.]venv/bin/)?('
                       || program || ')( |$|[;&|)\n])');
 
 -- The shell text of a shell tool call, else NULL (activity.shell_command).

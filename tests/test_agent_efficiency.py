@@ -97,6 +97,7 @@ COMMANDS = [
     "codex exec 'fix it'",
     "claude -p 'summarise'",
     "FOO=1 pytest\nsleep 3",
+    'applypatch << \'PATCH\'\n"build": "vite build && tsc -p x.json"\nPATCH',
 ]
 
 
@@ -114,6 +115,7 @@ def test_gates_reviews_and_spawns_equal_their_sql_twins(db):
         "make -j4 2>&1 | tail": "build",
         "cargo build --release": "build",
         "just check": None,
+        'applypatch << \'PATCH\'\n"build": "vite build && tsc -p x.json"\nPATCH': None,  # a heredoc body is data
     }
     for command, gate in expected_gates.items():
         assert gate_of(command) == gate, command

@@ -96,8 +96,8 @@ def _program(program: str) -> re.Pattern[str]:
 
 def runs(program: str, command: str | None) -> bool:
     """Whether the shell text `command` runs `program` (a regex of `activity_rules`) at a command
-    start (SQL: ``ah.eff_runs``)."""
-    return command is not None and _program(program).search(command) is not None
+    start before any here-document (SQL: ``ah.eff_runs``)."""
+    return command is not None and _program(program).search(command.split(ar.HEREDOC, 1)[0]) is not None
 
 
 def shell_command(agent: str, tool: Tool) -> str | None:

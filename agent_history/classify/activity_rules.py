@@ -56,6 +56,10 @@ CMD_END = r"( |$|[;&|)\n])"
 """What may follow a command's name."""
 CMD_WRAPPER = r"((uv|poetry|pdm|hatch|rye) +run +|python3? +-m +|npx +|bunx +|[.]venv/bin/)?"
 """Runners in front of a gate's program."""
+HEREDOC = "<<"
+"""Only the text before the first here-document operator is searched: a heredoc's body is data
+(a patch or a file being written), not commands (corpus: an ``applypatch <<`` body holding
+``"build": "vite build && tsc …"``)."""
 
 GATE_RULES: tuple[tuple[str, str], ...] = (
     (
