@@ -185,12 +185,12 @@ def thread_figures(
             if n is not None:
                 out[("tokens", (("bucket", bucket), ("trigger", trig)))] += n
     # per tool call: waits, polls, spawns, gates, reviews, failures, denials
-    commands: dict[str, str | None] = {}
-    result_trig: dict[str, str] = {}
+    commands: dict[int, str | None] = {}  # by id(tool): a uid may repeat within a thread
+    result_trig: dict[int, str] = {}
     for t in tools:
-        command = commands[t.uid] = shell_command(agent, t)
+        command = commands[id(t)] = shell_command(agent, t)
         if t.position is not None:
-            trig = result_trig[t.uid] = eff_result(agent, t.name, t.input, t.output, t.is_error)
+            trig = result_trig[id(t)] = eff_result(agent, t.name, t.input, t.output, t.is_error)
             seconds = tool_seconds(t)
             if trig in ar.WAIT_OUTCOMES:
                 labels = (("wait_outcome", ar.WAIT_OUTCOMES[trig]),)
@@ -229,8 +229,8 @@ def _sequence_figures(
     calls: list[Call],
     tools: list[Tool],
     messages: list[Message],
-    commands: dict[str, str | None],
-    result_trig: dict[str, str],
+    commands: dict[int, str | None],
+    result_trig: dict[int, str],
     out: Counter[Key],
 ) -> None:
     """Thread states, corrections and CI waits: the figures that need the ordered sequence."""
@@ -242,7 +242,7 @@ def _sequence_figures(
     for t in tools:
         if t.position is None:
             continue
-        trig = result_trig[t.uid]
+        trig = result_trig[id(t)]
         state = ar.RESULT_STATES[trig]
         if trig != "wait" and rules.TOOL_RULES.get(agent, {}).get(t.name or "") in ar.SUBAGENT_TOOL_RULES:
             state = "waiting_subagent"
@@ -266,7 +266,7 @@ def _sequence_figures(
             previous_ts = ts
         if kind == "result":
             last_result_failed = bool(row.is_error)
-            command = commands[row.uid]
+            command = commands[id(row)]
             if command is None or row.is_error:
                 continue
             if runs(ar.PUSH, command):
