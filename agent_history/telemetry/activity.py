@@ -34,7 +34,7 @@ from agent_history.telemetry.policy import Sample
 PARSE_BUDGET_S = 10.0
 """Seconds one collection may spend reading changed threads (the seed's bound is 20 s; half the
 runner's round budget keeps the collector from being reported late)."""
-BATCH = 200
+BATCH = 50
 """Threads read per query round trip."""
 PREFIX = "agent_efficiency_"
 NO_LOOP, OTHER_LOOP = "none", "other"
