@@ -489,6 +489,139 @@ RULES: tuple[Rule, ...] = (
             Case("active", (("ah_loop_root_idle_max_seconds", "600x10"),), "5m"),
         ),
     ),
+    # --- agent efficiency (the agent_efficiency_* families, issue 32) ---------------------------
+    Rule(
+        "agent-history.efficiency",
+        "AhRootPollingHeavily",
+        'sum by (loop) (delta(agent_efficiency_model_calls{role="root",trigger=~"wait|status"}[30m]))'
+        ' / sum by (loop) (delta(agent_efficiency_model_calls{role="root",trigger!="unclassified"}[30m])) > 0.5'
+        ' and on (loop) sum by (loop) (delta(agent_efficiency_model_calls{role="root"}[30m])) >= 10',
+        "30m",
+        "warning",
+        "Roots of {{ $labels.loop }} spend over half their model calls polling",
+        "For 30 minutes more than half of the model calls of root threads in {{ $labels.loop }} followed a "
+        "status look or a wait that timed out (at least 10 calls per 30 minutes): the root is polling "
+        "instead of waiting for an event.",
+        "Look at the root's recent calls (`agent-history efficiency`, `agent-history session`): a "
+        "`sleep`/`gh run view` loop is better replaced by a blocking wait or a wake.",
+        (
+            Case(
+                "two of three calls poll",
+                (
+                    ('agent_efficiency_model_calls{role="root",trigger="status",loop="widgets/loop1"}', "0+2x90"),
+                    ('agent_efficiency_model_calls{role="root",trigger="work",loop="widgets/loop1"}', "0+1x90"),
+                ),
+                "70m",
+                ({"loop": "widgets/loop1"},),
+            ),
+            Case(
+                "a quarter polls",
+                (
+                    ('agent_efficiency_model_calls{role="root",trigger="wait",loop="widgets/loop1"}', "0+1x90"),
+                    ('agent_efficiency_model_calls{role="root",trigger="work",loop="widgets/loop1"}', "0+3x90"),
+                ),
+                "70m",
+            ),
+            Case(
+                "polling for 20 minutes only",
+                (
+                    ('agent_efficiency_model_calls{role="root",trigger="status",loop="widgets/loop1"}', "0x50 0+2x40"),
+                    ('agent_efficiency_model_calls{role="root",trigger="work",loop="widgets/loop1"}', "0+1x90"),
+                ),
+                "70m",
+            ),
+            Case(
+                "too few calls to judge",
+                (
+                    ('agent_efficiency_model_calls{role="root",trigger="status",loop="widgets/loop1"}', "0+0.2x90"),
+                    ('agent_efficiency_model_calls{role="root",trigger="work",loop="widgets/loop1"}', "0+0.05x90"),
+                ),
+                "70m",
+            ),
+        ),
+    ),
+    Rule(
+        "agent-history.efficiency",
+        "AhGateFailingRepeatedly",
+        'sum by (loop, gate) (delta(agent_efficiency_gate_runs{gate_result="fail",loop!="none"}[1h])) >= 3'
+        ' unless on (loop, gate) sum by (loop, gate) (delta(agent_efficiency_gate_runs{gate_result="pass",loop!="none"}[1h])) > 0',
+        "",
+        "warning",
+        "The {{ $labels.gate }} gate keeps failing in {{ $labels.loop }}",
+        "In the last hour the {{ $labels.gate }} runs of {{ $labels.loop }} failed at least 3 times and never passed.",
+        "Read the failing runs' output (`agent-history search` for the command, `agent-history session`); "
+        "the loop may be retrying a change that cannot pass.",
+        (
+            Case(
+                "four failures, no pass",
+                (
+                    (
+                        'agent_efficiency_gate_runs{gate="test",gate_result="fail",loop="widgets/loop1"}',
+                        "0x30 1 2 3 4x30",
+                    ),
+                    ('agent_efficiency_gate_runs{gate="test",gate_result="pass",loop="widgets/loop1"}', "2x64"),
+                ),
+                "60m",
+                ({"loop": "widgets/loop1", "gate": "test"},),
+            ),
+            Case(
+                "failures then a pass",
+                (
+                    (
+                        'agent_efficiency_gate_runs{gate="test",gate_result="fail",loop="widgets/loop1"}',
+                        "0x30 1 2 3 4x30",
+                    ),
+                    ('agent_efficiency_gate_runs{gate="test",gate_result="pass",loop="widgets/loop1"}', "2x40 3x24"),
+                ),
+                "60m",
+            ),
+            Case(
+                "two failures",
+                (('agent_efficiency_gate_runs{gate="lint",gate_result="fail",loop="widgets/loop1"}', "0x30 1 2x32"),),
+                "60m",
+            ),
+            Case(
+                "failures outside any loop",
+                (('agent_efficiency_gate_runs{gate="test",gate_result="fail",loop="none"}', "0x30 1 2 3 4x30"),),
+                "60m",
+            ),
+        ),
+    ),
+    Rule(
+        "agent-history.efficiency",
+        "AhHumanInterventionSpike",
+        "sum(delta(agent_efficiency_interventions[1h])) >= 5"
+        " and sum(delta(agent_efficiency_interventions[1h])) > 3 * sum(delta(agent_efficiency_interventions[1d] offset 1h)) / 24",
+        "",
+        "warning",
+        "Human interventions spiked in the last hour",
+        "At least 5 interrupts, denials, corrections or queued prompts in the last hour, more than three "
+        "times the hourly average of the day before: agents are going astray.",
+        "Break the family down by `intervention` and `loop` on the operations dashboard and read the "
+        "sessions behind it (`agent-history sessions`).",
+        (
+            Case(
+                "six in an hour after a quiet day",
+                (('agent_efficiency_interventions{intervention="interrupt",loop="none"}', "0x150 1 2 3 4 5 6"),),
+                "26h",
+                ({},),
+                interval="10m",
+            ),
+            Case(
+                "six an hour all day",
+                (('agent_efficiency_interventions{intervention="interrupt",loop="none"}', "0+1x156"),),
+                "26h",
+                interval="10m",
+            ),
+            Case(
+                "three in an hour",
+                (('agent_efficiency_interventions{intervention="denial",loop="none"}', "0x150 1 2 3x4"),),
+                "26h",
+                interval="10m",
+            ),
+        ),
+        eval_interval="10m",
+    ),
     # --- journal-sync -------------------------------------------------------------------------
     Rule(
         "agent-history.journal",

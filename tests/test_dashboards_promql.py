@@ -170,7 +170,8 @@ def test_every_issue_rule_exists_with_severity_annotations_and_both_kinds_of_cas
         "AhIndexStale", "AhIndexRunFailed", "AhIndexLagStuck", "AhNewParseIssues", "AhLoadErrors",
         "AhEmbedRunFailed", "AhEmbeddingsPendingTooLong", "AhMetricsStale", "AhCollectorFailing",
         "AhCollectionSlow", "AhArchiveStale", "AhColdTierUnavailable", "AhArchiveCopiesMissing", "AhHotFilesystemFull",
-        "AhColdFilesystemFull", "AhHotRetentionBacklog", "AhLoopRootStalled", "AhJournalSyncFailing",
+        "AhColdFilesystemFull", "AhHotRetentionBacklog", "AhLoopRootStalled", "AhRootPollingHeavily",
+        "AhGateFailingRepeatedly", "AhHumanInterventionSpike", "AhJournalSyncFailing",
     ]  # fmt: skip
     critical = {n for n, r in by_name.items() if r.severity == "critical"}
     assert critical == {"AhIndexStale", "AhEmbeddingsPendingTooLong", "AhMetricsStale", "AhColdTierUnavailable"}

@@ -216,3 +216,34 @@ def test_stored_triggers_equal_python_attribution_on_the_corpus(corpus_db, corpu
         }
     assert stored == expected
     assert len(stored) > 1000
+
+
+def test_thread_states_and_activity_figures_python_equal_sql_on_every_corpus_thread(corpus_db):  # noqa: F811
+    """classify.activity.thread_figures (thread states, waits, polls, spawns, gates, CI waits,
+    reviews, failures, interventions) ≡ ah.agent_efficiency on every thread of the corpus."""
+    from agent_history.telemetry.activity import read_threads
+
+    with psycopg.connect(corpus_db.dsn) as conn:
+        threads = {
+            sid: (agent, worker)
+            for sid, agent, worker in conn.execute(
+                "SELECT id, agent, coalesce(is_subagent, agent_id <> '') FROM ah.session"
+            )
+        }
+        python = {sid: figures for sid, (figures, _bad) in read_threads(conn, threads).items()}
+        sql: dict[int, Counter] = {sid: Counter() for sid in threads}
+        for sid, family, labels, value in conn.execute("SELECT * FROM ah.agent_efficiency()"):
+            sql[sid][(family, tuple(sorted(labels.items())))] += value
+    diffs = [
+        (sid, key, python[sid].get(key), sql[sid].get(key))
+        for sid in threads
+        for key in set(python[sid]) | set(sql[sid])
+        if python[sid].get(key) is None or sql[sid].get(key) is None or abs(python[sid][key] - sql[sid][key]) > 1e-6
+    ]
+    assert diffs == []
+    states = Counter()
+    for figures in python.values():
+        for (family, labels), v in figures.items():
+            if family == "thread_state_seconds":
+                states[labels[0][1]] += v
+    assert set(states) == {"working", "waiting_tool", "waiting_subagent", "polling", "idle", "waiting_human"}

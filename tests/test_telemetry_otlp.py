@@ -5,6 +5,7 @@ failing collector; a hanging receiver; no endpoint → no socket, no OpenTelemet
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import socket
@@ -23,7 +24,7 @@ from agent_history.db.prices import priced_model_ids
 from agent_history.harnesses import HARNESSES
 from agent_history.ingest.discovery import Source, home_layout, iter_files
 from agent_history.telemetry.collectors import COLLECTORS
-from agent_history.telemetry.families import FAMILIES
+from agent_history.telemetry.families import FAMILIES, LABEL_PATTERNS
 from agent_history.telemetry.otlp import start_metrics
 from agent_history.telemetry.policy import ModelLabels, Sample, resolve_label_values
 from tests.embed_corpus import embed_server, topic_db, topic_home  # noqa: F401 - fixtures
@@ -105,7 +106,10 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
 
     assert resource_attributes(last) == [{"service.name": "agent-history-index", "service.version": __version__}]
     got = points(last)
-    assert {p.name for p in got} == {f.name for f in FAMILIES}  # every family arrives
+    # every family arrives but the CI waits: no thread of this home pushes and then sees CI finish
+    # (fixtures/operations does: tests/test_agent_efficiency.py)
+    missing = {"agent_efficiency_ci_waits", "agent_efficiency_ci_wait_seconds"}
+    assert {p.name for p in got} == {f.name for f in FAMILIES} - missing
     # every label value is in its declared set; counters cumulative and monotonic
     with psycopg.connect(db.dsn) as conn:
         aliases = priced_model_ids(conn)
@@ -125,7 +129,9 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     declared = {f.name: f for f in FAMILIES}
     for p in got:
         assert sorted(k for k, _ in p.labels) == sorted(declared[p.name].labels), p
-        assert all(v in allowed[k] for k, v in p.labels), p
+        assert all(
+            re.fullmatch(LABEL_PATTERNS[k], v) if k in LABEL_PATTERNS else v in allowed[k] for k, v in p.labels
+        ), p
         if declared[p.name].kind == "counter":
             assert (p.kind, p.temporality, p.monotonic) == ("sum", 2, True), p  # 2 = CUMULATIVE
         else:
@@ -166,7 +172,7 @@ def test_index_every_exports_every_family_with_the_catalogue_values(cli_env, db,
     assert values(last, "ah_loops")[(("loop_status", "running"),)] == 3
     assert values(last, "ah_loop_root_idle_max_seconds")[()] > 0
     assert set(values(last, "ah_collector_success").values()) == {1}
-    assert len(values(last, "ah_collector_success")) == 5
+    assert len(values(last, "ah_collector_success")) == 6
     assert set(values(last, "ah_telemetry_dropped_samples_total").values()) == {0}
     assert values(last, "ah_embeddings")[(("embedding_status", "done"),)] == 0
 

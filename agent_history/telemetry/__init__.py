@@ -3,7 +3,7 @@
 The metric families are declared once, in :mod:`agent_history.telemetry.families`; the
 collectors, the exporter's label guard, ``docs/metrics.md``, the Grafana dashboards and the
 Prometheus alert rules all read that declaration. Modules: ``families`` (the declaration),
-``policy`` (samples, label sets, the guard; pure), ``collectors`` (the five collectors),
+``policy`` (samples, label sets, the guard; pure), ``collectors`` (the collectors), ``activity`` (the ``agent_efficiency_*`` collector),
 ``runner`` (their thread), ``otlp`` (the OpenTelemetry SDK bridge, imported only when an
 endpoint is configured), ``docs`` (this table and ``docs/metrics.md``).
 
@@ -40,6 +40,22 @@ The families (generated; ``tests/test_telemetry_docs.py`` keeps it equal to the 
 | `ah_cost_usd` | gauge | – | agent, model | efficiency | list-price cost in USD (priced calls only) |
 | `ah_loops` | gauge | – | loop_status | efficiency | loops by status |
 | `ah_loop_root_idle_max_seconds` | gauge | s | – | efficiency | longest time since a running loop's root was last active; absent with no running loop |
+| `agent_efficiency_model_calls` | gauge | – | trigger, role, loop | activity | model calls (no API-error notices) by the classifier's trigger and thread role |
+| `agent_efficiency_tokens` | gauge | – | bucket, trigger, role, loop | activity | tokens by bucket and the trigger and role of the call that spent them (unknown counts add nothing) |
+| `agent_efficiency_thread_state_seconds` | gauge | s | state, role, loop | activity | time between consecutive timed events, by the state the ending event names (> 30 min: idle) |
+| `agent_efficiency_waits` | gauge | – | wait_outcome, loop | activity | waits (sleeps, background-output and agent waits) that timed out or delivered |
+| `agent_efficiency_wait_seconds` | gauge | s | wait_outcome, loop | activity | time spent in those waits (calls with a known duration) |
+| `agent_efficiency_polls` | gauge | – | loop | activity | status looks (git/gh/backlog state, state files) |
+| `agent_efficiency_poll_seconds` | gauge | s | loop | activity | time spent in status looks (calls with a known duration) |
+| `agent_efficiency_spawns` | gauge | – | route, loop | activity | work started elsewhere: sub-agent, background shell, exec lane (codex exec, claude -p), wake |
+| `agent_efficiency_gate_runs` | gauge | – | gate, gate_result, loop | activity | test / lint / typecheck / build commands run, by pass, fail or unknown from the tool result |
+| `agent_efficiency_ci_waits` | gauge | – | loop | activity | pushes followed by a CI look that saw the run finish |
+| `agent_efficiency_ci_wait_seconds` | gauge | s | loop | activity | time from each such push to that look (both times known) |
+| `agent_efficiency_reviews` | gauge | – | review_event, loop | activity | review requests and the review outcomes the transcript shows |
+| `agent_efficiency_tool_failures` | gauge | – | error_class, loop | activity | failed tool calls by error class |
+| `agent_efficiency_interventions` | gauge | – | intervention, loop | activity | interrupts, denials, corrections after a failed tool result, and prompts queued while the agent worked |
+| `agent_efficiency_unreadable_records` | gauge | – | agent | activity | catalogued records the activity collector could not read (a time of ±infinity) and skipped |
+| `agent_efficiency_backlog_threads` | gauge | – | – | activity | changed threads not read yet: the 10 s parse budget of a collection ran out before them |
 | `ah_collector_success` | gauge | – | collector | self | 1 when the collector's last run succeeded |
 | `ah_collector_last_success_timestamp_seconds` | gauge | s | collector | self | end of the collector's last successful run (Unix seconds) |
 | `ah_collector_duration_seconds` | gauge | s | collector | self | duration of the collector's last run |

@@ -1,5 +1,7 @@
-"""The five collectors (docs/design.md §11, issue 13): what is on disk, in the catalogue, in the run
-records, in the classifier and loops tables, and the collectors' own health.
+"""The collectors (docs/design.md §11, issue 13): what is on disk, in the catalogue, in the run
+records, in the classifier and loops tables, each thread's activity (``activity``: the
+``agent_efficiency_*`` families, :mod:`agent_history.telemetry.activity`), and the collectors'
+own health.
 
 A collector is ``fn(conn, ctx) -> list[Sample]``: it reads (never writes), inspects text only
 inside the process and returns counts labelled from the closed sets. Families are declared in
@@ -25,6 +27,7 @@ import psycopg
 
 from agent_history.config import Settings
 from agent_history.ingest.discovery import Source, iter_files
+from agent_history.telemetry.activity import collect_activity
 from agent_history.telemetry.families import LABEL_VALUES
 from agent_history.telemetry.policy import ModelLabels, Sample
 
@@ -448,4 +451,5 @@ COLLECTORS: dict[str, Collector] = {
     "catalogue": collect_catalogue,
     "runs": collect_runs,
     "efficiency": collect_efficiency,
+    "activity": collect_activity,
 }

@@ -31,6 +31,8 @@ def label_table() -> str:
         "namespace": "the configured namespaces (`[sources]`, `[cold_sources]`, `--home` / `--source`)",
         "model": "the priced models seen (their price row's model id: `ah.model_price_ref`) plus `[metrics] models`; else `other`",
         "family": "the family names above, plus `unknown`",
+        "loop": "`<repo>/loop<N>` of the loop owning the thread (root or lane; the 20 most recently started "
+        "loops, older ones `other`), else `none` (a pattern, not a set)",
     }
     lines = ["| label | values |", "|---|---|"]
     for label, values in LABEL_VALUES.items():
@@ -63,6 +65,39 @@ the process exits.
 
 Names are the Prometheus series names: the unit suffix is part of the name and counters end in
 `_total`, so Prometheus' OTLP translation changes nothing.
+
+## The `agent_efficiency_*` families
+
+The `activity` collector reads each thread's model calls, tool calls and messages from the
+catalogue, incrementally: only the threads that changed since its last collection (post-pass
+roll-up time, source file and indexed offset), for at most 10 s per collection; the threads left
+over wait for the next one (`agent_efficiency_backlog_threads`), so a long first read delays
+these counts, never the other families. A record with a time of ±infinity is counted in
+`agent_efficiency_unreadable_records` and skipped. The figures are those of
+`agent_history.classify.activity` (rules as data in `agent_history/classify/activity_rules.py`),
+whose SQL twin is `ah.agent_efficiency(ids)` (`sql/36_agent_efficiency.sql`); tests hold the two
+equal. A series exists only when some thread shows the signal.
+
+- **thread states**: the classifier's event sequence (model calls, tool results, messages with a
+  trigger, in file position order) split into intervals between events with a known time; an
+  interval takes the state of the event that ends it: a model call → `working`; a tool result →
+  `waiting_tool`, `polling` (status look or timed-out wait) or `waiting_subagent` (sub-agent
+  tools); a message → `waiting_human` (a prompt, interrupt, brief), `waiting_subagent` (a
+  sub-agent's report) or `waiting_tool` (a harness event); longer than 30 min → `idle`.
+- **waits**: tool results the classifier calls `wait` (timed out or only slept) or `event`
+  (delivered); **polls**: those it calls `status`; seconds from the tool call's own times.
+- **spawns**: sub-agent tools, Claude `ScheduleWakeup` (wake), shell calls starting `codex exec` /
+  `claude -p` (exec lane) or run in the background.
+- **gate runs**: shell calls running a test / lint / typecheck / build program (`GATE_RULES`),
+  `fail` when the result is an error or exits non-zero, `pass` when known good, else `unknown`.
+- **CI waits**: a successful `git push`, then the first later `gh run|pr` look whose output saw
+  a run finish; seconds between the two results.
+- **reviews**: `gh pr create|ready|edit --add-reviewer` (requested), `gh pr review --approve |
+  --request-changes | --comment`, and `gh pr view|status` printing `APPROVED` /
+  `CHANGES_REQUESTED`.
+- **tool failures**: tool calls by error class (docs/design.md §6); **interventions**: interrupt
+  markers, queued prompts, denied tool calls, and corrections (a human prompt whose latest
+  earlier tool result failed).
 
 ## Families
 

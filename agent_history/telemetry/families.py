@@ -12,7 +12,13 @@ prompt, file name or host is never a label.
 
 Collectors: ``archive`` (files on disk per namespace and tier), ``catalogue`` (database
 contents), ``runs`` (index / embed / journal-sync passes), ``efficiency`` (classifier and loops),
-``self`` (each collector's own health).
+``activity`` (the ``agent_efficiency_*`` families: each thread's classified sequence, read
+incrementally; rules in `agent_history.classify.activity_rules`), ``self`` (each collector's own
+health).
+
+The ``loop`` label is not a closed set but a pattern (:data:`LABEL_PATTERNS`): ``<repo>/loop<N>``
+of the loop that owns a thread (its root or a lane), ``none`` for a thread no loop owns, and
+``other`` beyond the most recent :data:`MAX_LOOP_LABELS` loops, so its values stay bounded.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_history.classify import activity_rules
 from agent_history.embed.redact import DETECTORS
 from agent_history.harnesses import NAMES
 from agent_history.model.tables import DERIVED_TABLES, PARSED_TABLES
+from agent_history.parsers.common.errors import ERROR_CLASSES
 
 Kind = Literal["gauge", "counter"]
 
@@ -62,7 +70,7 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
     "trigger": ("user", "model", "work", "status", "wait", "event", "noop", "orchestrate", "agent_msg", "unclassified"),
     "role": ("root", "worker", "solo"),
     "tier": ("hot", "cold", "archive"),  # archive: `agent-history archive` copies (compressed bytes)
-    "collector": ("archive", "catalogue", "runs", "efficiency", "self"),
+    "collector": ("archive", "catalogue", "runs", "efficiency", "activity", "self"),
     "run": ("index", "embed", "journal_sync"),
     "bucket": ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"),
     "embedding_status": ("pending", "failed", "done"),
@@ -70,7 +78,23 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
     "loop_status": ("finished", "waiting", "paused", "running", "stale"),
     "outcome": ("success", "failure"),
     "family": None,  # the family names of FAMILIES
+    # the agent_efficiency_* families (source: agent_history.classify.activity_rules)
+    "state": activity_rules.STATES,
+    "wait_outcome": tuple(activity_rules.WAIT_OUTCOMES.values()),
+    "route": activity_rules.ROUTES,
+    "gate": activity_rules.GATES,
+    "gate_result": activity_rules.GATE_RESULTS,
+    "review_event": activity_rules.REVIEW_EVENTS,
+    "error_class": ERROR_CLASSES,  # source: agent_history.parsers.common.errors (docs/design.md §6)
+    "intervention": activity_rules.INTERVENTIONS,
+    "loop": None,  # LABEL_PATTERNS
 }
+
+#: Labels checked against a pattern (full match) instead of a set; their values are bounded by
+#: the collector (``loop``: at most MAX_LOOP_LABELS loop values plus ``none`` and ``other``).
+LABEL_PATTERNS: dict[str, str] = {"loop": r"none|other|[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?/loop[0-9]+"}
+#: The most recent loops that get a ``loop`` value of their own; older ones are ``other``.
+MAX_LOOP_LABELS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +215,130 @@ FAMILIES: tuple[Family, ...] = (
         (),
         "efficiency",
         "longest time since a running loop's root was last active; absent with no running loop",
+    ),
+    # --- activity: the agent_efficiency_* families (classify.activity; SQL twin ah.agent_efficiency) --
+    _f(
+        "agent_efficiency_model_calls",
+        "gauge",
+        "",
+        ("trigger", "role", "loop"),
+        "activity",
+        "model calls (no API-error notices) by the classifier's trigger and thread role",
+    ),
+    _f(
+        "agent_efficiency_tokens",
+        "gauge",
+        "",
+        ("bucket", "trigger", "role", "loop"),
+        "activity",
+        "tokens by bucket and the trigger and role of the call that spent them (unknown counts add nothing)",
+    ),
+    _f(
+        "agent_efficiency_thread_state_seconds",
+        "gauge",
+        "s",
+        ("state", "role", "loop"),
+        "activity",
+        "time between consecutive timed events, by the state the ending event names (> 30 min: idle)",
+    ),
+    _f(
+        "agent_efficiency_waits",
+        "gauge",
+        "",
+        ("wait_outcome", "loop"),
+        "activity",
+        "waits (sleeps, background-output and agent waits) that timed out or delivered",
+    ),
+    _f(
+        "agent_efficiency_wait_seconds",
+        "gauge",
+        "s",
+        ("wait_outcome", "loop"),
+        "activity",
+        "time spent in those waits (calls with a known duration)",
+    ),
+    _f(
+        "agent_efficiency_polls", "gauge", "", ("loop",), "activity", "status looks (git/gh/backlog state, state files)"
+    ),
+    _f(
+        "agent_efficiency_poll_seconds",
+        "gauge",
+        "s",
+        ("loop",),
+        "activity",
+        "time spent in status looks (calls with a known duration)",
+    ),
+    _f(
+        "agent_efficiency_spawns",
+        "gauge",
+        "",
+        ("route", "loop"),
+        "activity",
+        "work started elsewhere: sub-agent, background shell, exec lane (codex exec, claude -p), wake",
+    ),
+    _f(
+        "agent_efficiency_gate_runs",
+        "gauge",
+        "",
+        ("gate", "gate_result", "loop"),
+        "activity",
+        "test / lint / typecheck / build commands run, by pass, fail or unknown from the tool result",
+    ),
+    _f(
+        "agent_efficiency_ci_waits",
+        "gauge",
+        "",
+        ("loop",),
+        "activity",
+        "pushes followed by a CI look that saw the run finish",
+    ),
+    _f(
+        "agent_efficiency_ci_wait_seconds",
+        "gauge",
+        "s",
+        ("loop",),
+        "activity",
+        "time from each such push to that look (both times known)",
+    ),
+    _f(
+        "agent_efficiency_reviews",
+        "gauge",
+        "",
+        ("review_event", "loop"),
+        "activity",
+        "review requests and the review outcomes the transcript shows",
+    ),
+    _f(
+        "agent_efficiency_tool_failures",
+        "gauge",
+        "",
+        ("error_class", "loop"),
+        "activity",
+        "failed tool calls by error class",
+    ),
+    _f(
+        "agent_efficiency_interventions",
+        "gauge",
+        "",
+        ("intervention", "loop"),
+        "activity",
+        "interrupts, denials, corrections after a failed tool result, and prompts queued while the agent worked",
+    ),
+    _f(
+        "agent_efficiency_unreadable_records",
+        "gauge",
+        "",
+        ("agent",),
+        "activity",
+        "catalogued records the activity collector could not read (a time of ±infinity) and skipped",
+    ),
+    _f(
+        "agent_efficiency_backlog_threads",
+        "gauge",
+        "",
+        (),
+        "activity",
+        "changed threads not read yet: the 10 s parse budget of a collection ran out before them",
     ),
     # --- self: each collector's own health ----------------------------------------------------
     _f("ah_collector_success", "gauge", "", ("collector",), "self", "1 when the collector's last run succeeded"),

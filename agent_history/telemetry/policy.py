@@ -3,7 +3,8 @@
 Pure (no I/O, no OTel, no database). A collector produces :class:`Sample` values; the
 :class:`LabelGuard` admits a sample only when its family is declared, its label names are
 exactly the family's, and every label value is in that label's set (see
-:data:`agent_history.telemetry.families.LABEL_VALUES`). Anything else is dropped and counted
+:data:`agent_history.telemetry.families.LABEL_VALUES`) or, for a label of
+:data:`~agent_history.telemetry.families.LABEL_PATTERNS`, matches its pattern. Anything else is dropped and counted
 per family, so a bug that would leak a path or an id shows as a counter, never as a series.
 """
 
@@ -15,7 +16,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from agent_history.telemetry.families import BY_NAME, LABEL_VALUES
+from agent_history.telemetry.families import BY_NAME, LABEL_PATTERNS, LABEL_VALUES
+
+_PATTERNS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in LABEL_PATTERNS.items()}
 
 #: The label value for a model outside the allowlist (issue 13: "else `other`").
 OTHER_MODEL = "other"
@@ -120,7 +123,10 @@ class LabelGuard:
         names = tuple(k for k, _ in sample.labels)
         if sorted(names) != sorted(family.labels):
             return False
-        return all(v in self._values.get(k, ()) for k, v in sample.labels)
+        return all(
+            _PATTERNS[k].fullmatch(v) is not None if k in _PATTERNS else v in self._values.get(k, ())
+            for k, v in sample.labels
+        )
 
     def admit(self, samples: Iterable[Sample]) -> list[Sample]:
         """The admissible samples of `samples`, in order; the others are counted as dropped."""
