@@ -16,7 +16,12 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
+from agent_history.usage.plans import WINDOWS
 from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
+
+REFRESH_RANGE = (1.0, 60.0)
+"""`usage blocks --live --refresh`: seconds between refreshes, ccusage's live range
+(MIN/MAX_REFRESH_INTERVAL_SECONDS)."""
 
 BY = ("loop", "repo", "project", "branch", "host", "model", "agent")
 
@@ -165,6 +170,16 @@ def usage_cmd(
         None, "--by", help="Group by loop, repo, project, branch, host, model or agent instead of a period."
     ),
     timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for periods (default: the machine's)."),
+    window: str = typer.Option(
+        "block", "--window", help="blocks: block (5-hour billing blocks) or week (7-day plan windows)."
+    ),
+    live: bool = typer.Option(
+        False,
+        "--live",
+        help="blocks: a refreshing view of each agent's active block and week against its [plans] limits "
+        "(burn rate, projection, time left, % of the plan) until Ctrl-C; with --json one snapshot.",
+    ),
+    refresh: float = typer.Option(5.0, "--refresh", help="--live: seconds between refreshes (1-60)."),
     now: str = typer.Option(None, "--now", hidden=True, help="The clock for the active block (ISO time; tests)."),
     json: bool = typer.Option(False, "--json", help="Print JSON (ccusage's field names)."),
 ) -> None:
@@ -182,9 +197,18 @@ def usage_cmd(
             fail(f"--by: unknown grouping {by!r} (known: {', '.join(BY)})", 2)
         if view is not None:
             fail(f"--by {by} replaces the view; drop {view!r}", 2)
-    view = by or view or "daily"
+    if window not in WINDOWS:
+        fail(f"--window: unknown window {window!r} (known: {', '.join(WINDOWS)})", 2)
+    if (live or window != "block") and (by is not None or view not in (None, "blocks")):
+        fail(f"{'--live' if live else '--window'} goes with the blocks view", 2)
+    if live and not REFRESH_RANGE[0] <= refresh <= REFRESH_RANGE[1]:
+        fail(f"--refresh: {refresh:g} is not between {REFRESH_RANGE[0]:g} and {REFRESH_RANGE[1]:g} seconds", 2)
+    view = by or view or ("blocks" if live else "daily")
     tz = _zone(timezone)
     clock = _when(now, "--now") or datetime.now(UTC)
+    if live:
+        _live(agent, tz, now, refresh, json)
+        return
     span = _range(since, until, parse=lambda v, option, end: _bound(v, option, tz, end=end))
     db = database()
     with db.connect() as conn:
@@ -199,7 +223,7 @@ def usage_cmd(
             model=model,
             grouped=view != "blocks",  # blocks need each call's time
         )
-    report = build_report(view, calls, tz, clock)
+    report = build_report(view, calls, tz, clock, block_length=WINDOWS[window])
     report["timezone"] = str(tz)
     key = VIEW_KEY[view]
     if json:  # the same exit code as the table: 1 when nothing matched
@@ -221,6 +245,25 @@ def usage_cmd(
                     f"{_usd(m['cost'])}",
                     highlight=False,
                 )
+
+
+def _live(agent: list[str] | None, tz: tzinfo, now: str | None, refresh: float, json: bool) -> None:
+    """`usage blocks --live`: one snapshot (`--json`) or the refreshing view (`cli.usage_live`)."""
+    from agent_history.cli.usage_live import run_live
+    from agent_history.read.usage import plan_snapshot
+
+    db = database()
+    agents = _agents(agent)
+
+    def fetch() -> dict:
+        clock = _when(now, "--now") or datetime.now(UTC)
+        with db.connect() as conn:
+            return plan_snapshot(conn, db.settings.plans, clock, agents)
+
+    if json:
+        print_json({**fetch(), "timezone": str(tz)})
+        return
+    raise typer.Exit(run_live(fetch, tz, refresh, console))
 
 
 @app.command("pricing")

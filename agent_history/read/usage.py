@@ -186,3 +186,12 @@ def price_list(conn: psycopg.Connection, *, every: bool = False) -> dict:
     prices = [_price_dict(names, r) for r in cur.fetchall()]
     key = conn.execute("SELECT value FROM ah.meta WHERE key = 'prices'").fetchone()
     return {"prices": prices, "models": models, "unpricedModels": unpriced, "priceData": key[0] if key else None}
+
+
+def plan_snapshot(conn: psycopg.Connection, plans: dict, now: datetime, agents: tuple[str, ...] = ()) -> dict:
+    """The plan windows at aware `now` (`usage.plans.plan_status`) over every billable call of
+    `agents` (all when empty) — every time, since a named plan's limit is the highest past window.
+    `plans` is `Settings.plans` ({agent: PlanConfig})."""
+    from agent_history.usage.plans import plan_status
+
+    return plan_status(usage_calls(conn, agents=agents, until=now), now, plans, agents)

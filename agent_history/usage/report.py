@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 
-from agent_history.usage.periods import Block, blocks, burn_rate, period_key, projection
+from agent_history.usage.periods import BLOCK_LENGTH, Block, blocks, burn_rate, period_key, projection
 
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
 
@@ -264,7 +264,14 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
     }
 
 
-def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, breakdown: bool = True) -> dict:
+def build_report(
+    view: str,
+    calls: Sequence[Call],
+    tz: tzinfo,
+    now: datetime,
+    breakdown: bool = True,
+    block_length: timedelta = BLOCK_LENGTH,
+) -> dict:
     """The report of `view` (`daily` | `weekly` | `monthly` | `session` | `blocks` | `loop` |
     `repo`, or an attribution view of `ATTRIBUTION`: `project` | `branch` | `host` | `model` |
     `agent`) over `calls`, periods in zone `tz`, the active block judged at aware `now`.
@@ -272,7 +279,8 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
     Returns ``{VIEW_KEY[view]: [row, …], "totals": {…}}``; rows oldest period first (sessions
     and loops by last activity, repos by name). Calls without a timestamp are left out of the
     period and block views (and counted in ``totals.callsWithoutTime``). Raises ValueError for
-    an unknown view."""
+    an unknown view. `block_length` sets the blocks' length (5 h; a week for the plan windows of
+    `usage blocks --window week`)."""
     if view not in VIEW_KEY:
         raise ValueError(f"unknown usage view {view!r}")
     rows: list[dict] = []
@@ -280,7 +288,7 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
     if view == "blocks":
         if any(c.n != 1 for c in timed):
             raise ValueError("blocks need one Call per model call, not pre-aggregated groups")
-        rows = [_block_row(b, timed, now) for b in blocks([c.ts for c in timed])]
+        rows = [_block_row(b, timed, now) for b in blocks([c.ts for c in timed], block_length)]
         totals_calls = timed
     else:
         if view in ("daily", "weekly", "monthly"):
