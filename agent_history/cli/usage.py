@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
@@ -70,8 +70,16 @@ def _tok(row: dict, field: str) -> str:
     return f"{PARTIAL_MARK}{v:,}" if v is not None and row.get(field + "Partial") else _int(v)
 
 
-def _usd(v) -> str:
-    return "unpriced" if v is None else f"${v:,.2f}"
+def _usd(v, partial: bool = False) -> str:
+    return "unpriced" if v is None else f"{PARTIAL_MARK if partial else ''}${v:,.2f}"
+
+
+def _cost(row: dict) -> str:
+    """A row's cost: the whole, or ``≥$N`` — the priced calls' sum when some calls are unpriced
+    (or a count was out of range); ``unpriced`` when no call is priced."""
+    if row["totalCost"] is None:
+        return _usd(row["pricedCost"], partial=True)
+    return _usd(row["totalCost"], row["totalCostPartial"])
 
 
 def _render(view: str, report: dict, key: str) -> None:
@@ -90,7 +98,7 @@ def _render(view: str, report: dict, key: str) -> None:
                     "ACTIVE" if b["isActive"] else "",
                     str(b["entries"]),
                     _tok(b, "totalTokens"),
-                    _usd(b["costUSD"]),
+                    _usd(b["pricedCost"], partial=True) if b["costUSD"] is None else _usd(b["costUSD"]),
                     "-" if not rate else f"{rate['tokensPerMinute']:,.0f}",
                     "-" if not rate or rate["costPerHour"] is None else f"{rate['costPerHour']:,.2f}",
                     ", ".join(b["models"]),
@@ -115,7 +123,7 @@ def _render(view: str, report: dict, key: str) -> None:
                 _tok(r, "cacheCreationTokens"),
                 _tok(r, "cacheReadTokens"),
                 _tok(r, "totalTokens"),
-                _usd(r["totalCost"]),
+                _cost(r),
                 ", ".join(r["modelsUsed"]),
             )
             for r in rows
@@ -124,7 +132,7 @@ def _render(view: str, report: dict, key: str) -> None:
     total = (
         "total",
         *(
-            ("", str(t["calls"]), _tok(t, "totalTokens"), _usd(t["totalCost"]), "", "", "")
+            ("", str(t["calls"]), _tok(t, "totalTokens"), _cost(t), "", "", "")
             if view == "blocks"
             else (
                 _tok(t, "inputTokens"),
@@ -132,7 +140,7 @@ def _render(view: str, report: dict, key: str) -> None:
                 _tok(t, "cacheCreationTokens"),
                 _tok(t, "cacheReadTokens"),
                 _tok(t, "totalTokens"),
-                _usd(t["totalCost"]),
+                _cost(t),
                 "",
             )
         ),
@@ -145,10 +153,20 @@ def _render(view: str, report: dict, key: str) -> None:
     else:
         print_records(console, headers[:-1], [Record(c[:-1], lines=(c[-1],) if c[-1] else ()) for c in (*cells, total)])
     if t["unpricedModels"]:
-        priced = "" if t["pricedCost"] is None else f"; priced calls cost ${t['pricedCost']:,.2f}"
-        console.print(f"unpriced models (cost unknown): {', '.join(t['unpricedModels'])}{priced}", highlight=False)
+        priced = "" if t["pricedCost"] is None else f"; the priced calls cost ${t['pricedCost']:,.2f}"
+        console.print(
+            f"{count(t['unpricedCalls'], 'call')} unpriced (cost unknown, never 0): "
+            f"{', '.join(t['unpricedModels'])}{priced}",
+            highlight=False,
+        )
     if t["callsWithUnknownUsage"]:
-        console.print(f"{t['callsWithUnknownUsage']} calls with unknown token counts", highlight=False)
+        console.print(f"{count(t['callsWithUnknownUsage'], 'call')} with unknown token counts", highlight=False)
+    if t.get("callsWithOutOfRangeTokens"):
+        console.print(
+            f"{count(t['callsWithOutOfRangeTokens'], 'call')} wrote a token count out of range (stored unknown, "
+            "see `agent-history issues`): totals including them are lower bounds",
+            highlight=False,
+        )
     if any(t.get(f + "Partial") for f in PARTIAL_FIELDS) or any(
         r.get(f + "Partial") for r in rows for f in PARTIAL_FIELDS
     ):
@@ -307,11 +325,11 @@ def pricing_cmd(
     if data["models"]:
         console.print("models seen → price row:", highlight=False)
         for m in data["models"]:
-            console.print(f"  {m['model']} → {m['price_key']} ({m['calls']} calls)", highlight=False)
+            console.print(f"  {m['model']} → {m['price_key']} ({count(m['calls'], 'call')})", highlight=False)
     if data["unpricedModels"]:
         console.print("unpriced models seen (their calls cost unknown, never 0):", highlight=False)
         for u in data["unpricedModels"]:
-            console.print(f"  {u['model']} ({u['calls']} calls): {u['reason']}", highlight=False)
+            console.print(f"  {u['model']} ({count(u['calls'], 'call')}): {u['reason']}", highlight=False)
     console.print(f"price data: {data['priceData'] or 'not loaded'}", highlight=False)
 
 

@@ -12,9 +12,14 @@ them (and ccusage 20's `agent` / `metadata`): `reasoningTokens` (⊂ output), `c
 NULL rules (docs/design.md §5): a token field is None when no call of the row knows that bucket (a gap
 block, which has no calls, counts 0 tokens and $0 as ccusage prints it); a
 cost is None when any call of the row with known usage has no list price — `unpricedModels`
-names those models and `pricedCost` holds the sum over the priced calls (a lower bound).
+names those models, `unpricedCalls` counts those calls and `pricedCost` holds the sum over the
+priced calls (a lower bound). The grand total is never blanked by one unpriced model:
+``totals.cost_usd`` is the priced sum and ``totals.unpriced_calls`` the calls left out.
 A token field summed over known counts while some call's count is unknown is flagged
-`<field>Partial` (`PARTIAL_FIELDS`; a lower bound, `≥N` in the CLI's table).
+`<field>Partial` (`PARTIAL_FIELDS`; a lower bound, `≥N` in the CLI's table). A count the
+transcript wrote but outside its column's range (stored NULL, `model.limits`) is usage that
+happened: `callsWithOutOfRangeTokens` counts those calls and their total is flagged partial too —
+unlike a bucket a harness never records (Codex's cache writes), which leaves the total whole.
 Costs are USD floats (list prices); tokens are integers.
 """
 
@@ -99,13 +104,18 @@ class Call:
     unknown (None: derive it from the buckets, for a single call)."""
     branch: str | None = None
     """The git branch of the call's session (None = not recorded)."""
+    out_of_range: int = 0
+    """Of the `n` calls, how many had a token count the transcript wrote but outside the column's
+    range (`model.limits`: stored NULL with a ``value_out_of_range`` parse issue at the call's
+    record) — usage that happened but is unknown, unlike a bucket the harness never records."""
 
     def unknown(self, i: int) -> bool:
         """Whether the count of `PARTIAL_FIELDS[i]` is unknown for any call this row stands for."""
         if self.unknown_in is not None:
             return bool(self.unknown_in[i])
         iu, cr, w5, w1, out, rs = (getattr(self, b) for b in BUCKETS)
-        return (iu is None, out is None, w5 is None and w1 is None, cr is None, not self.usage_known, rs is None)[i]
+        total_unknown = not self.usage_known or self.out_of_range > 0
+        return (iu is None, out is None, w5 is None and w1 is None, cr is None, total_unknown, rs is None)[i]
 
     @property
     def usage_known(self) -> bool:
@@ -192,10 +202,14 @@ def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
     row = {
         **_tokens(calls),
         "totalCost": cost,
+        # a call with an out-of-range count is priced on its known counts: a lower bound
+        "totalCostPartial": cost is not None and any(c.out_of_range for c in calls),
         "modelsUsed": models,
         "calls": sum(c.n for c in calls),
         "callsWithUnknownUsage": sum(c.n - c.known_calls for c in calls),
+        "callsWithOutOfRangeTokens": sum(c.out_of_range for c in calls),
         "unpricedModels": unpriced,
+        "unpricedCalls": sum(c.unpriced_calls for c in calls),
         "pricedCost": priced_cost,
         "recordedCost": _recorded(calls),
         "agents": sorted({c.agent for c in calls}),
@@ -328,6 +342,10 @@ def build_report(
             rows.append(row)
     totals = _row(totals_calls, breakdown=False)
     totals["callsWithoutTime"] = sum(c.n for c in calls if c.ts is None)
+    # the grand total one unpriced model cannot blank: the priced calls' sum (None only when no
+    # call is priced) beside how many calls have no price — never a made-up 0
+    totals["cost_usd"] = totals["pricedCost"]
+    totals["unpriced_calls"] = totals["unpricedCalls"]
     out = {VIEW_KEY[view]: rows, "totals": totals}
     if view == "host":
         out["hostUnknown"] = HOST_UNKNOWN
