@@ -109,6 +109,15 @@ class Call:
     range (`model.limits`: stored NULL with a ``value_out_of_range`` parse issue at the call's
     record) — usage that happened but is unknown, unlike a bucket the harness never records."""
 
+    ttft_ms: int | None = None
+    """Sum of the recorded times to first token of the `n` calls, ms (None: none recorded)."""
+    ttft_calls: int = 0
+    """How many of the `n` calls record a time to first token."""
+    ttft_max_ms: int | None = None
+    thinking_ms: int | None = None
+    """Sum of the recorded thinking times of the `n` calls, ms (None: none recorded)."""
+    thinking_calls: int = 0
+
     def unknown(self, i: int) -> bool:
         """Whether the count of `PARTIAL_FIELDS[i]` is unknown for any call this row stands for."""
         if self.unknown_in is not None:
@@ -196,6 +205,19 @@ def _recorded(calls: Sequence[Call]) -> float | None:
     return float(sum(known, Decimal(0))) if known else None
 
 
+def _timings(calls: Sequence[Call]) -> dict:
+    """``timeToFirstTokenMs`` {calls, meanMs, maxMs} and ``thinkingMs`` {calls, totalMs} over the
+    calls that record them (Kimi, VS Code Copilot; `harnesses` capability rows), None when none does."""
+    n_ttft = sum(c.ttft_calls for c in calls)
+    n_think = sum(c.thinking_calls for c in calls)
+    ttft = None
+    if n_ttft:
+        total = sum(c.ttft_ms or 0 for c in calls)
+        ttft = {"calls": n_ttft, "meanMs": total / n_ttft, "maxMs": max(c.ttft_max_ms or 0 for c in calls)}
+    think = None if not n_think else {"calls": n_think, "totalMs": sum(c.thinking_ms or 0 for c in calls)}
+    return {"timeToFirstTokenMs": ttft, "thinkingMs": think}
+
+
 def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
     cost, priced_cost, unpriced = _cost(calls)
     models = sorted({c.model for c in calls if c.model})
@@ -214,6 +236,7 @@ def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
         "recordedCost": _recorded(calls),
         "agents": sorted({c.agent for c in calls}),
         "namespaces": sorted({c.namespace for c in calls if c.namespace}),
+        **_timings(calls),
     }
     if breakdown:
         by_model: dict[str | None, list[Call]] = {}
