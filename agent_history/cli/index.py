@@ -455,7 +455,8 @@ def issues_cmd(
 
 @app.command("rebuild-check")
 def rebuild_check_cmd(
-    json: bool = typer.Option(True, "--json/--table", help="Print JSON (default) or tables."),
+    json: bool = typer.Option(False, "--json", help="Print JSON (default: a table and one line per finding)."),
+    table: bool = typer.Option(False, "--table", hidden=True, help="The table (the default; kept for scripts)."),
     verify: bool = typer.Option(
         False, "--verify", help="Also re-hash every catalogued file and list those whose content changed unnoticed."
     ),
