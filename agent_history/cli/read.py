@@ -583,7 +583,7 @@ def session_cmd(
         )
     pages = max(1, -(-tl.total // PAGE_EVENTS))
     if page is not None and page > pages:
-        fail(f"session {tl.session.session_uid} has {pages} page(s) of {PAGE_EVENTS} events, not {page}", 2)
+        fail(f"session {tl.session.session_uid} has {count(pages, 'page')} of {PAGE_EVENTS} events, not {page}", 2)
     shown_to = tl.events[-1].seq if tl.events else 0
     remaining = max(tl.total - max(shown_to, (first or 1) - 1), 0)
     paged = start is None and end is None and not every

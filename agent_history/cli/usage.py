@@ -371,7 +371,7 @@ def litellm_fill_cmd(json: bool = typer.Option(False, "--json", help="Print JSON
         print_json(summary.as_dict())
         return
     console.print(
-        f"litellm-fill: {summary.candidates} calls with unknown counts, {summary.matched} found in the spend log, "
+        f"litellm-fill: {count(summary.candidates, 'call')} with unknown counts, {summary.matched} found in the spend log, "
         f"{summary.filled} filled (" + ", ".join(f"{b} {n}" for b, n in summary.buckets.items()) + ")",
         highlight=False,
     )
