@@ -67,6 +67,9 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [litellm]                          # `litellm-fill`: unknown Claude token counts from a LiteLLM
     dsn = "postgresql://reader@proxy-db/litellm"   # proxy's "LiteLLM_SpendLogs" (read-only)
     namespaces = ["claude-work"]       # the Claude namespaces whose calls went through the proxy
+    [plans]                            # `usage blocks --live`: plan limits per agent (usage.plans)
+    claude = "max20"                   # pro | max5 | max20 | plus | chatgpt-pro, or a table:
+    # [plans.codex]  block_tokens = 2000000, block_cost_usd = 40, week_tokens = …, week_cost_usd = …
 
 Environment: AGENT_HISTORY_DSN, AGENT_HISTORY_READER_DSN, AGENT_HISTORY_DATA_DIR (embedded
 server and state; default ``$XDG_DATA_HOME/agent-history``); the harnesses' own home variables
@@ -278,6 +281,8 @@ class Settings:
     with `spec.ProjectFile`s): harness name → directories searched for projects."""
     archive_path: Path | None = None
     """``[archive] path``: the archive's root directory; None = `archive_root` under the data dir."""
+    plans: dict[str, Any] = field(default_factory=dict)
+    """``[plans]``: agent → `usage.plans.PlanConfig` (a named plan and/or explicit limits)."""
     index_redact: bool = False
     """``[index] redact``: the loader stores text with secret-shaped spans replaced (`embed.redact`)."""
     raw: dict[str, Any] = field(default_factory=dict)
@@ -311,6 +316,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     **{h.name: ("roots",) for h in HARNESSES if h.layout.projects},  # project harnesses (Aider, Crush)
     "archive": ("path",),  # `agent-history archive` (issue 29)
     "index": ("redact",),
+    "plans": None,  # keys are agent names, checked by usage.plans.parse_plans
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -322,6 +328,7 @@ FREE_KEYS: dict[str, str] = {
     "cold_sources": "<namespace>",
     "contexts": "<context>",
     "memories": "<namespace>",
+    "plans": "<agent>",
 }
 """Sections whose keys are names the user chooses: the placeholder the reference shows."""
 
@@ -377,6 +384,9 @@ KEY_HELP: dict[str, str] = {
     },
     "archive.path": "Root directory of the archive `agent-history archive` writes and `rebuild` reads "
     "(default `<data dir>/archive`; AGENT_HISTORY_ARCHIVE overrides).",
+    "plans.<agent>": "That agent's plan for `usage blocks --live`: a name (pro, max5, max20, plus, chatgpt-pro; "
+    "its token limit is the highest past window's, ccusage's `--token-limit max` rule) or a table of "
+    "`plan`, `block_tokens`, `block_cost_usd`, `week_tokens`, `week_cost_usd` (explicit limits win).",
     "index.redact": "Store message and tool text with secret-shaped spans replaced by `[REDACTED]` (default false; "
     "the transcripts are untouched).",
 }
@@ -522,6 +532,7 @@ def load_settings(dsn: str | None = None) -> Settings:
     if not isinstance(redact, bool):
         raise ConfigError(f"config index.redact must be true or false, not {redact!r}")
     s.index_redact = redact
+    s.plans = _plans(_table(raw, "plans"))
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password
@@ -529,6 +540,17 @@ def load_settings(dsn: str | None = None) -> Settings:
     if dsn:
         s.dsn = dsn
     return s
+
+
+def _plans(table: dict[str, Any]) -> dict[str, Any]:
+    """``[plans]`` → {agent: PlanConfig}. Raises ConfigError for an unknown agent or plan name,
+    an unknown key, or a limit that is not a positive number."""
+    from agent_history.usage.plans import PlanError, parse_plans
+
+    try:
+        return parse_plans(table, (h.name for h in HARNESSES))
+    except PlanError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _string_list(table: dict, section: str, key: str) -> list[str] | None:

@@ -74,7 +74,7 @@ def test_deleted_transcripts_come_back_from_the_archive_by_rebuild(cli_env, db, 
     assert only_archive >= 3  # one of the files is empty
     for p in gone:
         p.unlink()
-    check = cli("rebuild-check", env=cli_env)
+    check = cli("rebuild-check", "--json", env=cli_env)
     assert check.returncode == 0, check.stderr
     counts = json.loads(check.stdout)["namespaces"]["claude-local"]
     assert counts == {"hot": len(claude) - 3, "cold": 0, "archive": len(claude), "cold_only": 3, "missing": 0}

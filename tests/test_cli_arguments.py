@@ -87,7 +87,7 @@ def test_an_imported_exclusion_of_a_short_uid_can_be_restored(corpus_rw_db, own_
     env = environment(corpus_rw_db, own_tmp)
     file = own_tmp / "exclusions.json"
     file.write_text(json.dumps([{"agent": "claude", "session_uid": "abc"}, {"agent": "codex", "session_uid": "q1"}]))
-    assert cli(env, "sessions", "exclusions", "import", str(file)).stdout == "2 exclusion(s) added, 0 already present\n"
+    assert cli(env, "sessions", "exclusions", "import", str(file)).stdout == "2 exclusions added, 0 already present\n"
     restored = cli(env, "sessions", "restore", "abc")
     assert (restored.returncode, restored.stdout) == (0, "restored: claude abc\n"), restored.stderr
     again = cli(env, "sessions", "restore", "abc")  # no longer excluded; too short to be a prefix

@@ -225,7 +225,7 @@ def test_cli_collects_configured_globs_and_says_what_is_not_a_repository(cli_env
         "repositories": 1, "gone": 0, "commits": 7, "tasks": 2, "issues": 2,
         "runs_as": "ah_collector (or the schema owner)",
     }  # fmt: skip
-    line = "collector: 1 repositories, 7 commits, 2 Backlog tasks, 2 issues; `collect` runs as ah_collector"
+    line = "collector: 1 repository, 7 commits, 2 Backlog tasks, 2 issues; `collect` runs as ah_collector"
     assert line in _cli(cli_env, "status").stdout
 
 

@@ -72,7 +72,7 @@ def test_exclude_restore_export_import_and_rebuild(db, cli_env, own_tmp):
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         assert _visible(conn, UIDS["C1"])["search"] is True
     imported = _cli(cli_env, "sessions", "exclusions", "import", str(exported))
-    assert imported.returncode == 0 and imported.stdout.strip() == "1 exclusion(s) added, 0 already present"
+    assert imported.returncode == 0 and imported.stdout.strip() == "1 exclusion added, 0 already present"
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         assert _visible(conn, UIDS["C1"]) == hidden
 
@@ -90,7 +90,7 @@ def test_delete_asks_then_the_next_pass_indexes_again(db, cli_env, own_tmp):
     assert unconfirmed.returncode == 2 and "pass --yes" in unconfirmed.stderr
     out = _cli(cli_env, "sessions", "delete", UIDS["C2"], "--yes")
     assert out.returncode == 0, out.stderr
-    assert f"deleted claude {UIDS['C2']}: 1 thread(s), 8 messages and tool calls, 1 file record(s)" in out.stdout
+    assert f"deleted claude {UIDS['C2']}: 1 thread, 8 messages and tool calls, 1 file record" in out.stdout
     assert "the next pass indexes the transcript again unless you exclude it" in " ".join(out.stdout.split())
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         assert conn.execute(count, (UIDS["C2"],)).fetchone()[0] == 0

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import stat
 import string
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,16 @@ def test_json_and_markdown_hold_every_thread_of_a_session_with_sub_agents(corpus
     assert md.stdout.count("<summary>Tool: ") == tools
     assert prompts and all(p.strip() in md.stdout for p in prompts)
     assert f"- **Session:** {uid}" in md.stdout
+    # times: to the second for people, to the millisecond in JSON — never Python's microseconds
+    started = (doc["thread"]["summary"] or {}).get("started_at")
+    assert started, doc["thread"]["summary"]
+    assert f"- **Started:** {datetime.fromisoformat(started).astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" in md.stdout
+    html = cli("export", uid, "--format", "html", "--no-redact", env=env).stdout
+    six = re.compile(r"\d{2}:\d{2}:\d{2}\.\d{4,}")
+    for text in (md.stdout, html, out.stdout):
+        assert not six.search(text), six.search(text)
+    assert re.search(r" · \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC", md.stdout)
+    assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00", e["ts"]) for e in events if e["ts"])
 
 
 @pytest.fixture

@@ -181,7 +181,7 @@ def test_rebuild_from_hot_and_cold_equals_the_original(cli_env, db, home, own_tm
         p.unlink()
     config = Path(cli_env["AGENT_HISTORY_CONFIG"])
     config.write_text(f'[cold_sources]\n"claude-local" = "{cold_claude}"\n')
-    check = cli("rebuild-check", env=cli_env)
+    check = cli("rebuild-check", "--json", env=cli_env)
     assert check.returncode == 0, check.stderr
     counts = json.loads(check.stdout)["namespaces"]["claude-local"]
     n_claude = len(list(cold_claude.rglob("*.jsonl")))
@@ -198,12 +198,16 @@ def test_rebuild_check_and_rebuild_refuse_when_a_file_is_missing_from_both_tiers
     assert cli("index", "--home", str(home), env=cli_env).returncode == 0
     victim = sorted((home / ".codex").rglob("*.jsonl"))[0]
     victim.unlink()
-    check = cli("rebuild-check", env=cli_env)
+    check = cli("rebuild-check", "--json", env=cli_env)
     assert check.returncode == 1
     data = json.loads(check.stdout)
     assert data["would_refuse"] is True
     assert data["missing_files"] == [str(victim)]
     assert data["namespaces"]["codex-local"]["missing"] == 1
+    human = cli("rebuild-check", env={**cli_env, "COLUMNS": "200"})  # people get a table and one line each
+    assert human.returncode == 1 and not human.stdout.lstrip().startswith("{")
+    assert f"missing from every tier: {victim}" in human.stdout.splitlines()
+    assert "rebuild would refuse (`rebuild --allow-missing` drops the missing files)" in human.stdout
     with db.connect() as conn:
         before = conn.execute("SELECT count(*) FROM ah.message").fetchone()[0]
     out = cli("rebuild", env=cli_env)

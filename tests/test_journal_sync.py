@@ -322,7 +322,7 @@ def test_cli_json_status_and_config_source(cli_env, journal, tmp_path):
     assert (data["summaries"], data["linked"], data["topics"]) == (1, 0, 1)
     assert (data["last_pass"]["status"], data["last_pass"]["skip_reason"]) == ("skipped", "source_missing")
     p = cli("status", env=cli_env)
-    assert "journal-sync: 1 summaries (0 linked to sessions), 1 topics; last pass " in p.stdout
+    assert "journal-sync: 1 summary (0 linked to sessions), 1 topic; last pass " in p.stdout
     assert "(skipped: source_missing)" in p.stdout
 
 

@@ -157,7 +157,7 @@ def test_a_same_length_edit_inside_a_window_then_an_append_is_a_rewrite(db, home
 def test_a_same_size_edit_restoring_the_mtime_is_found_by_verify_and_fixed_by_rebuild(cli_env, db, home):
     path = legacy(home)
     assert cli("index", "--home", str(home), env=cli_env).returncode == 0
-    clean = cli("rebuild-check", "--verify", env=cli_env)
+    clean = cli("rebuild-check", "--verify", "--json", env=cli_env)
     assert clean.returncode == 0, clean.stderr
     verify = json.loads(clean.stdout)["verify"]
     n = len(list(home.rglob("*.jsonl")))
@@ -170,7 +170,7 @@ def test_a_same_size_edit_restoring_the_mtime_is_found_by_verify_and_fixed_by_re
     assert json.loads(again.stdout)["files_changed"] == 0  # an index pass cannot see it
     assert rows_with(db, new) == 0
 
-    found = cli("rebuild-check", "--verify", env=cli_env)
+    found = cli("rebuild-check", "--verify", "--json", env=cli_env)
     assert found.returncode == 1
     verify = json.loads(found.stdout)["verify"]
     assert (verify["changed"], verify["unnoticed"]) == (1, 1)
@@ -209,7 +209,7 @@ def test_verify_tells_a_truncated_file_and_a_catalogue_without_baseline(cli_env,
         conn.execute(
             "UPDATE ah.source_file SET prefix_crc32 = NULL, prefix_windows = NULL WHERE path = %s", (str(path),)
         )
-    out = cli("rebuild-check", "--verify", env=cli_env)
+    out = cli("rebuild-check", "--verify", "--json", env=cli_env)
     assert out.returncode == 1
     verify = json.loads(out.stdout)["verify"]
     assert (verify["no_baseline"], verify["changed"], verify["unnoticed"]) == (1, 1, 0)

@@ -176,7 +176,11 @@ def test_usage_block_says_unknown_for_unpriced_calls_and_missing_calls():
         "- Launch 9: root pi `0196b000`, stale, started 2026-05-03 09:00 UTC, wall time unknown, 0 lanes; "
         "commits unknown, pushes unknown, landed unknown, parked unknown.",
     ]
-    assert text.splitlines()[5] == "- Total: 2 model calls, list-price cost unknown."
+    # one unpriced model does not blank the total: the priced sum, and the unpriced calls named
+    assert text.splitlines()[5] == (
+        "- Total: 2 model calls, list-price cost $0.5000 for the priced calls; "
+        "2 calls unpriced (pi-fixture-model), their cost unknown."
+    )
     assert text.splitlines()[-2:] == [
         "| 9 | root | pi-fixture-model | 2 | unknown |",
         "| 9 | lane | unknown | 1 | 0.5000 |",

@@ -90,7 +90,7 @@ def test_index_embed_and_journal_sync_loops_each_do_a_pass_and_stop_on_sigterm(c
         ["journal-sync", "--source", str(journal), "--every", "3600"], cli_env, "journal-sync ("
     )
     assert code == 0 and "Traceback" not in err, err
-    assert len(out) == 1 and out[0].startswith(f"journal-sync (full, {journal}): 1 rows read, 1 new, 0 updated")
+    assert len(out) == 1 and out[0].startswith(f"journal-sync (full, {journal}): 1 row read, 1 new, 0 updated")
 
     with psycopg.connect(db.dsn) as conn:
         assert conn.execute("SELECT count(*) FROM ah.session").fetchone()[0] == len(TOPICS)

@@ -21,7 +21,7 @@ ROUTE_PARAMS: dict[str, tuple[str, ...]] = {
     "/search?q=pool": ("class", "in", "mode", *FILTERS),
     "/sessions": ("sort", "page", *FILTERS),
     f"/session/{KNOWN_UID}": ("agent_id", "page"),
-    "/usage": FILTERS,
+    "/usage": ("now", *FILTERS),
     "/api/usage": FILTERS,
     "/status": ("anything",),
 }

@@ -11,15 +11,15 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
-from agent_history.cli.output import console, fail, print_event, print_json, print_warning
+from agent_history.cli.output import console, count, fail, print_event, print_json, print_warning
 
 
 def summary_line(s) -> str:
     """One line for a pass summary (`archive.run.ArchiveSummary`)."""
     state = " (interrupted)" if s.interrupted else ""
     return (
-        f"archived{state}: {s.files_seen:,} files seen, {s.copied:,} copied, {s.grown:,} grown, "
-        f"{s.new_versions:,} new versions, {s.unchanged:,} unchanged, {s.touched:,} touched; "
+        f"archived{state}: {count(s.files_seen, 'file')} seen, {s.copied:,} copied, {s.grown:,} grown, "
+        f"{count(s.new_versions, 'new version')}, {s.unchanged:,} unchanged, {s.touched:,} touched; "
         f"{s.bytes_read / 1e6:,.1f} MB read, {s.bytes_written / 1e6:,.1f} MB written; {s.seconds:.2f} s"
     )
 
@@ -165,7 +165,8 @@ def _verify(db, *, json: bool) -> None:
         print_json(result.as_dict())
     else:
         console.print(
-            f"verified {result.checked:,} copies ({result.bytes_hashed / 1e6:,.1f} MB hashed): {len(result.bad):,} bad",
+            f"verified {count(result.checked, 'copy', 'copies')} ({result.bytes_hashed / 1e6:,.1f} MB hashed): "
+            f"{len(result.bad):,} bad",
             highlight=False,
             markup=False,
         )

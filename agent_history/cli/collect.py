@@ -14,7 +14,7 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
-from agent_history.cli.output import console, fail, print_event, print_json
+from agent_history.cli.output import console, count, fail, print_event, print_json
 
 
 @app.command("collect")
@@ -61,9 +61,9 @@ def collect_cmd(
             for r in summary.repositories:
                 if r.state == "collected":
                     console.print(
-                        f"{r.path}: {r.commits:,} commits ({r.commits_new:,} new, {r.on_default_branch:,} on "
-                        f"{r.default_branch or 'no default branch'}), {r.pushes:,} pushes, {r.tasks:,} tasks, "
-                        f"{r.status_changes:,} status changes",
+                        f"{r.path}: {count(r.commits, 'commit')} ({r.commits_new:,} new, {r.on_default_branch:,} on "
+                        f"{r.default_branch or 'no default branch'}), {count(r.pushes, 'push', 'pushes')}, "
+                        f"{count(r.tasks, 'task')}, {count(r.status_changes, 'status change')}",
                         highlight=False,
                         markup=False,
                         soft_wrap=True,

@@ -7,7 +7,7 @@ import typer
 from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.read import (
     _agents,
     _check_filter_values,
@@ -85,7 +85,7 @@ def efficiency_cmd(
             (
                 "total",
                 "",
-                f"{tot['threads']} threads",
+                count(tot["threads"], "thread"),
                 "",
                 str(tot["calls"]),
                 _share(tot["poll_share"]),

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, count, fail, print_json
 
 if TYPE_CHECKING:  # imported by the commands themselves: httpx and the worker stay off every other command's start-up
     from agent_history.embed.worker import EmbedSummary, EmbedWorker
@@ -22,9 +22,9 @@ def summary_line(s: EmbedSummary) -> str:
     index = f"; built HNSW index {s.index_built}" if s.index_built else ""
     elided = f"; {s.elided:,} too long, embedded by head and tail" if s.elided else ""
     return (
-        f"embedded ({s.model}): {s.sources:,} sources examined, {s.chunks_written:,} chunks written, "
-        f"{s.embedded:,} new vectors, {s.cached:,} cached, {s.failed:,} failed; "
-        f"{s.tokens:,} tokens in {s.requests:,} requests; {s.seconds:.2f} s{elided}{stopped}{index}"
+        f"embedded ({s.model}): {count(s.sources, 'source')} examined, {count(s.chunks_written, 'chunk')} written, "
+        f"{count(s.embedded, 'new vector')}, {s.cached:,} cached, {s.failed:,} failed; "
+        f"{count(s.tokens, 'token')} in {count(s.requests, 'request')}; {s.seconds:.2f} s{elided}{stopped}{index}"
     )
 
 

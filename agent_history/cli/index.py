@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, fail, print_event, print_json, print_warning
+from agent_history.cli.output import console, count, fail, print_event, print_json, print_warning
 from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
@@ -33,9 +33,9 @@ def _summary_line(s: PassSummary) -> str:
     issues = ", ".join(f"{k} {v}" for k, v in sorted(s.issues.items())) or "none"
     state = " (interrupted)" if s.interrupted else ""
     return (
-        f"indexed{state}: {s.files_scanned:,} files scanned, {s.files_changed:,} changed, "
+        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, "
         f"{s.bytes_read / 1e6:,.1f} MB read; rows: {rows}; issues: {issues}; "
-        f"{s.sessions_rolled_up:,} sessions rolled up; {s.seconds:.2f} s"
+        f"{count(s.sessions_rolled_up, 'session')} rolled up; {s.seconds:.2f} s"
     )
 
 
@@ -374,9 +374,11 @@ def _archive_line(a: dict) -> str:
         return f"archive: no copies yet in {a['path']} (run `agent-history archive`)"
     bad = f", {a['bad_copies']:,} bad (run `archive --verify`)" if a["bad_copies"] else ""
     return (
-        f"archive: {a['files']:,} transcripts, {a['copies']:,} copies, {a['compressed_bytes'] / 1e6:,.1f} MB "
+        f"archive: {count(a['files'], 'transcript')}, {count(a['copies'], 'copy', 'copies')}, "
+        f"{a['compressed_bytes'] / 1e6:,.1f} MB "
         f"({a['bytes'] / 1e6:,.1f} MB uncompressed){bad}, last {second(a['last_archived_at'], zone=True)}; "
-        f"{a['archive_only_sessions']:,} sessions exist only in the archive"
+        f"{count(a['archive_only_sessions'], 'session')} "
+        f"{'exists' if a['archive_only_sessions'] == 1 else 'exist'} only in the archive"
     )
 
 
@@ -455,7 +457,8 @@ def issues_cmd(
 
 @app.command("rebuild-check")
 def rebuild_check_cmd(
-    json: bool = typer.Option(True, "--json/--table", help="Print JSON (default) or tables."),
+    json: bool = typer.Option(False, "--json", help="Print JSON (default: a table and one line per finding)."),
+    table: bool = typer.Option(False, "--table", hidden=True, help="The table (the default; kept for scripts)."),
     verify: bool = typer.Option(
         False, "--verify", help="Also re-hash every catalogued file and list those whose content changed unnoticed."
     ),
@@ -494,7 +497,7 @@ def _print_rebuild_check(data: dict) -> None:
     if v is None:
         return
     console.print(
-        f"verified {v['files_checked']:,} files ({v['bytes_hashed'] / 1e6:,.1f} MB hashed): "
+        f"verified {count(v['files_checked'], 'file')} ({v['bytes_hashed'] / 1e6:,.1f} MB hashed): "
         f"{v['changed']:,} changed, {v['unnoticed']:,} of them unnoticed by index; "
         f"{v['no_baseline']:,} without a baseline, {v['absent']:,} absent",
         highlight=False,

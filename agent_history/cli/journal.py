@@ -10,7 +10,7 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, err_console, fail, print_json
+from agent_history.cli.output import console, count, err_console, fail, print_json
 from agent_history.db.errors import ServerUnreachable
 
 if TYPE_CHECKING:  # imported by the command itself, off every other command's start-up
@@ -21,9 +21,9 @@ def summary_line(r: SyncResult) -> str:
     """The one-line result of a pass."""
     kind = "full" if r.full_pass else "incremental"
     return (
-        f"journal-sync ({kind}, {r.source}): {r.rows_read:,} rows read, {r.inserted:,} new, {r.updated:,} updated, "
-        f"{r.unchanged:,} unchanged, {r.pruned:,} pruned, {r.wiped:,} wiped, {r.topics:,} topics, "
-        f"{r.linked:,} links changed; {r.seconds:.2f} s"
+        f"journal-sync ({kind}, {r.source}): {count(r.rows_read, 'row')} read, {r.inserted:,} new, {r.updated:,} updated, "
+        f"{r.unchanged:,} unchanged, {r.pruned:,} pruned, {r.wiped:,} wiped, {count(r.topics, 'topic')}, "
+        f"{count(r.linked, 'link')} changed; {r.seconds:.2f} s"
     )
 
 

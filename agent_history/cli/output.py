@@ -48,6 +48,12 @@ console = TerminalConsole(width=_stdout_width())
 err_console = TerminalConsole(stderr=True, soft_wrap=True)
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 call"``, ``"2 calls"``, ``"1,234 calls"``: `n` (thousands-separated) and `noun` in the
+    singular for exactly one, else `plural` (default `noun` + ``s``)."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def one_line(message: str) -> str:
     """`message` with its line breaks (and the blanks around them) folded into single spaces."""
     return re.sub(r"\s*[\r\n]+\s*", " ", message.strip())

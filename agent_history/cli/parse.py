@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from agent_history.cli.app import app
-from agent_history.cli.output import console, err_console, fail, print_event, print_json
+from agent_history.cli.output import console, count, err_console, fail, print_event, print_json
 from agent_history.cli.tables import Record, compact_table, flow, print_table_or_records
 from agent_history.ingest.parse_files import parse_paths
 from agent_history.parsers import AGENTS
@@ -54,9 +54,9 @@ def parse_cmd(
             tok = t.get("tokens", {})
             console.print()
             _totals_line(Text(name, style="bold") + ":", [
-                f"{t['files']} files", f"{t.get('sessions', 0)} sessions ({t.get('subagent_sessions', 0)} sub-agent)",
-                f"{t.get('messages', 0)} messages", f"{t.get('human_prompts', 0)} human prompts",
-                f"{t.get('model_calls', 0)} model calls (+{t.get('api_error_notices', 0)} error notices)",
+                count(t["files"], "file"), f"{count(t.get('sessions', 0), 'session')} ({t.get('subagent_sessions', 0)} sub-agent)",
+                count(t.get("messages", 0), "message"), count(t.get("human_prompts", 0), "human prompt"),
+                f"{count(t.get('model_calls', 0), 'model call')} (+{count(t.get('api_error_notices', 0), 'error notice')})",
             ])  # fmt: skip
             _totals_line(
                 "  tokens:", [f"{b} {tok[b]:,}" if tok.get(b) is not None else f"{b} -" for b in TOKEN_BUCKETS]

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import (
     Indented,
     Record,
@@ -541,6 +541,12 @@ def session_cmd(
     start: int = typer.Option(None, "--from", help="First event number (1-based)."),
     end: int = typer.Option(None, "--to", help="Last event number (inclusive)."),
     full: bool = typer.Option(False, "--full", help="Do not shorten texts."),
+    calls: bool = typer.Option(
+        False,
+        "--calls",
+        help="Also the thread's model calls: tokens, duration, time to first token and thinking time "
+        "(where the transcript records them; unknown elsewhere).",
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """A session's ordered timeline: messages, tool calls, spawns, compactions, git events — a
@@ -561,6 +567,10 @@ def session_cmd(
 
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
             excluded = _is_excluded(conn, tl.session.id)
+            if calls:
+                from agent_history.read.usage import call_timings
+
+                model_calls = call_timings(conn, tl.session.id)
     except SessionNotFound as exc:
         _not_found(uid, "session", exc)
     except AmbiguousSession as exc:
@@ -573,18 +583,49 @@ def session_cmd(
         )
     pages = max(1, -(-tl.total // PAGE_EVENTS))
     if page is not None and page > pages:
-        fail(f"session {tl.session.session_uid} has {pages} page(s) of {PAGE_EVENTS} events, not {page}", 2)
+        fail(f"session {tl.session.session_uid} has {count(pages, 'page')} of {PAGE_EVENTS} events, not {page}", 2)
     shown_to = tl.events[-1].seq if tl.events else 0
     remaining = max(tl.total - max(shown_to, (first or 1) - 1), 0)
     paged = start is None and end is None and not every
     if json:
         where = {"page": page or 1, "pages": pages, "page_size": PAGE_EVENTS} if paged else {}
-        print_json(tl.as_dict() | where | {"remaining": remaining} | ({"journal_summary": journal} if journal else {}))
+        extra = {"model_calls": model_calls} if calls else {}
+        print_json(
+            tl.as_dict() | where | {"remaining": remaining} | ({"journal_summary": journal} if journal else {}) | extra
+        )
         return
     _print_timeline(tl, journal)
     if remaining and tl.events:
         how = f"--page {(page or 1) + 1}" if paged else f"--from {shown_to + 1}"
         console.print(Text(f"{remaining:,} more events ({how}, or --all)", style="dim"), soft_wrap=True)
+    if calls:
+        _print_calls(model_calls)
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else f"{value:,} ms"
+
+
+def _print_calls(model_calls: list[dict]) -> None:
+    """The thread's model calls (`read.usage.call_timings`): time, model, tokens, duration, time to
+    first token, thinking time — ``-`` where the transcript records none."""
+    console.print(Text(count(len(model_calls), "model call"), style="bold"))
+    headers = ("time", "model", "tokens", "duration", "first token", "thinking")
+    cells = [
+        (
+            _short_ts(c["ts"]),
+            c["model"] or "-",
+            "-" if c["tokens"] is None else f"{c['tokens']:,}",
+            _ms(c["duration_ms"]),
+            _ms(c["ttft_ms"]),
+            _ms(c["thinking_ms"]),
+        )
+        for c in model_calls
+    ]
+    table = compact_table(*headers)
+    for c in cells:
+        table.add_row(*c)
+    print_table_or_records(console, table, headers, [Record(c) for c in cells])
 
 
 EVENT_STYLES = {"message": "green", "tool_call": "magenta", "spawn": "cyan", "compaction": "yellow", "git": "red"}

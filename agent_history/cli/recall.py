@@ -19,7 +19,7 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_event, print_json, write_document
+from agent_history.cli.output import console, count, fail, print_event, print_json, write_document
 from agent_history.cli.read import (
     SEARCH_TIMEOUT_S,
     _agents,
@@ -179,7 +179,7 @@ def sql_cmd(
         for row in result["rows"]:
             table.add_row(*["NULL" if v is None else str(v) for v in row])
         console.print(table)
-        console.print(f"{result['row_count']} row(s)")
+        console.print(count(result["row_count"], "row"))
     if note:
         print_event(f"note: {note}")
 
@@ -255,8 +255,8 @@ def delete_cmd(
             typer.confirm("delete it?", abort=True)
         counts = delete(conn, ref)
     console.print(
-        f"deleted {ref.agent} {ref.session_uid}: {counts['sessions']} thread(s), "
-        f"{counts['messages_and_tool_calls']} messages and tool calls, {counts['files']} file record(s)",
+        f"deleted {ref.agent} {ref.session_uid}: {count(counts['sessions'], 'thread')}, "
+        f"{counts['messages_and_tool_calls']:,} messages and tool calls, {count(counts['files'], 'file record')}",
         highlight=False,
         soft_wrap=True,
     )
@@ -281,7 +281,7 @@ def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdo
         print_json(data)
     else:
         file.write_text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
-        console.print(f"{len(data)} exclusion(s) written to {file}", highlight=False, soft_wrap=True)
+        console.print(f"{count(len(data), 'exclusion')} written to {file}", highlight=False, soft_wrap=True)
 
 
 @exclusions_app.command("import")
@@ -298,4 +298,6 @@ def import_cmd(file: Path = typer.Argument(..., help="A file written by `session
             added = import_exclusions(conn, data)
         except ValueError as exc:
             fail(f"{file}: {exc}", 2)
-    console.print(f"{added} exclusion(s) added, {len(data) - added} already present", highlight=False, soft_wrap=True)
+    console.print(
+        f"{count(added, 'exclusion')} added, {len(data) - added} already present", highlight=False, soft_wrap=True
+    )

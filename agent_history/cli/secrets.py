@@ -6,7 +6,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, print_event, print_json
+from agent_history.cli.output import console, count, print_event, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 
 
@@ -39,7 +39,8 @@ def secrets_cmd(
         counts = secret_counts(conn, since=lo, agents=agents, detectors=tuple(detector or ()))
     if scanned.messages or scanned.tool_calls:
         print_event(
-            f"scanned {scanned.messages:,} messages and {scanned.tool_calls:,} tool calls: {scanned.findings:,} findings"
+            f"scanned {count(scanned.messages, 'message')} and {count(scanned.tool_calls, 'tool call')}: "
+            f"{count(scanned.findings, 'finding')}"
         )
     if json:
         print_json({"counts": counts, "findings": [f.as_dict() for f in found]})
@@ -67,7 +68,7 @@ def secrets_cmd(
         print_records(console, ("detector", "session", "in", "byte"), records)
     total = sum(counts.values())
     console.print(
-        f"{total:,} findings: " + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())),
+        f"{count(total, 'finding')}: " + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())),
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -12,11 +12,16 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
+from agent_history.usage.plans import WINDOWS
 from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
+
+REFRESH_RANGE = (1.0, 60.0)
+"""`usage blocks --live --refresh`: seconds between refreshes, ccusage's live range
+(MIN/MAX_REFRESH_INTERVAL_SECONDS)."""
 
 BY = ("loop", "repo", "project", "branch", "host", "model", "agent")
 
@@ -65,8 +70,16 @@ def _tok(row: dict, field: str) -> str:
     return f"{PARTIAL_MARK}{v:,}" if v is not None and row.get(field + "Partial") else _int(v)
 
 
-def _usd(v) -> str:
-    return "unpriced" if v is None else f"${v:,.2f}"
+def _usd(v, partial: bool = False) -> str:
+    return "unpriced" if v is None else f"{PARTIAL_MARK if partial else ''}${v:,.2f}"
+
+
+def _cost(row: dict) -> str:
+    """A row's cost: the whole, or ``≥$N`` — the priced calls' sum when some calls are unpriced
+    (or a count was out of range); ``unpriced`` when no call is priced."""
+    if row["totalCost"] is None:
+        return _usd(row["pricedCost"], partial=True)
+    return _usd(row["totalCost"], row["totalCostPartial"])
 
 
 def _render(view: str, report: dict, key: str) -> None:
@@ -85,7 +98,7 @@ def _render(view: str, report: dict, key: str) -> None:
                     "ACTIVE" if b["isActive"] else "",
                     str(b["entries"]),
                     _tok(b, "totalTokens"),
-                    _usd(b["costUSD"]),
+                    _usd(b["pricedCost"], partial=True) if b["costUSD"] is None else _usd(b["costUSD"]),
                     "-" if not rate else f"{rate['tokensPerMinute']:,.0f}",
                     "-" if not rate or rate["costPerHour"] is None else f"{rate['costPerHour']:,.2f}",
                     ", ".join(b["models"]),
@@ -110,7 +123,7 @@ def _render(view: str, report: dict, key: str) -> None:
                 _tok(r, "cacheCreationTokens"),
                 _tok(r, "cacheReadTokens"),
                 _tok(r, "totalTokens"),
-                _usd(r["totalCost"]),
+                _cost(r),
                 ", ".join(r["modelsUsed"]),
             )
             for r in rows
@@ -119,7 +132,7 @@ def _render(view: str, report: dict, key: str) -> None:
     total = (
         "total",
         *(
-            ("", str(t["calls"]), _tok(t, "totalTokens"), _usd(t["totalCost"]), "", "", "")
+            ("", str(t["calls"]), _tok(t, "totalTokens"), _cost(t), "", "", "")
             if view == "blocks"
             else (
                 _tok(t, "inputTokens"),
@@ -127,7 +140,7 @@ def _render(view: str, report: dict, key: str) -> None:
                 _tok(t, "cacheCreationTokens"),
                 _tok(t, "cacheReadTokens"),
                 _tok(t, "totalTokens"),
-                _usd(t["totalCost"]),
+                _cost(t),
                 "",
             )
         ),
@@ -140,10 +153,20 @@ def _render(view: str, report: dict, key: str) -> None:
     else:
         print_records(console, headers[:-1], [Record(c[:-1], lines=(c[-1],) if c[-1] else ()) for c in (*cells, total)])
     if t["unpricedModels"]:
-        priced = "" if t["pricedCost"] is None else f"; priced calls cost ${t['pricedCost']:,.2f}"
-        console.print(f"unpriced models (cost unknown): {', '.join(t['unpricedModels'])}{priced}", highlight=False)
+        priced = "" if t["pricedCost"] is None else f"; the priced calls cost ${t['pricedCost']:,.2f}"
+        console.print(
+            f"{count(t['unpricedCalls'], 'call')} unpriced (cost unknown, never 0): "
+            f"{', '.join(t['unpricedModels'])}{priced}",
+            highlight=False,
+        )
     if t["callsWithUnknownUsage"]:
-        console.print(f"{t['callsWithUnknownUsage']} calls with unknown token counts", highlight=False)
+        console.print(f"{count(t['callsWithUnknownUsage'], 'call')} with unknown token counts", highlight=False)
+    if t.get("callsWithOutOfRangeTokens"):
+        console.print(
+            f"{count(t['callsWithOutOfRangeTokens'], 'call')} wrote a token count out of range (stored unknown, "
+            "see `agent-history issues`): totals including them are lower bounds",
+            highlight=False,
+        )
     if any(t.get(f + "Partial") for f in PARTIAL_FIELDS) or any(
         r.get(f + "Partial") for r in rows for f in PARTIAL_FIELDS
     ):
@@ -165,6 +188,16 @@ def usage_cmd(
         None, "--by", help="Group by loop, repo, project, branch, host, model or agent instead of a period."
     ),
     timezone: str = typer.Option(None, "--timezone", "-z", help="IANA zone for periods (default: the machine's)."),
+    window: str = typer.Option(
+        "block", "--window", help="blocks: block (5-hour billing blocks) or week (7-day plan windows)."
+    ),
+    live: bool = typer.Option(
+        False,
+        "--live",
+        help="blocks: a refreshing view of each agent's active block and week against its [plans] limits "
+        "(burn rate, projection, time left, % of the plan) until Ctrl-C; with --json one snapshot.",
+    ),
+    refresh: float = typer.Option(5.0, "--refresh", help="--live: seconds between refreshes (1-60)."),
     now: str = typer.Option(None, "--now", hidden=True, help="The clock for the active block (ISO time; tests)."),
     json: bool = typer.Option(False, "--json", help="Print JSON (ccusage's field names)."),
 ) -> None:
@@ -182,9 +215,18 @@ def usage_cmd(
             fail(f"--by: unknown grouping {by!r} (known: {', '.join(BY)})", 2)
         if view is not None:
             fail(f"--by {by} replaces the view; drop {view!r}", 2)
-    view = by or view or "daily"
+    if window not in WINDOWS:
+        fail(f"--window: unknown window {window!r} (known: {', '.join(WINDOWS)})", 2)
+    if (live or window != "block") and (by is not None or view not in (None, "blocks")):
+        fail(f"{'--live' if live else '--window'} goes with the blocks view", 2)
+    if live and not REFRESH_RANGE[0] <= refresh <= REFRESH_RANGE[1]:
+        fail(f"--refresh: {refresh:g} is not between {REFRESH_RANGE[0]:g} and {REFRESH_RANGE[1]:g} seconds", 2)
+    view = by or view or ("blocks" if live else "daily")
     tz = _zone(timezone)
     clock = _when(now, "--now") or datetime.now(UTC)
+    if live:
+        _live(agent, tz, now, refresh, json)
+        return
     span = _range(since, until, parse=lambda v, option, end: _bound(v, option, tz, end=end))
     db = database()
     with db.connect() as conn:
@@ -199,7 +241,7 @@ def usage_cmd(
             model=model,
             grouped=view != "blocks",  # blocks need each call's time
         )
-    report = build_report(view, calls, tz, clock)
+    report = build_report(view, calls, tz, clock, block_length=WINDOWS[window])
     report["timezone"] = str(tz)
     key = VIEW_KEY[view]
     if json:  # the same exit code as the table: 1 when nothing matched
@@ -221,6 +263,25 @@ def usage_cmd(
                     f"{_usd(m['cost'])}",
                     highlight=False,
                 )
+
+
+def _live(agent: list[str] | None, tz: tzinfo, now: str | None, refresh: float, json: bool) -> None:
+    """`usage blocks --live`: one snapshot (`--json`) or the refreshing view (`cli.usage_live`)."""
+    from agent_history.cli.usage_live import run_live
+    from agent_history.read.usage import plan_snapshot
+
+    db = database()
+    agents = _agents(agent)
+
+    def fetch() -> dict:
+        clock = _when(now, "--now") or datetime.now(UTC)
+        with db.connect() as conn:
+            return plan_snapshot(conn, db.settings.plans, clock, agents)
+
+    if json:
+        print_json({**fetch(), "timezone": str(tz)})
+        return
+    raise typer.Exit(run_live(fetch, tz, refresh, console))
 
 
 @app.command("pricing")
@@ -264,11 +325,11 @@ def pricing_cmd(
     if data["models"]:
         console.print("models seen → price row:", highlight=False)
         for m in data["models"]:
-            console.print(f"  {m['model']} → {m['price_key']} ({m['calls']} calls)", highlight=False)
+            console.print(f"  {m['model']} → {m['price_key']} ({count(m['calls'], 'call')})", highlight=False)
     if data["unpricedModels"]:
         console.print("unpriced models seen (their calls cost unknown, never 0):", highlight=False)
         for u in data["unpricedModels"]:
-            console.print(f"  {u['model']} ({u['calls']} calls): {u['reason']}", highlight=False)
+            console.print(f"  {u['model']} ({count(u['calls'], 'call')}): {u['reason']}", highlight=False)
     console.print(f"price data: {data['priceData'] or 'not loaded'}", highlight=False)
 
 
@@ -310,7 +371,7 @@ def litellm_fill_cmd(json: bool = typer.Option(False, "--json", help="Print JSON
         print_json(summary.as_dict())
         return
     console.print(
-        f"litellm-fill: {summary.candidates} calls with unknown counts, {summary.matched} found in the spend log, "
+        f"litellm-fill: {count(summary.candidates, 'call')} with unknown counts, {summary.matched} found in the spend log, "
         f"{summary.filled} filled (" + ", ".join(f"{b} {n}" for b, n in summary.buckets.items()) + ")",
         highlight=False,
     )

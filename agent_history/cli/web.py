@@ -30,6 +30,7 @@ def web_cmd(
         reader_dsn=db.live_reader_dsn(),  # a stopped embedded server is started again
         embedding=s.embedding,
         statement_timeout_ms=s.statement_timeout_ms,
+        plans=s.plans,
     )
     try:
         with db.keep_alive():  # no idle stop of the embedded server while the UI runs

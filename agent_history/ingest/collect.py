@@ -525,7 +525,17 @@ def status_line(data: dict | None) -> str:
     if data is None:
         return "collector: schema too old (run `agent-history db migrate`)"
     gone = f" ({data['gone']:,} gone)" if data["gone"] else ""
+    n = {k: f"{data[k]:,} {word if data[k] == 1 else plural}" for k, word, plural in _STATUS_WORDS}
     return (
-        f"collector: {data['repositories']:,} repositories{gone}, {data['commits']:,} commits, "
-        f"{data['tasks']:,} Backlog tasks, {data['issues']:,} issues; `collect` runs as {data['runs_as']}"
+        f"collector: {n['repositories']}{gone}, {n['commits']}, {n['tasks']}, {n['issues']}; "
+        f"`collect` runs as {data['runs_as']}"
     )
+
+
+_STATUS_WORDS = (
+    ("repositories", "repository", "repositories"),
+    ("commits", "commit", "commits"),
+    ("tasks", "Backlog task", "Backlog tasks"),
+    ("issues", "issue", "issues"),
+)
+"""`status_line`'s counts: (key, singular, plural)."""

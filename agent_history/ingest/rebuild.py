@@ -173,8 +173,10 @@ def rebuild(
         hot = [*hot, *(s for s in catalogued_sources(conn) if (s.namespace, s.home) not in known)]
         check = rebuild_check(conn, cold, archive)
         if check.would_refuse and not allow_missing:
+            n = len(check.missing_files)
             raise RebuildRefused(
-                f"{len(check.missing_files)} catalogued transcript(s) are missing from hot, cold and archive copies "
+                f"{n:,} catalogued {'transcript is' if n == 1 else 'transcripts are'} missing from hot, cold and "
+                "archive copies "
                 f"(first: {check.missing_files[0]}); nothing was changed — `rebuild --allow-missing` drops them"
             )
         truncate_derived(conn)

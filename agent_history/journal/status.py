@@ -34,7 +34,9 @@ def status_line(data: dict[str, Any] | None) -> str:
     if data is None:
         return "journal-sync: schema too old (run `agent-history db migrate`)"
     last = data["last_pass"]
-    held = f"{data['summaries']:,} summaries ({data['linked']:,} linked to sessions), {data['topics']:,} topics"
+    summaries = f"{data['summaries']:,} {'summary' if data['summaries'] == 1 else 'summaries'}"
+    topics = f"{data['topics']:,} {'topic' if data['topics'] == 1 else 'topics'}"
+    held = f"{summaries} ({data['linked']:,} linked to sessions), {topics}"
     if last is None:
         return f"journal-sync: {held}; no pass yet"
     reason = f": {last['skip_reason']}" if last["skip_reason"] else ""

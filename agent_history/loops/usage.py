@@ -14,8 +14,10 @@ the closeout is listed and the block says so)::
     |---:|---|---|---:|---:|
     | 1 | root | claude-sonnet-4-5-20250929 | 6 | 0.0084 |
 
-Costs are list prices in USD, shown to 4 decimals; a cost is "unknown" unless every call it
-covers is priced (NULL is unknown, never 0).
+Costs are list prices in USD, shown to 4 decimals; a row's cost is "unknown" unless every call
+it covers is priced (NULL is unknown, never 0). One unpriced model does not blank the total: it
+gives the priced calls' sum and names the rest, e.g. ``list-price cost $0.5000 for the priced
+calls; 2 calls unpriced (pi-fixture-model), their cost unknown``.
 """
 
 from __future__ import annotations
@@ -123,10 +125,19 @@ def render_usage(
     calls = [x.model_calls for x in launches]
     total_calls = None if all(c is None for c in calls) else sum(c or 0 for c in calls)
     total_cost = _sum_cost([x.cost_usd for x in launches])
-    out.append(
-        f"- Total: {'unknown' if total_calls is None else total_calls} model calls, "
-        f"list-price cost {'unknown' if total_cost is None else '$' + _cost(total_cost)}."
+    unpriced = [r for r in rows if r.cost_usd is None]
+    if total_cost is None and unpriced:  # the priced calls' sum, and the rest named, never a blank total
+        priced = [r.cost_usd for r in rows if r.cost_usd is not None]
+        n = sum(r.calls for r in unpriced)
+        names = ", ".join(sorted({r.model or "unknown model" for r in unpriced}))
+        head = f"${_cost(sum(priced, Decimal(0)))} for the priced calls; " if priced else "unknown: "
+        cost = f"{head}{n} call{'s' if n != 1 else ''} unpriced ({names}), their cost unknown"
+    else:
+        cost = "unknown" if total_cost is None else "$" + _cost(total_cost)
+    calls_text = (
+        "unknown model calls" if total_calls is None else f"{total_calls} model call{'s' if total_calls != 1 else ''}"
     )
+    out.append(f"- Total: {calls_text}, list-price cost {cost}.")
     out += ["", "| Launch | Role | Model | Calls | Cost (USD) |", "|---:|---|---|---:|---:|"]
     for r in rows:
         out.append(f"| {r.loop_id} | {r.role} | {r.model or 'unknown'} | {r.calls} | {_cost(r.cost_usd)} |")

@@ -8,17 +8,22 @@
   ``Content-Security-Policy`` meta tag forbids loading anything), every transcript string escaped
   with `html.escape`; readable offline; reasoning, tool calls and sub-agents collapsed.
 - **JSON**: the document itself.
+
+Times: ``YYYY-MM-DD HH:MM:SS UTC`` in Markdown and HTML; ISO 8601 to the millisecond (what the
+transcripts record; never Python's microseconds) in JSON.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from agent_history.bidi import show_bidi
+from agent_history.timestamps import second
 
 PROMPT_CLASSES = frozenset({"human_prompt", "queued_prompt"})
 REPLY_CLASSES = frozenset({"assistant_text", "agent_message", "subagent_report"})
@@ -34,6 +39,24 @@ ROLE_TITLE = {
     "reasoning": "Reasoning",
     "compaction_summary": "Compaction summary",
 }
+
+
+def _when(v) -> str:
+    """A time for people: ``2026-01-23 17:30:15 UTC`` (a datetime; anything else as it is)."""
+    if isinstance(v, datetime):
+        return second((v if v.tzinfo else v.replace(tzinfo=UTC)).astimezone(UTC), zone=True)
+    return str(v)
+
+
+def _json_times(value: Any) -> Any:
+    """`value` with every datetime as ISO 8601 to the millisecond (``2026-01-23T17:30:15.190+00:00``)."""
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="milliseconds")
+    if isinstance(value, dict):
+        return {k: _json_times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_times(v) for v in value]
+    return value
 
 
 def _money(v) -> str:
@@ -55,9 +78,9 @@ def _header_facts(thread: dict[str, Any], product: str) -> list[tuple[str, str]]
     if m.get("model"):
         facts.append(("Model", m["model"]))
     if m.get("started_at"):
-        facts.append(("Started", str(m["started_at"])))
+        facts.append(("Started", _when(m["started_at"])))
     if m.get("ended_at"):
-        facts.append(("Ended", str(m["ended_at"])))
+        facts.append(("Ended", _when(m["ended_at"])))
     facts.append(
         (
             "Tokens",
@@ -106,7 +129,7 @@ def _md_events(thread: dict[str, Any], depth: int) -> list[str]:
     out: list[str] = []
     for ev in thread["events"]:
         kind, label, text = ev["kind"], ev.get("label"), ev.get("text") or ""
-        when = f" · {ev['ts']}" if ev.get("ts") else ""
+        when = f" · {_when(ev['ts'])}" if ev.get("ts") else ""
         if kind == "message" and label in PROMPT_CLASSES | REPLY_CLASSES:
             out.append(f"#### {ROLE_TITLE.get(label, label)}{when}\n\n{text}\n")
         elif kind == "message":
@@ -185,7 +208,7 @@ def _html_events(thread: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for ev in thread["events"]:
         kind, label, text = ev["kind"], ev.get("label"), ev.get("text") or ""
-        when = f'<span class="meta"> · {_e(ev["ts"])}</span>' if ev.get("ts") else ""
+        when = f'<span class="meta"> · {_e(_when(ev["ts"]))}</span>' if ev.get("ts") else ""
         if kind == "message" and label in PROMPT_CLASSES | REPLY_CLASSES:
             css = "prompt" if label in PROMPT_CLASSES else "reply"
             out.append(
@@ -252,7 +275,10 @@ def render_html(doc: dict[str, Any]) -> str:
 
 def render_json(doc: dict[str, Any]) -> str:
     """The document as indented JSON."""
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode() + "\n"
+    return (
+        orjson.dumps(_json_times(doc), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
+        + "\n"
+    )
 
 
 RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json}

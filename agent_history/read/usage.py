@@ -19,18 +19,25 @@ import psycopg
 
 from agent_history.usage.report import Call
 
-_CALLS_SQL = """
+_CALLS_SQL = r"""
 WITH calls AS (
     SELECT mc.id, coalesce(mc.ts, s.started_at) AS ts, mc.agent, s.namespace,
            coalesce(r.session_uid, s.session_uid) AS session_uid, coalesce(r.cwd, s.cwd) AS project,
            coalesce(mc.model, s.model) AS model,
            mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output, mc.reasoning,
            mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id,
-           coalesce(s.git_branch, r.git_branch) AS branch
+           coalesce(s.git_branch, r.git_branch) AS branch, mc.source_id AS call_source, mc.byte_offset AS call_offset,
+           mc.ttft_ms, mc.thinking_ms
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS r ON r.id = s.root_session_id
     WHERE NOT coalesce(mc.is_api_error, false) {where}
+), out_of_range AS (
+    -- calls with a token count outside its column's range (model/limits.py stored it NULL and
+    -- recorded a value_out_of_range issue at the call's record): partial usage, not "not recorded"
+    SELECT DISTINCT source_id, byte_offset FROM ah.parse_issue
+    WHERE kind = 'value_out_of_range'
+      AND detail ~ 'model_call\.(input_uncached|cache_read|cache_write_5m|cache_write_1h|output|reasoning)'
 ), prices AS (
     -- one price lookup per (model, UTC day), as the rollup does
     SELECT d.model, d.day, ah.price_for(d.model, d.day) AS price
@@ -46,8 +53,11 @@ SELECT k.ts, k.agent, k.namespace, k.session_uid, k.project, k.model,
            (SELECT l.id::text FROM ah.loops AS l WHERE l.root_session_id = k.root_id
               ORDER BY (l.started_at <= k.ts) DESC NULLS LAST, l.started_at DESC LIMIT 1)),
        rp.name, k.recorded_cost_usd,
-       1, NULL::bigint, NULL::bigint, NULL::timestamptz, NULL::boolean[], k.branch
+       1, NULL::bigint, NULL::bigint, NULL::timestamptz, NULL::boolean[], k.branch,
+       (o.source_id IS NOT NULL)::int,
+       k.ttft_ms, (k.ttft_ms IS NOT NULL)::int, k.ttft_ms, k.thinking_ms, (k.thinking_ms IS NOT NULL)::int
 FROM calls AS k
+LEFT JOIN out_of_range AS o ON o.source_id = k.call_source AND o.byte_offset = k.call_offset
 LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = coalesce((k.ts AT TIME ZONE 'UTC')::date, current_date)
 LEFT JOIN ah.repo AS rp ON rp.id = k.repo_id
 ORDER BY k.ts NULLS LAST, k.id
@@ -57,7 +67,7 @@ ORDER BY k.ts NULLS LAST, k.id
 # loop, repo, branch): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
 _GROUPED_SQL = """
 WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
-        recorded, n1, kn1, up1, last1, unknown1, branch) AS ({calls})
+        recorded, n1, kn1, up1, last1, unknown1, branch, oor, ttft, ttft_n, ttft_max, think, think_n) AS ({calls})
 SELECT min(ts), agent, namespace, session_uid, project, model,
        -- sum(bigint) is numeric: back to bigint, so token counts stay integers in the JSON
        sum(iu)::bigint, sum(cr)::bigint, sum(w5)::bigint, sum(w1)::bigint, sum(out)::bigint, sum(rs)::bigint,
@@ -67,8 +77,9 @@ SELECT min(ts), agent, namespace, session_uid, project, model,
        max(ts),
        -- per report.PARTIAL_FIELDS: does any call of the group have that count unknown
        ARRAY[bool_or(iu IS NULL), bool_or(out IS NULL), bool_or(w5 IS NULL AND w1 IS NULL), bool_or(cr IS NULL),
-             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0), bool_or(rs IS NULL)],
-       branch
+             bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0 OR oor = 1), bool_or(rs IS NULL)],
+       branch, sum(oor)::int,
+       sum(ttft)::bigint, sum(ttft_n)::int, max(ttft_max), sum(think)::bigint, sum(think_n)::int
 FROM c
 GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
          agent, namespace, session_uid, project, model, loop_id, repo, branch
@@ -186,3 +197,39 @@ def price_list(conn: psycopg.Connection, *, every: bool = False) -> dict:
     prices = [_price_dict(names, r) for r in cur.fetchall()]
     key = conn.execute("SELECT value FROM ah.meta WHERE key = 'prices'").fetchone()
     return {"prices": prices, "models": models, "unpricedModels": unpriced, "priceData": key[0] if key else None}
+
+
+def plan_snapshot(conn: psycopg.Connection, plans: dict, now: datetime, agents: tuple[str, ...] = ()) -> dict:
+    """The plan windows at aware `now` (`usage.plans.plan_status`) over every billable call of
+    `agents` (all when empty) — every time, since a named plan's limit is the highest past window.
+    `plans` is `Settings.plans` ({agent: PlanConfig})."""
+    from agent_history.usage.plans import plan_status
+
+    return plan_status(usage_calls(conn, agents=agents, until=now), now, plans, agents)
+
+
+def call_timings(conn: psycopg.Connection, session_id: int) -> list[dict]:
+    """The model calls of one thread (`ah.session.id`), in file order (`session --calls`)::
+
+        [{"ts" (datetime | None), "model", "tokens" (the five buckets' sum, None = unknown),
+          "output", "reasoning" (tokens), "duration_ms", "duration_basis" (what the duration
+          measures, named by the parser), "ttft_ms" (time to first token), "thinking_ms",
+          "is_api_error"}, …]
+
+    Times are ms, None where the transcript records none (the capability rows of
+    `agent_history.harnesses` say which formats do: Kimi's ``llmFirstTokenLatencyMs``, VS Code
+    Copilot's ``timings.firstProgress``)."""
+    rows = conn.execute(
+        """
+        SELECT ts, model,
+               CASE WHEN num_nonnulls(input_uncached, cache_read, cache_write_5m, cache_write_1h, output) > 0
+                    THEN coalesce(input_uncached, 0) + coalesce(cache_read, 0) + coalesce(cache_write_5m, 0)
+                       + coalesce(cache_write_1h, 0) + coalesce(output, 0) END,
+               output, reasoning, duration_ms, duration_basis, ttft_ms, thinking_ms, coalesce(is_api_error, false)
+        FROM ah.model_call WHERE session_id = %s
+        ORDER BY source_id, byte_offset NULLS LAST, ts NULLS LAST, id
+        """,
+        (session_id,),
+    ).fetchall()
+    keys = ("ts", "model", "tokens", "output", "reasoning", "duration_ms", "duration_basis", "ttft_ms", "thinking_ms")
+    return [dict(zip((*keys, "is_api_error"), r, strict=True)) for r in rows]

@@ -59,19 +59,21 @@ class Block:
     is_gap: bool = False
 
     def is_active(self, now: datetime) -> bool:
-        """Whether the block is open at `now`: started, not ended, < 5 h after its last call."""
+        """Whether the block is open at `now`: started, not ended, less than its length (5 h for
+        a billing block) after its last call."""
         if self.is_gap or self.last_ts is None:
             return False
-        return self.start <= now < self.end and now - self.last_ts < BLOCK_LENGTH
+        return self.start <= now < self.end and now - self.last_ts < self.end - self.start
 
 
 def _floor_hour(ts: datetime) -> datetime:
     return ts.replace(minute=0, second=0, microsecond=0)
 
 
-def blocks(times: Sequence[datetime]) -> list[Block]:
+def blocks(times: Sequence[datetime], length: timedelta = BLOCK_LENGTH) -> list[Block]:
     """The billing blocks (and gap blocks) of calls at aware UTC timestamps `times` (any order),
-    by the rule in the module docstring, oldest first."""
+    by the rule in the module docstring, oldest first. `length` replaces the 5 hours (the plan
+    windows' week, `usage.plans.WINDOWS`)."""
     order = sorted(range(len(times)), key=lambda i: times[i])
     out: list[Block] = []
     start: datetime | None = None
@@ -79,16 +81,16 @@ def blocks(times: Sequence[datetime]) -> list[Block]:
 
     def close() -> None:
         first, last = times[members[0]], times[members[-1]]
-        out.append(Block(start, start + BLOCK_LENGTH, tuple(members), first, last))
+        out.append(Block(start, start + length, tuple(members), first, last))
 
     for i in order:
         ts = times[i]
         if start is not None:
             last = times[members[-1]]
-            if ts - start > BLOCK_LENGTH or ts - last > BLOCK_LENGTH:
+            if ts - start > length or ts - last > length:
                 close()
-                if ts - last > BLOCK_LENGTH:
-                    out.append(Block(last + BLOCK_LENGTH, ts, (), None, None, is_gap=True))
+                if ts - last > length:
+                    out.append(Block(last + length, ts, (), None, None, is_gap=True))
                 start, members = None, []
         if start is None:
             start = _floor_hour(ts)

@@ -12,9 +12,14 @@ them (and ccusage 20's `agent` / `metadata`): `reasoningTokens` (⊂ output), `c
 NULL rules (docs/design.md §5): a token field is None when no call of the row knows that bucket (a gap
 block, which has no calls, counts 0 tokens and $0 as ccusage prints it); a
 cost is None when any call of the row with known usage has no list price — `unpricedModels`
-names those models and `pricedCost` holds the sum over the priced calls (a lower bound).
+names those models, `unpricedCalls` counts those calls and `pricedCost` holds the sum over the
+priced calls (a lower bound). The grand total is never blanked by one unpriced model:
+``totals.cost_usd`` is the priced sum and ``totals.unpriced_calls`` the calls left out.
 A token field summed over known counts while some call's count is unknown is flagged
-`<field>Partial` (`PARTIAL_FIELDS`; a lower bound, `≥N` in the CLI's table).
+`<field>Partial` (`PARTIAL_FIELDS`; a lower bound, `≥N` in the CLI's table). A count the
+transcript wrote but outside its column's range (stored NULL, `model.limits`) is usage that
+happened: `callsWithOutOfRangeTokens` counts those calls and their total is flagged partial too —
+unlike a bucket a harness never records (Codex's cache writes), which leaves the total whole.
 Costs are USD floats (list prices); tokens are integers.
 """
 
@@ -22,10 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 
-from agent_history.usage.periods import Block, blocks, burn_rate, period_key, projection
+from agent_history.usage.periods import BLOCK_LENGTH, Block, blocks, burn_rate, period_key, projection
 
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
 
@@ -99,13 +104,27 @@ class Call:
     unknown (None: derive it from the buckets, for a single call)."""
     branch: str | None = None
     """The git branch of the call's session (None = not recorded)."""
+    out_of_range: int = 0
+    """Of the `n` calls, how many had a token count the transcript wrote but outside the column's
+    range (`model.limits`: stored NULL with a ``value_out_of_range`` parse issue at the call's
+    record) — usage that happened but is unknown, unlike a bucket the harness never records."""
+
+    ttft_ms: int | None = None
+    """Sum of the recorded times to first token of the `n` calls, ms (None: none recorded)."""
+    ttft_calls: int = 0
+    """How many of the `n` calls record a time to first token."""
+    ttft_max_ms: int | None = None
+    thinking_ms: int | None = None
+    """Sum of the recorded thinking times of the `n` calls, ms (None: none recorded)."""
+    thinking_calls: int = 0
 
     def unknown(self, i: int) -> bool:
         """Whether the count of `PARTIAL_FIELDS[i]` is unknown for any call this row stands for."""
         if self.unknown_in is not None:
             return bool(self.unknown_in[i])
         iu, cr, w5, w1, out, rs = (getattr(self, b) for b in BUCKETS)
-        return (iu is None, out is None, w5 is None and w1 is None, cr is None, not self.usage_known, rs is None)[i]
+        total_unknown = not self.usage_known or self.out_of_range > 0
+        return (iu is None, out is None, w5 is None and w1 is None, cr is None, total_unknown, rs is None)[i]
 
     @property
     def usage_known(self) -> bool:
@@ -186,20 +205,38 @@ def _recorded(calls: Sequence[Call]) -> float | None:
     return float(sum(known, Decimal(0))) if known else None
 
 
+def _timings(calls: Sequence[Call]) -> dict:
+    """``timeToFirstTokenMs`` {calls, meanMs, maxMs} and ``thinkingMs`` {calls, totalMs} over the
+    calls that record them (Kimi, VS Code Copilot; `harnesses` capability rows), None when none does."""
+    n_ttft = sum(c.ttft_calls for c in calls)
+    n_think = sum(c.thinking_calls for c in calls)
+    ttft = None
+    if n_ttft:
+        total = sum(c.ttft_ms or 0 for c in calls)
+        ttft = {"calls": n_ttft, "meanMs": total / n_ttft, "maxMs": max(c.ttft_max_ms or 0 for c in calls)}
+    think = None if not n_think else {"calls": n_think, "totalMs": sum(c.thinking_ms or 0 for c in calls)}
+    return {"timeToFirstTokenMs": ttft, "thinkingMs": think}
+
+
 def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
     cost, priced_cost, unpriced = _cost(calls)
     models = sorted({c.model for c in calls if c.model})
     row = {
         **_tokens(calls),
         "totalCost": cost,
+        # a call with an out-of-range count is priced on its known counts: a lower bound
+        "totalCostPartial": cost is not None and any(c.out_of_range for c in calls),
         "modelsUsed": models,
         "calls": sum(c.n for c in calls),
         "callsWithUnknownUsage": sum(c.n - c.known_calls for c in calls),
+        "callsWithOutOfRangeTokens": sum(c.out_of_range for c in calls),
         "unpricedModels": unpriced,
+        "unpricedCalls": sum(c.unpriced_calls for c in calls),
         "pricedCost": priced_cost,
         "recordedCost": _recorded(calls),
         "agents": sorted({c.agent for c in calls}),
         "namespaces": sorted({c.namespace for c in calls if c.namespace}),
+        **_timings(calls),
     }
     if breakdown:
         by_model: dict[str | None, list[Call]] = {}
@@ -264,7 +301,14 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
     }
 
 
-def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, breakdown: bool = True) -> dict:
+def build_report(
+    view: str,
+    calls: Sequence[Call],
+    tz: tzinfo,
+    now: datetime,
+    breakdown: bool = True,
+    block_length: timedelta = BLOCK_LENGTH,
+) -> dict:
     """The report of `view` (`daily` | `weekly` | `monthly` | `session` | `blocks` | `loop` |
     `repo`, or an attribution view of `ATTRIBUTION`: `project` | `branch` | `host` | `model` |
     `agent`) over `calls`, periods in zone `tz`, the active block judged at aware `now`.
@@ -272,7 +316,8 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
     Returns ``{VIEW_KEY[view]: [row, …], "totals": {…}}``; rows oldest period first (sessions
     and loops by last activity, repos by name). Calls without a timestamp are left out of the
     period and block views (and counted in ``totals.callsWithoutTime``). Raises ValueError for
-    an unknown view."""
+    an unknown view. `block_length` sets the blocks' length (5 h; a week for the plan windows of
+    `usage blocks --window week`)."""
     if view not in VIEW_KEY:
         raise ValueError(f"unknown usage view {view!r}")
     rows: list[dict] = []
@@ -280,7 +325,7 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
     if view == "blocks":
         if any(c.n != 1 for c in timed):
             raise ValueError("blocks need one Call per model call, not pre-aggregated groups")
-        rows = [_block_row(b, timed, now) for b in blocks([c.ts for c in timed])]
+        rows = [_block_row(b, timed, now) for b in blocks([c.ts for c in timed], block_length)]
         totals_calls = timed
     else:
         if view in ("daily", "weekly", "monthly"):
@@ -320,6 +365,10 @@ def build_report(view: str, calls: Sequence[Call], tz: tzinfo, now: datetime, br
             rows.append(row)
     totals = _row(totals_calls, breakdown=False)
     totals["callsWithoutTime"] = sum(c.n for c in calls if c.ts is None)
+    # the grand total one unpriced model cannot blank: the priced calls' sum (None only when no
+    # call is priced) beside how many calls have no price — never a made-up 0
+    totals["cost_usd"] = totals["pricedCost"]
+    totals["unpriced_calls"] = totals["unpricedCalls"]
     out = {VIEW_KEY[view]: rows, "totals": totals}
     if view == "host":
         out["hostUnknown"] = HOST_UNKNOWN

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.responses import HTMLResponse
 
@@ -29,6 +29,8 @@ class WebSettings:
     loopback_only: bool = True
     embedding: EmbeddingSettings | None = None
     statement_timeout_ms: int = 30_000
+    plans: dict = field(default_factory=dict)
+    """``[plans]`` of the config: agent → `usage.plans.PlanConfig` (the usage page's plan windows)."""
 
 
 class PageError(Exception):

@@ -8,7 +8,7 @@ JavaScript and every view is a URL that can be bookmarked.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 import psycopg
@@ -25,6 +25,7 @@ from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import summary_of
+from agent_history.read.usage import plan_snapshot
 from agent_history.search import hybrid
 from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
 from agent_history.session.refs import resolve_session
@@ -283,6 +284,9 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
         by_role.setdefault(t.role or "unknown", []).append(t)
     roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
     loops = list_loops(conn, since=f.since, until=f.until, namespaces=f.namespaces, limit=50)
+    # the plan windows at `now` (default the present; an ISO time shows them as they were then)
+    clock = parse_when(request.query_params["now"], option="now") if request.query_params.get("now") else None
+    plans = plan_snapshot(conn, pages.settings.plans, clock or datetime.now(UTC), f.agents)
     return pages.html(
         "usage.html",
         page="usage",
@@ -297,6 +301,7 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
         roles=roles,
         triggers=TRIGGERS,
         loops=loops,
+        plans=plans,
         **_choices(conn),
     )
 
