@@ -88,6 +88,8 @@ HARNESS = Harness(
                 "git_branch",
             }
         ),
-        unsampled=(("interrupts", "`<turn_aborted>` user messages (the parser's prefix table): no corpus turn was aborted"),),
+        unsampled=(
+            ("interrupts", "`<turn_aborted>` user messages (the parser's prefix table): no corpus turn was aborted"),
+        ),
     ),
 )
