@@ -130,7 +130,8 @@ def grades_in(spec: str) -> tuple[str, ...]:
         ends = part.split("-")
         if not part or len(ends) > 2 or any(e not in GRADE_LETTERS for e in ends):
             raise ValueError(f"health grade {spec!r}: give a letter A–F, a range like C-F, or a list like A,F")
-        i, j = sorted(GRADE_LETTERS.index(e) for e in ends)
+        at = [GRADE_LETTERS.index(e) for e in ends]
+        i, j = min(at), max(at)
         out += [g for g in GRADE_LETTERS[i : j + 1] if g not in out]
     return tuple(g for g in GRADE_LETTERS if g in out)
 
@@ -151,3 +152,32 @@ def validate() -> None:
     lows = [low for _, low in GRADES]
     if lows != sorted(lows, reverse=True) or lows[-1] != 0:
         raise ValueError("health grade bands must fall from best to 0")
+
+
+def _shown(unit: str, value: float) -> str:
+    if unit == "share":
+        return f"{value * 100:g}%"
+    return "yes" if unit == "flag" else f"{value:g}"
+
+
+def rules_markdown() -> str:
+    """The rule as the Markdown tables of docs/health.md (signals, then rules, then bands); a
+    test keeps the document equal to it."""
+    by_name = {s.name: s for s in SIGNALS}
+    lines = [
+        "| signal | unit | needs capability | measured as |",
+        "| --- | --- | --- | --- |",
+        *(
+            f"| `{s.name}` ({s.label}) | {s.unit} | {f'`{s.capability}`' if s.capability else '—'} | {s.definition} |"
+            for s in SIGNALS
+        ),
+        "",
+        "| signal | at least | points off | why this number |",
+        "| --- | --- | --- | --- |",
+        *(f"| `{r.signal}` | {_shown(by_name[r.signal].unit, r.threshold)} | {r.points} | {r.source} |" for r in RULES),
+        "",
+        "| grade | score at least |",
+        "| --- | --- |",
+        *(f"| {g} | {low} |" for g, low in GRADES),
+    ]
+    return "\n".join(lines)

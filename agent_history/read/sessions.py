@@ -120,3 +120,14 @@ def _select(conn: psycopg.Connection, where: sql.Composable, params: dict) -> li
         """
     ).format(own_tokens=sql.SQL(_TOKENS.format(a="s")), sub_tokens=sql.SQL(_TOKENS.format(a="d")), where=where)
     return [SessionSummary(*r) for r in conn.execute(stmt, params)]
+
+
+def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, dict]:
+    """Session row id → ``{"grade", "score", "reasons", "unknown"}`` from ``ah.session_health``
+    (docs/health.md); grade and score are None when every signal is unknown. Ids not in the
+    catalogue are absent."""
+    rows = conn.execute(
+        "SELECT session_id, grade, score, reasons, unknown FROM ah.session_health WHERE session_id = ANY(%s)",
+        (list(session_ids),),
+    ).fetchall()
+    return {r[0]: {"grade": r[1], "score": r[2], "reasons": list(r[3]), "unknown": list(r[4])} for r in rows}
