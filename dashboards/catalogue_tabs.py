@@ -7,14 +7,15 @@ the ``namespace``/``agent``/``model`` variables where rows carry them, NULL = un
 used only here are declared as data: `GATES` (which shell commands are test, lint, type-check and
 build runs) and `REVIEW_COMMANDS`.
 
-The metric side: each tab's Prometheus panels come from `metric_panels(tab)`. Tabs whose
-families are the ``agent_efficiency_*`` ones (issue 32, another branch) have an empty hook here,
-named after the tab, for the lead to fill from that branch's panel function at merge.
+The metric side: each tab's Prometheus panels come from `metric_panels(tab)` — the exported
+``ah_*`` families, and the ``agent_efficiency_*`` topics of `dashboards.efficiency` beside the
+tabs that ask the same question (`EFFICIENCY_TOPICS`).
 """
 
 from __future__ import annotations
 
 from dashboards.catalogue_sql import BUCKETS, COMMAND, COST, MODEL, MSG_TS, TOOL_TS, S
+from dashboards.efficiency import efficiency_family_panels
 from dashboards.sdk import PromPanel, Section, SqlPanel
 
 #: (gate, regex over a shell command after leading `cd DIR &&` hops and a runner prefix): first
@@ -75,6 +76,22 @@ def _tab(title: str, question: str, key: str, *panels: SqlPanel | PromPanel) -> 
 
 
 # --- the metric side ------------------------------------------------------------------------------
+EFFICIENCY = efficiency_family_panels()
+
+#: Tab key → the `dashboards.efficiency` topic shown as (part of) its metric side.
+EFFICIENCY_TOPICS: dict[str, str] = {
+    "triggers": "model_calls",
+    "thread_states": "thread_states",
+    "polls": "polls",
+    "subagents": "spawns",
+    "gates": "gates",
+    "ci_waits": "ci",
+    "reviews": "reviews",
+    "tool_failures": "failures",
+    "human": "interventions",
+    "ingest": "collection",
+}
+
 METRIC_PANELS: dict[str, tuple[PromPanel, ...]] = {
     "overview": (),  # inline in dashboards.catalogue (exported cost and tokens)
     "cost": (
@@ -108,9 +125,9 @@ METRIC_PANELS: dict[str, tuple[PromPanel, ...]] = {
             (("sum by (trigger) (ah_model_calls)", "{{trigger}}"),),
             "The classifier's counts as exported.",
         ),
+        *EFFICIENCY["model_calls"],
     ),
-    # hook: agent_efficiency time per thread state (working, tool, sub-agent, polling, idle, human)
-    "thread_states": (),
+    "thread_states": EFFICIENCY["thread_states"],
     "polls": (
         PromPanel(
             "Exported poll share by role",
@@ -119,16 +136,17 @@ METRIC_PANELS: dict[str, tuple[PromPanel, ...]] = {
             "(wait + status) / classified calls per role, as exported.",
             unit="percentunit",
         ),
+        *EFFICIENCY["polls"],
     ),
-    "subagents": (),  # hook: agent_efficiency spawns by route (sub-agent, background shell, exec lane, wake)
-    "gates": (),  # hook: agent_efficiency gate runs by gate and result
-    "ci_waits": (),  # hook: agent_efficiency CI waits (count, seconds)
-    "reviews": (),  # hook: agent_efficiency review requests and outcomes
-    "tool_failures": (),  # hook: agent_efficiency tool failures by error class
-    "human": (),  # hook: agent_efficiency human interventions by kind
+    "subagents": EFFICIENCY["spawns"],
+    "gates": EFFICIENCY["gates"],
+    "ci_waits": EFFICIENCY["ci"],
+    "reviews": EFFICIENCY["reviews"],
+    "tool_failures": EFFICIENCY["failures"],
+    "human": EFFICIENCY["interventions"],
     "health": (),  # no exported family: the grades are per session (SQL only)
     "loops": (),  # inline in dashboards.catalogue (ah_loops, ah_loop_root_idle_max_seconds)
-    "lanes": (),  # hook: agent_efficiency families carrying the `loop` label
+    "lanes": (),  # the loop-labelled efficiency panels sit in Gates and Human interventions
     "git": (),  # no exported family for commits
     "tasks": (),  # no exported family for tasks
     "files": (),  # no exported family for file touches
@@ -141,6 +159,7 @@ METRIC_PANELS: dict[str, tuple[PromPanel, ...]] = {
             "Bytes on disk not yet indexed, per namespace, as exported (alert: growing for 30 min).",
             unit="bytes",
         ),
+        *EFFICIENCY["collection"],
     ),
     "embeddings": (
         PromPanel(
@@ -276,6 +295,7 @@ THREAD_STATES_TAB = _tab(
         "LEFT JOIN ah.session ch ON ch.id = p.child_session_id\n"
         f"WHERE $__timeFilter(p.ts) AND {S}\nGROUP BY 1 ORDER BY child_seconds DESC NULLS LAST, subagent_type",
         "Per sub-agent type: the wall time of the children found (the parent may work meanwhile).",
+        width=24,
     ),
 )
 
