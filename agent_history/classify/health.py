@@ -1,7 +1,7 @@
 """Session health (issue 32; docs/health.md): a grade A–F per session and its reasons, from
 measured signals — the rule as data. Pure: ``db.health`` loads these tables into the catalogue
 (``ah.health_signal``, ``ah.health_rule``, ``ah.health_grade``) and the view
-``ah.session_health`` (``sql/36_health.sql``) applies them, so the CLI, the web pages, MCP and
+``ah.session_health`` (``sql/37_health.sql``) applies them, so the CLI, the web pages, MCP and
 the dashboards read one grade.
 
 The rule: a session starts at 100 points; for each signal, the highest-points rule whose
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 class HealthSignal:
     """One measured signal. ``unit``: ``share`` (0–1, shown as a percentage), ``count`` or
     ``flag`` (1 = true); ``capability``: the harness capability it needs (None: every harness
-    records what it needs); ``definition``: how ``sql/36_health.sql`` measures it."""
+    records what it needs); ``definition``: how ``sql/37_health.sql`` measures it."""
 
     name: str
     label: str

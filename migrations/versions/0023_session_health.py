@@ -6,7 +6,7 @@
   (signal, threshold, points, source) rules, and the grade bands.
 - ``ah.harness_capability`` — (agent, capability) for every capability a harness row declares
   (`agent_history.harnesses`), loaded the same way: what the view ``ah.session_health``
-  (``sql/36_health.sql``) reads to tell "not recorded by this harness" (NULL, unknown) from none.
+  (``sql/37_health.sql``) reads to tell "not recorded by this harness" (NULL, unknown) from none.
 
 Configuration, not derived data: `rebuild` leaves them; the loader rewrites them whole.
 
