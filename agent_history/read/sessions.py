@@ -90,7 +90,7 @@ def list_sessions(
         params["health"] = list(health)
     params["limit"] = limit
     where = sql.SQL(" AND ").join(conds)
-    return _select(conn, where, params)
+    return _select(conn, where, params, by_health=bool(health))
 
 
 def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | None:
@@ -99,26 +99,44 @@ def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | No
     return rows[0] if rows else None
 
 
-def _select(conn: psycopg.Connection, where: sql.Composable, params: dict) -> list[SessionSummary]:
+# A session's health (`ah.session_health`), computed per row: join it after the LIMIT unless the
+# WHERE filters on it (the view costs ≈ 1–3 ms per session on the corpus, so grading every
+# session of a large catalogue to list 20 would dominate the listing).
+_HEALTH_JOIN = "LEFT JOIN LATERAL (SELECT * FROM ah.session_health AS sh WHERE sh.session_id = s.id) AS h ON true"
+
+
+def _select(
+    conn: psycopg.Connection, where: sql.Composable, params: dict, *, by_health: bool = False
+) -> list[SessionSummary]:
     stmt = sql.SQL(
         """
+        WITH picked AS (
+            SELECT s.id FROM ah.session AS s {filter_join}
+            WHERE {where}
+            ORDER BY coalesce(s.started_at, s.ended_at) DESC NULLS LAST, s.id DESC
+            LIMIT %(limit)s
+        )
         SELECT s.session_uid, s.agent_id, s.agent, s.namespace, s.title, s.cwd, s.model,
                s.started_at, s.ended_at, s.duration_ms, s.message_count, s.prompt_count,
                s.tool_call_count, s.tool_error_count, s.subagent_count,
                {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd,
                h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}')
-        FROM ah.session AS s
-        LEFT JOIN LATERAL (SELECT * FROM ah.session_health AS sh WHERE sh.session_id = s.id) AS h ON true
+        FROM picked JOIN ah.session AS s ON s.id = picked.id
+        {health_join}
         LEFT JOIN LATERAL (
             SELECT sum({sub_tokens})::bigint AS tokens, sum(d.cost_usd) AS cost_usd
             FROM ah.session AS d
             WHERE d.root_session_id = s.id OR d.id = s.id
         ) AS tree ON true
-        WHERE {where}
         ORDER BY coalesce(s.started_at, s.ended_at) DESC NULLS LAST, s.id DESC
-        LIMIT %(limit)s
         """
-    ).format(own_tokens=sql.SQL(_TOKENS.format(a="s")), sub_tokens=sql.SQL(_TOKENS.format(a="d")), where=where)
+    ).format(
+        own_tokens=sql.SQL(_TOKENS.format(a="s")),
+        sub_tokens=sql.SQL(_TOKENS.format(a="d")),
+        where=where,
+        filter_join=sql.SQL(_HEALTH_JOIN if by_health else ""),
+        health_join=sql.SQL(_HEALTH_JOIN),
+    )
     return [SessionSummary(*r) for r in conn.execute(stmt, params)]
 
 

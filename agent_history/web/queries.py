@@ -76,9 +76,10 @@ _SESSION_COLS = (
     "s.id, s.session_uid, s.agent_id, s.agent, s.namespace, s.title, s.cwd, s.model, s.started_at, "
     "s.duration_ms, s.message_count, s.prompt_count, s.tool_call_count, s.tool_error_count, "
     f"s.subagent_count, ({_TOKENS})::bigint AS tokens, s.cost_usd, s.parent_session_id, s.root_session_id, "
-    "s.subagent_type, h.grade AS health_grade"
+    "s.subagent_type"
 )
-# The session's health grade (`ah.session_health`, docs/health.md), computed for the listed rows.
+# The session's health grade (`ah.session_health`, docs/health.md): joined only to filter by it;
+# the listed rows' grades are read after the LIMIT (`_grades`), so a page grades ≤ 50 threads.
 _HEALTH_JOIN = (
     "LEFT JOIN LATERAL (SELECT sh.grade FROM ah.session_health AS sh WHERE sh.session_id = s.id) AS h ON true"
 )
@@ -109,11 +110,11 @@ def list_threads(
         params["health"] = list(health)
     params |= {"limit": limit + 1, "offset": offset}
     stmt = sql.SQL(
-        "SELECT {cols} FROM ah.session AS s {health} WHERE {where} ORDER BY {order}, s.id DESC "
+        "SELECT {cols}, NULL AS health_grade FROM ah.session AS s {health} WHERE {where} ORDER BY {order}, s.id DESC "
         "LIMIT %(limit)s OFFSET %(offset)s"
     ).format(
         cols=sql.SQL(_SESSION_COLS),
-        health=sql.SQL(_HEALTH_JOIN),
+        health=sql.SQL(_HEALTH_JOIN if health else ""),
         where=sql.SQL(" AND ").join(conds),
         order=sql.SQL(SORTS[sort]),
     )
@@ -124,12 +125,22 @@ def list_threads(
     kids = [
         SessionRow(*r)
         for r in conn.execute(
-            f"SELECT {_SESSION_COLS} FROM ah.session AS s {_HEALTH_JOIN} WHERE s.root_session_id = ANY(%s) AND s.id <> ALL(%s) "
+            f"SELECT {_SESSION_COLS}, NULL AS health_grade FROM ah.session AS s WHERE s.root_session_id = ANY(%s) AND s.id <> ALL(%s) "
             "ORDER BY s.started_at NULLS LAST, s.id",
             (ids, ids),
         )
     ]
-    return nest(mains, kids), more
+    rows = nest(mains, kids)
+    grades = _grades(conn, [r.id for r in rows])
+    for r in rows:
+        r.health_grade = grades.get(r.id)
+    return rows, more
+
+
+def _grades(conn: psycopg.Connection, ids: list[int]) -> dict[int, str | None]:
+    """Session row id → health grade (None: every signal unknown) for `ids`."""
+    rows = conn.execute("SELECT session_id, grade FROM ah.session_health WHERE session_id = ANY(%s)", (ids,))
+    return dict(rows.fetchall())
 
 
 def nest(mains: list[SessionRow], kids: list[SessionRow]) -> list[SessionRow]:
