@@ -1,6 +1,8 @@
 """The catalogue dashboard: what the agents did and cost, how loops went, whether the indexer keeps
-up (issue 14). SQL panels read schema ``ah`` as ``ah_reader``; a few panels read the exported
-metrics (Prometheus).
+up (issue 14) — 21 tabs (Grafana rows), each answering the question its first panel states
+(issue 32; the newer tabs are in `dashboards.catalogue_tabs`). SQL panels read schema ``ah`` as
+``ah_reader``; each tab ends with its metric side (`catalogue_tabs.metric_panels`), Prometheus
+panels over the exported families.
 
 Every SQL panel is filtered by the time picker through ``$__timeFilter`` and, where the rows carry
 them, by the ``namespace``, ``agent`` and ``model`` variables (``IN ($var)``: Grafana expands a
@@ -15,32 +17,28 @@ The efficiency and loops panels use the shared interface fixed by the lead (issu
 
 from __future__ import annotations
 
+from dashboards.catalogue_sql import BUCKETS, COMMAND, COST, LOOP_S, MODEL, MSG_TS, TOOL_TS, TOUCH_TS, F, S
+from dashboards.catalogue_tabs import (
+    CI_TAB,
+    COLLECTED_COMMITS,
+    COST_TAB,
+    EMBEDDINGS_TAB,
+    GATES_TAB,
+    HEALTH_TAB,
+    HUMAN_TAB,
+    LANES_TAB,
+    POLL_PANELS,
+    REVIEWS_TAB,
+    SEARCH_TAB,
+    TASKS_TAB,
+    THREAD_STATES_TAB,
+    TOKENS_TAB,
+    TRIGGER_PANELS,
+    metric_panels,
+)
 from dashboards.sdk import PromPanel, Section, SqlPanel, dashboard, sql_variable
 
 UID = "ah-catalogue"
-
-# Filters on a session alias `s` (namespace, agent) and a model-call alias `c` (model).
-S = "s.namespace IN ($namespace) AND s.agent IN ($agent)"
-MODEL = "coalesce(c.model, 'unknown') IN ($model)"
-
-# Event times, falling back to the session's start when the record carries none.
-TOOL_TS = "coalesce(t.started_at, t.ended_at, s.started_at)"
-TOUCH_TS = "coalesce(f.ts, s.started_at)"
-MSG_TS = "coalesce(m.ts, s.started_at)"
-
-# One row per (call, token bucket): the buckets of ah.model_call, disjoint (docs/design.md §5).
-BUCKETS = """CROSS JOIN LATERAL (VALUES ('input_uncached', c.input_uncached), ('cache_read', c.cache_read),
-  ('cache_write_5m', c.cache_write_5m), ('cache_write_1h', c.cache_write_1h), ('output', c.output))
-  AS b(bucket, tokens)"""
-
-COST = "ah.call_cost_usd(c.model, c.ts, c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output)"
-
-# The shell command of a tool call: Claude `{"command": "…"}`, Codex `{"command": [argv…]}` or
-# `{"cmd": "…"}` (inputs are stored as JSON text; anything else has no command).
-COMMAND = """CASE WHEN t.input IS JSON OBJECT THEN
-    CASE jsonb_typeof(t.input::jsonb -> 'command')
-      WHEN 'array' THEN t.input::jsonb -> 'command' ->> -1
-      ELSE coalesce(t.input::jsonb ->> 'command', t.input::jsonb ->> 'cmd') END END"""
 
 OVERVIEW = Section(
     "Overview",
@@ -167,11 +165,12 @@ OVERVIEW = Section(
             "All-time tokens by bucket as exported.",
             unit="short",
         ),
+        *metric_panels("overview"),
     ),
 )
 
 TOOLS = Section(
-    "Tools and failures",
+    "Tool failures by class",
     "Which tools and commands fail, how, and with what message?",
     (
         SqlPanel(
@@ -230,11 +229,12 @@ TOOLS = Section(
             "The 50 most recent failures with the most informative part of their output.",
             width=24,
         ),
+        *metric_panels("tool_failures"),
     ),
 )
 
 SUBAGENTS = Section(
-    "Sub-agents",
+    "Sub-agents and spawns",
     "How often do agents spawn sub-agents, of which type, and what do the children cost?",
     (
         SqlPanel(
@@ -269,12 +269,14 @@ SUBAGENTS = Section(
             "Threads that spawned sub-agents, by the children's list-price cost.",
             width=24,
         ),
+        *metric_panels("subagents"),
     ),
 )
 
-EFFICIENCY = Section(
-    "Efficiency",
-    "Where do model calls go: what triggered them per thread role, and how much is polling?",
+TRIGGERS = Section(
+    "Model calls by trigger and role",
+    "What made the agents call the model — a person, their own reply, tool work, a status look, a wait — "
+    "in root, worker and solo threads?",
     (
         SqlPanel(
             "Triggers by role",
@@ -288,6 +290,15 @@ EFFICIENCY = Section(
             "GROUP BY 1 ORDER BY 1",
             "Model calls by what last changed the agent's state (docs/design.md §11), per thread role.",
         ),
+        *TRIGGER_PANELS,
+        *metric_panels("triggers"),
+    ),
+)
+
+POLLS = Section(
+    "Polls and waits",
+    "How much of the agents' calling is waiting or checking status, in which threads, and on which commands?",
+    (
         SqlPanel(
             "Poll share of roots over time",
             "timeseries",
@@ -302,6 +313,7 @@ EFFICIENCY = Section(
             fmt="time_series",
             unit="percentunit",
         ),
+        POLL_PANELS[0],
         SqlPanel(
             "Poll share per root",
             "table",
@@ -313,24 +325,11 @@ EFFICIENCY = Section(
             "Root threads with the highest poll share.",
             width=24,
         ),
-        PromPanel(
-            "Exported model calls by trigger",
-            "timeseries",
-            (("sum by (trigger) (ah_model_calls)", "{{trigger}}"),),
-            "The classifier's counts as exported.",
-        ),
-        PromPanel(
-            "Exported poll share by role",
-            "timeseries",
-            (("ah_poll_share_ratio", "{{role}}"),),
-            "(wait + status) / classified calls per role, as exported.",
-            unit="percentunit",
-        ),
+        POLL_PANELS[1],
+        *metric_panels("polls"),
     ),
 )
 
-# Loops rows belong to a root session; its namespace and agent filter them.
-LOOP_S = "JOIN ah.session s ON s.id = l.root_session_id"
 
 LOOPS = Section(
     "Loops",
@@ -389,11 +388,12 @@ LOOPS = Section(
             "Time since a running loop's root was last active (alert above 20 min).",
             unit="s",
         ),
+        *metric_panels("loops"),
     ),
 )
 
 GIT = Section(
-    "Git",
+    "Git and commits",
     "What did the agents commit and push, in which repository, and why?",
     (
         SqlPanel(
@@ -419,11 +419,13 @@ GIT = Section(
             "The latest commits with the session and the last prompt (or sub-agent brief) before each — "
             "`agent-history why <sha>` gives the full trace.",
         ),
+        COLLECTED_COMMITS,
+        *metric_panels("git"),
     ),
 )
 
 FILES = Section(
-    "Files",
+    "Files most touched",
     "Which files do the agents touch most, and how?",
     (
         SqlPanel(
@@ -436,11 +438,10 @@ FILES = Section(
             "Paths by number of touches (reads, creates, edits, deletes) in the range.",
             width=24,
         ),
+        *metric_panels("files"),
     ),
 )
 
-# Ingest rows carry the namespace of their source file.
-F = "f.namespace IN ($namespace) AND f.agent IN ($agent)"
 
 INGEST = Section(
     "Ingest health",
@@ -495,23 +496,34 @@ INGEST = Section(
             fmt="time_series",
             unit="s",
         ),
-        SqlPanel(
-            "Embedding failures by model",
-            "table",
-            "SELECT e.model, count(*) AS failed, max(e.failed_at) AS last_failure, left(min(e.error), 200) AS example\n"
-            "FROM ah.embedding_failure e WHERE $__timeFilter(e.failed_at)\nGROUP BY 1 ORDER BY failed DESC",
-            "Chunks the embedding endpoint refused, per model, with one error message.",
-        ),
-        PromPanel(
-            "Embeddings pending and failed",
-            "timeseries",
-            (('ah_embeddings{embedding_status=~"pending|failed"}', "{{embedding_status}}"),),
-            "Embedding chunks waiting for a vector and those that failed (alert: pending for over 1 h).",
-        ),
+        *metric_panels("ingest"),
     ),
 )
 
-SECTIONS = (OVERVIEW, TOOLS, SUBAGENTS, EFFICIENCY, LOOPS, GIT, FILES, INGEST)
+#: The 21 tabs, each answering the question in its description (issue 32).
+SECTIONS = (
+    OVERVIEW,
+    COST_TAB,
+    TOKENS_TAB,
+    TRIGGERS,
+    THREAD_STATES_TAB,
+    POLLS,
+    SUBAGENTS,
+    GATES_TAB,
+    CI_TAB,
+    REVIEWS_TAB,
+    TOOLS,
+    HUMAN_TAB,
+    HEALTH_TAB,
+    LOOPS,
+    LANES_TAB,
+    GIT,
+    TASKS_TAB,
+    FILES,
+    SEARCH_TAB,
+    INGEST,
+    EMBEDDINGS_TAB,
+)
 
 VARIABLES = (
     sql_variable(

@@ -139,8 +139,9 @@ def test_session_at_80_columns_wraps_texts_inside_their_indent(env):
     assert lines[0] == "9e953218-585f-4692-89df-9e0747a31c68"
     heads = [line for line in lines if re.match(r"^ {0,4}\d+ (\d{4}-\d\d-\d\d \d\d:\d\d|-) ", line)]
     assert len(heads) == 20
-    assert lines[4] == "events 1–20 of 173" and lines[-1] == "153 more events (--from 21, or --all)"
-    body = [line for line in lines[5:-1] if line not in heads and line.strip()]
+    assert lines[4] == "health A (90): tool failures 10.9% ≥ 10% (−10)"
+    assert lines[5] == "events 1–20 of 173" and lines[-1] == "153 more events (--from 21, or --all)"
+    body = [line for line in lines[6:-1] if line not in heads and line.strip()]
     assert body and all(line.startswith("      ") for line in body)
 
 

@@ -72,7 +72,11 @@ def test_grafana_provisioning_names_the_dashboards_datasources():
     grafana = _config("observability")["services"]["grafana"]
     mounts = {v.split(":")[1]: v.split(":")[0] for v in grafana["volumes"] if v.startswith("/")}
     assert Path(mounts[provider["options"]["path"]]) == REPO / "dashboards"
-    assert {p.name for p in (REPO / "dashboards").glob("*.json")} == {"catalogue.json", "operations.json"}
+    assert {p.name for p in (REPO / "dashboards").glob("*.json")} == {
+        "archive.json",
+        "catalogue.json",
+        "operations.json",
+    }
 
 
 def test_prometheus_loads_the_generated_rules_and_scrapes_the_collector():

@@ -439,3 +439,13 @@ def test_loop_roots_and_lanes_carry_a_loop_badge_and_the_usage_page_lists_the_lo
     page.goto(f"{server.url}/usage")
     assert page.locator("#loops tbody tr").count() == loops
     assert page.errors == []
+
+
+def test_session_health_on_the_list_and_the_page(server):
+    listed = httpx.get(server.url + "/sessions", params={"health": "C-F"})
+    assert listed.status_code == 200, listed.text[:300]
+    assert listed.text.count('<span class="badge grade-C">C</span>') == 2
+    assert "0d3a8e6f-290f-4105-a327-a2496e5e2a83" in listed.text and KNOWN_UID not in listed.text
+    page = httpx.get(server.url + "/session/0d3a8e6f-290f-4105-a327-a2496e5e2a83")
+    assert "interrupts 3 ≥ 3 (−15); tool failures 21.4% ≥ 10% (−10)" in page.text
+    assert httpx.get(server.url + "/sessions", params={"health": "Z"}).status_code == 400

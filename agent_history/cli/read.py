@@ -440,13 +440,23 @@ def sessions_cmd(
     project: str = typer.Option(None, "--project", "-p", help="cwd is this directory or below."),
     subagents: bool = typer.Option(False, "--subagents", help="List sub-agent threads too."),
     limit: int = typer.Option(20, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
+    health: str = typer.Option(
+        None, "--health", help="Only sessions of this health grade: a letter (F), a range (C-F) or a list (A,F)."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)."""
+    """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)
+    and health grade A–F (docs/health.md; `session` shows the reasons)."""
     if ctx.invoked_subcommand is not None:
         return
     _check_limit(limit)
+    from agent_history.classify.health import grades_in
     from agent_history.read.sessions import list_sessions
+
+    try:
+        grades = grades_in(health) if health is not None else ()
+    except ValueError as exc:
+        fail(str(exc), 2)
 
     db = database()
     with db.connect() as conn:
@@ -460,6 +470,7 @@ def sessions_cmd(
             project=project,
             limit=limit,
             include_subagents=subagents,
+            health=grades,
         )
     if json:
         print_json([r.as_dict() for r in rows])
@@ -471,8 +482,8 @@ def sessions_cmd(
     _print_sessions(rows)
 
 
-SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools")
-RECORD_HEADERS = (*SESSION_HEADERS[:6], "subs", "tools")  # 5 columns fewer: the line fits 80
+SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools", "health")
+RECORD_HEADERS = (*SESSION_HEADERS[:6], "subs", "tools", "hl")  # 9 columns fewer: the line fits 80
 TITLE_WIDTH = 30  # narrowest title column in a table; narrower consoles get records
 
 
@@ -493,6 +504,7 @@ def _print_sessions(rows) -> None:
             _duration(r.duration_ms),
             str(r.subagent_count or 0),
             str(r.tool_call_count or 0),
+            r.health_grade or "-",
         )
         records.append(Record(fields, lines=(title,), styles=(None, "green", "blue")))
     table = compact_table(*SESSION_HEADERS[:3], "title", *SESSION_HEADERS[3:])
@@ -646,6 +658,8 @@ def _print_timeline(tl, journal: dict | None) -> None:
     flow(console, [Text(s.namespace or s.agent, style="dim"), Text(s.cwd or "-", style="dim")])
     if s.source_path:
         path_line(console, s.source_path, indent="")
+    if tl.summary is not None:
+        console.print(_health_line(tl.summary), soft_wrap=True)
     first = tl.events[0].seq if tl.events else 0
     last = tl.events[-1].seq if tl.events else 0
     console.print(Text(f"events {first:,}–{last:,} of {tl.total:,}", style="dim"))
@@ -663,6 +677,24 @@ def _print_timeline(tl, journal: dict | None) -> None:
         flow(console, parts, sep=" ", indent="      ")
         if e.text:
             console.print(_body(e.text, 6))
+
+
+HEALTH_STYLES = {"A": "green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
+
+
+def _health_line(summary) -> Text:
+    """``health C (75): reason; reason · unknown: signal, signal`` (docs/health.md)."""
+    line = Text("health ", style="dim")
+    if summary.health_grade is None:
+        line.append("unknown", style="dim")
+    else:
+        line.append(summary.health_grade, style=HEALTH_STYLES.get(summary.health_grade))
+        line.append(f" ({summary.health_score})")
+        if summary.health_reasons:
+            line.append(": " + "; ".join(summary.health_reasons))
+    if summary.health_unknown:
+        line.append(" · unknown: " + ", ".join(summary.health_unknown), style="dim")
+    return line
 
 
 @app.command("why")

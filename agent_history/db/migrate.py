@@ -4,7 +4,9 @@
 upgrades to head if needed, then re-applies each `sql/*.sql` whose sha256 differs from the one
 recorded in ``ah.meta`` (key ``sql:<file name>``), then reloads the list prices when the price
 data key (`usage.prices.data_key`: the installed genai-prices version and our price rules)
-differs from ``ah.meta['prices']`` (`db.prices.load_prices`). Files are applied in name order
+differs from ``ah.meta['prices']`` (`db.prices.load_prices`), and the session-health rule and
+harness capability table when their data key differs from ``ah.meta['health']``
+(`db.health.load_health`). Files are applied in name order
 and must be idempotent (``CREATE OR REPLACE``).
 
 Start-up cost: the check is one version read plus one read of the recorded hashes and price key
@@ -120,6 +122,7 @@ def upgrade(dsn: str, revision: str = "head") -> None:
         moved = current_revision(conn) != before
     apply_sql_files(dsn, force=moved)
     load_prices_if_changed(dsn, force=moved)
+    load_health_if_changed(dsn, force=moved)
 
 
 def downgrade(dsn: str, revision: str = "base") -> None:
@@ -143,8 +146,11 @@ def _sql_files() -> list[tuple[str, str, str]]:
 
 
 def _recorded_hashes(conn: psycopg.Connection) -> dict[str, str]:
-    """The recorded ``sql:<file>`` hashes and the ``prices`` data key (`db.prices.PRICES_KEY`)."""
-    rows = conn.execute("SELECT key, value FROM ah.meta WHERE key LIKE 'sql:%%' OR key = 'prices'").fetchall()
+    """The recorded ``sql:<file>`` hashes, the ``prices`` data key (`db.prices.PRICES_KEY`) and
+    the ``health`` data key (`db.health.HEALTH_KEY`)."""
+    rows = conn.execute(
+        "SELECT key, value FROM ah.meta WHERE key LIKE 'sql:%%' OR key IN ('prices', 'health')"
+    ).fetchall()
     return {key: value for key, value in rows}
 
 
@@ -162,6 +168,24 @@ def load_prices_if_changed(dsn: str, *, force: bool = False) -> bool:
         from agent_history.db.prices import load_prices
 
         load_prices(conn)
+    return True
+
+
+def _health_current(recorded: dict[str, str]) -> bool:
+    from agent_history.db.health import data_key
+
+    return recorded.get("health") == data_key()
+
+
+def load_health_if_changed(dsn: str, *, force: bool = False) -> bool:
+    """Reload the session-health rule and the harness capability table when their data key
+    changed (or `force`); True when it did (`db.health`)."""
+    with psycopg.connect(dsn) as conn:
+        if not force and _health_current(_recorded_hashes(conn)):
+            return False
+        from agent_history.db.health import load_health
+
+        load_health(conn)
     return True
 
 
@@ -195,12 +219,14 @@ def ensure_schema(dsn: str) -> None:
         if rev == head_revision():
             recorded = _recorded_hashes(conn)
             if all(recorded.get(f"sql:{name}") == digest for name, _, digest in _sql_files()):
-                if _prices_current(recorded):
-                    return
-                load_prices_if_changed(dsn)
+                if not _prices_current(recorded):
+                    load_prices_if_changed(dsn)
+                if not _health_current(recorded):
+                    load_health_if_changed(dsn)
                 return
     if rev != head_revision():
         upgrade(dsn)
     else:
         apply_sql_files(dsn)
         load_prices_if_changed(dsn)
+        load_health_if_changed(dsn)

@@ -41,6 +41,7 @@ HARNESS = Harness(
                 "model",
                 "timestamps",
                 "subagents",
+                "interrupts",
                 "tool_results",
                 "reasoning",
                 "cwd",

@@ -41,6 +41,7 @@ CAPABILITIES: dict[str, str] = {
     "timestamps": "when each message or model call happened",
     "subagents": "sub-agent threads and the spawns that start them",
     "compactions": "context compactions",
+    "interrupts": "the person interrupting a turn (an interrupt marker, or a tool call ended as `interrupted`)",
     "tool_results": "the result (output or error flag) of tool calls",
     "reasoning": "reasoning / thinking text as messages",
     "cwd": "the working directory of a session",
@@ -54,6 +55,7 @@ TITLES: dict[str, str] = {
     "timestamps": "times",
     "subagents": "sub-agents",
     "compactions": "compactions",
+    "interrupts": "interrupts",
     "tool_results": "tool results",
     "reasoning": "reasoning",
     "cwd": "cwd",
@@ -86,6 +88,8 @@ def observed(rows: Iterable[Row]) -> set[str]:
                 out.add("timestamps")
             if r.message_class == classes.REASONING:
                 out.add("reasoning")
+            if r.message_class == classes.INTERRUPT_MARKER:
+                out.add("interrupts")
         elif isinstance(r, SessionRow):
             if r.cwd:
                 out.add("cwd")
@@ -99,6 +103,9 @@ def observed(rows: Iterable[Row]) -> set[str]:
             out.add("subagents")
         elif isinstance(r, CompactionRow):
             out.add("compactions")
-        elif isinstance(r, ToolCallRow) and (r.output is not None or r.is_error is not None):
-            out.add("tool_results")
+        elif isinstance(r, ToolCallRow):
+            if r.output is not None or r.is_error is not None:
+                out.add("tool_results")
+            if r.error_class == "interrupted":
+                out.add("interrupts")
     return out

@@ -71,6 +71,7 @@ HARNESS = Harness(
                 "timestamps",
                 "subagents",
                 "compactions",
+                "interrupts",
                 "tool_results",
                 "reasoning",
                 "cwd",

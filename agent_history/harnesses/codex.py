@@ -81,11 +81,15 @@ HARNESS = Harness(
                 "timestamps",
                 "subagents",
                 "compactions",
+                "interrupts",
                 "tool_results",
                 "reasoning",
                 "cwd",
                 "git_branch",
             }
-        )
+        ),
+        unsampled=(
+            ("interrupts", "`<turn_aborted>` user messages (the parser's prefix table): no corpus turn was aborted"),
+        ),
     ),
 )

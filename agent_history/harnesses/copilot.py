@@ -49,6 +49,7 @@ HARNESS = Harness(
                 "timestamps",
                 "subagents",
                 "compactions",
+                "interrupts",
                 "tool_results",
                 "reasoning",
                 "cwd",

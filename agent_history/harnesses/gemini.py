@@ -47,6 +47,7 @@ HARNESS = Harness(
                 "tokens.reasoning",
                 "model",
                 "timestamps",
+                "interrupts",
                 "tool_results",
                 "reasoning",
             }

@@ -30,6 +30,7 @@ HARNESS = Harness(
                 "timestamps",
                 "subagents",
                 "compactions",
+                "interrupts",
                 "tool_results",
                 "reasoning",
                 "cwd",

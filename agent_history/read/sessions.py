@@ -4,11 +4,14 @@ Main threads only by default (sub-agent transcripts are counted in ``subagent_co
 usage is added to the ``*_with_subagents`` totals through ``root_session_id``). Token totals are
 the sum of the disjoint buckets (input uncached + cache read + cache writes + output); like
 every rollup they are NULL when no model call reported them, never 0. Cost is list-price USD.
+Health (``health_*``) is the session's grade A–F, score and reasons from ``ah.session_health``
+(`classify.health`; docs/health.md); ``health_unknown`` names the signals its harness does not
+record or that had no data — never graded.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
@@ -42,6 +45,10 @@ class SessionSummary:
     cost_usd: Decimal | None
     tokens_with_subagents: int | None
     cost_usd_with_subagents: Decimal | None
+    health_grade: str | None = None
+    health_score: int | None = None
+    health_reasons: list[str] = field(default_factory=list)
+    health_unknown: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -67,17 +74,23 @@ def list_sessions(
     project: str | None = None,
     limit: int = 20,
     include_subagents: bool = False,
+    health: tuple[str, ...] = (),
 ) -> list[SessionSummary]:
     """Sessions newest first (by start, else end). `project` is a cwd prefix; `since` bounds
-    the start (or end) time. Curated-out sessions (`search.filters.not_excluded`) are left out."""
+    the start (or end) time; `health` keeps only sessions graded one of these letters
+    (`classify.health.grades_in` parses ``C-F``). Curated-out sessions
+    (`search.filters.not_excluded`) are left out."""
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
     if not include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
     shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, project=project)
     conds += shared
+    if health:
+        conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
+        params["health"] = list(health)
     params["limit"] = limit
     where = sql.SQL(" AND ").join(conds)
-    return _select(conn, where, params)
+    return _select(conn, where, params, by_health=bool(health))
 
 
 def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | None:
@@ -86,22 +99,53 @@ def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | No
     return rows[0] if rows else None
 
 
-def _select(conn: psycopg.Connection, where: sql.Composable, params: dict) -> list[SessionSummary]:
+# A session's health (`ah.session_health`), computed per row: join it after the LIMIT unless the
+# WHERE filters on it (the view costs ≈ 1–3 ms per session on the corpus, so grading every
+# session of a large catalogue to list 20 would dominate the listing).
+_HEALTH_JOIN = "LEFT JOIN LATERAL (SELECT * FROM ah.session_health AS sh WHERE sh.session_id = s.id) AS h ON true"
+
+
+def _select(
+    conn: psycopg.Connection, where: sql.Composable, params: dict, *, by_health: bool = False
+) -> list[SessionSummary]:
     stmt = sql.SQL(
         """
+        WITH picked AS (
+            SELECT s.id FROM ah.session AS s {filter_join}
+            WHERE {where}
+            ORDER BY coalesce(s.started_at, s.ended_at) DESC NULLS LAST, s.id DESC
+            LIMIT %(limit)s
+        )
         SELECT s.session_uid, s.agent_id, s.agent, s.namespace, s.title, s.cwd, s.model,
                s.started_at, s.ended_at, s.duration_ms, s.message_count, s.prompt_count,
                s.tool_call_count, s.tool_error_count, s.subagent_count,
-               {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd
-        FROM ah.session AS s
+               {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd,
+               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}')
+        FROM picked JOIN ah.session AS s ON s.id = picked.id
+        {health_join}
         LEFT JOIN LATERAL (
             SELECT sum({sub_tokens})::bigint AS tokens, sum(d.cost_usd) AS cost_usd
             FROM ah.session AS d
             WHERE d.root_session_id = s.id OR d.id = s.id
         ) AS tree ON true
-        WHERE {where}
         ORDER BY coalesce(s.started_at, s.ended_at) DESC NULLS LAST, s.id DESC
-        LIMIT %(limit)s
         """
-    ).format(own_tokens=sql.SQL(_TOKENS.format(a="s")), sub_tokens=sql.SQL(_TOKENS.format(a="d")), where=where)
+    ).format(
+        own_tokens=sql.SQL(_TOKENS.format(a="s")),
+        sub_tokens=sql.SQL(_TOKENS.format(a="d")),
+        where=where,
+        filter_join=sql.SQL(_HEALTH_JOIN if by_health else ""),
+        health_join=sql.SQL(_HEALTH_JOIN),
+    )
     return [SessionSummary(*r) for r in conn.execute(stmt, params)]
+
+
+def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, dict]:
+    """Session row id → ``{"grade", "score", "reasons", "unknown"}`` from ``ah.session_health``
+    (docs/health.md); grade and score are None when every signal is unknown. Ids not in the
+    catalogue are absent."""
+    rows = conn.execute(
+        "SELECT session_id, grade, score, reasons, unknown FROM ah.session_health WHERE session_id = ANY(%s)",
+        (list(session_ids),),
+    ).fetchall()
+    return {r[0]: {"grade": r[1], "score": r[2], "reasons": list(r[3]), "unknown": list(r[4])} for r in rows}

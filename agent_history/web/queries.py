@@ -67,6 +67,7 @@ class SessionRow:
     parent_session_id: int | None
     root_session_id: int | None
     subagent_type: str | None
+    health_grade: str | None = None
     depth: int = 0
     loops: list[int] = field(default_factory=list)
 
@@ -76,6 +77,11 @@ _SESSION_COLS = (
     "s.duration_ms, s.message_count, s.prompt_count, s.tool_call_count, s.tool_error_count, "
     f"s.subagent_count, ({_TOKENS})::bigint AS tokens, s.cost_usd, s.parent_session_id, s.root_session_id, "
     "s.subagent_type"
+)
+# The session's health grade (`ah.session_health`, docs/health.md): joined only to filter by it;
+# the listed rows' grades are read after the LIMIT (`_grades`), so a page grades ≤ 50 threads.
+_HEALTH_JOIN = (
+    "LEFT JOIN LATERAL (SELECT sh.grade FROM ah.session_health AS sh WHERE sh.session_id = s.id) AS h ON true"
 )
 
 
@@ -90,18 +96,28 @@ def list_threads(
     sort: str = "date",
     limit: int = 50,
     offset: int = 0,
+    health: tuple[str, ...] = (),
 ) -> tuple[list[SessionRow], bool]:
-    """Main threads matching the filters, sorted by `sort` (a `SORTS` key), each followed by its
-    sub-agent threads (any depth, by start time) nested under it; and whether more main threads
-    follow. Raises ValueError for an unknown sort."""
+    """Main threads matching the filters (`health`: only these grades), sorted by `sort` (a
+    `SORTS` key), each followed by its sub-agent threads (any depth, by start time) nested under
+    it; and whether more main threads follow. Raises ValueError for an unknown sort."""
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
     shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, project=project)
     conds = [sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"), *shared]
+    if health:
+        conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
+        params["health"] = list(health)
     params |= {"limit": limit + 1, "offset": offset}
     stmt = sql.SQL(
-        "SELECT {cols} FROM ah.session AS s WHERE {where} ORDER BY {order}, s.id DESC LIMIT %(limit)s OFFSET %(offset)s"
-    ).format(cols=sql.SQL(_SESSION_COLS), where=sql.SQL(" AND ").join(conds), order=sql.SQL(SORTS[sort]))
+        "SELECT {cols}, NULL AS health_grade FROM ah.session AS s {health} WHERE {where} ORDER BY {order}, s.id DESC "
+        "LIMIT %(limit)s OFFSET %(offset)s"
+    ).format(
+        cols=sql.SQL(_SESSION_COLS),
+        health=sql.SQL(_HEALTH_JOIN if health else ""),
+        where=sql.SQL(" AND ").join(conds),
+        order=sql.SQL(SORTS[sort]),
+    )
     mains = [SessionRow(*r) for r in conn.execute(stmt, params)]
     more = len(mains) > limit
     mains = mains[:limit]
@@ -109,12 +125,22 @@ def list_threads(
     kids = [
         SessionRow(*r)
         for r in conn.execute(
-            f"SELECT {_SESSION_COLS} FROM ah.session AS s WHERE s.root_session_id = ANY(%s) AND s.id <> ALL(%s) "
+            f"SELECT {_SESSION_COLS}, NULL AS health_grade FROM ah.session AS s WHERE s.root_session_id = ANY(%s) AND s.id <> ALL(%s) "
             "ORDER BY s.started_at NULLS LAST, s.id",
             (ids, ids),
         )
     ]
-    return nest(mains, kids), more
+    rows = nest(mains, kids)
+    grades = _grades(conn, [r.id for r in rows])
+    for r in rows:
+        r.health_grade = grades.get(r.id)
+    return rows, more
+
+
+def _grades(conn: psycopg.Connection, ids: list[int]) -> dict[int, str | None]:
+    """Session row id → health grade (None: every signal unknown) for `ids`."""
+    rows = conn.execute("SELECT session_id, grade FROM ah.session_health WHERE session_id = ANY(%s)", (ids,))
+    return dict(rows.fetchall())
 
 
 def nest(mains: list[SessionRow], kids: list[SessionRow]) -> list[SessionRow]:

@@ -15,6 +15,7 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from agent_history.classify.health import grades_in
 from agent_history.classify.rules import TRIGGERS
 from agent_history.db.status import CORE_TABLES
 from agent_history.embed.status import embedding_status
@@ -171,6 +172,8 @@ def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> R
     f = filters_of(request)
     sort = request.query_params.get("sort", "date")
     n = _int(request, "page", 1)
+    health = request.query_params.get("health") or ""
+    grades = grades_in(health) if health else ()  # ValueError → 400
     rows, more = list_threads(
         conn,
         agents=f.agents,
@@ -181,11 +184,12 @@ def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> R
         sort=sort,
         limit=SESSIONS_PER_PAGE,
         offset=(n - 1) * SESSIONS_PER_PAGE,
+        health=grades,
     )
     loops = loops_by_session(conn, [r.id for r in rows]) if rows else {}
     for r in rows:
         r.loops = loops.get(r.id, [])
-    params = {**f.params, "sort": sort}
+    params = {**f.params, "sort": sort, "health": health}
     return pages.html(
         "sessions.html",
         page="sessions",

@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 
+from agent_history.classify.health import GRADE_LETTERS
 from agent_history.harnesses import ACCEPTED_NAMES, ALIASES, HARNESSES, products
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
@@ -27,6 +28,7 @@ from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.loops import loops_by_session
 from agent_history.read.resume import resume_dict
+from agent_history.read.sessions import health_by_session
 from agent_history.search import hybrid
 from agent_history.search.rank import resolve_agent, resolve_agents
 from agent_history.search.request import Scope as Corpus
@@ -174,13 +176,20 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
     req = build_request(scope, args, min(200, limit * HITS_PER_SESSION))
     hits, mode, note = run_search(conn, req, args.get("mode"), env)
     sessions = []
-    groups = group_by_root(hits)[:limit]
+    groups = group_by_root(hits)
+    wanted = set(args.get("health") or ())
     roots = {}
-    for g in groups:
+    for g in groups if wanted else groups[:limit]:
         try:
             roots[g.root_uid] = resolve_session(conn, g.root_uid, "")
         except SessionNotFound:
             roots[g.root_uid] = None
+    health = health_by_session(conn, [r.id for r in roots.values() if r is not None])
+    if wanted:  # only roots graded one of these (an ungraded or unknown root is left out)
+        groups = [
+            g for g in groups if roots[g.root_uid] and health.get(roots[g.root_uid].id, {}).get("grade") in wanted
+        ]
+    groups = groups[:limit]
     journal = summaries_for_sessions(conn, [r.id for r in roots.values() if r is not None])
     for g in groups:
         root = roots[g.root_uid]
@@ -201,6 +210,7 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
                 "last_match_ts": g.last_ts,
                 "best_hit": hit_dict(g.best),
                 "resume": resume,
+                "health": health.get(root.id) if root else None,
             }
         )
         if root is not None and root.id in journal:  # the journal's summary (journal-sync)
@@ -309,10 +319,20 @@ FIND_SESSIONS = ToolSpec(
     description=(
         "Which past sessions talked about something: searches like `search`, then groups hits by root "
         "session (sub-agent hits count for the session that spawned them) and ranks sessions by their "
-        "best hits. Each session has matches, the threads that matched, its best hit, and `resume` (the "
-        "root session uid and the agent's resume command)."
+        "best hits. Each session has matches, the threads that matched, its best hit, `health` (grade A–F "
+        "with reasons) and `resume` (the root session uid and the agent's resume command)."
     ),
-    properties={**_COMMON, "limit": limit_schema(10, 30, "sessions")},
+    properties={
+        **_COMMON,
+        "health": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(GRADE_LETTERS)},
+            "description": "Only root sessions with one of these health grades (A best … F worst; e.g. "
+            "['D', 'F'] for sessions that went badly). Each session's `health` gives its grade, score, the "
+            "reasons and the signals its harness does not record ('unknown', never graded).",
+        },
+        "limit": limit_schema(10, 30, "sessions"),
+    },
     required=("query",),
     handler=find_sessions_handler,
 )
