@@ -32,7 +32,7 @@ def export_cmd(
 ) -> None:
     """Export a session: prompts, replies, collapsed reasoning, tool calls with input and output,
     sub-agents inline, tokens and cost. Secret-shaped spans become [REDACTED] unless --no-redact."""
-    from agent_history.cli.read import _session_arg
+    from agent_history.cli.read import _not_found, _session_arg
     from agent_history.read.export import FORMATS, export_session
     from agent_history.read.export_render import RENDERERS
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
@@ -57,7 +57,7 @@ def export_cmd(
         except AmbiguousSession as exc:
             fail(str(exc), 2)
         except SessionNotFound as exc:
-            fail(str(exc), 1)
+            _not_found(uid, "UID", exc)  # a too-short prefix says so (exit 2), else exit 1
     # shown, never obeyed, wherever the export is read (a terminal, `cat` of the file, a gist):
     # control characters as `^[`, `<U+202E>` (cli.terminal); in JSON as \u escapes
     text = escape_json(RENDERERS[fmt](doc)) if fmt == "json" else escape_controls(RENDERERS[fmt](doc))
