@@ -162,6 +162,27 @@ def test_verify_lists_corrupt_and_missing_copies_and_exits_1(cli_env, db, home):
     with db.connect() as conn:
         recorded = conn.execute("SELECT count(*) FROM ah.archive_copy WHERE verify_error IS NOT NULL").fetchone()[0]
     assert recorded == 2
+    # the next pass repairs both from the hot files, which are still there
+    again = json.loads(cli("archive", "--home", str(home), "--json", env=cli_env).stdout)
+    assert (again["repaired"], again["copied"], again["unchanged"]) == (2, 0, n - 2)
+    clean = cli("archive", "--verify", "--json", env=cli_env)
+    assert clean.returncode == 0 and json.loads(clean.stdout)["bad"] == [], clean.stdout
+    with db.connect() as conn:
+        assert len(manifest.all_copies(conn)) == n  # replaced in place, no new version
+    assert json.loads(cli("archive", "--home", str(home), "--json", env=cli_env).stdout)["repaired"] == 0
+
+
+def test_a_new_archive_path_gets_a_copy_of_every_transcript(cli_env, db, home, own_tmp):
+    n = len(transcripts(home))
+    assert cli("archive", "--home", str(home), env=cli_env).returncode == 0
+    moved = own_tmp / "new archive ü"
+    env = {**cli_env, "AGENT_HISTORY_ARCHIVE": str(moved)}
+    out = json.loads(cli("archive", "--home", str(home), "--json", env=env).stdout)
+    assert (out["repaired"], out["unchanged"]) == (n, 0)
+    with db.connect() as conn:
+        assert all((moved / c.archive_file).is_file() for c in manifest.all_copies(conn))
+    ok = cli("archive", "--verify", "--json", env=env)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["bad"] == [], ok.stdout
 
 
 def test_an_unwritable_archive_path_is_one_line_and_exit_2(cli_env, home, own_tmp):

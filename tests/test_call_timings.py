@@ -56,3 +56,7 @@ def test_usage_session_gives_the_mean_and_maximum_over_the_calls_that_record_it(
     assert kimi["timeToFirstTokenMs"] == {"calls": 6, "meanMs": pytest.approx(sum(every) / 6), "maxMs": 3696}
     assert kimi["thinkingMs"] is None
     assert rows[CLAUDE_SESSION]["timeToFirstTokenMs"] is None and rows[CLAUDE_SESSION]["thinkingMs"] is None
+    table = cli("usage", "session", "--timezone", "UTC", env={**indexed, "COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    header = next(ln for ln in table.stdout.splitlines() if "total tokens" in ln)
+    assert header.split()[0] == "session"  # the rows are sessions, not periods

@@ -194,3 +194,30 @@ def test_a_bidi_override_in_the_prompt_is_shown_visibly_in_md_and_html(cli_env, 
     html_out = cli("export", SECRET_UID, "--format", "html", env=cli_env).stdout
     assert md.startswith("# rename invoice<U+202E>gpj.exe")
     assert "<title>rename invoice&lt;U+202E&gt;gpj.exe" in html_out and "<h1>rename invoice&lt;U+202E&gt;" in html_out
+
+
+def test_control_characters_and_markup_in_a_title_are_shown_not_obeyed(cli_env, secret_home, own_tmp):
+    """A prompt holding an OSC title sequence, BEL and HTML: every format shows them (``^[``, an
+    entity, a ``\\u`` escape) and the title is one line (a newcomer's break-it run)."""
+    home, _ = secret_home
+    transcript = next(home.rglob(f"{SECRET_UID}.jsonl"))
+    lines = [json.loads(x) for x in transcript.read_text().splitlines()]
+    lines[0]["message"]["content"] = "fix \x1b]0;pwn\x07 <script>x</script>\n# Injected heading\nmore"
+    transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    md = cli("export", SECRET_UID, "--format", "md", env=cli_env)
+    assert md.returncode == 0, md.stderr
+    assert "\x1b" not in md.stdout and "\x07" not in md.stdout
+    assert md.stdout.startswith("# fix ^[]0;pwn^G &lt;script&gt;x&lt;/script&gt;…\n")
+    assert "\n# Injected heading" not in md.stdout.split("---", 1)[0]  # the heading stays in the prompt
+    html_out = cli("export", SECRET_UID, "--format", "html", env=cli_env).stdout
+    assert "\x1b" not in html_out and "<h1>fix ^[]0;pwn^G &lt;script&gt;" in html_out
+    js = cli("export", SECRET_UID, "--format", "json", env=cli_env).stdout
+    assert "\x1b" not in js and "\\u001b]0;pwn" in js and json.loads(js)
+    # `-` is stdout; a device is written without --force
+    dash = cli("export", SECRET_UID, "--out", "-", env=cli_env)
+    assert dash.returncode == 0 and dash.stdout == md.stdout and not Path("-").exists()
+    null = cli("export", SECRET_UID, "--out", "/dev/null", env=cli_env)
+    assert null.returncode == 0 and null.stderr == "", null.stderr
+    folder = cli("export", SECRET_UID, "--out", str(own_tmp), env=cli_env)
+    assert folder.returncode == 2 and folder.stderr.strip() == f"error: --out {own_tmp} is a directory"

@@ -60,6 +60,9 @@ def test_an_ambiguous_prefix_is_one_line_listing_the_candidates(cli_env, indexed
     assert out.stderr.count("\n") == 1, out.stderr
     assert P1 in out.stderr and P2 in out.stderr
     assert cli("resume", "ffffffff", env=cli_env).returncode == 1
+    short = cli("resume", "0a", env=cli_env)  # looked up as a whole uid only: say a prefix is longer
+    assert short.returncode == 2
+    assert short.stderr.strip() == "error: UID: give a session uid or a prefix of at least 6 characters (got '0a')"
 
 
 def test_a_harness_that_resumes_by_file_and_has_no_fork(cli_env, indexed):

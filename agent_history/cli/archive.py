@@ -19,7 +19,7 @@ def summary_line(s) -> str:
     state = " (interrupted)" if s.interrupted else ""
     return (
         f"archived{state}: {count(s.files_seen, 'file')} seen, {s.copied:,} copied, {s.grown:,} grown, "
-        f"{count(s.new_versions, 'new version')}, {s.unchanged:,} unchanged, {s.touched:,} touched; "
+        f"{count(s.new_versions, 'new version')}, {s.unchanged:,} unchanged, {s.touched:,} touched, {s.repaired:,} repaired; "
         f"{s.bytes_read / 1e6:,.1f} MB read, {s.bytes_written / 1e6:,.1f} MB written; {s.seconds:.2f} s"
     )
 

@@ -14,6 +14,7 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.output import console, fail, print_event
+from agent_history.cli.terminal import escape_controls, escape_json
 
 SUFFIX = {"md": ".md", "html": ".html", "json": ".json"}
 
@@ -22,7 +23,7 @@ SUFFIX = {"md": ".md", "html": ".html", "json": ".json"}
 def export_cmd(
     uid: str = typer.Argument(..., help="Session uid or a unique prefix (≥ 6 characters)."),
     fmt: str = typer.Option("md", "--format", "-f", help="md (for a pull request) | html (one offline file) | json."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write to this file (default: stdout)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write to this file (default, or `-`: stdout)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
     no_redact: bool = typer.Option(
         False, "--no-redact", help="Keep secret-shaped text (default: replaced by [REDACTED])."
@@ -31,7 +32,7 @@ def export_cmd(
 ) -> None:
     """Export a session: prompts, replies, collapsed reasoning, tool calls with input and output,
     sub-agents inline, tokens and cost. Secret-shaped spans become [REDACTED] unless --no-redact."""
-    from agent_history.cli.read import _session_arg
+    from agent_history.cli.read import _not_found, _session_arg
     from agent_history.read.export import FORMATS, export_session
     from agent_history.read.export_render import RENDERERS
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
@@ -39,10 +40,13 @@ def export_cmd(
     if fmt not in FORMATS:
         fail(f"unknown --format {fmt!r} (known: {', '.join(FORMATS)})", 2)
     uid = _session_arg(uid, "UID") or ""
-    if out is not None and out.exists() and not force:
+    if out is not None and str(out) == "-":
+        out = None  # the usual spelling of stdout
+    if out is not None and out.is_dir():
+        fail(f"--out {out} is a directory", 2)
+    device = out is not None and out.exists() and not out.is_file()  # /dev/null, /dev/stdout, a FIFO
+    if out is not None and out.exists() and not device and not force:
         fail(f"--out {out} exists; pass --force to overwrite it", 2)
-    if out is not None and out.exists() and not out.is_file():
-        fail(f"--out {out} is not a regular file", 2)
     gh = shutil.which("gh") if gist else None
     if gist and gh is None:
         fail("--gist needs the GitHub CLI `gh` on PATH (https://cli.github.com); nothing was published", 2)
@@ -53,9 +57,17 @@ def export_cmd(
         except AmbiguousSession as exc:
             fail(str(exc), 2)
         except SessionNotFound as exc:
-            fail(str(exc), 1)
-    text = RENDERERS[fmt](doc)
-    if out is not None:
+            _not_found(uid, "UID", exc)  # a too-short prefix says so (exit 2), else exit 1
+    # shown, never obeyed, wherever the export is read (a terminal, `cat` of the file, a gist):
+    # control characters as `^[`, `<U+202E>` (cli.terminal); in JSON as \u escapes
+    text = escape_json(RENDERERS[fmt](doc)) if fmt == "json" else escape_controls(RENDERERS[fmt](doc))
+    if out is not None and device:
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            fail(f"cannot write --out {out}: {exc.strerror or exc}", 2)
+    elif out is not None:
         _write_atomically(out, text)
         print_event(f"wrote {out} ({len(text.encode()):,} bytes)")
     elif not gist:

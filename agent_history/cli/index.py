@@ -114,6 +114,7 @@ def index_cmd(
     said: set[str] = set()  # missing configured homes already warned about (an --every loop says each once)
     stop = stop_on_signals()
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
+    _warn_if_rebuild_interrupted(db)
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
     # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.
     metrics = start_metrics("index", db, sources) if every else None
@@ -190,6 +191,15 @@ def index_cmd(
         raise typer.Exit(INTERRUPTED_EXIT)
     if failed:
         raise typer.Exit(1)
+
+
+def _warn_if_rebuild_interrupted(db) -> None:
+    from agent_history.ingest.rebuild import rebuild_interrupted
+
+    with db.connect() as conn:
+        at = rebuild_interrupted(conn)
+    if at:
+        print_warning(REBUILD_INTERRUPTED.format(at=at))
 
 
 def _nothing_found(sources, summary: PassSummary) -> str:
@@ -305,6 +315,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     from agent_history.ingest.archive.status import archive_status
     from agent_history.ingest.collect import collector_status
     from agent_history.ingest.collect import status_line as collector_line
+    from agent_history.ingest.rebuild import catalogued_sources, rebuild_interrupted
     from agent_history.ingest.sources import resolve_sources
     from agent_history.journal.status import journal_status
     from agent_history.journal.status import status_line as journal_line
@@ -312,12 +323,15 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     with db.connect() as conn:
         data = catalogue_status(conn)
+        data["rebuild_interrupted_at"] = rebuild_interrupted(conn)
+        catalogued = catalogued_sources(conn)
         data["embedding"] = embedding_status(conn, db.settings.embedding)
         data["journal_sync"] = journal_status(conn)
         data["collector"] = collector_status(conn, embedded=db.is_embedded)
         data["archive"] = archive_status(conn, db.settings.archive_root)
         data["secrets"] = secret_counts(conn)
-    data["retention_warnings"] = [w.as_dict() for w in retention_warnings(resolve_sources(db.settings))]
+    # the homes this catalogue holds transcripts of (the configured ones when it holds none yet)
+    data["retention_warnings"] = [w.as_dict() for w in retention_warnings(catalogued or resolve_sources(db.settings))]
     dbs = db_status(db)
     data["database"] = {
         k: dbs[k]
@@ -362,10 +376,23 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     console.print(collector_line(data["collector"]), highlight=False, soft_wrap=True, markup=False)
     console.print(_archive_line(data["archive"]), highlight=False, soft_wrap=True, markup=False)
     console.print(_secrets_line(data["secrets"]), highlight=False, soft_wrap=True, markup=False)
-    from agent_history.ingest.archive.retention import retention_warnings
+    for w in data["retention_warnings"]:
+        print_warning(_retention_line(w))
+    if data["rebuild_interrupted_at"]:
+        print_warning(REBUILD_INTERRUPTED.format(at=data["rebuild_interrupted_at"]))
 
-    for w in retention_warnings(resolve_sources(db.settings)):
-        print_warning(w.line())
+
+REBUILD_INTERRUPTED = (
+    "a rebuild started at {at} emptied the catalogue and did not finish: it holds only what was "
+    "re-read; run `agent-history rebuild` again (index alone does not bring back transcripts that "
+    "exist only in cold copies or the archive)"
+)
+
+
+def _retention_line(w: dict) -> str:
+    from agent_history.ingest.archive.retention import RetentionWarning
+
+    return RetentionWarning(w["namespace"], w["product"], w["setting"], w["file"], w["days"], w["default_days"]).line()
 
 
 def _archive_line(a: dict) -> str:
@@ -529,7 +556,7 @@ def rebuild_cmd(
 ) -> None:
     """Empty the derived tables and re-read every transcript (hot, then cold copies and the archive);
     keeps caches."""
-    from agent_history.ingest.rebuild import RebuildRefused, rebuild
+    from agent_history.ingest.rebuild import RebuildRefused, rebuild, rebuild_interrupted
     from agent_history.ingest.sources import cold_sources
 
     db = database()
@@ -555,6 +582,14 @@ def rebuild_cmd(
     except AnotherPassRunning:
         console.print("another index pass is running")
         return
+    except KeyboardInterrupt:
+        with db.connect() as check:
+            at = rebuild_interrupted(check)
+        if at:
+            print_event("interrupted: " + REBUILD_INTERRUPTED.format(at=at).removeprefix("a "))
+        else:
+            print_event("interrupted before anything was changed")
+        raise typer.Exit(INTERRUPTED_EXIT) from None
     finally:
         conn.close()
         writer.close()

@@ -22,7 +22,7 @@ def resume_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON (never runs anything)."),
 ) -> None:
     """The agent's own command to resume (or fork) a catalogued session, run in its working directory."""
-    from agent_history.cli.read import _session_arg
+    from agent_history.cli.read import _not_found, _session_arg
     from agent_history.read.resume import resume_session
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
 
@@ -34,7 +34,7 @@ def resume_cmd(
         except AmbiguousSession as exc:
             fail(str(exc), 2)
         except SessionNotFound as exc:
-            fail(str(exc), 1)
+            _not_found(uid, "UID", exc)  # a too-short prefix says so (exit 2), else exit 1
     if json:
         print_json(r.as_dict())
         return

@@ -38,9 +38,10 @@ def secrets_cmd(
         found = list_secrets(conn, since=lo, agents=agents, detectors=tuple(detector or ()), limit=limit)
         counts = secret_counts(conn, since=lo, agents=agents, detectors=tuple(detector or ()))
     if scanned.messages or scanned.tool_calls:
+        # the scan covers every row new since the last one, whatever the filters list below
         print_event(
-            f"scanned {count(scanned.messages, 'message')} and {count(scanned.tool_calls, 'tool call')}: "
-            f"{count(scanned.findings, 'finding')}"
+            f"scanned {count(scanned.messages, 'new message')} and {count(scanned.tool_calls, 'new tool call')} "
+            f"of every agent: {count(scanned.findings, 'finding')} in them"
         )
     if json:
         print_json({"counts": counts, "findings": [f.as_dict() for f in found]})

@@ -106,7 +106,7 @@ def _render(view: str, report: dict, key: str) -> None:
             )
     else:
         headers = (
-            view if view in BY else "period",
+            view if view in (*BY, "session") else "period",
             "input",
             "output",
             "cache create",

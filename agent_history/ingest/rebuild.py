@@ -24,7 +24,7 @@ import psycopg
 
 from agent_history.db.roles import COLLECTOR_TABLES
 from agent_history.harnesses import BY_NAME
-from agent_history.ingest.archive.restore import archived, relocate, stage
+from agent_history.ingest.archive.restore import Staged, archived, relocate, stage
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
@@ -65,10 +65,18 @@ KEPT_TABLES: tuple[str, ...] = (
 and the collector tables are authoritative data."""
 
 
-def truncate_derived(conn: psycopg.Connection) -> None:
-    """Empty every derived table (no CASCADE: a new foreign key into them must be listed here)."""
+def truncate_derived(conn: psycopg.Connection, *, started: bool = False) -> None:
+    """Empty every derived table (no CASCADE: a new foreign key into them must be listed here).
+    With `started`, record in the same transaction that a rebuild is under way (`REBUILD_KEY`)."""
     with conn.transaction():
         conn.execute("TRUNCATE " + ", ".join(f"ah.{t}" for t in DERIVED_TABLES) + " RESTART IDENTITY")
+        if started:
+            conn.execute(
+                "INSERT INTO ah.meta (key, value) VALUES (%s, to_char(now() AT TIME ZONE 'UTC', "
+                '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\')) ON CONFLICT (key) DO UPDATE SET value = excluded.value, '
+                "updated_at = now()",
+                (REBUILD_KEY,),
+            )
         # kept journal summaries: unlinked now (ids restart), relinked by the post-pass
         if conn.execute("SELECT to_regclass('ah.session_summary')").fetchone()[0] is not None:
             conn.execute("UPDATE ah.session_summary SET session_id = NULL WHERE session_id IS NOT NULL")
@@ -168,6 +176,7 @@ def rebuild(
     """
     if not conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0]:
         raise AnotherPassRunning("another index pass is running")
+    work: Path | None = None
     try:
         known = {(s.namespace, s.home) for s in hot}
         hot = [*hot, *(s for s in catalogued_sources(conn) if (s.namespace, s.home) not in known)]
@@ -179,7 +188,25 @@ def rebuild(
                 "archive copies "
                 f"(first: {check.missing_files[0]}); nothing was changed — `rebuild --allow-missing` drops them"
             )
-        truncate_derived(conn)
+        staged = Staged()
+        if archive is not None:
+            # read the archive back *before* emptying anything: a copy that cannot be read refuses
+            # the rebuild the way a missing file does, and the catalogue is left as it was
+            if staging is not None:
+                staging.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix="ah-restore-", dir=staging))
+            staged = stage(conn, archive, [*hot, *cold], work)
+            if staged.unreadable and not allow_missing:
+                raise RebuildRefused(
+                    f"{len(staged.unreadable)} archived transcript(s) have no readable copy (first: "
+                    f"{staged.unreadable[0]}); nothing was changed — `archive` re-copies files still on disk, "
+                    "`rebuild --allow-missing` drops the others"
+                )
+        truncate_derived(conn, started=True)
+    except BaseException:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
     hot_homes = {s.namespace: s.home for s in hot}
@@ -187,15 +214,32 @@ def rebuild(
         dataclasses.replace(s, tier="cold", shadowed_by=(hot_homes[s.namespace],) if s.namespace in hot_homes else ())
         for s in cold
     ]
-    if archive is None:
-        return Loader(conn, **loader_kw).run([*hot, *shadowed])
-    if staging is not None:
-        staging.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="ah-restore-", dir=staging))
     try:
-        staged = stage(conn, archive, [*hot, *cold], work)
         summary = Loader(conn, **loader_kw).run([*hot, *shadowed, *staged.sources])
+        if summary is None:
+            raise AnotherPassRunning("another index pass is running")
         relocate(conn, staged.paths)
+        if not summary.interrupted:
+            finish_rebuild(conn)
         return summary
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+REBUILD_KEY = "rebuild:started_at"
+"""``ah.meta`` key set (to the start time) in the transaction that empties the derived tables and
+removed when the re-read completes: while it is there the catalogue is a partial rebuild."""
+
+
+def finish_rebuild(conn: psycopg.Connection) -> None:
+    """Mark the rebuild complete (remove `REBUILD_KEY`)."""
+    conn.execute("DELETE FROM ah.meta WHERE key = %s", (REBUILD_KEY,))
+
+
+def rebuild_interrupted(conn: psycopg.Connection) -> str | None:
+    """When a rebuild emptied the catalogue and did not finish re-reading: the time it started
+    (ISO 8601 text), else None. `index` and `status` say so: only `rebuild` brings back the
+    transcripts that exist only in cold copies and the archive."""
+    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (REBUILD_KEY,)).fetchone()
+    return row[0] if row else None

@@ -98,10 +98,18 @@ def _header_facts(thread: dict[str, Any], product: str) -> list[tuple[str, str]]
     return facts
 
 
+TITLE_CHARS = 120
+"""A title longer than this (characters; e.g. a whole first prompt used as the title) is cut with "…"."""
+
+
 def _title(thread: dict[str, Any]) -> str:
+    """The session's title on one line: its first non-blank line, at most `TITLE_CHARS`."""
     m = thread.get("summary") or {}
-    title = (m.get("title") or thread["session"].get("title") or thread["session"]["session_uid"]).strip()
-    return show_bidi(title)
+    title = (m.get("title") or thread["session"].get("title") or "").strip()
+    line = next((ln.strip() for ln in title.splitlines() if ln.strip()), "") or thread["session"]["session_uid"]
+    if len(line) > TITLE_CHARS or line != title:
+        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+    return line
 
 
 def _tool_summary(ev: dict[str, Any]) -> str:
@@ -123,6 +131,12 @@ def _fence(text: str, lang: str = "") -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     tick = "`" * max(3, longest + 1)
     return f"{tick}{lang}\n{text}\n{tick}"
+
+
+def _md_inline(text: str) -> str:
+    """`text` as literal Markdown inline text: HTML tags written as entities, so a title such as
+    ``<script>`` or ``</details>`` is shown, not parsed."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _md_events(thread: dict[str, Any], depth: int) -> list[str]:
@@ -172,7 +186,7 @@ def _md_thread(thread: dict[str, Any], depth: int) -> list[str]:
 def render_markdown(doc: dict[str, Any]) -> str:
     """The document as Markdown (see the module docstring); bidi overrides shown as ``<U+XXXX>``."""
     thread = doc["thread"]
-    lines = [f"# {_title(thread)}", ""]
+    lines = [f"# {show_bidi(_md_inline(_title(thread)))}", ""]
     lines += [f"- **{k}:** {v}" for k, v in _header_facts(thread, doc["product"])]
     if doc.get("redacted"):
         lines.append("- Secret-shaped text is shown as `[REDACTED]`.")
@@ -254,7 +268,7 @@ def _html_thread(thread: dict[str, Any]) -> str:
 def render_html(doc: dict[str, Any]) -> str:
     """The document as one self-contained HTML page (see the module docstring)."""
     thread = doc["thread"]
-    title = _title(thread)
+    title = show_bidi(_title(thread))
     facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in _header_facts(thread, doc["product"]))
     note = '<p class="note">Secret-shaped text is shown as [REDACTED].</p>' if doc.get("redacted") else ""
     extra = "".join(

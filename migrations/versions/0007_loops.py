@@ -99,6 +99,7 @@ ON CONFLICT (session_id) DO NOTHING;
 """
 
 DOWNGRADE = r"""
+DROP VIEW IF EXISTS ah.thread_loop;  -- sql/36_agent_efficiency.sql, on ah.lane
 DROP TABLE IF EXISTS ah.loop_closeout;
 DROP TABLE IF EXISTS ah.lane;
 DROP TABLE IF EXISTS ah.loops;

@@ -7,7 +7,11 @@ picks — the newest version that is not a truncation of another (a file that sh
 longer copy as the one read back) — into a staging directory laid out like the homes, which the
 loader reads as cold sources shadowed by the hot homes; `relocate` then records those rows under
 the transcript's original path with ``tier = 'archive'``, so the catalogue names the file the
-agent wrote, not the staging copy.
+agent wrote, not the staging copy. Each staged copy is checked against the manifest's size and
+sha256 as it is decompressed; one that fails (a truncated or corrupt file) gives way to the next
+good version, and a transcript with no readable version is listed in `Staged.unreadable` —
+`rebuild` stages before it empties anything, so such a transcript refuses the rebuild like a
+missing one.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from agent_history.ingest.discovery import Source
 
 @dataclass
 class Staged:
-    """Staged archive copies: the cold sources to read and staged path → original path."""
+    """Staged archive copies: the cold sources to read, staged path → original path, and the
+    transcripts none of whose copies could be read back (``"<original path>: <error>"``)."""
 
     sources: list[Source] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
 
 
 def archived(conn: psycopg.Connection, root: Path) -> set[tuple[str, str]]:
@@ -78,12 +84,12 @@ def stage(conn: psycopg.Connection, root: Path, hot: list[Source], staging: Path
     for (namespace, rel), copies in sorted(by_key.items()):
         if any(os.path.isfile(c.path) for c in copies) or any((h / rel).is_file() for h in homes.get(namespace, ())):
             continue
-        chosen = choose_version(root, copies)
-        if chosen is None:
-            continue
         dest = staging / namespace / rel
-        decompress_to(root / chosen.archive_file, dest)
-        os.utime(dest, ns=(chosen.source_mtime_ns, chosen.source_mtime_ns))
+        chosen, errors = _stage_one(root, copies, dest)
+        if chosen is None:
+            if errors:
+                out.unreadable.append(f"{copies[0].path}: {errors[-1]}")
+            continue
         out.paths[str(dest)] = chosen.path
         agents[namespace] = chosen.agent
     out.sources = [
@@ -91,6 +97,25 @@ def stage(conn: psycopg.Connection, root: Path, hot: list[Source], staging: Path
         for ns, agent in sorted(agents.items())
     ]
     return out
+
+
+def _stage_one(root: Path, copies: list[Copy], dest: Path) -> tuple[Copy | None, list[str]]:
+    """Decompress the version `choose_version` picks to `dest`, checked against the manifest's
+    size and sha256; a copy that fails (truncated or corrupt zstd, wrong content) is left out and
+    the next choice tried. Returns the copy staged (None when none could be) and the errors."""
+    left, errors = list(copies), []
+    while (chosen := choose_version(root, left)) is not None:
+        try:
+            if hash_copy(root / chosen.archive_file) != (chosen.size, chosen.sha256):
+                raise ValueError("its content does not match the manifest's sha256")
+            decompress_to(root / chosen.archive_file, dest)
+        except (OSError, pyzstd.ZstdError, EOFError, ValueError) as exc:
+            errors.append(f"copy {chosen.archive_file} unreadable ({type(exc).__name__}: {exc})".replace("\n", " "))
+            left.remove(chosen)
+            continue
+        os.utime(dest, ns=(chosen.source_mtime_ns, chosen.source_mtime_ns))
+        return chosen, errors
+    return None, errors
 
 
 def relocate(conn: psycopg.Connection, paths: dict[str, str]) -> int:

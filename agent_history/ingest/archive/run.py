@@ -9,6 +9,7 @@ registry), against the newest version of its copy (`manifest.newest_versions`):
 | same size and mtime as when copied               | skipped unread   | skipped unread  | skipped (file and -wal)  |
 | same bytes (sha256), new mtime                   | manifest updated | manifest updated| manifest updated         |
 | a superset, not older than the copy (`GROWN`)    | copy replaced    | copy replaced   | copy replaced            |
+| its copy failed `--verify` or is not in this archive | copy replaced (`repaired`) | copy replaced | copy replaced |
 | anything else: shrunk, rewritten, older          | next version     | next version    | next version             |
 
 "A superset" per kind (`is_superset`): JSONL and markdown (both append-only) — longer, with the copied bytes as its prefix by
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+import pyzstd
 
 from agent_history.harnesses.spec import SOURCE_KINDS
 from agent_history.ingest.archive import manifest
@@ -46,6 +48,7 @@ from agent_history.ingest.archive.copy import (
     CopyMismatch,
     SourceChanged,
     Written,
+    hash_copy,
     snapshot_database,
     write_copy,
 )
@@ -82,6 +85,9 @@ class ArchiveSummary:
     """Files that shrank or were rewritten: a new version beside the old copy."""
     unchanged: int = 0
     touched: int = 0
+    repaired: int = 0
+    """Copies that failed `archive --verify` or are missing from this archive (its path changed,
+    a file deleted), replaced by a fresh copy of the hot file."""
     bytes_read: int = 0
     bytes_written: int = 0
     skipped: list[str] = field(default_factory=list)
@@ -98,6 +104,7 @@ class ArchiveSummary:
             "new_versions": self.new_versions,
             "unchanged": self.unchanged,
             "touched": self.touched,
+            "repaired": self.repaired,
             "bytes_read": self.bytes_read,
             "bytes_written": self.bytes_written,
             "skipped": self.skipped[:100],
@@ -173,7 +180,8 @@ class _Pass:
         except OSError as exc:
             s.skipped.append(f"{ref.path}: {exc.strerror} (vanished before it was copied)")
             return
-        if old is not None and old.source_size == size and old.source_mtime_ns == mtime:
+        bad = old is not None and self._unusable(old)
+        if old is not None and not bad and old.source_size == size and old.source_mtime_ns == mtime:
             s.unchanged += 1
             return
         if ref.kind not in SOURCE_KINDS:
@@ -183,9 +191,9 @@ class _Pass:
             self.on_file(ref)
         try:
             if ref.kind == "database":
-                self._database(ref, old, size, mtime)
+                self._database(ref, old, size, mtime, repair=bad)
             else:
-                self._file(ref, old, size, mtime)
+                self._file(ref, old, size, mtime, repair=bad)
         except FileNotFoundError:
             s.skipped.append(f"{ref.path}: vanished before it was copied")
         except SourceChanged as exc:
@@ -197,24 +205,50 @@ class _Pass:
         except OSError as exc:
             s.skipped.append(f"{ref.path}: {exc.strerror or exc}")
 
-    def _file(self, ref: FileRef, old: Copy | None, size: int, mtime: int) -> None:
+    def _unusable(self, old: Copy) -> bool:
+        """Whether `old`'s copy cannot be read back: missing from this archive, or it failed
+        `archive --verify` and still does (re-hashed here: a copy that now matches is cleared; one
+        that does not is removed, so the fresh copy can take its name)."""
+        path = self.root / old.archive_file
+        if not path.is_file():
+            return True
+        if old.verify_error is None:
+            return False
+        try:
+            good = hash_copy(path) == (old.size, old.sha256)
+        except (OSError, pyzstd.ZstdError, EOFError):
+            good = False
+        if good:
+            with self.conn.transaction():
+                manifest.record_verify(self.conn, old.id, None)
+            old.verify_error = None
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return True
+
+    def _file(self, ref: FileRef, old: Copy | None, size: int, mtime: int, *, repair: bool = False) -> None:
+        """Copy a JSONL, markdown or document file. With `repair` (`old`'s copy is bad or
+        missing), the fresh copy takes `old`'s place: same version, the bad file removed."""
         with open(ref.path, "rb") as fh:
-            if old is not None and size == old.size and _sha256_of(fh, size) == old.sha256:
+            if not repair and old is not None and size == old.size and _sha256_of(fh, size) == old.sha256:
                 self._touch(old, size, mtime)
                 return
-            may_grow = old is not None and mtime >= old.source_mtime_ns and is_superset(ref.kind, old, size, fh=fh)
+            may_grow = repair or (
+                old is not None and mtime >= old.source_mtime_ns and is_superset(ref.kind, old, size, fh=fh)
+            )
             fh.seek(0)
             # JSONL: the cheap prefix evidence said "grown"; the copy's own read confirms it
             # exactly (the sha256 of the first `old.size` bytes is the copy's sha256)
-            exact = ref.kind in APPEND_ONLY and may_grow
+            exact = ref.kind in APPEND_ONLY and may_grow and not repair
             written, grow = self._write(fh, size, ref, old, may_grow, old.size if exact and old else None)
             evidence: tuple = (None, None, None)
             if ref.kind in APPEND_ONLY:
                 head, ckpt = edge_hashes(fh, size)
                 evidence = (head, ckpt, update_windows(fh, size, old.prefix_windows if grow and old else None))
-        self._record(ref, old, grow, written, size, mtime, evidence, None)
+        self._record(ref, old, grow, written, size, mtime, evidence, None, repair=repair)
 
-    def _database(self, ref: FileRef, old: Copy | None, size: int, mtime: int) -> None:
+    def _database(self, ref: FileRef, old: Copy | None, size: int, mtime: int, *, repair: bool = False) -> None:
         work = self.root / ".work"
         work.mkdir(parents=True, exist_ok=True)
         fd, snap = tempfile.mkstemp(prefix=".snapshot-", suffix=".db", dir=work)
@@ -228,10 +262,10 @@ class _Pass:
                 raise SourceChanged(f"cannot snapshot the database: {exc}") from None
             snap_size = os.path.getsize(snap)
             with open(snap, "rb") as fh:
-                if old is not None and snap_size == old.size and _sha256_of(fh, snap_size) == old.sha256:
+                if not repair and old is not None and snap_size == old.size and _sha256_of(fh, snap_size) == old.sha256:
                     self._touch(old, size, mtime)
                     return
-                may_grow = (
+                may_grow = repair or (
                     old is not None
                     and mtime >= old.source_mtime_ns
                     and is_superset("database", old, snap_size, tables=tables)
@@ -241,7 +275,7 @@ class _Pass:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(snap)
-        self._record(ref, old, grow, written, size, mtime, (None, None, None), tables)
+        self._record(ref, old, grow, written, size, mtime, (None, None, None), tables, repair=repair)
 
     def _write(
         self, fh, size: int, ref: FileRef, old: Copy | None, may_grow: bool, prefix_at: int | None
@@ -262,8 +296,6 @@ class _Pass:
         except FileExistsError:
             # these very bytes were archived under this name before (a manifest row lost with a
             # database restore): keep that file once it re-hashes to them
-            from agent_history.ingest.archive.copy import hash_copy
-
             fh.seek(0)
             sha = _sha256_of(fh, size)
             name = name_for(sha, old.sha256 if decided.get("grow") and old else None)
@@ -280,7 +312,7 @@ class _Pass:
         old.source_size, old.source_mtime_ns = size, mtime
         self.summary.touched += 1
 
-    def _record(self, ref, old, grow, written: Written, size, mtime, evidence, tables) -> None:
+    def _record(self, ref, old, grow, written: Written, size, mtime, evidence, tables, *, repair: bool = False) -> None:
         head, ckpt, windows = evidence
         row = Copy(
             old.id if grow and old else 0,
@@ -323,7 +355,10 @@ class _Pass:
             if old.archive_file != written.archive_file:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.root / old.archive_file)
-            self.summary.grown += 1
+            if repair:
+                self.summary.repaired += 1
+            else:
+                self.summary.grown += 1
         elif old is not None:
             self.summary.new_versions += 1
         else:
