@@ -60,6 +60,10 @@ BATCH_LINES = 20_000
 APPEND_KINDS = ("jsonl", "markdown")
 """Source kinds read by byte offset, complete lines only (Markdown: Aider's chat history)."""
 INDEX_LOCK = 0x61685F696478  # 'ah_idx'
+PAUSE_ENV = "AGENT_HISTORY_PAUSE_AFTER_BATCHES"
+"""Fault injection for the crash tests: after committing this many batches the writer says
+``paused after batch N`` on stderr and waits for good (the test then SIGKILLs the process at a
+known batch boundary). Unset in normal use."""
 
 
 class AnotherPassRunning(Exception):
@@ -88,6 +92,11 @@ class PassSummary:
     skipped_paths: list[str] = field(default_factory=list)
     """Files and directories passed over: symlinks, unreadable directories, undecodable names."""
     interrupted: bool = False
+    bulk: str | None = None
+    """The bulk path (`ingest.bulk`): None = not taken, "done" = ended by this pass,
+    "unfinished" = left for the next pass (stopped or failed before its end)."""
+    batches: int = 0
+    """Batch transactions committed (JSONL and Markdown files)."""
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -106,6 +115,8 @@ class PassSummary:
             "skipped_homes": self.skipped_homes,
             "skipped_paths": self.skipped_paths[:100],
             "interrupted": self.interrupted,
+            "bulk": self.bulk,
+            "batches": self.batches,
             "seconds": round(self.seconds, 3),
         }
 
@@ -152,8 +163,16 @@ class Loader:
         parse_workers: int | None = None,
         parallel_min_bytes: int | None = None,
         redact: Callable[[str], str] | None = None,
+        bulk: str = "auto",
+        bulk_min_bytes: int | None = None,
     ) -> None:
         self.conn = conn
+        self.bulk_mode = bulk
+        """``[index] bulk``: "auto" | "always" | "never" (`ingest.bulk.choose`)."""
+        self.bulk_min_bytes = bulk_min_bytes
+        """``[index] bulk_min_bytes``; None = `ingest.bulk.BULK_MIN_BYTES`."""
+        pause = os.environ.get(PAUSE_ENV, "")
+        self._pause_after = int(pause) if pause.isdigit() else None
         self.redact = redact
         """``[index] redact``: applied to the free-text fields of every row written (`write_parts`)."""
         self.redact_kw = {"redact": redact} if redact is not None else {}
@@ -240,6 +259,9 @@ class Loader:
                 plan(len(files), sum(st.st_size for _, st in files))
             known = self._known()
             self._register([ref for ref, _ in files if ref.path not in known], known)
+            bulk_state = self._begin_bulk(files, known, run_id, file_mode=refs is not None)
+            if bulk_state is not None:
+                summary.bulk = "unfinished"  # until `bulk.finish` commits
             self._pool = self._start_pool(files, known)
             for ref, st in files:
                 if self.stop.is_set() or summary.interrupted:
@@ -262,6 +284,11 @@ class Loader:
                 summary.interrupted = True
             else:
                 summary.sessions_rolled_up = run_postpasses(conn)
+                if bulk_state is not None:
+                    from agent_history.ingest import bulk
+
+                    bulk.finish(conn, bulk_state)
+                    summary.bulk = "done"
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:
@@ -286,6 +313,31 @@ class Loader:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
             except psycopg.Error:
                 pass  # connection lost: the lock dies with the session
+
+    def _begin_bulk(
+        self, files: list[tuple[FileRef, os.stat_result]], known: dict[str, _Known], run_id: int, *, file_mode: bool
+    ):
+        """Open the bulk path when this pass takes it (`ingest.bulk`), or continue the one an
+        earlier pass left unfinished; returns its `bulk.BulkState` or None."""
+        from agent_history.ingest import bulk
+
+        state = bulk.pending(self.conn)
+        if state is not None:
+            return state
+        if file_mode or self.bulk_mode == "never":
+            return None
+        new_bytes = sum(
+            max(0, st.st_size - known[ref.path].offset)
+            for ref, st in files
+            if not (known[ref.path].size == st.st_size and known[ref.path].mtime_ns == st.st_mtime_ns)
+        )
+        least = bulk.BULK_MIN_BYTES if self.bulk_min_bytes is None else self.bulk_min_bytes
+        if not bulk.choose(self.bulk_mode, new_bytes=new_bytes, cold=bulk.is_cold(self.conn), min_bytes=least):
+            return None
+        # one sort-based build beats row-by-row maintenance when the pass at least doubles the
+        # catalogue (docs/performance.md, "Bulk path")
+        drop = new_bytes >= bulk.indexed_bytes(self.conn)
+        return bulk.begin(self.conn, run_id, drop_indexes=drop)
 
     def _start_pool(self, files: list[tuple[FileRef, os.stat_result]], known: dict[str, _Known]) -> ParsePool | None:
         """Worker processes for the files this pass reads from byte 0, when there are enough
@@ -594,6 +646,9 @@ class Loader:
                     "DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)",
                     ([p.source_id for p in batch],),
                 )
+        summary.batches += 1
+        if self._pause_after is not None and summary.batches >= self._pause_after:
+            self._pause()
         summary.rows_new.update(written.new)
         summary.rows_merged.update(written.merged)
         summary.rows.update(written.new)
@@ -605,6 +660,14 @@ class Loader:
                     summary.issues[row.kind] += 1
             if self.progress:
                 self.progress(p.ref.path, p.consumed, 1 if p.size is not None else 0)
+
+    def _pause(self) -> None:
+        """`PAUSE_ENV`: say where the pass stands and wait to be killed."""
+        import sys
+
+        print(f"paused after batch {self._summary.batches}", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
 
     # -- special cases --------------------------------------------------------------------------
     def _rewrite(self, k: _Known, st, summary: PassSummary, why: str) -> None:
