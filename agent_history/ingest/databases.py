@@ -210,7 +210,7 @@ def _write(
             (Jsonb(cursor), _version(ref), source_id),
         )
         conn.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = %s", (source_id,))
-    summary.add_written(written.new, written.merged)
+    summary.add_written(written.new, written.merged, written.issues)
     summary.bytes_read += nbytes
     for row in rows:
         if isinstance(row, ParseIssueRow):

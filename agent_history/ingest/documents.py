@@ -231,7 +231,7 @@ def _write_documents(ctx: PassContext, docs: list[_Doc]) -> None:
                 ],
             )
             cur.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)", (ids,))
-    summary.add_written(written.new, written.merged)
+    summary.add_written(written.new, written.merged, written.issues)
     if purged:
         summary.rows["purged"] += purged
     for d in docs:

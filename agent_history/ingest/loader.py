@@ -626,7 +626,7 @@ class Loader:
         summary.batches += 1
         if self._pause_after is not None and summary.batches >= self._pause_after:
             self._pause()
-        summary.add_written(written.new, written.merged)
+        summary.add_written(written.new, written.merged, written.issues)
         for p in batch:
             summary.bytes_read += p.consumed
             for row in p.rows:

@@ -75,8 +75,11 @@ class PassSummary:
             "seconds": round(self.seconds, 3),
         }
 
-    def add_written(self, new: Counter, merged: Counter) -> None:
-        """Count the rows one write inserted (`new`) and merged (`merged`), per table."""
+    def add_written(self, new: Counter, merged: Counter, issues: Counter | None = None) -> None:
+        """Count the rows one write inserted (`new`) and merged (`merged`), per table, and the
+        parse issues it recorded itself (`issues`, per kind: `uid_conflict`)."""
+        if issues:
+            self.issues.update(issues)
         self.rows_new.update(new)
         self.rows_merged.update(merged)
         self.rows.update(new)
