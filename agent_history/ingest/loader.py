@@ -318,7 +318,15 @@ class Loader:
         jobs = [
             (
                 ref.path,
-                (ref, known[ref.path].id, st.st_size, st.st_mtime_ns, known[ref.path].line_count, self.batch_lines),
+                (
+                    ref,
+                    known[ref.path].id,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    known[ref.path].line_count,
+                    self.batch_lines,
+                    self._writer_conn is not None,  # the workers analyse the search text too
+                ),
             )
             for ref, st in todo
         ]
@@ -497,7 +505,10 @@ class Loader:
                 from agent_history.ingest.search_ready import Prepared
 
                 self._prepared = Prepared()
-            self._prepared.prepare(pending.rows)
+            if pending.ready is not None:  # analysed by the parse worker
+                self._prepared.add(pending.ready)
+            else:
+                self._prepared.prepare(pending.rows)
         self._batch.append(pending)
         self._batch_lines += max(1, len(pending.rows))
         self._batch_bytes += pending.consumed
