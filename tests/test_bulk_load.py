@@ -205,7 +205,10 @@ def test_sigterm_stops_a_bulk_load_at_a_batch_boundary_and_says_so(db, workdir, 
         assert 0 < summary["batches"] < reference[1]
         assert conn.execute("SELECT status FROM ah.index_run ORDER BY id DESC LIMIT 1").fetchone()[0] == "interrupted"
         assert bulk_left(conn) == (True, 0, 6)
+    assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is not None
+    assert "bulk load unfinished (started " in cli("status", env=env).stdout
     again = cli("index", "--home", str(workdir / "home"), "--json", env=env)
     assert again.returncode == 0 and json.loads(again.stdout)["bulk"] == "done"
     with psycopg.connect(db.dsn) as conn:
         assert dump(conn) == reference[0]
+    assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is None

@@ -385,6 +385,13 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
             highlight=False,
             soft_wrap=True,
         )
+    if data.get("bulk_pass"):
+        console.print(
+            f"bulk load unfinished (started {second(data['bulk_pass']['started_at'], zone=True)}): search runs without "
+            "its indexes and on stale term statistics until the next `agent-history index` completes it",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
     console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
     console.print(collector_line(data["collector"]), highlight=False, soft_wrap=True, markup=False)
