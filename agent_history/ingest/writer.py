@@ -188,7 +188,9 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
                     copy.write_row(values)
             if row_type in CONTENT_COLUMNS:
                 cur.execute(uid_conflict_sql(row_type))
-                written.issues["uid_conflict"] += cur.fetchone()[0]
+                conflicts = cur.fetchone()[0]
+                if conflicts:
+                    written.issues["uid_conflict"] += conflicts
             merge = merge_sql(row_type)
             cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))
             new, merged = cur.fetchone()
