@@ -212,3 +212,16 @@ def test_sigterm_stops_a_bulk_load_at_a_batch_boundary_and_says_so(db, workdir, 
     with psycopg.connect(db.dsn) as conn:
         assert dump(conn) == reference[0]
     assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is None
+
+
+def test_an_indexer_that_does_not_own_the_tables_loads_incrementally(db, workdir):
+    from agent_history.db.roles import WRITER
+    from agent_history.ingest.loader import Loader
+    from tests.homes import sources_for
+
+    with psycopg.connect(db.server.dsn(db.name, user=WRITER), autocommit=True) as conn:
+        summary = Loader(conn, bulk="always", batch_lines=100_000).run(sources_for(workdir / "home"))
+    assert summary.files_failed == 0 and summary.bulk is None and summary.rows_new["message"] > 500
+    with psycopg.connect(db.dsn) as conn:
+        assert bulk_left(conn) == (False, 2, 0)
+        assert conn.execute("SELECT count(*) FROM ah.search_term").fetchone()[0] > 1000  # kept per batch

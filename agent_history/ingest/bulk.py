@@ -21,6 +21,8 @@ definitions, the indexes dropped, the triggers disabled — commits in one trans
 end — the indexes built from the saved definitions, the triggers enabled, the statistics
 recomputed, the row deleted — in another. A pass killed in between leaves the row, and the next
 pass (whatever its size) continues in bulk mode and ends it; `status` reports it meanwhile.
+Only a role owning the tables can take the path (`can_bulk`); an indexer connected as the
+non-owning ``ah_writer`` always loads incrementally.
 Until then searches run without the GIN index (a sequential scan) and on stale statistics.
 """
 
@@ -63,6 +65,18 @@ def pending(conn: psycopg.Connection) -> BulkState | None:
         return None
     data = json.loads(row[0] or "{}")
     return BulkState(data.get("run_id"), dict(data.get("indexes") or {}))
+
+
+def can_bulk(conn: psycopg.Connection) -> bool:
+    """True when the connection's role owns the corpus tables (disabling triggers and dropping
+    indexes need ownership): an indexer connected as ``ah_writer`` keeps the incremental path."""
+    return bool(
+        conn.execute(
+            "SELECT bool_and(pg_has_role(current_user, c.relowner, 'USAGE')) FROM pg_class c "
+            "WHERE c.oid = ANY(%s::regclass[])",
+            ([f"ah.{t}" for t in CORPORA],),
+        ).fetchone()[0]
+    )
 
 
 def is_cold(conn: psycopg.Connection) -> bool:

@@ -276,6 +276,8 @@ class Loader:
         earlier pass left unfinished; returns its `bulk.BulkState` or None."""
         from agent_history.ingest import bulk
 
+        if not bulk.can_bulk(self.conn):  # a non-owning role (ah_writer): incremental only
+            return None
         state = bulk.pending(self.conn)
         if state is not None:
             return state
