@@ -214,9 +214,7 @@ def _shape(query: str) -> str:
     return q if len(q) <= 110 else q[:107] + "…"
 
 
-def one_run(
-    home: Path, work: Path, i: int, use_perf: bool, settings: dict[str, str], bulk: str | None = None
-) -> dict:
+def one_run(home: Path, work: Path, i: int, use_perf: bool, settings: dict[str, str], bulk: str | None = None) -> dict:
     """One cold load on a fresh profiled server → its figures (see the module docstring); `bulk`:
     the ``[index] bulk`` setting of the load (None: the default)."""
     import psycopg
