@@ -285,6 +285,10 @@ class Settings:
     """``[plans]``: agent → `usage.plans.PlanConfig` (a named plan and/or explicit limits)."""
     index_redact: bool = False
     """``[index] redact``: the loader stores text with secret-shaped spans replaced (`embed.redact`)."""
+    index_bulk: str = "auto"
+    """``[index] bulk``: "auto" | "always" | "never" — when a pass takes the bulk path (`ingest.bulk`)."""
+    index_bulk_min_bytes: int | None = None
+    """``[index] bulk_min_bytes``: new bytes from which "auto" takes it (None = 64 MiB)."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
@@ -315,7 +319,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "identity": ("emails",),  # collect: which commits are yours (never stored)
     **{h.name: ("roots",) for h in HARNESSES if h.layout.projects},  # project harnesses (Aider, Crush)
     "archive": ("path",),  # `agent-history archive` (issue 29)
-    "index": ("redact",),
+    "index": ("redact", "bulk", "bulk_min_bytes"),
     "plans": None,  # keys are agent names, checked by usage.plans.parse_plans
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
@@ -389,6 +393,9 @@ KEY_HELP: dict[str, str] = {
     "`plan`, `block_tokens`, `block_cost_usd`, `week_tokens`, `week_cost_usd` (explicit limits win).",
     "index.redact": "Store message and tool text with secret-shaped spans replaced by `[REDACTED]` (default false; "
     "the transcripts are untouched).",
+    "index.bulk": "When a pass takes the bulk path (term statistics once at the end, search indexes rebuilt): "
+    "`auto` (default: a first index, `rebuild`, or `bulk_min_bytes` of new bytes), `always` or `never`.",
+    "index.bulk_min_bytes": 'New transcript bytes from which `bulk = "auto"` takes the bulk path (default 67108864).',
 }
 """One line of help per config key (``section.key``; ``section.<placeholder>`` for `FREE_KEYS`
 sections): what ``docs/cli.md`` shows. ``tests/test_cli_reference.py`` fails when a key of
@@ -533,6 +540,14 @@ def load_settings(dsn: str | None = None) -> Settings:
         raise ConfigError(f"config index.redact must be true or false, not {redact!r}")
     s.index_redact = redact
     s.plans = _plans(_table(raw, "plans"))
+    bulk = _table(raw, "index").get("bulk", "auto")
+    if bulk not in ("auto", "always", "never"):
+        raise ConfigError(f'config index.bulk must be "auto", "always" or "never", not {bulk!r}')
+    s.index_bulk = bulk
+    least = _table(raw, "index").get("bulk_min_bytes")
+    if least is not None and (isinstance(least, bool) or not isinstance(least, int) or least < 0):
+        raise ConfigError(f"config index.bulk_min_bytes must be a whole number of bytes ≥ 0, not {least!r}")
+    s.index_bulk_min_bytes = least
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password

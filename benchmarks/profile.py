@@ -214,14 +214,15 @@ def _shape(query: str) -> str:
     return q if len(q) <= 110 else q[:107] + "…"
 
 
-def one_run(home: Path, work: Path, i: int, use_perf: bool, settings: dict[str, str]) -> dict:
-    """One cold load on a fresh profiled server → its figures (see the module docstring)."""
+def one_run(home: Path, work: Path, i: int, use_perf: bool, settings: dict[str, str], bulk: str | None = None) -> dict:
+    """One cold load on a fresh profiled server → its figures (see the module docstring); `bulk`:
+    the ``[index] bulk`` setting of the load (None: the default)."""
     import psycopg
 
     from agent_history.db import embedded
 
     data = work / f"ah-{i}"
-    (work / "config.toml").touch()
+    (work / "config.toml").write_text(f'[index]\nbulk = "{bulk}"\n' if bulk else "")
     env = dict(os.environ, HOME=str(home), AGENT_HISTORY_DATA_DIR=str(data))
     env["AGENT_HISTORY_CONFIG"] = str(work / "config.toml")
     for key in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN"):
@@ -774,6 +775,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--setting", action="append", default=[], metavar="NAME=VALUE", help="a server setting to try (repeatable)"
     )
+    ap.add_argument(
+        "--bulk", choices=("auto", "always", "never"), help="[index] bulk of the loads (never: the incremental path)"
+    )
     args = ap.parse_args(argv)
     settings = dict(s.split("=", 1) for s in args.setting)
     from agent_history.db import embedded
@@ -800,7 +804,7 @@ def main(argv: list[str] | None = None) -> None:
         files = [p for p in home.rglob("*") if p.is_file() and ".debug" not in p.parts]
         raw = sum(p.stat().st_size for p in files)
         for i in range(args.runs):
-            runs.append(one_run(home, work, i, use_perf, settings))
+            runs.append(one_run(home, work, i, use_perf, settings, args.bulk))
             print(
                 f"run {i + 1}: wall {runs[-1]['wall_s']:.1f} s, CPU client {runs[-1]['client_cpu_s']:.1f} s, "
                 f"server {runs[-1]['server_cpu_s']:.1f} s, load {runs[-1]['load']:.1f}",

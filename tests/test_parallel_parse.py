@@ -46,8 +46,13 @@ def loaded(pg_server, corpus_home, tmp_path_factory):
     serial, parallel = clone_database(pg_server, prefix="ser"), clone_database(pg_server, prefix="par")
     summaries = []
     for database, workers in ((serial, 0), (parallel, 2)):
-        with psycopg.connect(database.dsn, autocommit=True) as conn:
-            loader = Loader(conn, parse_workers=workers, parallel_min_bytes=0)
+        # the parallel pass has a writer thread, so its workers analyse the search text too
+        # (`search_ready.prepare_map`); the serial one computes it as it writes
+        with (
+            psycopg.connect(database.dsn, autocommit=True) as conn,
+            psycopg.connect(database.dsn, autocommit=True) as writer,
+        ):
+            loader = Loader(conn, parse_workers=workers, parallel_min_bytes=0, writer_conn=writer if workers else None)
             summaries.append(loader.run(_sources(home)))
             summaries.append(loader.used_workers)
     yield serial, parallel, summaries
@@ -222,3 +227,24 @@ def test_index_checks_parse_workers_before_any_pass(cli_env, tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "error: AGENT_HISTORY_PARSE_WORKERS='x': expected a whole number of worker processes (0 = none)"
     ]
+
+
+def test_a_worker_analyses_the_search_text_of_its_chunks_as_the_writer_would(corpus_home):
+    from agent_history.ingest.chunks import parse_new_file
+    from agent_history.ingest.discovery import iter_files
+    from agent_history.ingest.search_ready import DOCUMENT, ready_of
+    from agent_history.model.merge import fold
+
+    source = next(s for s in _sources(corpus_home) if s.agent == "claude")
+    ref = next(r for r in iter_files(source, []) if r.kind == "jsonl")
+    st = os.stat(ref.path)
+    chunks, error = parse_new_file(ref, 1, st.st_size, st.st_mtime_ns, 0, 50, True)
+    assert error is None and len(chunks) > 1
+    analysed = 0
+    for chunk in chunks:
+        for row_type, recs in fold(chunk.rows).items():  # the rows as the writer folds them
+            for row in recs.values() if row_type in DOCUMENT else ():
+                assert chunk.ready[DOCUMENT[row_type](row)] == ready_of(row)
+                analysed += 1
+    assert analysed > 10
+    assert all(c.ready is None for c in parse_new_file(ref, 1, st.st_size, st.st_mtime_ns, 0, 50)[0])

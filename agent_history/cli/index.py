@@ -132,6 +132,7 @@ def index_cmd(
                     stop,
                     show_progress=console.is_terminal and not json,
                     redact=_redactor(db.settings),
+                    bulk_kw=_bulk_kw(db.settings),
                 )
         except psycopg.OperationalError as exc:
             if not every:
@@ -157,6 +158,11 @@ def index_cmd(
             elif namespace not in explicit and verbose and line not in said:
                 print_event(f"skipped {line}")
                 said.add(line)
+        if summary.bulk == "unfinished":
+            print_event(
+                "bulk load stopped at a batch boundary: the next index pass rebuilds the search indexes "
+                "and term statistics"
+            )
         for line in summary.skipped_paths[:20]:
             print_event(f"skipped {line}")
         if len(summary.skipped_paths) > 20:
@@ -269,10 +275,18 @@ def _batch_lines() -> int:
     return int(value) if value and value.isdigit() and int(value) > 0 else BATCH_LINES
 
 
-def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None) -> PassSummary | None:
+def _bulk_kw(settings) -> dict:
+    """`Loader` keywords of ``[index] bulk`` / ``bulk_min_bytes``."""
+    return {"bulk": settings.index_bulk, "bulk_min_bytes": settings.index_bulk_min_bytes}
+
+
+def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None, bulk_kw=None) -> PassSummary | None:
+    bulk_kw = bulk_kw or {}
     if not show_progress:
         try:
-            return Loader(conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer, redact=redact).run(sources)
+            return Loader(
+                conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer, redact=redact, **bulk_kw
+            ).run(sources)
         except AnotherPassRunning:
             return None
     from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -298,7 +312,7 @@ def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None) 
 
         try:
             return Loader(
-                conn, stop=stop, progress=tick, batch_lines=_batch_lines(), writer_conn=writer, redact=redact
+                conn, stop=stop, progress=tick, batch_lines=_batch_lines(), writer_conn=writer, redact=redact, **bulk_kw
             ).run(sources, plan=plan)
         except AnotherPassRunning:
             return None
@@ -368,6 +382,13 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         console.print(
             f"killed passes: {killed['count']} (the last started {second(killed['last_started_at'], zone=True)}, "
             f"noticed by the next pass at {second(killed['noticed_at'], zone=True)})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if data.get("bulk_pass"):
+        console.print(
+            f"bulk load unfinished (started {second(data['bulk_pass']['started_at'], zone=True)}): search runs without "
+            "its indexes and on stale term statistics until the next `agent-history index` completes it",
             highlight=False,
             soft_wrap=True,
         )

@@ -47,6 +47,9 @@ class Chunk:
     """Recorded only when every complete line was read (else a crash could skip the rest)."""
     mtime_ns: int | None
     consumed: int
+    ready: dict[str, tuple[str, str]] | None = None
+    """The search-text analyses of its documents, when a parse worker computed them
+    (`search_ready.prepare_map`); None: the loader computes them."""
 
 
 def read_batch(fh: BinaryIO, offset: int, size: int) -> bytes:
@@ -174,13 +177,14 @@ def iter_chunks(
 
 
 def parse_new_file(
-    ref: FileRef, source_id: int, size: int, mtime_ns: int, line_count: int, batch_lines: int
+    ref: FileRef, source_id: int, size: int, mtime_ns: int, line_count: int, batch_lines: int, prepare: bool = False
 ) -> tuple[list[Chunk], BaseException | None]:
     """A parse worker's job: a file never read before (offset 0, no saved state) up to `size`
     bytes (what the loader's `stat` saw; `mtime_ns` likewise) → (its chunks in order, the
     exception that stopped parsing or None). Nothing raises: an error is handed back with the
     chunks made before it, so the loader writes and records exactly what the in-process path
-    would have."""
+    would have. With `prepare`, each chunk also carries the search-text analyses of its
+    documents (`Chunk.ready`): the pure per-chunk work the writer would otherwise wait for."""
     chunks: list[Chunk] = []
     try:
         parser_cls = parser_class(ref.source.agent)
@@ -188,6 +192,10 @@ def parse_new_file(
             for chunk in iter_chunks(
                 ref, fh, size, mtime_ns, source_id, 0, line_count, None, parser_cls, None, 0, batch_lines
             ):
+                if prepare:
+                    from agent_history.ingest.search_ready import prepare_map
+
+                    chunk.ready = prepare_map(chunk.rows)
                 chunks.append(chunk)
     except Exception as exc:  # noqa: BLE001 - handed back to the loader, which records it
         return chunks, exc

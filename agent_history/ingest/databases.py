@@ -25,19 +25,16 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from typing import TYPE_CHECKING
 
 from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef
+from agent_history.ingest.strategy import KnownFile, PassContext, SourceStrategy
 from agent_history.ingest.writer import Part, prepare_staging, purge_source, write_parts
 from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers import source_parser
 from agent_history.parsers.base import DatabaseParser, DbTable, ParseContext, Pos
 from agent_history.parsers.driver import database_rows
-
-if TYPE_CHECKING:
-    from agent_history.ingest.loader import Loader, PassSummary
 
 BATCH_ROWS = 5_000
 OVERLAP_MS = 2_000
@@ -91,15 +88,28 @@ def _tables(con: sqlite3.Connection) -> set[str]:
     return {r["name"] for r in _fetch(con, "SELECT name FROM sqlite_master WHERE type = 'table'", ())}
 
 
-def index_database(loader: Loader, ref: FileRef, known, summary: PassSummary) -> None:
+class DatabaseStrategy(SourceStrategy):
+    """SQLite database sources (see the module docstring): each batch of rows commits with its
+    table cursors; nothing is held back between files."""
+
+    KINDS = ("database",)
+
+    def index(self, ctx: PassContext, ref: FileRef, st: os.stat_result, known: KnownFile) -> None:
+        """Index new and updated rows of one database source. Raises psycopg errors, DatabaseBusy
+        and parser failures for the loader to record."""
+        index_database(ctx, ref, known)
+
+
+def index_database(loader: PassContext, ref: FileRef, known: KnownFile) -> None:
     """Index new and updated rows of one database source (see the module docstring)."""
     size, mtime = signature(ref.path)
     if known.size == size and known.mtime_ns == mtime:
         return
     conn = loader.conn
+    summary = loader.summary
     parser_cls: type[DatabaseParser] = source_parser(ref.source.agent, "database")
-    loader._commit()
-    loader._drain()
+    loader.commit()
+    loader.drain()
     saved, version = conn.execute(
         "SELECT db_cursor, parser_version FROM ah.source_file WHERE id = %s", (known.id,)
     ).fetchone()
@@ -141,7 +151,7 @@ def index_database(loader: Loader, ref: FileRef, known, summary: PassSummary) ->
     )
 
 
-def _read_table(loader, con, ref, source_id, parser, table: DbTable, cursor: dict, summary) -> None:
+def _read_table(loader: PassContext, con, ref, source_id, parser, table: DbTable, cursor: dict, summary) -> None:
     tcol, icol = table.cursor_columns
     tname, iname = tcol.split(".")[-1], icol.split(".")[-1]
     state = cursor.get(table.name) or {"t": None, "id": "", "recent": []}
@@ -186,7 +196,9 @@ def _read_table(loader, con, ref, source_id, parser, table: DbTable, cursor: dic
             return
 
 
-def _write(loader, ref: FileRef, source_id: int, rows: list[Row], cursor: dict, summary, nbytes: int) -> None:
+def _write(
+    loader: PassContext, ref: FileRef, source_id: int, rows: list[Row], cursor: dict, summary, nbytes: int
+) -> None:
     """One batch: rows + the advanced cursor in one transaction."""
     conn = loader.conn
     prepare_staging(conn)
@@ -198,10 +210,7 @@ def _write(loader, ref: FileRef, source_id: int, rows: list[Row], cursor: dict, 
             (Jsonb(cursor), _version(ref), source_id),
         )
         conn.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = %s", (source_id,))
-    summary.rows_new.update(written.new)
-    summary.rows_merged.update(written.merged)
-    summary.rows.update(written.new)
-    summary.rows.update(written.merged)
+    summary.add_written(written.new, written.merged, written.issues)
     summary.bytes_read += nbytes
     for row in rows:
         if isinstance(row, ParseIssueRow):

@@ -30,7 +30,6 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import orjson
 import psycopg
@@ -38,14 +37,12 @@ from psycopg.types.json import Jsonb
 
 from agent_history.ingest.discovery import FileRef
 from agent_history.ingest.isolate import write_isolated
+from agent_history.ingest.strategy import KnownFile, PassContext, SourceStrategy
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES, Part, prepare_staging, write_parts
 from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
 from agent_history.parsers import source_parser
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import document_rows
-
-if TYPE_CHECKING:
-    from agent_history.ingest.loader import Loader, PassSummary
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """A document larger than this is recorded as `document_too_large` and not read."""
@@ -55,15 +52,15 @@ ROWS_PER_BATCH = 20_000
 _EVENT_TYPES = tuple(t for t in ROW_TYPES if t.TABLE in EVENT_TABLES)
 
 
-def _sidecar(loader: Loader, ref: FileRef) -> dict | None:
+def _sidecar(cache: dict[str, dict[str, dict]], ref: FileRef) -> dict | None:
     """The message record of an OpenCode storage part file (for its role and session), if any.
 
     Looked up by the part's ``messageID`` (else its directory name) among the message files of
-    the same home, read once per pass (file names usually equal ids, but not in every fixture).
+    the same home, read once per pass into `cache` (home → message id → record; file names
+    usually equal ids, but not in every fixture).
     """
     if ref.source.agent != "opencode" or not ref.rel_path.startswith("storage/part/"):
         return None
-    cache: dict = loader.__dict__.setdefault("_opencode_messages", {})
     home = str(ref.source.home)
     if home not in cache:
         index: dict[str, dict] = {}
@@ -85,12 +82,53 @@ def _sidecar(loader: Loader, ref: FileRef) -> dict | None:
     return cache[home].get(message_id)
 
 
-def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summary: PassSummary) -> None:
-    """Index one document source (see the module docstring). Raises psycopg errors and OSError
-    for the loader to record; never leaves a partial write."""
+class DocumentStrategy(SourceStrategy):
+    """Whole-document sources (see the module docstring): parsed documents wait on the strategy
+    for their batch's transaction, written when `DOCS_PER_BATCH` / `ROWS_PER_BATCH` is reached or
+    the loader commits its own batch (`flush`)."""
+
+    KINDS = ("document",)
+
+    def __init__(self) -> None:
+        self.pending: list[_Doc] = []
+        self.opencode_messages: dict[str, dict[str, dict]] = {}
+        """OpenCode message records by home and id (`_sidecar`), read once per pass."""
+
+    def begin_pass(self) -> None:
+        """Forget the documents waiting and the message records read."""
+        self.pending = []
+        self.opencode_messages = {}
+
+    def index(self, ctx: PassContext, ref: FileRef, st: os.stat_result, known: KnownFile) -> None:
+        """Index one document source. Raises psycopg errors and OSError for the loader to record;
+        never leaves a partial write."""
+        index_document(self, ctx, ref, st, known)
+
+    def flush(self, ctx: PassContext) -> None:
+        """Write the documents waiting in one transaction; if it fails, document by document,
+        recording the failing one as `load_error`."""
+        docs, self.pending = self.pending, []
+        if not docs:
+            return
+        ctx.drain()
+        write_isolated(
+            ctx.conn,
+            docs,
+            lambda batch: _write_documents(ctx, batch),
+            lambda doc, exc: ctx.record_load_error(doc.ref, doc.source_id, exc),
+        )
+
+    def discard(self) -> None:
+        """Drop the documents not yet written (their files are read again by the next pass)."""
+        self.pending = []
+
+
+def index_document(strategy: DocumentStrategy, ctx: PassContext, ref: FileRef, st: os.stat_result, known) -> None:
+    """Index one document source (see the module docstring) into `strategy`'s pending batch."""
+    summary = ctx.summary
     if known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
         return
-    conn = loader.conn
+    conn = ctx.conn
     parser_cls = source_parser(ref.source.agent, "document", ref.doc_kind)
     if st.st_size > MAX_DOCUMENT_BYTES:
         rows: list[Row] = [ParseIssueRow("document_too_large", 0, None, f"{st.st_size} bytes")]
@@ -114,7 +152,10 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
     versions = None
     if data:
         ctx = ParseContext(
-            path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home), sidecar=_sidecar(loader, ref)
+            path=ref.path,
+            namespace=ref.source.namespace,
+            home=str(ref.source.home),
+            sidecar=_sidecar(strategy.opencode_messages, ref),
         )
         parser = parser_cls(ctx)
         rows = document_rows(parser, data)
@@ -123,7 +164,7 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
     if versions is not None and old is not None and old[1] == parser_cls.VERSION:
         before = conn.execute("SELECT parser_state FROM ah.source_file WHERE id = %s", (known.id,)).fetchone()[0] or {}
         write = unchanged_sessions_dropped(rows, versions, before.get("versions") or {})
-    pending: list[_Doc] = loader.__dict__.setdefault("_documents", [])
+    pending = strategy.pending
     pending.append(
         _Doc(
             ref,
@@ -140,7 +181,7 @@ def index_document(loader: Loader, ref: FileRef, st: os.stat_result, known, summ
         )
     )
     if len(pending) >= DOCS_PER_BATCH or sum(len(d.rows) for d in pending) >= ROWS_PER_BATCH:
-        flush_documents(loader)
+        strategy.flush(ctx)
 
 
 @dataclass
@@ -160,33 +201,15 @@ class _Doc:
     versions: dict | None
 
 
-def flush_documents(loader: Loader) -> None:
-    """Write the parsed documents waiting on `loader` in one transaction (see the module
-    docstring); if it fails, document by document, recording the failing one as `load_error`."""
-    docs: list[_Doc] = loader.__dict__.get("_documents") or []
-    if not docs:
-        return
-    loader._documents = []  # type: ignore[attr-defined]
-    loader._drain()
-    write_isolated(
-        loader.conn,
-        docs,
-        lambda batch: _write_documents(loader, batch),
-        lambda doc, exc: loader._load_error(doc.ref, doc.source_id, exc),
-    )
-
-
-def _write_documents(loader: Loader, docs: list[_Doc]) -> None:
-    conn, summary = loader.conn, loader._summary
+def _write_documents(ctx: PassContext, docs: list[_Doc]) -> None:
+    conn, summary = ctx.conn, ctx.summary
     ids = [d.source_id for d in docs]
     prepare_staging(conn)
     with conn.transaction():
         with conn.cursor() as cur:
             for table in PER_SOURCE_TABLES:
                 cur.execute(f"DELETE FROM ah.{table} WHERE source_id = ANY(%s)", (ids,))
-        written = write_parts(
-            conn, [Part(d.source_id, d.ref.source.namespace, d.write) for d in docs], **loader.redact_kw
-        )
+        written = write_parts(conn, [Part(d.source_id, d.ref.source.namespace, d.write) for d in docs], **ctx.redact_kw)
         purged = purge_missing_many(conn, [(d.source_id, d.rows) for d in docs])
         with conn.cursor() as cur:
             cur.executemany(
@@ -208,18 +231,15 @@ def _write_documents(loader: Loader, docs: list[_Doc]) -> None:
                 ],
             )
             cur.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)", (ids,))
-    summary.rows_new.update(written.new)
-    summary.rows_merged.update(written.merged)
-    summary.rows.update(written.new)
-    summary.rows.update(written.merged)
+    summary.add_written(written.new, written.merged, written.issues)
     if purged:
         summary.rows["purged"] += purged
     for d in docs:
         for row in d.rows:
             if isinstance(row, ParseIssueRow):
                 summary.issues[row.kind] += 1
-        if loader.progress:
-            loader.progress(d.ref.path, d.nbytes, 1)
+        if ctx.progress:
+            ctx.progress(d.ref.path, d.nbytes, 1)
 
 
 def unchanged_sessions_dropped(rows: list[Row], versions: dict[str, str], before: dict[str, str]) -> list[Row]:

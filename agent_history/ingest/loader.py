@@ -33,9 +33,8 @@ import os
 import queue
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -45,6 +44,7 @@ from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import HASH_WINDOW, crc_range, prefix_change
+from agent_history.ingest.strategy import KnownFile, PassContext, PassSummary, SourceStrategy
 
 if TYPE_CHECKING:
     from agent_history.ingest.chunks import Chunk
@@ -60,67 +60,31 @@ BATCH_LINES = 20_000
 APPEND_KINDS = ("jsonl", "markdown")
 """Source kinds read by byte offset, complete lines only (Markdown: Aider's chat history)."""
 INDEX_LOCK = 0x61685F696478  # 'ah_idx'
+PAUSE_ENV = "AGENT_HISTORY_PAUSE_AFTER_BATCHES"
+"""Fault injection for the crash tests: after committing this many batches the writer says
+``paused after batch N`` on stderr and waits for good (the test then SIGKILLs the process at a
+known batch boundary). Unset in normal use."""
 
 
 class AnotherPassRunning(Exception):
     """Another index pass holds the advisory lock."""
 
 
-@dataclass
-class PassSummary:
-    """What one pass did. Units: bytes, seconds."""
-
-    files_scanned: int = 0
-    files_changed: int = 0
-    files_failed: int = 0
-    bytes_read: int = 0
-    rows: Counter = field(default_factory=Counter)
-    """Rows written per table: new + merged (a re-observed row that changes nothing is not)."""
-    rows_new: Counter = field(default_factory=Counter)
-    """Rows inserted per table."""
-    rows_merged: Counter = field(default_factory=Counter)
-    """Existing rows changed by their merge policy per table (e.g. a larger token count)."""
-    issues: Counter = field(default_factory=Counter)
-    load_errors: list[str] = field(default_factory=list)
-    """One line per file that failed to load: path, byte offset, error (as recorded)."""
-    sessions_rolled_up: int = 0
-    skipped_homes: list[str] = field(default_factory=list)
-    skipped_paths: list[str] = field(default_factory=list)
-    """Files and directories passed over: symlinks, unreadable directories, undecodable names."""
-    interrupted: bool = False
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict:
-        """JSON-ready form."""
-        return {
-            "files_scanned": self.files_scanned,
-            "files_changed": self.files_changed,
-            "files_failed": self.files_failed,
-            "bytes_read": self.bytes_read,
-            "rows": {k: v for k, v in self.rows.items() if v},
-            "rows_new": {k: v for k, v in self.rows_new.items() if v},
-            "rows_merged": {k: v for k, v in self.rows_merged.items() if v},
-            "issues": dict(self.issues),
-            "load_errors": self.load_errors[:100],
-            "sessions_rolled_up": self.sessions_rolled_up,
-            "skipped_homes": self.skipped_homes,
-            "skipped_paths": self.skipped_paths[:100],
-            "interrupted": self.interrupted,
-            "seconds": round(self.seconds, 3),
-        }
+_Known = KnownFile  # the loader's short name for it
 
 
-@dataclass
-class _Known:
-    id: int
-    size: int | None
-    mtime_ns: int | None
-    offset: int
-    line_count: int
-    head: str | None
-    checkpoint: str | None
-    parser_version: int | None
-    status: str
+class AppendStrategy(SourceStrategy):
+    """Files read by byte offset, complete lines only (`APPEND_KINDS`): the loader's own batches
+    (`ingest.chunks`; parsed in workers for a large pass, `ingest.parse_pool`)."""
+
+    KINDS = APPEND_KINDS
+
+    def __init__(self, loader: Loader) -> None:
+        self._loader = loader
+
+    def index(self, ctx: PassContext, ref: FileRef, st: os.stat_result, known: KnownFile) -> None:
+        """Read what `ref` appended since `known.offset` into the open batch."""
+        self._loader._index_append(ref, st, known, ctx.summary)
 
 
 class Loader:
@@ -152,8 +116,16 @@ class Loader:
         parse_workers: int | None = None,
         parallel_min_bytes: int | None = None,
         redact: Callable[[str], str] | None = None,
+        bulk: str = "auto",
+        bulk_min_bytes: int | None = None,
     ) -> None:
         self.conn = conn
+        self.bulk_mode = bulk
+        """``[index] bulk``: "auto" | "always" | "never" (`ingest.bulk.choose`)."""
+        self.bulk_min_bytes = bulk_min_bytes
+        """``[index] bulk_min_bytes``; None = `ingest.bulk.BULK_MIN_BYTES`."""
+        pause = os.environ.get(PAUSE_ENV, "")
+        self._pause_after = int(pause) if pause.isdigit() else None
         self.redact = redact
         """``[index] redact``: applied to the free-text fields of every row written (`write_parts`)."""
         self.redact_kw = {"redact": redact} if redact is not None else {}
@@ -169,6 +141,7 @@ class Loader:
         self._batch_lines = 0
         self._batch_bytes = 0
         self._failed: set[int] = set()
+        self._strategies: dict[str, SourceStrategy] = {}
         self.parse_workers = parse_workers
         self.parallel_min_bytes = parallel_min_bytes
         self._pool: ParsePool | None = None
@@ -203,6 +176,7 @@ class Loader:
         started = time.monotonic()
         summary = PassSummary()
         self._summary = summary
+        self._strategies: dict[str, SourceStrategy] = {}
         self._cwds: tuple[str, ...] | None = None
         self.used_workers = 0
         # Holding the lock, no other pass runs: a row still `running` is a pass that was killed
@@ -240,6 +214,9 @@ class Loader:
                 plan(len(files), sum(st.st_size for _, st in files))
             known = self._known()
             self._register([ref for ref, _ in files if ref.path not in known], known)
+            bulk_state = self._begin_bulk(files, known, run_id, file_mode=refs is not None)
+            if bulk_state is not None:
+                summary.bulk = "unfinished"  # until `bulk.finish` commits
             self._pool = self._start_pool(files, known)
             for ref, st in files:
                 if self.stop.is_set() or summary.interrupted:
@@ -253,8 +230,8 @@ class Loader:
             if self.stop.is_set():
                 self._discard_unwritten()
             else:
-                self._commit()
-            self._drain()
+                self.commit()
+            self.drain()
             if self.stop.is_set():
                 # Stopping (SIGTERM: a service manager's grace period is short): the post-passes
                 # over every session this pass dirtied take seconds on a large pass. Their marks
@@ -262,6 +239,11 @@ class Loader:
                 summary.interrupted = True
             else:
                 summary.sessions_rolled_up = run_postpasses(conn)
+                if bulk_state is not None:
+                    from agent_history.ingest import bulk
+
+                    bulk.finish(conn, bulk_state)
+                    summary.bulk = "done"
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:
@@ -287,6 +269,33 @@ class Loader:
             except psycopg.Error:
                 pass  # connection lost: the lock dies with the session
 
+    def _begin_bulk(
+        self, files: list[tuple[FileRef, os.stat_result]], known: dict[str, _Known], run_id: int, *, file_mode: bool
+    ):
+        """Open the bulk path when this pass takes it (`ingest.bulk`), or continue the one an
+        earlier pass left unfinished; returns its `bulk.BulkState` or None."""
+        from agent_history.ingest import bulk
+
+        if not bulk.can_bulk(self.conn):  # a non-owning role (ah_writer): incremental only
+            return None
+        state = bulk.pending(self.conn)
+        if state is not None:
+            return state
+        if file_mode or self.bulk_mode == "never":
+            return None
+        new_bytes = sum(
+            max(0, st.st_size - known[ref.path].offset)
+            for ref, st in files
+            if not (known[ref.path].size == st.st_size and known[ref.path].mtime_ns == st.st_mtime_ns)
+        )
+        least = bulk.BULK_MIN_BYTES if self.bulk_min_bytes is None else self.bulk_min_bytes
+        if not bulk.choose(self.bulk_mode, new_bytes=new_bytes, cold=bulk.is_cold(self.conn), min_bytes=least):
+            return None
+        # one sort-based build beats row-by-row maintenance when the pass at least doubles the
+        # catalogue (docs/performance.md, "Bulk path")
+        drop = new_bytes >= bulk.indexed_bytes(self.conn)
+        return bulk.begin(self.conn, run_id, drop_indexes=drop)
+
     def _start_pool(self, files: list[tuple[FileRef, os.stat_result]], known: dict[str, _Known]) -> ParsePool | None:
         """Worker processes for the files this pass reads from byte 0, when there are enough
         of them (`parse_pool.PARALLEL_MIN_BYTES`, two files or more) and workers are on."""
@@ -311,7 +320,15 @@ class Loader:
         jobs = [
             (
                 ref.path,
-                (ref, known[ref.path].id, st.st_size, st.st_mtime_ns, known[ref.path].line_count, self.batch_lines),
+                (
+                    ref,
+                    known[ref.path].id,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    known[ref.path].line_count,
+                    self.batch_lines,
+                    self._writer_conn is not None,  # the workers analyse the search text too
+                ),
             )
             for ref, st in todo
         ]
@@ -365,9 +382,45 @@ class Loader:
 
     # -- one file -------------------------------------------------------------------------------
     def _index_file(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
-        if ref.kind not in APPEND_KINDS:
-            self._index_other_kind(ref, st, k, summary)
+        """Hand `ref` to the strategy of its kind; a failure the file caused is recorded as its
+        `load_error` and the pass goes on (a lost connection propagates)."""
+        strategy = self._strategy(ref.kind)
+        if isinstance(strategy, AppendStrategy):
+            strategy.index(self, ref, st, k)
             return
+        try:
+            if k.status == "new":  # registered as jsonl by default; say how it is read
+                self.conn.execute("UPDATE ah.source_file SET kind = %s WHERE id = %s", (ref.kind, k.id))
+            strategy.index(self, ref, st, k)
+        except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
+            self._raise_if_lost(exc)
+            recover(self.conn)
+            self.drain()
+            self.record_load_error(ref, k.id, exc)
+
+    def _strategy(self, kind: str) -> SourceStrategy:
+        """The strategy reading `kind` this pass (created on first use: a pass with no document
+        or database never imports their modules)."""
+        strategy = self._strategies.get(kind)
+        if strategy is None:
+            if kind in APPEND_KINDS:
+                strategy = AppendStrategy(self)
+            elif kind == "document":
+                from agent_history.ingest.documents import DocumentStrategy
+
+                strategy = DocumentStrategy()
+            elif kind == "database":
+                from agent_history.ingest.databases import DatabaseStrategy
+
+                strategy = DatabaseStrategy()
+            else:
+                raise ValueError(f"no strategy reads source kind {kind!r}")
+            strategy.begin_pass()
+            for k in strategy.KINDS:
+                self._strategies[k] = strategy
+        return strategy
+
+    def _index_append(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
         if k.size == st.st_size and k.mtime_ns == st.st_mtime_ns:
             return  # unchanged: skipped without reading
         conn = self.conn
@@ -378,7 +431,7 @@ class Loader:
             with open(ref.path, "rb") as fh:
                 offset, line_count, state, windows, crc = k.offset, k.line_count, None, None, 0
                 if k.offset > 0 and k.parser_version != parser_cls.VERSION:
-                    self._drain()
+                    self.drain()
                     self._parser_upgraded(k, parser_cls, summary)
                     return
                 if k.offset > 0:
@@ -390,8 +443,8 @@ class Loader:
                         ).fetchone()
                         why = prefix_change(fh, k.offset, k.head, k.checkpoint, windows)
                     if why is not None:
-                        self._commit()  # the purge must not share a batch with this file's old rows
-                        self._drain()
+                        self.commit()  # the purge must not share a batch with this file's old rows
+                        self.drain()
                         self._rewrite(k, st, summary, why)
                         offset, line_count, state, windows, crc = 0, 0, None, None, 0
                     elif crc is None:  # indexed before prefix CRCs were kept: the baseline starts now
@@ -400,27 +453,9 @@ class Loader:
                 self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, windows, crc)
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
             self._raise_if_lost(exc)
-            self._commit()  # this file's earlier parts must not be written after the error
-            self._drain()
-            self._load_error(ref, k.id, exc)
-
-    def _index_other_kind(self, ref: FileRef, st: os.stat_result, k: _Known, summary: PassSummary) -> None:
-        """Whole documents (`ingest.documents`) and databases (`ingest.databases`), issue 16."""
-        from agent_history.ingest.databases import index_database
-        from agent_history.ingest.documents import index_document
-
-        try:
-            if k.status == "new":  # registered as jsonl by default; say how it is read
-                self.conn.execute("UPDATE ah.source_file SET kind = %s WHERE id = %s", (ref.kind, k.id))
-            if ref.kind == "document":
-                index_document(self, ref, st, k, summary)
-            else:
-                index_database(self, ref, k, summary)
-        except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
-            self._raise_if_lost(exc)
-            recover(self.conn)
-            self._drain()
-            self._load_error(ref, k.id, exc)
+            self.commit()  # this file's earlier parts must not be written after the error
+            self.drain()
+            self.record_load_error(ref, k.id, exc)
 
     def _read_file(self, ref, fh, st, source_id, offset, line_count, state, parser_cls, windows, crc) -> None:
         from agent_history.ingest.chunks import iter_chunks
@@ -459,9 +494,9 @@ class Loader:
             if k.id in self._failed:
                 return
         if error is not None:
-            self._commit()  # this file's earlier parts must not be written after the error
-            self._drain()
-            self._load_error(ref, k.id, error)
+            self.commit()  # this file's earlier parts must not be written after the error
+            self.drain()
+            self.record_load_error(ref, k.id, error)
 
     # -- batches --------------------------------------------------------------------------------
     def _add(self, pending: Chunk) -> None:
@@ -472,19 +507,25 @@ class Loader:
                 from agent_history.ingest.search_ready import Prepared
 
                 self._prepared = Prepared()
-            self._prepared.prepare(pending.rows)
+            if pending.ready is not None:  # analysed by the parse worker
+                self._prepared.add(pending.ready)
+            else:
+                self._prepared.prepare(pending.rows)
         self._batch.append(pending)
         self._batch_lines += max(1, len(pending.rows))
         self._batch_bytes += pending.consumed
         if self._batch_lines >= self.batch_lines or self._batch_bytes >= BATCH_BYTES or len(self._batch) >= 500:
-            self._commit()
+            self.commit()
 
-    def _commit(self) -> None:
+    @property
+    def summary(self) -> PassSummary:
+        """The running pass's summary (`strategy.PassContext`)."""
+        return self._summary
+
+    def commit(self) -> None:
         """Hand the open batch to the writer thread, or write it now without one."""
-        if self.__dict__.get("_documents"):  # parsed whole documents waiting (issue 16)
-            from agent_history.ingest.documents import flush_documents
-
-            flush_documents(self)
+        for strategy in {id(s): s for s in self._strategies.values()}.values():
+            strategy.flush(self)  # whole documents parsed and waiting (issue 16)
         batch, self._batch, self._batch_lines, self._batch_bytes = self._batch, [], 0, 0
         if self._writer_error is not None:
             raise self._writer_error
@@ -502,9 +543,10 @@ class Loader:
         reads the same lines again. Measured on a ×10 corpus pass at a load average of 9: the
         stop waited for three batches, 15 s (Docker's default grace is 10 s)."""
         self._batch, self._batch_lines, self._batch_bytes = [], 0, 0
-        self.__dict__.pop("_documents", None)
+        for strategy in self._strategies.values():
+            strategy.discard()
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
         """Wait until every handed-over batch is written; re-raise the writer's failure."""
         if self._queue is not None:
             self._queue.join()
@@ -541,7 +583,7 @@ class Loader:
                 conn,
                 batch,
                 lambda chunks: self._write(chunks, conn),
-                lambda chunk, exc: self._load_error(chunk.ref, chunk.source_id, exc, conn),
+                lambda chunk, exc: self.record_load_error(chunk.ref, chunk.source_id, exc, conn),
             )
 
     def _raise_if_lost(self, exc: BaseException) -> None:
@@ -594,10 +636,10 @@ class Loader:
                     "DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)",
                     ([p.source_id for p in batch],),
                 )
-        summary.rows_new.update(written.new)
-        summary.rows_merged.update(written.merged)
-        summary.rows.update(written.new)
-        summary.rows.update(written.merged)
+        summary.batches += 1
+        if self._pause_after is not None and summary.batches >= self._pause_after:
+            self._pause()
+        summary.add_written(written.new, written.merged, written.issues)
         for p in batch:
             summary.bytes_read += p.consumed
             for row in p.rows:
@@ -605,6 +647,14 @@ class Loader:
                     summary.issues[row.kind] += 1
             if self.progress:
                 self.progress(p.ref.path, p.consumed, 1 if p.size is not None else 0)
+
+    def _pause(self) -> None:
+        """`PAUSE_ENV`: say where the pass stands and wait to be killed."""
+        import sys
+
+        print(f"paused after batch {self._summary.batches}", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
 
     # -- special cases --------------------------------------------------------------------------
     def _rewrite(self, k: _Known, st, summary: PassSummary, why: str) -> None:
@@ -648,7 +698,7 @@ class Loader:
             )
         summary.issues["parser_upgraded"] += 1
 
-    def _load_error(
+    def record_load_error(
         self, ref: FileRef, source_id: int, exc: BaseException | None, conn: psycopg.Connection | None = None
     ) -> None:
         """Record a failed file: status 'error', a `load_error` issue with the SQLSTATE; skip it."""

@@ -32,6 +32,7 @@ memory while keeping every worker busy."""
 
 _PRELOAD = [
     "agent_history.ingest.chunks",
+    "agent_history.ingest.search_ready",
     *(f"agent_history.parsers.{m}" for m in ("claude_code.parser", "codex.parser", "pi.parser")),
 ]
 """Modules the fork server imports once (the common harnesses; others load on first use)."""

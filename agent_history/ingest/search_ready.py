@@ -8,8 +8,9 @@ search text and symbol lexemes (`agent_history.analysis.search_text`, the Python
 (``ON CONFLICT DO UPDATE``) gets its vector from the table's trigger, through the SQL functions.
 
 With a writer thread the loader `Prepared.prepare`s each chunk's documents in the thread that
-parsed them, as the chunk joins a batch — per chunk and pure, so parse workers can take it over
-where there are cores for them — and the writer takes the results (computing only what was not
+parsed them, as the chunk joins a batch — per chunk and pure: when parse workers run, each
+worker computes it beside the chunks it parsed (`prepare_map`) and the loader only `add`s the
+results — and the writer takes the results (computing only what was not
 prepared, e.g. a tool call whose result came in a later chunk). On 2 cores this measured the
 same as analysing in the writer thread (one GIL): docs/performance.md, decision 1.
 """
@@ -49,6 +50,20 @@ def ready_of(row: Row) -> tuple[str, str]:
     return ready(DOCUMENT[type(row)](row))
 
 
+def prepare_map(rows: Iterable[Row]) -> dict[str, tuple[str, str]]:
+    """Doc text → (search text, symbol lexemes) of the documents of `rows` (folded by natural
+    key first, as the writer will). Pure: a parse worker computes it beside the chunk it parsed
+    (`ingest.chunks.parse_new_file`) and the loader hands it to `Prepared.add`."""
+    out: dict[str, tuple[str, str]] = {}
+    for row_type, recs in fold(r for r in rows if type(r) in DOCUMENT).items():
+        doc_of = DOCUMENT[row_type]
+        for row in recs.values():
+            doc = doc_of(row)
+            if doc not in out:
+                out[doc] = ready(doc)
+    return out
+
+
 class Prepared:
     """Documents analysed ahead of the writer: doc text → (search text, symbol lexemes).
     Shared by the parsing thread (`prepare`) and the writer thread (`take`)."""
@@ -72,6 +87,17 @@ class Prepared:
                             self._chars = 0
                         self._ready[doc] = out
                         self._chars += len(out[0]) + len(out[1])
+
+    def add(self, analysed: dict[str, tuple[str, str]]) -> None:
+        """Keep analyses computed elsewhere (`prepare_map` in a parse worker)."""
+        with self._lock:
+            for doc, out in analysed.items():
+                if self._chars >= MAX_PREPARED_CHARS:
+                    self._ready.clear()
+                    self._chars = 0
+                if doc not in self._ready:
+                    self._ready[doc] = out
+                    self._chars += len(out[0]) + len(out[1])
 
     def take(self, row: Row) -> tuple[str, str]:
         """The analysis of `row`'s document: prepared (and forgotten), else computed now."""

@@ -21,6 +21,14 @@ from agent_history.model.rows import MessageRow, Row, SessionRow
 
 _SESSION_REF = ("session_uid", "agent_id")
 
+CONTENT_COLUMNS: dict[type[Row], tuple[str, ...]] = {MessageRow: ("text", "role")}
+"""Row types whose natural key (a harness's record uid) another session's file may reuse, and
+the columns that must agree for a row of another session to merge into the stored one. Claude
+Code re-emits a record with the same ``uuid`` and text under the new ``sessionId`` when a
+session is resumed (FORMATS.md, "the same uuid appears in two Claude Code session files"): those
+copies merge, counted once. A row of another session whose content differs is a *uid
+conflict*: the stored row is kept and a `uid_conflict` parse issue names both sessions."""
+
 
 def pg_type(annotation: str) -> str:
     """PostgreSQL type for a row field annotation (string form, from ``__future__`` annotations)."""
@@ -135,6 +143,8 @@ def merge_sql(row_type: type[Row]) -> str:
         if len(sets) > 1
         else (f" WHERE {olds[0]} IS DISTINCT FROM {news[0]}" if sets else "")
     )
+    if row_type in CONTENT_COLUMNS and sets:
+        where += f" AND ({_same_content(row_type, 't', 'EXCLUDED')} OR t.session_id = EXCLUDED.session_id)"
     action = f"DO UPDATE SET {', '.join(sets)}{where}" if sets else "DO NOTHING"
     return (
         f"INSERT INTO ah.{table} AS t ({', '.join(target)}) SELECT {', '.join(select)} FROM {source} "
@@ -157,3 +167,33 @@ def dirty_sql(merge: str) -> str:
 def count_sql(merge: str) -> str:
     """Wrap a merge so the statement returns one row (new rows, merged rows)."""
     return f"WITH up AS ({merge}) " + _COUNTS
+
+
+def _same_content(row_type: type[Row], a: str, b: str) -> str:
+    cols = CONTENT_COLUMNS[row_type]
+    return f"({', '.join(f'{a}.{c}' for c in cols)}) IS NOT DISTINCT FROM ({', '.join(f'{b}.{c}' for c in cols)})"
+
+
+@cache
+def uid_conflict_sql(row_type: type[Row]) -> str:
+    """Record a `uid_conflict` parse issue for each staged row of `row_type` (one of
+    `CONTENT_COLUMNS`) whose natural key is stored for another session with other content; the
+    statement returns the number of issues written. Run before the type's merge, which then
+    leaves those stored rows as they are."""
+    table, stg = row_type.TABLE, staging_name(row_type)
+    key = row_type.key_columns()
+    on = " AND ".join(f"t.{c} = s.{c}" for c in key)
+    uid = key[-1]
+    return (
+        f"WITH c AS (SELECT DISTINCT ON (s.source_id, coalesce(s.byte_offset, 0)) s.source_id, "
+        "coalesce(s.byte_offset, 0) AS byte_offset, s.line_number, "
+        f"format('%s %s of session %s was already stored for session %s with other content: kept the stored one', "
+        f"'{uid}', s.{uid}, s.session_uid, ses.session_uid) AS detail "
+        f"FROM {stg} s JOIN ah.{table} t ON {on} JOIN ah.session ses ON ses.id = t.session_id "
+        f"WHERE (ses.agent, ses.session_uid, ses.agent_id) IS DISTINCT FROM (s.agent, s.session_uid, s.agent_id) "
+        f"AND NOT {_same_content(row_type, 't', 's')} ORDER BY 1, 2, s.{uid}), "
+        "ins AS (INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
+        "SELECT source_id, 'uid_conflict', byte_offset, line_number, detail FROM c "
+        "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail RETURNING 1) "
+        "SELECT count(*) FROM ins"
+    )

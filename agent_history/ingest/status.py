@@ -12,7 +12,9 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
     """Per namespace: files by status, sessions, messages, model calls, tokens, open issues by kind;
     plus the last pass (time, duration in seconds, status) and ``killed_passes``: None, or
     ``{count, last_started_at, noticed_at}`` of the passes killed before recording their end (a
-    later pass marked them ``interrupted`` with no ``finished_at``; `Loader.run`)."""
+    later pass marked them ``interrupted`` with no ``finished_at``; `Loader.run`); ``bulk_pass``:
+    None, or ``{started_at}`` of a bulk pass not yet ended (`ingest.bulk`: search indexes and
+    term statistics are completed by the next pass)."""
     namespaces: dict[str, dict[str, Any]] = {}
 
     def ns(name: str) -> dict[str, Any]:
@@ -52,8 +54,10 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
         "SELECT count(*), max(started_at), max((summary ->> 'noticed_at')::timestamptz) FROM ah.index_run "
         "WHERE status = 'interrupted' AND finished_at IS NULL"
     ).fetchone()
+    bulk = conn.execute("SELECT updated_at FROM ah.meta WHERE key = 'bulk_pass'").fetchone()
     return {
         "namespaces": namespaces,
+        "bulk_pass": None if bulk is None else {"started_at": bulk[0]},
         "last_pass": None
         if last is None
         else {"started_at": last[0], "finished_at": last[1], "status": last[2], "seconds": float(last[3])},

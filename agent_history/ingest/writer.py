@@ -20,6 +20,7 @@ from psycopg.types.json import Jsonb
 
 from agent_history.ingest.search_ready import READY, Prepared, ready_of
 from agent_history.ingest.sql_merge import (
+    CONTENT_COLUMNS,
     count_sql,
     dirty_sql,
     merge_sql,
@@ -27,10 +28,11 @@ from agent_history.ingest.sql_merge import (
     staging_columns,
     staging_ddl,
     staging_name,
+    uid_conflict_sql,
 )
 from agent_history.model.merge import fold, merge_pair
 from agent_history.model.redaction import redact_rows
-from agent_history.model.rows import ROW_TYPES, Row, SessionRow
+from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
 
 
 @cache
@@ -74,6 +76,8 @@ class Written:
 
     new: Counter[str]
     merged: Counter[str]
+    issues: Counter[str] = dataclasses.field(default_factory=Counter)
+    """Parse issues the write itself recorded, per kind (`uid_conflict`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +91,13 @@ class Part:
     """Search text of these rows analysed ahead of the writer (`search_ready.Prepared`), if any."""
 
 
-def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
+def _fold_parts(parts: list[Part], issues: Counter[str]) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
     """Fold rows across parts in order → {type: {key: (row, source_id, namespace)}}.
 
     The first part to contribute a row owns it (keep-first ``source_id``); per-source rows are
-    keyed with their ``source_id``. Every session an event names gets at least a stub
+    keyed with their ``source_id``. A row reusing another session's key with other content
+    (`sql_merge.CONTENT_COLUMNS`) is not merged: a `uid_conflict` issue of its part takes its
+    place (counted in `issues`). Every session an event names gets at least a stub
     SessionRow, so the event merges can join it.
     """
     out: dict[type[Row], dict[tuple, tuple[Row, int, str]]] = {}
@@ -101,11 +107,17 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
             for key, row in recs.items():
                 k = (part.source_id, *key) if row_type.PER_SOURCE else key
                 prev = table.get(k)
-                table[k] = (
-                    (row, part.source_id, part.namespace)
-                    if prev is None
-                    else (merge_pair(prev[0], row), prev[1], prev[2])
-                )
+                if prev is None:
+                    table[k] = (row, part.source_id, part.namespace)
+                elif row_type in CONTENT_COLUMNS and _conflicts(prev[0], row):
+                    issue = _uid_conflict(prev[0], row)
+                    ikey = (part.source_id, *issue.natural_key())
+                    recorded = out.setdefault(ParseIssueRow, {})
+                    if ikey not in recorded:
+                        recorded[ikey] = (issue, part.source_id, part.namespace)
+                        issues[issue.kind] += 1
+                else:
+                    table[k] = (merge_pair(prev[0], row), prev[1], prev[2])
     sessions = out.setdefault(SessionRow, {})
     for row_type, table in out.items():
         if row_type is SessionRow or row_type.PER_SOURCE:
@@ -119,6 +131,25 @@ def _fold_parts(parts: list[Part]) -> dict[type[Row], dict[tuple, tuple[Row, int
                     namespace,
                 )
     return out
+
+
+def _conflicts(old: Row, new: Row) -> bool:
+    """True when `new` reuses `old`'s natural key for another session with other content
+    (`sql_merge.CONTENT_COLUMNS`: the rule the SQL merge applies to stored rows)."""
+    if (old.agent, old.session_uid, old.agent_id) == (new.agent, new.session_uid, new.agent_id):  # type: ignore[attr-defined]
+        return False
+    return any(getattr(old, c) != getattr(new, c) for c in CONTENT_COLUMNS[type(old)])
+
+
+def _uid_conflict(old: Row, new: Row) -> ParseIssueRow:
+    uid = type(new).key_columns()[-1]
+    return ParseIssueRow(
+        "uid_conflict",
+        new.byte_offset or 0,  # type: ignore[attr-defined]
+        new.line_number,  # type: ignore[attr-defined]
+        f"{uid} {getattr(new, uid)} of session {new.session_uid} was already stored for session "  # type: ignore[attr-defined]
+        f"{old.session_uid} with other content: kept the stored one",  # type: ignore[attr-defined]
+    )
 
 
 def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable[[str], str] | None = None) -> Written:
@@ -135,8 +166,8 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
         parts = [dataclasses.replace(p, rows=redact_rows(p.rows, redact)) for p in parts]
     prepare_staging(conn)
     prepared = next((p.prepared for p in parts if p.prepared is not None), None)
-    folded = _fold_parts(parts)
     written = Written(Counter(), Counter())
+    folded = _fold_parts(parts, written.issues)
     with conn.cursor() as cur:
         for row_type in ROW_TYPES:
             recs = folded.get(row_type)
@@ -155,6 +186,11 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
                     if analysed:
                         values += prepared.take(row) if prepared is not None else ready_of(row)
                     copy.write_row(values)
+            if row_type in CONTENT_COLUMNS:
+                cur.execute(uid_conflict_sql(row_type))
+                conflicts = cur.fetchone()[0]
+                if conflicts:
+                    written.issues["uid_conflict"] += conflicts
             merge = merge_sql(row_type)
             cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))
             new, merged = cur.fetchone()

@@ -351,7 +351,8 @@ class ParseIssueRow(Row):
     JSON decoders: lone_surrogate, too_deep, non_finite_number; from the value limits
     (`model.limits`): key_too_long, value_out_of_range, bad_value (and lone_surrogate); from the
     driver: parser_error (a record the parser failed on). The loader adds source_rewritten,
-    parser_upgraded, load_error, postpass_error (a session the post-passes could not roll up).
+    parser_upgraded, load_error, postpass_error (a session the post-passes could not roll up),
+    uid_conflict (a record reusing another session's uid with other content; the stored row kept).
     """
 
     TABLE: ClassVar[str] = "parse_issue"

@@ -65,6 +65,7 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
         "source_rewritten",
         "parser_upgraded",
         "load_error",
+        "uid_conflict",
         "other",
     ),
     "trigger": ("user", "model", "work", "status", "wait", "event", "noop", "orchestrate", "agent_msg", "unclassified"),

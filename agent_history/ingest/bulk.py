@@ -1,0 +1,163 @@
+"""The bulk path of large index passes (issue 27 item 2; docs/performance.md "Bulk path").
+
+A pass is *bulk* when it is a cold index (no message catalogued yet: a first `index`, a
+`rebuild`), when it has at least ``[index] bulk_min_bytes`` of new bytes (default
+`BULK_MIN_BYTES`), or when an earlier bulk pass did not finish. ``[index] bulk = "always" |
+"never"`` overrides the choice (``"auto"`` is the default); `index --file` never starts one.
+
+What changes, against the incremental path (whose per-batch transactions, batches, offsets
+and row ids are the bulk path's too):
+- the term-statistics triggers (``ah.search_stats_apply`` per statement, migration 0002) are
+  disabled for the pass and ``ah.search_term`` / ``ah.search_corpus`` are computed once at the
+  end, set-based, from the stored vectors (the formula of migration 0002's initial fill, which
+  the incremental deltas maintain: identical contents, tested);
+- the GIN indexes of the ``tsv`` columns are dropped at the start and built again at the end
+  when the pass brings at least as many new bytes as the catalogue already holds (one sort-based
+  build of the whole index is cheaper than maintaining it row by row through the load;
+  measured in docs/performance.md); otherwise they are kept.
+
+Crash safety: the start — a ``bulk_pass`` row in ``ah.meta`` holding the dropped indexes'
+definitions, the indexes dropped, the triggers disabled — commits in one transaction, and the
+end — the indexes built from the saved definitions, the triggers enabled, the statistics
+recomputed, the row deleted — in another. A pass killed in between leaves the row, and the next
+pass (whatever its size) continues in bulk mode and ends it; `status` reports it meanwhile.
+Only a role owning the tables can take the path (`can_bulk`); an indexer connected as the
+non-owning ``ah_writer`` always loads incrementally.
+Until then searches run without the GIN index (a sequential scan) and on stale statistics.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import psycopg
+
+BULK_MIN_BYTES = 64 * 1024 * 1024
+"""New bytes (transcript bytes not yet indexed) from which a pass takes the bulk path."""
+
+BULK_MODES = ("auto", "always", "never")
+"""Values of ``[index] bulk``."""
+
+MARK_KEY = "bulk_pass"
+"""``ah.meta`` key of an unfinished bulk pass (value: JSON ``{"run_id", "indexes"}``)."""
+
+CORPORA: tuple[str, ...] = ("message", "tool_call")
+"""Search corpora: each is the table of the same name with a ``tsv`` column."""
+
+STATS_TRIGGERS: tuple[str, ...] = ("search_stats_ins", "search_stats_upd", "search_stats_del")
+"""Suffixes of the term-statistics triggers (``<table>_<suffix>``, migration 0002) a bulk pass
+disables (the TRUNCATE trigger stays: a `rebuild` truncates before the pass)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BulkState:
+    """An open bulk pass: the run that started it and the indexes it dropped (name → definition)."""
+
+    run_id: int | None
+    indexes: dict[str, str]
+
+
+def pending(conn: psycopg.Connection) -> BulkState | None:
+    """The unfinished bulk pass recorded in ``ah.meta``, or None."""
+    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (MARK_KEY,)).fetchone()
+    if row is None:
+        return None
+    data = json.loads(row[0] or "{}")
+    return BulkState(data.get("run_id"), dict(data.get("indexes") or {}))
+
+
+def can_bulk(conn: psycopg.Connection) -> bool:
+    """True when the connection's role owns the corpus tables (disabling triggers and dropping
+    indexes need ownership): an indexer connected as ``ah_writer`` keeps the incremental path."""
+    return bool(
+        conn.execute(
+            "SELECT bool_and(pg_has_role(current_user, c.relowner, 'USAGE')) FROM pg_class c "
+            "WHERE c.oid = ANY(%s::regclass[])",
+            ([f"ah.{t}" for t in CORPORA],),
+        ).fetchone()[0]
+    )
+
+
+def is_cold(conn: psycopg.Connection) -> bool:
+    """True when no message is catalogued (a first index or a `rebuild`)."""
+    return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM ah.message)").fetchone()[0]
+
+
+def indexed_bytes(conn: psycopg.Connection) -> int:
+    """Transcript bytes the catalogue already holds (Σ ``source_file.indexed_offset``)."""
+    return int(conn.execute("SELECT coalesce(sum(indexed_offset), 0) FROM ah.source_file").fetchone()[0])
+
+
+def choose(mode: str, *, new_bytes: int, cold: bool, min_bytes: int = BULK_MIN_BYTES) -> bool:
+    """Whether a pass with `new_bytes` new bytes takes the bulk path (`mode`: one of
+    `BULK_MODES`; an unfinished bulk pass and `index --file` are the caller's to check)."""
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    return (cold and new_bytes > 0) or new_bytes >= min_bytes
+
+
+def _gin_indexes(conn: psycopg.Connection) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'ah' AND tablename = ANY(%s) "
+        "AND indexdef LIKE '%%USING gin (tsv)%%' ORDER BY indexname",
+        (list(CORPORA),),
+    ).fetchall()
+    return dict(rows)
+
+
+def begin(conn: psycopg.Connection, run_id: int, *, drop_indexes: bool) -> BulkState:
+    """Open a bulk pass (one transaction; see the module docstring). `conn` is autocommit."""
+    with conn.transaction():
+        indexes = _gin_indexes(conn) if drop_indexes else {}
+        state = BulkState(run_id, indexes)
+        conn.execute(
+            "INSERT INTO ah.meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+            "SET value = EXCLUDED.value, updated_at = now()",
+            (MARK_KEY, json.dumps({"run_id": run_id, "indexes": indexes})),
+        )
+        for name in indexes:
+            conn.execute(f'DROP INDEX IF EXISTS ah."{name}"')
+        for table in CORPORA:
+            for trigger in STATS_TRIGGERS:
+                conn.execute(f"ALTER TABLE ah.{table} DISABLE TRIGGER {table}_{trigger}")
+    return state
+
+
+RECOMPUTE_TERMS = """
+INSERT INTO ah.search_term (corpus, lexeme, df)
+SELECT %(corpus)s, l.lexeme, count(*) FROM ah.{table} AS t, unnest(tsvector_to_array(t.tsv)) AS l(lexeme)
+GROUP BY l.lexeme
+"""
+RECOMPUTE_CORPUS = """
+INSERT INTO ah.search_corpus AS c (corpus, doc_count, total_len)
+SELECT %(corpus)s, count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.{table}
+ON CONFLICT (corpus) DO UPDATE SET doc_count = EXCLUDED.doc_count, total_len = EXCLUDED.total_len
+"""
+
+
+def recompute_statistics(conn: psycopg.Connection) -> None:
+    """Replace ``ah.search_term`` and ``ah.search_corpus`` of every corpus by their values
+    computed from the stored vectors. Runs in the caller's transaction."""
+    for table in CORPORA:
+        conn.execute("DELETE FROM ah.search_term WHERE corpus = %(corpus)s", {"corpus": table})
+        conn.execute(RECOMPUTE_TERMS.format(table=table), {"corpus": table})
+        conn.execute(RECOMPUTE_CORPUS.format(table=table), {"corpus": table})
+
+
+def finish(conn: psycopg.Connection, state: BulkState) -> None:
+    """End a bulk pass (one transaction): build the dropped indexes, enable the statistics
+    triggers, recompute the statistics, delete the ``ah.meta`` row. `conn` is autocommit."""
+    with conn.transaction():
+        # the whole build may use more memory than a batch's maintenance (session setting)
+        conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        for name, definition in state.indexes.items():
+            if conn.execute("SELECT to_regclass(%s)", (f'ah."{name}"',)).fetchone()[0] is None:
+                conn.execute(definition)
+        for table in CORPORA:
+            for trigger in STATS_TRIGGERS:
+                conn.execute(f"ALTER TABLE ah.{table} ENABLE TRIGGER {table}_{trigger}")
+        recompute_statistics(conn)
+        conn.execute("DELETE FROM ah.meta WHERE key = %s", (MARK_KEY,))

@@ -1,0 +1,155 @@
+"""The loader's source strategies: one public interface for every kind of source (issue 27 item 3).
+
+A pass (`ingest.loader.Loader`) walks the discovered files and hands each to the strategy of its
+kind (`FileRef.kind`): appended files read by byte offset (JSONL, Markdown: the loader's own
+batches, `ingest.chunks`), whole documents (`ingest.documents.DocumentStrategy`) and SQLite
+databases (`ingest.databases.DatabaseStrategy`). A strategy sees the pass only through
+`PassContext` — the connection, the stop event, the summary, and the three operations it may
+need: `commit` (hand the open batch to the writer), `drain` (wait until every handed-over batch
+is written) and `record_load_error` — and keeps its own per-pass state (documents waiting for
+their batch, caches) on itself, reset by `begin_pass`. So no strategy imports the loader and the
+loader imports the strategies, never the reverse.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+import psycopg
+
+from agent_history.ingest.discovery import FileRef
+
+
+@dataclass
+class PassSummary:
+    """What one pass did. Units: bytes, seconds."""
+
+    files_scanned: int = 0
+    files_changed: int = 0
+    files_failed: int = 0
+    bytes_read: int = 0
+    rows: Counter = field(default_factory=Counter)
+    """Rows written per table: new + merged (a re-observed row that changes nothing is not)."""
+    rows_new: Counter = field(default_factory=Counter)
+    """Rows inserted per table."""
+    rows_merged: Counter = field(default_factory=Counter)
+    """Existing rows changed by their merge policy per table (e.g. a larger token count)."""
+    issues: Counter = field(default_factory=Counter)
+    load_errors: list[str] = field(default_factory=list)
+    """One line per file that failed to load: path, byte offset, error (as recorded)."""
+    sessions_rolled_up: int = 0
+    skipped_homes: list[str] = field(default_factory=list)
+    skipped_paths: list[str] = field(default_factory=list)
+    """Files and directories passed over: symlinks, unreadable directories, undecodable names."""
+    interrupted: bool = False
+    bulk: str | None = None
+    """The bulk path (`ingest.bulk`): None = not taken, "done" = ended by this pass,
+    "unfinished" = left for the next pass (stopped or failed before its end)."""
+    batches: int = 0
+    """Batch transactions committed (JSONL and Markdown files)."""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        return {
+            "files_scanned": self.files_scanned,
+            "files_changed": self.files_changed,
+            "files_failed": self.files_failed,
+            "bytes_read": self.bytes_read,
+            "rows": {k: v for k, v in self.rows.items() if v},
+            "rows_new": {k: v for k, v in self.rows_new.items() if v},
+            "rows_merged": {k: v for k, v in self.rows_merged.items() if v},
+            "issues": dict(self.issues),
+            "load_errors": self.load_errors[:100],
+            "sessions_rolled_up": self.sessions_rolled_up,
+            "skipped_homes": self.skipped_homes,
+            "skipped_paths": self.skipped_paths[:100],
+            "interrupted": self.interrupted,
+            "bulk": self.bulk,
+            "batches": self.batches,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def add_written(self, new: Counter, merged: Counter, issues: Counter | None = None) -> None:
+        """Count the rows one write inserted (`new`) and merged (`merged`), per table, and the
+        parse issues it recorded itself (`issues`, per kind: `uid_conflict`)."""
+        if issues:
+            self.issues.update(issues)
+        self.rows_new.update(new)
+        self.rows_merged.update(merged)
+        self.rows.update(new)
+        self.rows.update(merged)
+
+
+@dataclass
+class KnownFile:
+    """What ``ah.source_file`` says of a file at the start of a pass (sizes in bytes)."""
+
+    id: int
+    size: int | None
+    mtime_ns: int | None
+    offset: int
+    line_count: int
+    head: str | None
+    checkpoint: str | None
+    parser_version: int | None
+    status: str
+
+
+class PassContext(Protocol):
+    """What a strategy may use of the running pass (the loader implements it)."""
+
+    conn: psycopg.Connection
+    """The pass's owner connection (autocommit; a strategy opens its own transactions)."""
+    stop: threading.Event
+    """Set by a stop signal: end at the next checkpoint."""
+    progress: Callable[[str, int, int], None] | None
+    """``progress(path, bytes, files done)`` after each write, if set."""
+    redact_kw: dict
+    """`writer.write_parts` keywords (``redact`` when ``[index] redact`` is on)."""
+
+    @property
+    def summary(self) -> PassSummary:
+        """The pass's running summary."""
+        ...
+
+    def commit(self) -> None:
+        """Hand the open batch (every strategy's pending rows) to the writer."""
+        ...
+
+    def drain(self) -> None:
+        """Wait until every handed-over batch is written; re-raise the writer's failure."""
+        ...
+
+    def record_load_error(
+        self, ref: FileRef, source_id: int, exc: BaseException | None, conn: psycopg.Connection | None = None
+    ) -> None:
+        """Record a failed file (status 'error', a `load_error` issue with its SQLSTATE); skip it."""
+        ...
+
+
+class SourceStrategy:
+    """How one kind of source is read and written. Subclasses set `KINDS` and `index`."""
+
+    KINDS: ClassVar[tuple[str, ...]] = ()
+    """The `FileRef.kind` values this strategy reads."""
+
+    def begin_pass(self) -> None:
+        """Forget per-pass state (called when a pass starts)."""
+
+    def index(self, ctx: PassContext, ref: FileRef, st: os.stat_result, known: KnownFile) -> None:
+        """Index what is new in `ref` (`st`: its stat at discovery). Raises what the loader records
+        as the file's `load_error` (psycopg errors, OSError, parser failures); a lost connection
+        propagates."""
+        raise NotImplementedError
+
+    def flush(self, ctx: PassContext) -> None:
+        """Write the rows this strategy holds back for a shared transaction (called by `commit`)."""
+
+    def discard(self) -> None:
+        """Drop the rows held back (a stop signal: the next pass reads them again)."""

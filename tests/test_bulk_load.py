@@ -1,0 +1,227 @@
+"""The bulk path of large passes (`agent_history.ingest.bulk`, issue 27 item 2): a bulk load and an
+incremental load of one home give the same catalogue — every ``ah.*`` table, ids and term
+statistics included — and the same search results; a bulk load SIGKILLed after N committed
+batches and run again gives that catalogue too; SIGTERM stops one at a batch boundary and says
+so. Real CLI processes against the embedded server; the bulk path is forced by ``[index] bulk``
+rather than by 64 MB of data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.conftest import clone_database, drop_database
+
+PY = sys.executable
+NAMESPACES = (
+    ".codex",
+    ".claude/projects/-Users-user1-workspace-JSSoundRecorder",
+    ".claude/projects/-Users-user1-workspace-coderabbit-review-helper",
+    ".claude/projects/-Users-user1-workspace-example-site-dev-next",
+    ".claude/projects/-experiments-ideas",
+    ".claude/projects/-src-experiments-claude_p",
+)
+"""A small home (≈ 4 MB): Codex and Claude Code sessions with sub-agents, from the shared corpus."""
+BATCH_LINES = "150"  # many batches from a small home
+PASS_TIME_COLUMNS = {"created_at", "updated_at", "first_seen_at", "last_indexed_at", "rolled_up_at", "noticed_at"}
+"""Columns recording when a pass ran (the only ones that may differ)."""
+PASS_TABLES = {"index_run"}
+"""Tables recording the passes themselves."""
+QUERIES = ("error", "test", "readme", "function", "npm install")
+
+
+def dump(conn: psycopg.Connection) -> dict[str, list[tuple]]:
+    """Every row of every ``ah`` table (ids included), sorted; pass-time columns left out."""
+    out = {}
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ah' "
+            "AND table_type = 'BASE TABLE' ORDER BY 1"
+        )
+    ]
+    for table in tables:
+        if table in PASS_TABLES:
+            continue
+        cols = [
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ah' AND table_name = %s "
+                "ORDER BY ordinal_position",
+                (table,),
+            )
+            if r[0] not in PASS_TIME_COLUMNS
+        ]
+        rows = conn.execute(f"SELECT {', '.join(f'x.{c}::text' for c in cols)} FROM ah.{table} x").fetchall()
+        out[table] = sorted(tuple("" if v is None else v for v in r) for r in rows)
+    return out
+
+
+def bulk_left(conn: psycopg.Connection) -> tuple[bool, int, int]:
+    """(an unfinished bulk pass is recorded, GIN tsv indexes present, statistics triggers disabled)."""
+    mark = conn.execute("SELECT count(*) FROM ah.meta WHERE key = 'bulk_pass'").fetchone()[0] == 1
+    gin = conn.execute(
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ah' AND indexdef LIKE '%USING gin (tsv)%'"
+    ).fetchone()[0]
+    disabled = conn.execute(
+        "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%search_stats%' AND tgenabled = 'D'"
+    ).fetchone()[0]
+    return mark, gin, disabled
+
+
+def make_env(base: Path, dsn: str, reader_dsn: str, bulk: str) -> dict[str, str]:
+    config = base / f"config-{bulk}.toml"
+    config.write_text(f'[index]\nbulk = "{bulk}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env.update(
+        AGENT_HISTORY_DSN=dsn,
+        AGENT_HISTORY_READER_DSN=reader_dsn,
+        AGENT_HISTORY_CONFIG=str(config),
+        AGENT_HISTORY_DATA_DIR=str(base / "data"),
+        AGENT_HISTORY_BATCH_LINES=BATCH_LINES,
+        AGENT_HISTORY_PARSE_WORKERS="0",
+        HOME=str(base / "user"),
+    )
+    return env
+
+
+def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
+    proc = subprocess.run([PY, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def searches(env: dict) -> list:
+    out = []
+    for q in QUERIES:
+        proc = cli("search", q, "--json", "--limit", "20", env=env)
+        assert proc.returncode in (0, 1), proc.stderr  # 1: nothing found
+        out.append(json.loads(proc.stdout))
+    return out
+
+
+@pytest.fixture(scope="module")
+def workdir(corpus_home):
+    base = Path(tempfile.mkdtemp(prefix="ah-test-bulk-"))
+    for rel in NAMESPACES:
+        shutil.copytree(corpus_home / rel, base / "home" / rel)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def reference(pg_server, workdir):
+    """The small home bulk-loaded in one uninterrupted pass: (dump, batches, search results)."""
+    database = clone_database(pg_server, prefix="bulk_ref")
+    try:
+        env = make_env(workdir, database.dsn, database.reader_dsn, "always")
+        proc = cli("index", "--home", str(workdir / "home"), "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        summary = json.loads(proc.stdout)
+        assert summary["bulk"] == "done" and summary["batches"] >= 5 and summary["files_failed"] == 0
+        with psycopg.connect(database.dsn) as conn:
+            assert bulk_left(conn) == (False, 2, 0)
+            yield dump(conn), summary["batches"], searches(env)
+    finally:
+        drop_database(database)
+
+
+def test_a_bulk_and_an_incremental_load_give_the_same_tables_and_search_results(db, workdir, reference):
+    env = make_env(workdir, db.dsn, db.reader_dsn, "never")
+    proc = cli("index", "--home", str(workdir / "home"), "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["bulk"] is None and summary["batches"] == reference[1]
+    with psycopg.connect(db.dsn) as conn:
+        assert bulk_left(conn) == (False, 2, 0)
+        got = dump(conn)
+        assert len(got["search_term"]) > 1000 and len(got["message"]) > 500
+        assert got == reference[0]
+    assert searches(env) == reference[2]
+    assert sum(len(r["hits"]) for r in reference[2]) >= 3 * len(QUERIES)  # real results, ranked alike
+
+
+@pytest.mark.parametrize("which", ["first", "middle", "last"])
+def test_a_bulk_load_killed_after_n_batches_and_run_again_gives_the_same_catalogue(db, workdir, reference, which):
+    want, batches, _ = reference
+    n = {"first": 1, "middle": batches // 2, "last": batches}[which]
+    env = make_env(workdir, db.dsn, db.reader_dsn, "always")
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "index", "--home", str(workdir / "home"), "--json"],
+        env={**env, "AGENT_HISTORY_PAUSE_AFTER_BATCHES": str(n)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        assert line.strip() == f"paused after batch {n}", line
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with psycopg.connect(db.dsn) as conn:
+        assert bulk_left(conn) == (True, 0, 6)  # what the kill left: the next pass must finish it
+        assert conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] > 0
+    again = cli(
+        "index", "--home", str(workdir / "home"), "--json", env=make_env(workdir, db.dsn, db.reader_dsn, "never")
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["bulk"] == "done"  # continued although this pass would not start one
+    with psycopg.connect(db.dsn) as conn:
+        assert bulk_left(conn) == (False, 2, 0)
+        assert dump(conn) == want
+
+
+def test_sigterm_stops_a_bulk_load_at_a_batch_boundary_and_says_so(db, workdir, reference):
+    env = make_env(workdir, db.dsn, db.reader_dsn, "always")
+    proc = subprocess.Popen(
+        [PY, "-m", "agent_history", "index", "--home", str(workdir / "home"), "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM ah.message").fetchone()[0] == 0:
+            assert proc.poll() is None and time.monotonic() < deadline, "the pass ended before the signal"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "Traceback" not in err, err
+        summary = json.loads(out)
+        assert summary["interrupted"] is True and summary["bulk"] == "unfinished"
+        assert "bulk load stopped at a batch boundary" in err
+        assert 0 < summary["batches"] < reference[1]
+        assert conn.execute("SELECT status FROM ah.index_run ORDER BY id DESC LIMIT 1").fetchone()[0] == "interrupted"
+        assert bulk_left(conn) == (True, 0, 6)
+    assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is not None
+    assert "bulk load unfinished (started " in cli("status", env=env).stdout
+    again = cli("index", "--home", str(workdir / "home"), "--json", env=env)
+    assert again.returncode == 0 and json.loads(again.stdout)["bulk"] == "done"
+    with psycopg.connect(db.dsn) as conn:
+        assert dump(conn) == reference[0]
+    assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is None
+
+
+def test_an_indexer_that_does_not_own_the_tables_loads_incrementally(db, workdir):
+    from agent_history.db.roles import WRITER
+    from agent_history.ingest.loader import Loader
+    from tests.homes import sources_for
+
+    with psycopg.connect(db.server.dsn(db.name, user=WRITER), autocommit=True) as conn:
+        summary = Loader(conn, bulk="always", batch_lines=100_000).run(sources_for(workdir / "home"))
+    assert summary.files_failed == 0 and summary.bulk is None and summary.rows_new["message"] > 500
+    with psycopg.connect(db.dsn) as conn:
+        assert bulk_left(conn) == (False, 2, 0)
+        assert conn.execute("SELECT count(*) FROM ah.search_term").fetchone()[0] > 1000  # kept per batch
