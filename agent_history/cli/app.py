@@ -91,11 +91,57 @@ def _markup_mode() -> str | None:
     return "rich" if sys.stderr.isatty() else None
 
 
+_prepared: dict = {}
+
+
+def prepare_command() -> None:
+    """Convert `app` with the commands registered so far to its click command once, for every
+    later `run` in this process and its forks (the resident query process: typer converts every
+    registered command on each call, ≈ 60 ms with all the read commands)."""
+    import typer.main
+
+    _prepared["command"] = typer.main.get_command(_get_app())
+
+
+def _click_tree(command):
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _click_tree(sub)
+
+
 def reset_for_process() -> None:
-    """Re-derive what `app` fixed from this process's stderr when it was built (the resident
-    query process builds it once and forks a child per command with the client's stderr)."""
+    """Re-derive what `app` (and its prepared click command) fixed from this process's stderr
+    when it was built (the resident query process builds it once and forks a child per command
+    with the client's stderr)."""
+    mode = _markup_mode()
     if "app" in globals():
-        globals()["app"].rich_markup_mode = _markup_mode()
+        globals()["app"].rich_markup_mode = mode
+    for command in _click_tree(_prepared["command"]) if "command" in _prepared else ():
+        if hasattr(command, "rich_markup_mode"):
+            command.rich_markup_mode = mode
+
+
+def _call_app() -> None:
+    """``app()``; with a prepared click command, what `typer.Typer.__call__` does with it."""
+    command = _prepared.get("command")
+    if command is None:
+        _get_app()()
+        return
+    import typer.main
+
+    if sys.excepthook != typer.main.except_hook:
+        sys.excepthook = typer.main.except_hook
+    root = _get_app()
+    try:
+        command()
+    except Exception as exc:
+        config = typer.main.DeveloperExceptionConfig(
+            pretty_exceptions_enable=root.pretty_exceptions_enable,
+            pretty_exceptions_show_locals=root.pretty_exceptions_show_locals,
+            pretty_exceptions_short=root.pretty_exceptions_short,
+        )
+        setattr(exc, typer.main._typer_developer_exception_attr_name, config)
+        raise
 
 
 def _build():
@@ -244,7 +290,7 @@ def run(argv: list[str]) -> None:
         sys.exit(run_statusline(argv[1:], sys.stdin.read()))
     _register(command_name(argv))
     try:
-        _get_app()()
+        _call_app()
     except KeyboardInterrupt:
         from agent_history.cli.output import err_console
 

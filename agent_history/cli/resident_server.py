@@ -103,7 +103,7 @@ def preload() -> int:
 
     for command in resident.ELIGIBLE:
         cli_app._register(command)
-    cli_app._get_app()
+    cli_app.prepare_command()
     names = list(PRELOAD)
     for package in PRELOAD_PACKAGES:
         try:
