@@ -338,3 +338,18 @@ def test_query_idle_s_zero_or_a_bad_value(own_server):
     )
     assert r.returncode == 2
     assert r.stderr.decode().strip() == "error: config service.query_idle_s must be a number of seconds ≥ 0, not -1"
+
+
+def test_a_data_dir_too_deep_for_a_unix_socket_runs_in_process_and_starts_nothing(base_env):
+    extra, tmp = _private_env("300")
+    deep = tmp / ("d" * 60) / ("e" * 60)
+    env = {**base_env, **extra, "AGENT_HISTORY_DATA_DIR": str(deep)}
+    try:
+        expected = cli(env, "status", resident_on=False)
+        r = cli(env, "status")
+        assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+        time.sleep(1)
+        assert not (deep / resident.SERVICE_DIR / "service.log").exists()  # no server was spawned
+        assert service_status(deep)["running"] is False
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -59,6 +59,8 @@ the after-turn hooks): command → conditions on the rest of argv (``requires``:
 must be present; ``unless_any``: arguments that send it in process — the writing subcommands of
 `sessions`). ``--help`` anywhere always runs in process."""
 
+SOCKET_PATH_MAX = 107
+"""AF_UNIX path limit on Linux (as `agent_history.embed.service.SOCKET_PATH_MAX`)."""
 _HEADER = struct.Struct(">I")
 _state = {"start_wanted": False}
 
@@ -277,6 +279,8 @@ def spawn_server(data_dir_path: str, idle_s: float) -> None:
     import subprocess
 
     directory = os.path.join(data_dir_path, SERVICE_DIR)
+    if len(os.fsencode(socket_path(data_dir_path))) > SOCKET_PATH_MAX:
+        return  # no unix socket can be bound there: nothing to start, every command in process
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         log = os.open(os.path.join(directory, "service.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

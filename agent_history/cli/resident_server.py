@@ -50,7 +50,7 @@ from typing import Any
 
 from agent_history import __version__
 from agent_history.cli import resident
-from agent_history.embed.service import ServicePaths, alive, read_pid_file, remove_stale
+from agent_history.embed.service import SOCKET_PATH_MAX, ServicePaths, alive, read_pid_file, remove_stale
 
 DEFAULT_IDLE_S = 900.0
 """``[service] query_idle_s`` when unset: seconds without a command before the process exits."""
@@ -478,6 +478,9 @@ def serve(data_dir: Path, idle_s: float) -> int:
     socket and serve until idle, stopped or outdated; returns the exit code. Run detached by
     `resident.spawn_server` or ``service start``; logs to ``service.log``."""
     paths = paths_of(data_dir)
+    if len(os.fsencode(paths.socket)) > SOCKET_PATH_MAX:  # checked before the costly preload
+        print(f"socket path {paths.socket} is longer than {SOCKET_PATH_MAX} bytes", file=sys.stderr)
+        return 1
     os.umask(0o077)
     paths.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = paths.dir.stat()

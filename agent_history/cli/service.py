@@ -29,7 +29,7 @@ def _show(data: dict, json: bool) -> None:
         console.print(f"resident query process not running{stale}; log {data['log']}", highlight=False)
         return
     for key in _FIELDS:
-        console.print(f"{key:<15} {data.get(key)}", highlight=False)
+        console.print(f"{key:<17} {data.get(key)}", highlight=False)
 
 
 @app.command("start")
