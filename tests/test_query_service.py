@@ -208,7 +208,8 @@ def test_ctrl_c_in_the_client_stops_the_command_as_in_process(started):
         else:
             time.sleep(3)  # the in-process command imports before it reads stdin
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)  # stdin stays open: the command ends by the signal, not by EOF
+        out, err = proc.stdout.read(), proc.stderr.read()
         proc.stdin.close()
         results.append((proc.returncode, out, err.strip().splitlines()[-1:]))
     assert results[0] == results[1] == (-signal.SIGINT, b"", [b"KeyboardInterrupt"])
@@ -353,3 +354,16 @@ def test_a_data_dir_too_deep_for_a_unix_socket_runs_in_process_and_starts_nothin
         assert service_status(deep)["running"] is False
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_client_killed_outright_takes_its_command_with_it(started):
+    """SIGKILL leaves the client no chance to forward anything: the server sees its connection
+    close and stops the child (a command nobody waits for does not run on)."""
+    sock = str(paths_of(data_dir(started)).socket)
+    proc = subprocess.Popen([PY, "-m", "agent_history", "statusline"], env=started, stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    wait_for(lambda: (resident.ask_status(sock) or {}).get("running_commands") == 1, "the command to start")
+    proc.kill()
+    proc.wait(timeout=30)
+    wait_for(lambda: (resident.ask_status(sock) or {}).get("running_commands") == 0, "the child to be stopped")
+    proc.stdin.close()
