@@ -55,6 +55,11 @@ bench-scale CLONES="770":
     python -m benchmarks.scale --clones {{CLONES}} --write docs/performance.md
 
 # Keyword-search latency percentiles at MESSAGES synthetic messages (1000000 for the target).
+# Whole-process p50/p95 of the read commands in process and through the resident query process
+# (issue 27 item 5), on the shared corpus in a scratch data dir; writes docs/performance.md.
+bench-resident RUNS="15":
+    python -m benchmarks.resident --runs {{RUNS}} --write docs/performance.md
+
 bench-search MESSAGES="1000000":
     python -m benchmarks.search --messages {{MESSAGES}}
 

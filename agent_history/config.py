@@ -50,6 +50,10 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     #                                  # model for every command) exits after this many idle seconds;
     #                                  # 0 = no service, each process loads the model itself
 
+    [service]                          # the resident query process (agent_history.cli.resident_server)
+    query_idle_s = 900                 # it exits after this many seconds without a command;
+                                       # 0 = none: every command imports psycopg/typer itself
+
     [metrics]                          # OTLP/HTTP export from `index --every` / `embed --every`
     endpoint = "http://127.0.0.1:4318" # base URL; OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT override
     interval = 15                      # seconds between collections and exports (1..3600)
@@ -78,6 +82,7 @@ registry row, `agent_history.harnesses`, says which it honours);
 AGENT_HISTORY_BATCH_LINES (lines per loader transaction; default 20,000);
 AGENT_HISTORY_PARSE_WORKERS (processes parsing new files in a large pass; 0 or 1 = in-process;
 default the CPU count minus 2, see agent_history.ingest.parse_pool);
+AGENT_HISTORY_QUERY_IDLE_S (overrides ``service.query_idle_s``; 0 = no resident query process);
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 AGENT_HISTORY_WEB_TOKEN (overrides ``web.token``);
 AGENT_HISTORY_ARCHIVE (the archive's root; overrides ``archive.path``);
@@ -284,6 +289,9 @@ class Settings:
     plans: dict[str, Any] = field(default_factory=dict)
     """``[plans]``: agent → `usage.plans.PlanConfig` (a named plan and/or explicit limits)."""
     index_redact: bool = False
+    query_idle_s: float = 900.0
+    """``[service] query_idle_s`` (``$AGENT_HISTORY_QUERY_IDLE_S``): the resident query process
+    exits after this many seconds without a command; 0 = no resident process."""
     """``[index] redact``: the loader stores text with secret-shaped spans replaced (`embed.redact`)."""
     index_bulk: str = "auto"
     """``[index] bulk``: "auto" | "always" | "never" — when a pass takes the bulk path (`ingest.bulk`)."""
@@ -321,6 +329,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "archive": ("path",),  # `agent-history archive` (issue 29)
     "index": ("redact", "bulk", "bulk_min_bytes"),
     "plans": None,  # keys are agent names, checked by usage.plans.parse_plans
+    "service": ("query_idle_s",),  # the resident query process (cli.resident_server)
 }
 """The config file's sections (the module docstring) and, where fixed, their keys. An unknown key
 in a known section is an error (a misspelled `dsn` would silently mean the embedded server); an
@@ -343,6 +352,8 @@ KEY_HELP: dict[str, str] = {
     "database.reader_password": "Password of the ah_reader role (AGENT_HISTORY_READER_PASSWORD).",
     "database.writer_password": "Password of the ah_writer role (AGENT_HISTORY_WRITER_PASSWORD).",
     "database.statement_timeout_ms": "Statement timeout of reader connections, in ms (default 30000).",
+    "service.query_idle_s": "The resident query process (search, sessions, session, why, touched, status, usage, "
+    "statusline, index --file) exits after this many seconds without a command (default 900; 0 = none).",
     "database.idle_stop_s": "Embedded server only: stop it after this many seconds without a client connection; "
     "the next command starts it again; `web`, `mcp` and `--every` keep it up (default 1800; 0 = never).",
     "sources.<namespace>": "An agent home for namespace `<agent>-<profile>` (adds to or overrides the default homes).",
@@ -548,6 +559,7 @@ def load_settings(dsn: str | None = None) -> Settings:
     if least is not None and (isinstance(least, bool) or not isinstance(least, int) or least < 0):
         raise ConfigError(f"config index.bulk_min_bytes must be a whole number of bytes ≥ 0, not {least!r}")
     s.index_bulk_min_bytes = least
+    s.query_idle_s = _query_idle_s(_table(raw, "service"))
     s.dsn = os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     s.reader_dsn = os.environ.get("AGENT_HISTORY_READER_DSN") or s.reader_dsn
     s.reader_password = os.environ.get("AGENT_HISTORY_READER_PASSWORD") or s.reader_password
@@ -566,6 +578,23 @@ def _plans(table: dict[str, Any]) -> dict[str, Any]:
         return parse_plans(table, (h.name for h in HARNESSES))
     except PlanError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _query_idle_s(table: dict[str, Any]) -> float:
+    """``[service] query_idle_s``, overridden by ``$AGENT_HISTORY_QUERY_IDLE_S``: seconds ≥ 0
+    (default 900). Raises ConfigError for anything else."""
+    value: Any = table.get("query_idle_s", 900.0)
+    where = "config service.query_idle_s"
+    env = os.environ.get("AGENT_HISTORY_QUERY_IDLE_S", "").strip()
+    if env:
+        where = "AGENT_HISTORY_QUERY_IDLE_S"
+        try:
+            value = float(env)
+        except ValueError:
+            value = env
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise ConfigError(f"{where} must be a number of seconds ≥ 0, not {value!r}")
+    return float(value)
 
 
 def _string_list(table: dict, section: str, key: str) -> list[str] | None:

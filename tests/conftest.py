@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The suite's CLI subprocesses run in process, starting no resident query process in each test's
+# data dir (`cli.resident_server`); tests/test_query_service.py turns it on for its own commands.
+__import__("os").environ["AGENT_HISTORY_QUERY_IDLE_S"] = "0"
 SHARED = REPO.parent / "shared"
 
 

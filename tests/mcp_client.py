@@ -36,7 +36,9 @@ class Result:
 
 def server_env(dsn: str, reader_dsn: str, tmp: Path, **extra: str) -> dict[str, str]:
     """Environment for a server against a test database, with no real home or config touched."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     (tmp / "home").mkdir(parents=True, exist_ok=True)
     (tmp / "config.toml").touch()  # an AGENT_HISTORY_CONFIG naming a missing file is an error
     env.update(

@@ -76,7 +76,9 @@ def homes(corpus_home) -> Path:
 @pytest.fixture(scope="module")
 def ours_env(corpus_db, homes) -> dict[str, str]:  # noqa: F811
     (homes / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    base = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     return {
         **base,
         "AGENT_HISTORY_DSN": corpus_db.dsn,

@@ -25,7 +25,9 @@ SESSION = "9e953218-585f-4692-89df-9e0747a31c68"
 def environment(database, own_tmp: Path) -> dict[str, str]:
     (own_tmp / "config.toml").touch()
     (own_tmp / "home").mkdir(exist_ok=True)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    base = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     return {**base, "AGENT_HISTORY_DSN": database.dsn, "AGENT_HISTORY_READER_DSN": database.reader_dsn,
             "AGENT_HISTORY_CONFIG": str(own_tmp / "config.toml"), "AGENT_HISTORY_DATA_DIR": str(own_tmp / "data"),
             "HOME": str(own_tmp / "home"), "COLUMNS": "200"}  # fmt: skip

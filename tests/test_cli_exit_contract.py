@@ -73,7 +73,11 @@ def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
     """The CLI's environment against the module's corpus catalogue (no real home or config)."""
     tmp = tmp_path_factory.mktemp("polish")
     (tmp / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
+    }
     return {
         **base,
         "AGENT_HISTORY_DSN": corpus_db.dsn,

@@ -41,7 +41,9 @@ def test_the_first_start_is_announced_on_a_terminal_and_not_repeated(own_tmp):
     pgdata = own_tmp / "data" / "pg"
     (own_tmp / "home").mkdir()
     (own_tmp / "config.toml").touch()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     env.update(
         AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
         AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),

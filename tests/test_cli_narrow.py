@@ -26,7 +26,11 @@ UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 def environment(database, own_tmp: Path) -> dict[str, str]:
     (own_tmp / "config.toml").touch()
     (own_tmp / "home").mkdir(exist_ok=True)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
+    }
     return {
         **base,
         "AGENT_HISTORY_DSN": database.dsn,

@@ -25,7 +25,11 @@ def env(corpus_db, own_tmp) -> dict[str, str]:  # noqa: F811
     config = own_tmp / "config.toml"
     config.write_text('[contexts]\ncorpus = ["claude-local", "codex-wrok"]\n')
     (own_tmp / "home").mkdir()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
+    }
     return {
         **base,
         "AGENT_HISTORY_DSN": corpus_db.dsn,

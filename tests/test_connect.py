@@ -330,7 +330,11 @@ def test_cli_says_what_changes_hides_env_values_and_a_second_disconnect_says_not
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({"theme": "Dracula", "mcpServers": {"agent-history": _customised("gemini")}}))
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v
+        for k, v in __import__("os").environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     env["HOME"] = str(home)
 
     def cli(*args):

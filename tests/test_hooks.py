@@ -200,7 +200,9 @@ def test_hook_with_the_database_down_exits_0_and_logs_why(home, cli_env, own_tmp
 def test_hook_with_an_unusable_data_dir_still_exits_0_quietly(tmp_path, corpus_home):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     env.update(HOME=str(tmp_path), AGENT_HISTORY_DATA_DIR=str(blocker / "data"))
     payload = {"transcript_path": str(corpus_home / CLAUDE), "hook_event_name": "Stop"}
     out = _hook(["claude"], env, stdin=json.dumps(payload))

@@ -165,7 +165,9 @@ def recall_env(recall_db, own_tmp, monkeypatch):
 
     db, _ = recall_db
     (own_tmp / "config.toml").touch()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     env.update(AGENT_HISTORY_DSN=db.dsn, AGENT_HISTORY_READER_DSN=db.reader_dsn,
                AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"), AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
                HOME=str(own_tmp / "home"))  # fmt: skip

@@ -185,7 +185,9 @@ def test_symbol_blocks_left_out_are_not_tokens_and_modifiers_do_not_split_an_emo
 
 
 def _cli_env(database, tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     (tmp_path / "none.toml").write_text("")  # an explicit config file must exist (issue 10, defect 5)
     env.update(
         AGENT_HISTORY_DSN=database.dsn,

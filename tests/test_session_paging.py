@@ -24,7 +24,9 @@ HEAD = re.compile(r"^ *(\d+) (?:\d{4}-\d\d-\d\d \d\d:\d\d|-) ")
 @pytest.fixture
 def env(corpus_db, own_tmp) -> dict[str, str]:  # noqa: F811
     (own_tmp / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    base = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     return {**base, "COLUMNS": "120", "AGENT_HISTORY_DSN": corpus_db.dsn,
             "AGENT_HISTORY_CONFIG": str(own_tmp / "config.toml"), "AGENT_HISTORY_DATA_DIR": str(own_tmp / "data")}  # fmt: skip
 

@@ -26,7 +26,9 @@ NOW = "2025-09-20T05:30:00+00:00"
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
     tmp = tmp_path_factory.mktemp("statusline")
     (tmp / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    base = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     return {
         **base,
         "AGENT_HISTORY_DSN": corpus_db.dsn,
@@ -130,7 +132,11 @@ def test_connect_statusline_edits_settings_with_a_backup_and_never_replaces_anot
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text('{\n  "model": "opus",\n  "hooks": {}\n}\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "CLAUDE_CONFIG_DIR"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "CLAUDE_CONFIG_DIR"
+    }
     env["HOME"] = str(home)
     r = run(env, "connect", "claude", "--statusline", "--json")
     assert r.returncode == 0, r.stderr
@@ -163,7 +169,11 @@ def test_connect_statusline_print_prints_the_snippet_and_writes_nothing(tmp_path
     home = tmp_path / "home"
     home.mkdir()
     settings = home / ".claude" / "settings.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "CLAUDE_CONFIG_DIR"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "CLAUDE_CONFIG_DIR"
+    }
     env["HOME"] = str(home)
     r = run(env, "connect", "claude", "--statusline", "--print")
     assert r.returncode == 0, r.stderr

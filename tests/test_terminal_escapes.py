@@ -144,7 +144,11 @@ def hostile_env(pg_server, tmp_path_factory):
     (base / "config.toml").touch()
     database = clone_database(pg_server, prefix="hostile")
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")},
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+        },
         "AGENT_HISTORY_DSN": database.dsn,
         "AGENT_HISTORY_READER_DSN": database.reader_dsn,
         "AGENT_HISTORY_CONFIG": str(base / "config.toml"),

@@ -23,7 +23,9 @@ NOW = "2025-09-20T05:30:00+00:00"  # inside the corpus's Sonnet 4 session of 202
 
 def make_env(corpus_db, tmp, config: str) -> dict[str, str]:  # noqa: F811
     (tmp / "config.toml").write_text(config)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    base = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     return {
         **base,
         "AGENT_HISTORY_DSN": corpus_db.dsn,

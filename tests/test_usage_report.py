@@ -32,7 +32,11 @@ def env(corpus_db) -> dict[str, str]:  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="ah-usage-"))
     (tmp / "config.toml").touch()
     (tmp / "home").mkdir()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
+    }
     yield {
         **base,
         "AGENT_HISTORY_DSN": corpus_db.dsn,

@@ -112,7 +112,9 @@ def web_db(pg_server, corpus_home, tmp_path_factory) -> TestDatabase:
 
 def _env(tmp: Path, dsn: str, reader_dsn: str, **extra: str) -> dict[str, str]:
     (tmp / "config.toml").touch()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env = {
+        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
+    }
     env.update(
         AGENT_HISTORY_DSN=dsn,
         AGENT_HISTORY_READER_DSN=reader_dsn,

@@ -40,6 +40,7 @@ COMMAND_MODULES: dict[str, str] = {
     "embed": "embed",
     "similar": "embed",
     "embed-service": "embed_service",
+    "service": "service",
     "efficiency": "efficiency",
     "loops": "loops",
     "loop": "loops",
@@ -69,6 +70,7 @@ MODULES: tuple[str, ...] = (
     "connect",
     "embed",
     "embed_service",
+    "service",
     "efficiency",
     "loops",
     "journal",
@@ -83,6 +85,65 @@ MODULES: tuple[str, ...] = (
 _ROOT_VALUE_OPTIONS = ("--dsn",)
 
 
+def _markup_mode() -> str | None:
+    """Usage errors as click's plain "Error: …" line, not a rich panel wrapped at 80 columns, when
+    stderr is a pipe or a log file (one event, one line); rich panels only on a terminal."""
+    return "rich" if sys.stderr.isatty() else None
+
+
+_prepared: dict = {}
+
+
+def prepare_command() -> None:
+    """Convert `app` with the commands registered so far to its click command once, for every
+    later `run` in this process and its forks (the resident query process: typer converts every
+    registered command on each call, ≈ 60 ms with all the read commands)."""
+    import typer.main
+
+    _prepared["command"] = typer.main.get_command(_get_app())
+
+
+def _click_tree(command):
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _click_tree(sub)
+
+
+def reset_for_process() -> None:
+    """Re-derive what `app` (and its prepared click command) fixed from this process's stderr
+    when it was built (the resident query process builds it once and forks a child per command
+    with the client's stderr)."""
+    mode = _markup_mode()
+    if "app" in globals():
+        globals()["app"].rich_markup_mode = mode
+    for command in _click_tree(_prepared["command"]) if "command" in _prepared else ():
+        if hasattr(command, "rich_markup_mode"):
+            command.rich_markup_mode = mode
+
+
+def _call_app() -> None:
+    """``app()``; with a prepared click command, what `typer.Typer.__call__` does with it."""
+    command = _prepared.get("command")
+    if command is None:
+        _get_app()()
+        return
+    import typer.main
+
+    if sys.excepthook != typer.main.except_hook:
+        sys.excepthook = typer.main.except_hook
+    root = _get_app()
+    try:
+        command()
+    except Exception as exc:
+        config = typer.main.DeveloperExceptionConfig(
+            pretty_exceptions_enable=root.pretty_exceptions_enable,
+            pretty_exceptions_show_locals=root.pretty_exceptions_show_locals,
+            pretty_exceptions_short=root.pretty_exceptions_short,
+        )
+        setattr(exc, typer.main._typer_developer_exception_attr_name, config)
+        raise
+
+
 def _build():
     import typer
 
@@ -93,9 +154,7 @@ def _build():
         help="A PostgreSQL catalogue of coding-agent transcripts.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
-        # Usage errors as click's plain "Error: …" line, not a rich panel wrapped at 80 columns, when
-        # stderr is a pipe or a log file (one event, one line); rich panels only on a terminal.
-        rich_markup_mode="rich" if sys.stderr.isatty() else None,
+        rich_markup_mode=_markup_mode(),
     )
 
     def _version(value: bool) -> None:
@@ -184,22 +243,54 @@ def _error_line(exc: BaseException) -> tuple[str, int] | None:
 
 
 def main() -> None:
-    """Entry point: run the app, turning known failures into one-line errors (exit 2)."""
+    """Entry point: ``--version`` at once; an eligible read command through the resident query
+    process when one answers (`cli.resident`: same output, exit code and signals); anything else
+    — or no resident process — in this process (`run`), starting a resident process afterwards
+    when the command was eligible and ``[service] query_idle_s`` is not 0."""
     argv = sys.argv[1:]
     if argv == ["--version"]:  # answered without importing typer (a ~150 ms saving)
         print(f"agent-history {__version__}")
         return
+    from agent_history.cli import resident
+
+    code = resident.serve(argv)
+    if code is not None:
+        sys.exit(code)
+    try:
+        run(argv)
+    finally:
+        if resident.start_wanted():
+            _start_resident()
+
+
+def _start_resident() -> None:
+    """Start the resident query process in the background when the settings allow it (a config
+    the command could not read starts nothing: the command said why)."""
+    from agent_history.cli import resident
+    from agent_history.config import load_settings
+
+    try:
+        settings = load_settings(None)
+    except Exception:  # noqa: BLE001 - the command itself reported the config error
+        return
+    if settings.query_idle_s > 0:
+        resident.spawn_server(str(settings.data_dir.expanduser().resolve()), settings.query_idle_s)
+
+
+def run(argv: list[str]) -> None:
+    """Run the command line `argv` (after the program name) in this process, turning known
+    failures into one-line errors (exit 2). Raises SystemExit with the exit code."""
     if argv[:1] == ["hook"] and "--help" not in argv:  # after each agent turn: no typer, never fails
         from agent_history.connect.hook import run_hook
 
         sys.exit(run_hook(argv[1:]))
     if argv[:1] == ["statusline"] and "--help" not in argv:  # each status update: no typer
-        from agent_history.cli.statusline import run
+        from agent_history.cli.statusline import run as run_statusline
 
-        sys.exit(run(argv[1:], sys.stdin.read()))
+        sys.exit(run_statusline(argv[1:], sys.stdin.read()))
     _register(command_name(argv))
     try:
-        _get_app()()
+        _call_app()
     except KeyboardInterrupt:
         from agent_history.cli.output import err_console
 

@@ -54,6 +54,14 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
+def reset_consoles() -> None:
+    """Re-create `console` and `err_console` in place (every module holds these two objects) for
+    this process's stdout/stderr and environment: terminal or not, width, colours. The resident
+    query process (`cli.resident_server`) calls it in each forked child."""
+    console.__init__(width=_stdout_width())
+    err_console.__init__(stderr=True, soft_wrap=True)
+
+
 def one_line(message: str) -> str:
     """`message` with its line breaks (and the blanks around them) folded into single spaces."""
     return re.sub(r"\s*[\r\n]+\s*", " ", message.strip())

@@ -77,7 +77,8 @@ class ServiceUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ServicePaths:
-    """The service's files under ``<data_dir>/embed-service``."""
+    """A service's files under ``<data_dir>/<name>`` (``embed-service`` here; the resident query
+    process, `agent_history.cli.resident_server`, keeps the same files in ``query-service``)."""
 
     dir: Path
     socket: Path
@@ -86,8 +87,8 @@ class ServicePaths:
     log: Path
 
     @classmethod
-    def of(cls, data_dir: Path) -> ServicePaths:
-        d = Path(data_dir).expanduser().resolve() / "embed-service"
+    def of(cls, data_dir: Path, name: str = "embed-service") -> ServicePaths:
+        d = Path(data_dir).expanduser().resolve() / name
         return cls(d, d / "service.sock", d / "service.pid", d / "service.lock", d / "service.log")
 
 
@@ -100,7 +101,8 @@ def read_pid_file(paths: ServicePaths) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("pid"), int) else None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists (a process of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -186,7 +188,7 @@ class ServiceClient:
 def _answering(paths: ServicePaths, model_path: str | None) -> ServiceClient | None:
     """A client of the running service (serving `model_path`, when given), or None."""
     info = read_pid_file(paths)
-    if info is None or not _alive(info["pid"]) or not paths.socket.exists():
+    if info is None or not alive(info["pid"]) or not paths.socket.exists():
         return None
     client = ServiceClient(paths)
     try:
@@ -204,7 +206,7 @@ def _answering(paths: ServicePaths, model_path: str | None) -> ServiceClient | N
 
 
 @contextmanager
-def _start_lock(paths: ServicePaths) -> Iterator[None]:
+def start_lock(paths: ServicePaths) -> Iterator[None]:
     with open(paths.lock, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -213,7 +215,7 @@ def _start_lock(paths: ServicePaths) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _log_tail(paths: ServicePaths) -> str:
+def log_tail(paths: ServicePaths) -> str:
     try:
         lines = [line.strip() for line in paths.log.read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
@@ -221,7 +223,7 @@ def _log_tail(paths: ServicePaths) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def _remove_stale(paths: ServicePaths) -> None:
+def remove_stale(paths: ServicePaths) -> None:
     """Remove a pid file and socket no live service answers on (called under the start lock)."""
     for path in (paths.pid, paths.socket):
         try:
@@ -247,11 +249,11 @@ def ensure_service(model_path: str, data_dir: Path, idle_s: float = DEFAULT_IDLE
         paths.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise ServiceUnavailable(f"cannot create {paths.dir}: {exc.strerror}") from None
-    with _start_lock(paths):
+    with start_lock(paths):
         client = _answering(paths, model_path)  # another caller may have started it meanwhile
         if client is not None:
             return client
-        _remove_stale(paths)
+        remove_stale(paths)
         with open(os.open(paths.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log_file:
             process = subprocess.Popen(
                 [sys.executable, "-m", "agent_history.embed.service", "serve", "--model", model_path,
@@ -261,7 +263,7 @@ def ensure_service(model_path: str, data_dir: Path, idle_s: float = DEFAULT_IDLE
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                tail = _log_tail(paths)
+                tail = log_tail(paths)
                 raise ServiceUnavailable(
                     f"the embedding service exited at start ({tail or f'exit {process.returncode}'}); see {paths.log}"
                 )
@@ -304,8 +306,8 @@ def stop_service(data_dir: Path, wait_s: float = 30.0) -> bool:
     client = _answering(paths, None)
     if client is None:
         if paths.dir.exists():
-            with _start_lock(paths):
-                _remove_stale(paths)
+            with start_lock(paths):
+                remove_stale(paths)
         return False
     try:
         client.stop()
@@ -315,7 +317,7 @@ def stop_service(data_dir: Path, wait_s: float = 30.0) -> bool:
     finally:
         client.close()
     deadline = time.monotonic() + wait_s
-    while info is not None and _alive(info["pid"]) and time.monotonic() < deadline:
+    while info is not None and alive(info["pid"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     return True
 
@@ -469,7 +471,7 @@ def serve(model_path: str, data_dir: Path, idle_s: float) -> int:
     finally:
         server.server_close()
         if (read_pid_file(paths) or {}).get("pid") == os.getpid():
-            _remove_stale(paths)
+            remove_stale(paths)
         log.info("stopped after %d requests", server.requests)
     return 0
 

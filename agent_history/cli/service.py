@@ -1,0 +1,67 @@
+"""`agent-history service start|status|stop`: the resident query process
+(`agent_history.cli.resident_server`).
+
+It starts by itself when an eligible command finds none (unless ``[service] query_idle_s`` is 0);
+`start` starts it now, `status` shows it, `stop` stops it. None of them touches the database.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from agent_history.cli.app import app as root
+from agent_history.cli.context import database
+from agent_history.cli.output import console, fail, print_json
+
+app = typer.Typer(help="The resident query process that answers the read commands.", no_args_is_help=True)
+root.add_typer(app, name="service")
+
+_FIELDS = ("pid", "idle_timeout_s", "uptime_s", "idle_s", "requests", "running_commands", "version", "package",
+           "socket", "log")  # fmt: skip
+
+
+def _show(data: dict, json: bool) -> None:
+    if json:
+        print_json(data)
+        return
+    if not data["running"]:
+        stale = " (stale files: removed at the next start)" if data.get("stale") else ""
+        console.print(f"resident query process not running{stale}; log {data['log']}", highlight=False)
+        return
+    for key in _FIELDS:
+        console.print(f"{key:<17} {data.get(key)}", highlight=False)
+
+
+@app.command("start")
+def start_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Start the resident query process (if none runs) and wait until it listens."""
+    from agent_history.cli.resident_server import start_service
+
+    settings = database().settings
+    if settings.query_idle_s == 0:
+        fail("service.query_idle_s is 0: the resident query process is turned off", 2)
+    try:
+        data = start_service(settings.data_dir, settings.query_idle_s)
+    except RuntimeError as exc:
+        fail(str(exc), 1)
+    _show(data, json)
+
+
+@app.command("status")
+def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Whether the resident query process runs: pid, idle timeout, uptime, version, socket, log."""
+    from agent_history.cli.resident_server import service_status
+
+    _show(service_status(database().settings.data_dir), json)
+
+
+@app.command("stop")
+def stop_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Stop it (commands running in it finish first); it also exits after `[service] query_idle_s`."""
+    from agent_history.cli.resident_server import stop_service
+
+    stopped = stop_service(database().settings.data_dir)
+    if json:
+        print_json({"stopped": stopped})
+        return
+    console.print("resident query process stopped" if stopped else "resident query process was not running")

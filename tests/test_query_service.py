@@ -1,0 +1,369 @@
+"""The resident query process (`agent_history.cli.resident` client, `cli.resident_server`): real
+CLI subprocesses against the real corpus catalogue, a real server process on a real unix socket,
+a pty where the terminal matters.
+
+Each command runs twice — once in process (``AGENT_HISTORY_QUERY_IDLE_S=0``), once through the
+resident process — and stdout, stderr and the exit code must be byte for byte the same; the
+server's request counter proves which path answered.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_history.cli import resident
+from agent_history.cli.resident_server import paths_of, service_status
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+
+PY = sys.executable
+SESSION = "9e953218-585f-4692-89df-9e0747a31c68"  # claude-local: the tokenizer/submodule session
+STATUS_SESSION = "0fae0449-64d3-4788-8622-d3a47d82c14b"  # the Sonnet 4 session of 2025-09-20
+NOW = "2025-09-20T05:30:00+00:00"
+CORPUS_FILE = (
+    ".claude/projects/-Users-user1-workspace-claude-code-log-sample/07f2e15c-a38b-454b-9148-60edc06de401.jsonl"
+)
+WAIT_S = 90.0  # an upper bound for a server to preload or exit; polled, never slept out
+
+
+def _payload() -> str:
+    return json.dumps({"session_id": STATUS_SESSION, "model": {"id": "claude-sonnet-4-20250514"}})
+
+
+@pytest.fixture(scope="module")
+def base_env(corpus_db) -> dict[str, str]:  # noqa: F811
+    tmp = Path(tempfile.mkdtemp(prefix="ah-test-resident-"))
+    (tmp / "config.toml").touch()
+    (tmp / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    env.update(
+        AGENT_HISTORY_DSN=corpus_db.dsn,
+        AGENT_HISTORY_READER_DSN=corpus_db.reader_dsn,
+        AGENT_HISTORY_CONFIG=str(tmp / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(tmp / "data"),
+        HOME=str(tmp / "home"),
+        AGENT_HISTORY_QUERY_IDLE_S="300",
+    )
+    yield env
+    subprocess.run([PY, "-m", "agent_history", "service", "stop"], env=env, capture_output=True, timeout=60)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cli(env: dict, *args: str, stdin: str = "", resident_on: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PY, "-m", "agent_history", *args],
+        env={**env, "AGENT_HISTORY_QUERY_IDLE_S": env["AGENT_HISTORY_QUERY_IDLE_S"] if resident_on else "0"},
+        input=stdin.encode(),
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def data_dir(env: dict) -> Path:
+    return Path(env["AGENT_HISTORY_DATA_DIR"])
+
+
+def requests(env: dict) -> int | None:
+    """Commands the running server has served, None when none runs."""
+    status = service_status(data_dir(env))
+    return status.get("requests") if status["running"] else None
+
+
+def wait_for(predicate, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def started(base_env) -> dict[str, str]:
+    r = cli(base_env, "service", "start", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["running"] is True
+    return base_env
+
+
+def a_commit(db) -> str:
+    with db.connect() as conn:
+        return conn.execute("SELECT sha FROM ah.git_event WHERE op = 'commit' ORDER BY id LIMIT 1").fetchone()[0]
+
+
+CASES: list[tuple[str, tuple[str, ...], str]] = [
+    ("search", ("search", "tokenizer", "--limit", "3"), ""),
+    ("search --json", ("search", "tokenizer", "--limit", "3", "--json"), ""),
+    ("search nothing", ("search", "zqxjvwq"), ""),
+    ("search bad option", ("search", "build", "--since", "1000000000h"), ""),
+    ("sessions", ("sessions", "--limit", "5"), ""),
+    ("sessions --json", ("sessions", "--limit", "5", "--json"), ""),
+    ("sessions nothing", ("sessions", "--since", "2099-01-01"), ""),
+    ("session", ("session", SESSION[:8], "--to", "3"), ""),
+    ("session --json", ("session", SESSION[:8], "--to", "3", "--json"), ""),
+    ("session unknown", ("session", "ffffff0"), ""),
+    ("why", ("why", "{sha}"), ""),
+    ("why --json", ("why", "{sha}", "--json"), ""),
+    ("why unknown", ("why", "1234567"), ""),
+    ("touched", ("touched", "**/*.py"), ""),
+    ("touched --json", ("touched", "**/*.py", "--json"), ""),
+    ("touched bad since", ("touched", "*", "--since", "1000000d"), ""),
+    ("status", ("status",), ""),
+    ("status --json", ("status", "--json"), ""),
+    ("usage daily", ("usage", "daily", "--timezone", "UTC"), ""),
+    ("usage daily --json", ("usage", "daily", "--timezone", "UTC", "--json"), ""),
+    ("usage unknown view", ("usage", "fortnightly"), ""),
+    ("statusline", ("statusline", "--timezone", "UTC", "--now", NOW), "payload"),
+    ("statusline bad payload", ("statusline", "--timezone", "UTC"), "{not json"),
+    ("index --file unchanged", ("index", "--home", "{home}", "--file", "{file}", "--json"), ""),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "stdin"), CASES, ids=[c[0] for c in CASES])
+def test_resident_output_is_byte_identical_to_in_process(started, corpus_db, corpus_home, name, args, stdin):  # noqa: F811
+    fill = {"sha": a_commit(corpus_db), "home": str(corpus_home), "file": str(corpus_home / CORPUS_FILE)}
+    argv = tuple(a.format(**fill) for a in args)
+    text = _payload() if stdin == "payload" else stdin
+    before = requests(started)
+    inside = cli(started, *argv, stdin=text, resident_on=False)
+    assert requests(started) == before  # in process: the server saw nothing
+    served = cli(started, *argv, stdin=text)
+    assert requests(started) == before + 1  # this one it ran
+    if argv[0] == "index":  # a pass's duration is the one figure that differs run to run
+        inside.stdout, served.stdout = (
+            re.sub(rb'"(elapsed|duration)[a-z_]*": [0-9.]+', b"", p.stdout) for p in (inside, served)
+        )
+    assert (served.returncode, served.stdout, served.stderr) == (inside.returncode, inside.stdout, inside.stderr)
+    assert b"Traceback" not in inside.stderr
+
+
+def _on_pty(env: dict, args: tuple[str, ...], columns: int) -> tuple[int, bytes]:
+    """Run the CLI with stdout and stderr on a pty of `columns` columns; (exit code, bytes)."""
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    proc = subprocess.Popen([PY, "-m", "agent_history", *args], env=env, stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower)  # fmt: skip
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the follower side closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    return proc.wait(timeout=120), out
+
+
+@pytest.mark.parametrize("columns", [60, 160])
+def test_on_a_terminal_colours_and_width_are_the_in_process_ones(started, columns):
+    env = {**started, "TERM": "xterm-256color"}
+    before = requests(started)
+    inside = _on_pty({**env, "AGENT_HISTORY_QUERY_IDLE_S": "0"}, ("search", "tokenizer", "--limit", "2"), columns)
+    served = _on_pty(env, ("search", "tokenizer", "--limit", "2"), columns)
+    assert requests(started) == before + 1
+    assert served == inside
+    assert b"\x1b[" in inside[1]  # colour on a terminal: the comparison covers it
+    error_inside = _on_pty({**env, "AGENT_HISTORY_QUERY_IDLE_S": "0"}, ("usage", "fortnightly"), columns)
+    assert _on_pty(env, ("usage", "fortnightly"), columns) == error_inside
+
+
+def test_write_commands_and_help_never_go_to_the_resident_process(started):
+    before = requests(started)
+    assert cli(started, "search", "--help").returncode == 0
+    assert cli(started, "sessions", "exclusions", "export").returncode in (0, 1)
+    assert cli(started, "index", "--help").returncode == 0
+    assert requests(started) == before
+    assert not resident.eligible(["sessions", "delete", "abc"])
+    assert not resident.eligible(["index"])
+    assert not resident.eligible(["index", "--file", "x", "--every", "5"])
+    assert resident.eligible(["index", "--file=x"])
+    assert not resident.eligible(["--dsn", "x", "search", "q"])
+
+
+def test_ctrl_c_in_the_client_stops_the_command_as_in_process(started):
+    """`statusline` blocks reading stdin: SIGINT to the client ends it the way it ends in process
+    (KeyboardInterrupt, death by SIGINT), and the server keeps no child."""
+    results = []
+    for on in (False, True):
+        env = {**started, "AGENT_HISTORY_QUERY_IDLE_S": started["AGENT_HISTORY_QUERY_IDLE_S"] if on else "0"}
+        proc = subprocess.Popen([PY, "-m", "agent_history", "statusline"], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        if on:
+            wait_for(lambda: (resident.ask_status(str(paths_of(data_dir(started)).socket)) or {}).get("running_commands") == 1,
+                     "the command to run in the server")  # fmt: skip
+        else:
+            time.sleep(3)  # the in-process command imports before it reads stdin
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)  # stdin stays open: the command ends by the signal, not by EOF
+        out, err = proc.stdout.read(), proc.stderr.read()
+        proc.stdin.close()
+        results.append((proc.returncode, out, err.strip().splitlines()[-1:]))
+    assert results[0] == results[1] == (-signal.SIGINT, b"", [b"KeyboardInterrupt"])
+    status = resident.ask_status(str(paths_of(data_dir(started)).socket))
+    assert status is not None and status["running_commands"] == 0
+
+
+def _private_env(idle_s: str) -> tuple[dict[str, str], Path]:
+    tmp = Path(tempfile.mkdtemp(prefix="ah-test-resident-"))
+    (tmp / "config.toml").touch()
+    (tmp / "home").mkdir()
+    return {"AGENT_HISTORY_CONFIG": str(tmp / "config.toml"), "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
+            "HOME": str(tmp / "home"), "AGENT_HISTORY_QUERY_IDLE_S": idle_s}, tmp  # fmt: skip
+
+
+@pytest.fixture
+def own_server(base_env):
+    """A data dir of the test's own (the shared catalogue), its server stopped afterwards."""
+    extra, tmp = _private_env("300")
+    env = {**base_env, **extra}
+    yield env
+    subprocess.run([PY, "-m", "agent_history", "service", "stop"], env=env, capture_output=True, timeout=60)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_killed_server_leaves_commands_answering_in_process_and_a_new_one_starts(own_server):
+    env = own_server
+    expected = cli(env, "search", "tokenizer", "--limit", "2", resident_on=False)
+    first = cli(env, "search", "tokenizer", "--limit", "2")  # no server yet: in process, then starts one
+    assert (first.returncode, first.stdout, first.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    wait_for(lambda: service_status(data_dir(env))["running"], "the first server")
+    old = service_status(data_dir(env))["pid"]
+    os.kill(old, signal.SIGKILL)
+    wait_for(lambda: not Path(f"/proc/{old}").exists() or "Z" in Path(f"/proc/{old}/stat").read_text().split()[2],
+             "the killed server")  # fmt: skip
+    assert paths_of(data_dir(env)).socket.exists()  # stale: nobody removed it
+    again = cli(env, "search", "tokenizer", "--limit", "2")
+    assert (again.returncode, again.stdout, again.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    wait_for(lambda: service_status(data_dir(env)).get("pid", old) != old, "a new server")
+    assert requests(env) == 0
+    assert cli(env, "search", "tokenizer", "--limit", "2").stdout == expected.stdout
+    assert requests(env) == 1
+
+
+def test_a_socket_of_another_mode_or_owner_is_refused(own_server):
+    env = own_server
+    r = cli(env, "service", "start")
+    assert r.returncode == 0, r.stderr
+    sock = paths_of(data_dir(env)).socket
+    expected = cli(env, "status", resident_on=False)
+    os.chmod(sock, 0o666)
+    r = cli(env, "status")
+    assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    assert requests(env) == 0 and sock.exists()  # refused, and another's socket is never removed
+    os.chmod(sock, 0o600)
+    if os.getuid() == 0:  # only root can give the socket to another user here
+        os.chown(sock, 65534, -1)
+        assert cli(env, "status").stdout == expected.stdout
+        assert requests(env) == 0
+        os.chown(sock, 0, -1)
+    assert cli(env, "status").stdout == expected.stdout
+    assert requests(env) == 1
+
+
+def test_the_server_exits_after_its_idle_timeout_and_removes_its_files(base_env):
+    extra, tmp = _private_env("1")
+    env = {**base_env, **extra}
+    try:
+        r = cli(env, "service", "start", "--json")
+        assert r.returncode == 0, r.stderr
+        pid = json.loads(r.stdout)["pid"]
+        assert json.loads(r.stdout)["idle_timeout_s"] == 1.0
+        wait_for(lambda: not service_status(data_dir(env))["running"], "the idle exit")
+        paths = paths_of(data_dir(env))
+        assert not paths.socket.exists() and not paths.pid.exists()
+        assert "stopped (idle for 1 s) after 0 commands" in paths.log.read_text()
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
+                 "the process to end")  # fmt: skip
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_changed_code_on_disk_is_never_served_a_new_server_starts(own_server):
+    env = own_server
+    r = cli(env, "service", "start", "--json")
+    old = json.loads(r.stdout)["pid"]
+    expected = cli(env, "search", "tokenizer", "--limit", "2", resident_on=False)
+    module = Path(resident.__file__)
+    st = module.stat()
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # as an upgrade rewrites it
+    try:
+        r = cli(env, "search", "tokenizer", "--limit", "2")
+        assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+        wait_for(lambda: service_status(data_dir(env)).get("pid", old) != old, "the restarted server")
+    finally:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    log = paths_of(data_dir(env)).log.read_text()
+    assert "stopped (the installed code changed)" in log
+
+
+def test_service_status_and_stop(own_server):
+    env = own_server
+    r = cli(env, "service", "status", "--json")
+    assert json.loads(r.stdout)["running"] is False
+    r = cli(env, "service", "start", "--json")
+    data = json.loads(r.stdout)
+    assert data["running"] is True and data["requests"] == 0 and data["idle_timeout_s"] == 300.0
+    assert oct(paths_of(data_dir(env)).socket.stat().st_mode & 0o777) == "0o600"
+    assert oct(paths_of(data_dir(env)).dir.stat().st_mode & 0o777) == "0o700"
+    r = cli(env, "service", "stop", "--json")
+    assert json.loads(r.stdout) == {"stopped": True}
+    assert json.loads(cli(env, "service", "status", "--json").stdout)["running"] is False
+    assert json.loads(cli(env, "service", "stop", "--json").stdout) == {"stopped": False}
+
+
+def test_query_idle_s_zero_or_a_bad_value(own_server):
+    env = {**own_server, "AGENT_HISTORY_QUERY_IDLE_S": "0"}
+    r = cli(env, "service", "start")
+    assert r.returncode == 2 and "turned off" in r.stderr.decode()
+    r = cli({**own_server, "AGENT_HISTORY_QUERY_IDLE_S": "soon"}, "status")
+    assert r.returncode == 2
+    assert r.stderr.decode().strip() == "error: AGENT_HISTORY_QUERY_IDLE_S must be a number of seconds ≥ 0, not 'soon'"
+    Path(own_server["AGENT_HISTORY_CONFIG"]).write_text("[service]\nquery_idle_s = -1\n")
+    r = cli(
+        {k: v for k, v in own_server.items() if k != "AGENT_HISTORY_QUERY_IDLE_S"} | {"AGENT_HISTORY_QUERY_IDLE_S": ""},
+        "status",
+    )
+    assert r.returncode == 2
+    assert r.stderr.decode().strip() == "error: config service.query_idle_s must be a number of seconds ≥ 0, not -1"
+
+
+def test_a_data_dir_too_deep_for_a_unix_socket_runs_in_process_and_starts_nothing(base_env):
+    extra, tmp = _private_env("300")
+    deep = tmp / ("d" * 60) / ("e" * 60)
+    env = {**base_env, **extra, "AGENT_HISTORY_DATA_DIR": str(deep)}
+    try:
+        expected = cli(env, "status", resident_on=False)
+        r = cli(env, "status")
+        assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+        time.sleep(1)
+        assert not (deep / resident.SERVICE_DIR / "service.log").exists()  # no server was spawned
+        assert service_status(deep)["running"] is False
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_client_killed_outright_takes_its_command_with_it(started):
+    """SIGKILL leaves the client no chance to forward anything: the server sees its connection
+    close and stops the child (a command nobody waits for does not run on)."""
+    sock = str(paths_of(data_dir(started)).socket)
+    proc = subprocess.Popen([PY, "-m", "agent_history", "statusline"], env=started, stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    wait_for(lambda: (resident.ask_status(sock) or {}).get("running_commands") == 1, "the command to start")
+    proc.kill()
+    proc.wait(timeout=30)
+    wait_for(lambda: (resident.ask_status(sock) or {}).get("running_commands") == 0, "the child to be stopped")
+    proc.stdin.close()
