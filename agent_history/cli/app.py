@@ -54,6 +54,7 @@ COMMAND_MODULES: dict[str, str] = {
     "collect": "collect",
     "tasks": "tasks",
     "task": "tasks",
+    "blame": "blame",
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -77,6 +78,7 @@ MODULES: tuple[str, ...] = (
     "usage",
     "collect",
     "tasks",
+    "blame",
 )
 
 # Root options that take a value (their value is not the command name).
