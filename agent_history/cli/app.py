@@ -55,6 +55,9 @@ COMMAND_MODULES: dict[str, str] = {
     "tasks": "tasks",
     "task": "tasks",
     "blame": "blame",
+    "skills": "installed",
+    "permissions": "installed",
+    "closeouts": "installed",
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -79,6 +82,7 @@ MODULES: tuple[str, ...] = (
     "collect",
     "tasks",
     "blame",
+    "installed",
 )
 
 # Root options that take a value (their value is not the command name).
