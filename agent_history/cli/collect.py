@@ -13,7 +13,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
+from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, count, fail, print_event, print_json
 
 
@@ -84,7 +84,12 @@ def collect_cmd(
                     )
         return True
 
-    run_every(every, stop, one_pass, db)
+    metrics = start_metrics("collect", db, []) if every else None  # OTLP, when an endpoint is set
+    try:
+        run_every(every, stop, one_pass, db)
+    finally:
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
     if stop.signum == signal.SIGINT:
         raise typer.Exit(INTERRUPTED_EXIT)
     if failed:

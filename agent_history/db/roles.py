@@ -43,6 +43,7 @@ COLLECTOR_TABLES: tuple[str, ...] = (
     "installed_skill",  # migration 0022
     "permission_rule",
     "loop_run_metadata",
+    "collect_run",
 )
 """The tables `collect` writes (migrations 0019, 0022): authoritative data, kept by `rebuild`, the only
 ones ``ah_collector`` may write."""

@@ -45,6 +45,7 @@ import glob
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -159,6 +160,7 @@ def collect(
     permission rules; None reads no home. Returns the summary; raises only psycopg errors of the
     database itself."""
     summary = CollectSummary()
+    started = datetime.now(UTC)
     if homes is not None:
         with conn.transaction():
             summary.user_skills, summary.user_permission_rules, problems, _ = write_user_level(conn, homes)
@@ -208,7 +210,21 @@ def collect(
     if conn.execute("SELECT has_table_privilege('ah.loops', 'UPDATE')").fetchone()[0]:
         with conn.transaction():
             summary.loops_refreshed = refresh_loops(conn, [])
+    _record_run(conn, started, summary)
     return summary
+
+
+def _record_run(conn: psycopg.Connection, started: datetime, summary: CollectSummary) -> None:
+    """One ``ah.collect_run`` row for this run (the ``run="collect"`` metrics)."""
+    rs = summary.repositories
+    failed = sum(r.state in ("not_a_repository", "failed") for r in rs)
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO ah.collect_run (started_at, finished_at, repositories, failed, commits_new, rows_written, ok) "
+            "VALUES (%s, clock_timestamp(), %s, %s, %s, %s, %s)",
+            (started, sum(r.state == "collected" for r in rs), failed, sum(r.commits_new for r in rs),
+             sum(r.changed for r in rs), failed == 0),
+        )  # fmt: skip
 
 
 def _known(conn: psycopg.Connection, path: str) -> bool:
@@ -653,6 +669,35 @@ def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tupl
                 (repo_id, rel, number, line.ts, line.event, line.task, line.lane, line.loop),
             ).rowcount
     return n, bad, written
+
+
+COLLECT_ISSUE_KINDS: tuple[str, ...] = (
+    "not_a_repository", "shallow_clone", "bad_frontmatter", "bad_state_line", "unreadable_config",
+)  # fmt: skip
+"""The ``ah.collect_issue`` kinds `collect` records."""
+
+
+def list_collect_issues(conn: psycopg.Connection, *, kind: str | None = None, limit: int = 100) -> list[dict]:
+    """Collect issues in the shape of `ingest.status.list_issues` rows (namespace, byte offset and
+    line None; path absolute: a repository's relative path joined to it), by path; [] before
+    migration 0019."""
+    if conn.execute("SELECT to_regclass('ah.collect_issue')").fetchone()[0] is None:
+        return []
+    rows = conn.execute(
+        """
+        SELECT CASE WHEN r.path IS NULL OR i.path LIKE '/%%' THEN i.path ELSE r.path || '/' || i.path END,
+               i.kind, i.detail, i.seen_at
+        FROM ah.collect_issue AS i LEFT JOIN ah.repository AS r ON r.id = i.repository_id
+        WHERE %(kind)s::text IS NULL OR i.kind = %(kind)s
+        ORDER BY 1, i.kind LIMIT %(limit)s
+        """,
+        {"kind": kind, "limit": limit},
+    ).fetchall()
+    return [
+        {"namespace": None, "path": path, "kind": k, "byte_offset": None, "line_number": None, "detail": detail,
+         "created_at": seen}
+        for path, k, detail, seen in rows
+    ]  # fmt: skip
 
 
 def collector_status(conn: psycopg.Connection, *, embedded: bool) -> dict | None:

@@ -19,6 +19,8 @@ kept by `rebuild`.
   (``{"refs": {ref: sha}, "default": sha}``); the next run reads only commits not reachable from
   them, and reads everything again when one of them is no longer an ancestor of its ref (a
   rewritten history: force-push, rebase).
+- ``ah.collect_run``: one row per `collect` run (when, repositories collected and failed, new
+  commits, rows written, whether every path was collected): the ``run="collect"`` metrics.
 - View ``ah.skill_use`` (sql/60_collector.sql): sessions that used an installed skill.
 """
 
@@ -73,6 +75,18 @@ CREATE TABLE ah.loop_run_metadata (
 );
 COMMENT ON TABLE ah.loop_run_metadata IS 'Loop charters and closeouts in repositories: metadata only, never the body.';
 
+CREATE TABLE ah.collect_run (
+    id             bigserial PRIMARY KEY,
+    started_at     timestamptz NOT NULL,
+    finished_at    timestamptz NOT NULL,
+    repositories   integer NOT NULL,                  -- collected
+    failed         integer NOT NULL,                  -- not a repository, or git failed
+    commits_new    integer NOT NULL,
+    rows_written   bigint NOT NULL,
+    ok             boolean NOT NULL                   -- every path named was collected
+);
+COMMENT ON TABLE ah.collect_run IS 'One row per collect run: the ah_run_* metrics with run="collect".';
+
 ALTER TABLE ah.repository ADD COLUMN history_cursor jsonb;
 COMMENT ON COLUMN ah.repository.history_cursor IS 'Branch tips read by the last collect: {"refs": {ref: sha}}.';
 """
@@ -80,6 +94,7 @@ COMMENT ON COLUMN ah.repository.history_cursor IS 'Branch tips read by the last 
 DOWNGRADE = r"""
 DROP VIEW IF EXISTS ah.skill_use;  -- sql/60_collector.sql
 ALTER TABLE ah.repository DROP COLUMN IF EXISTS history_cursor;
+DROP TABLE IF EXISTS ah.collect_run;
 DROP TABLE IF EXISTS ah.loop_run_metadata;
 DROP TABLE IF EXISTS ah.permission_rule;
 DROP TABLE IF EXISTS ah.installed_skill;
