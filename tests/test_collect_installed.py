@@ -19,6 +19,7 @@ import pytest
 
 from agent_history.ingest.collect import collect
 from agent_history.ingest.collect_installed import default_homes
+from agent_history.ingest.rebuild import truncate_derived
 from agent_history.model.rows import FileTouchRow
 from agent_history.read.installed import list_skills, loop_files, permission_view
 from tests.catalogue_rows import session, tool_call, write
@@ -159,6 +160,12 @@ def test_skills_plugins_permissions_and_loop_files(db, laid_out):
         assert ("claude", "skill", "review") not in {(s.harness, s.kind, s.name) for s in list_skills(conn)}
         (gone,) = [s for s in list_skills(conn, include_gone=True) if s.name == "review"]
         assert gone.gone and gone.session_uids == ["s-claude"]
+        # authoritative: `rebuild` keeps them
+        tables = ("installed_skill", "permission_rule", "loop_run_metadata", "collect_run")
+        kept = {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in tables}
+        assert kept == {"installed_skill": 5, "permission_rule": 4, "loop_run_metadata": 2, "collect_run": 3}
+        truncate_derived(conn)
+        assert {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in tables} == kept
 
 
 def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
