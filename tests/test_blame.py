@@ -24,6 +24,7 @@ MAKER = "maker-session"
 EDITOR = "editor-session"
 CODEX = "codex-session"
 ESCAPE = "title = '\x1b]0;pwned\x07'"
+AFTER_ALL = 2 * 365 * 24 * 60  # minutes after tests.catalogue_rows.T0 (2025-06-01): after every commit
 
 
 @pytest.fixture
@@ -36,6 +37,8 @@ def edited(db, own_tmp):
     (project / "src" / "new.py").write_text("def f():\n    return 42\n")
     first = git(project, "log", "-1", "--format=%H", "main", "--", "src/a.py").strip()
     edit_input = json.dumps({"file_path": str(a), "old_string": "b = 2", "new_string": "b = 2\nc = 3\n" + ESCAPE})
+    readme = project / "README.md"
+    readme_input = json.dumps({"file_path": str(readme), "content": readme.read_text()})
     patch = "*** Begin Patch\n*** Add File: src/new.py\n+def f():\n+    return 42\n*** End Patch\n"
     write(
         db.dsn,
@@ -65,6 +68,30 @@ def edited(db, own_tmp):
                 op="edit",
                 ts=at(24 * 30),
                 byte_offset=400,
+            ),
+            # README.md: written by a Write call before its commit (which no session printed), and
+            # again after it (a call after the commit cannot have made the committed line)
+            message("m3", MAKER, "start a readme", cls="human_prompt", offset=500),
+            tool_call("w1", MAKER, "Write", readme_input, "ok", offset=600, minutes=10),
+            FileTouchRow(
+                agent="claude",
+                touch_uid="fw1",
+                session_uid=MAKER,
+                tool_call_uid="w1",
+                path=str(readme),
+                op="create",
+                byte_offset=600,
+            ),
+            message("m4", MAKER, "rewrite the readme", cls="human_prompt", offset=700),
+            tool_call("w2", MAKER, "Write", readme_input, "ok", offset=800, minutes=AFTER_ALL),
+            FileTouchRow(
+                agent="claude",
+                touch_uid="fw2",
+                session_uid=MAKER,
+                tool_call_uid="w2",
+                path=str(readme),
+                op="create",
+                byte_offset=800,
             ),
         ],  # fmt: skip
     )
@@ -181,3 +208,16 @@ def test_mcp_blame_tool(db, edited, tmp_path):
     bad = call(env, "blame", {"path": str(project / "nope.py")})
     assert bad.is_error and "no such file" in bad.text
     assert os.path.isabs(data["path"])
+
+
+def test_a_committed_line_no_session_printed_goes_to_the_call_that_wrote_it_before_the_commit(db, edited):
+    project, _ = edited
+    start = git(project, "log", "--format=%H", "--grep=Start the backlog", "main").strip()
+    with psycopg.connect(db.dsn) as conn:
+        (line,) = blame(conn, project / "README.md", 1, 1).lines
+    assert (line.text, line.sha) == ("# project", start)
+    assert (line.origin.kind, line.origin.tool_call_uid, line.origin.prompt.text) == (
+        "tool_call",
+        "w1",
+        "start a readme",
+    )

@@ -8,7 +8,9 @@
 - An **uncommitted** line (git's all-zero sha, or every line of an untracked file): the newest
   Edit / MultiEdit / Write / apply_patch call (a create or edit `ah.file_touch` of the file, not
   failed) whose written content (`repos.blame.lines_written`) holds the line, compared without
-  trailing blanks; blank lines are attributed to nothing (any call could have written one).
+  trailing blanks; blank lines are attributed to nothing (any call could have written one). A
+  committed line whose commit no session printed (a person committed an agent's edit) gets the
+  same rule among the calls at or before the commit time.
   Touch paths name the file when equal to its absolute path, or relative and a suffix of it at a
   directory boundary from a session whose working directory lies in the repository.
 - The prompt: the last human prompt before the event in its session, or for a sub-agent the
@@ -176,33 +178,48 @@ def _written(input_text: str | None, paths: list[str]) -> list[str] | None:
     return None
 
 
+Query = tuple[str, datetime | None]
+"""A line to attribute: its text (trailing blanks off) and the latest time a call may have
+written it (the commit time for a committed line; None: any time, for an uncommitted one)."""
+
+
 def _call_origins(
-    conn: psycopg.Connection, paths: list[str], tops: list[str], texts: set[str]
-) -> dict[str, LineOrigin]:
-    """Line text (trailing blanks off) → the newest call that wrote it, for each of `texts`."""
-    found: dict[str, LineOrigin] = {}
-    if not texts:
+    conn: psycopg.Connection, paths: list[str], tops: list[str], queries: set[Query]
+) -> dict[Query, LineOrigin]:
+    """Each query → the newest call (at or before its time limit) whose written content holds the
+    line; queries no call answers are left out."""
+    found: dict[Query, LineOrigin] = {}
+    if not queries:
         return found
     seen: set[str] = set()
+    origins: dict[str, LineOrigin] = {}  # one prompt lookup per call
     for row in _writing_calls(conn, paths, tops):
         name, input_text, ts, offset, source_id, uid = row[:6]
         if uid in seen:  # one call touching the file under two names
             continue
         seen.add(uid)
+        open_queries = [q for q in queries - found.keys() if q[1] is None or (ts is not None and ts <= q[1])]
+        if not open_queries:
+            continue
         written = _written(input_text, paths)
         if not written:
             continue
-        hits = {w.rstrip() for w in written} & (texts - found.keys())
-        if not hits:
-            continue
-        ref = session_ref(row[6:])
-        prompt, brief, _ = prompt_and_brief(conn, ref, offset, source_id)
-        origin = LineOrigin("tool_call", ref, name, uid, ts, offset, None, prompt, brief)
-        for h in hits:
-            found[h] = origin
-        if found.keys() >= texts:
+        lines = {w.rstrip() for w in written}
+        for q in open_queries:
+            if q[0] not in lines:
+                continue
+            if uid not in origins:
+                ref = session_ref(row[6:])
+                prompt, brief, _ = prompt_and_brief(conn, ref, offset, source_id)
+                origins[uid] = LineOrigin("tool_call", ref, name, uid, ts, offset, None, prompt, brief)
+            found[q] = origins[uid]
+        if found.keys() >= queries:
             break
     return found
+
+
+def _query(x: porcelain.BlamedLine) -> Query:
+    return x.text.rstrip(), x.committed_at if x.sha else None
 
 
 def blame(conn: psycopg.Connection, target: Path, first: int | None = None, last: int | None = None) -> Blame:
@@ -223,13 +240,12 @@ def blame(conn: psycopg.Connection, target: Path, first: int | None = None, last
     for sha in {x.sha for x in raw if x.sha}:
         mine = [c.authored_by_me for c in collected_commits(conn, sha) if c.repository == str(top)]
         commits[sha] = (_commit_origin(conn, sha), mine[0] if mine else None)
-    pending = {x.text.rstrip() for x in raw if x.sha is None and x.text.strip()}
-    by_text = _call_origins(conn, paths, tops, pending)
+    queries = {_query(x) for x in raw if x.text.strip() and not (x.sha and commits[x.sha][0])}
+    by_call = _call_origins(conn, paths, tops, queries)
     lines = []
     for x in raw:
-        if x.sha:
-            origin, mine = commits[x.sha]
-        else:
-            origin, mine = by_text.get(x.text.rstrip()) if x.text.strip() else None, None
+        origin, mine = commits[x.sha] if x.sha else (None, None)
+        if origin is None and x.text.strip():
+            origin = by_call.get(_query(x))
         lines.append(BlameLine(x.line, x.text, x.sha, x.subject, x.committed_at, mine, origin))
     return Blame(str(path), str(top), lines)

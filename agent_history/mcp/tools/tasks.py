@@ -86,8 +86,8 @@ BLAME = ToolSpec(
     title="Who made these lines",
     description=(
         "For each line of a file in a git work tree on this machine: the commit (git blame), the session and "
-        "event that made it (the git commit event, or for uncommitted lines the Edit/Write/apply_patch call "
-        "whose content put the line there) and the last human prompt before it. Give an absolute path; "
+        "event that made it (the git commit event; for uncommitted lines, or a commit no session printed, the "
+        "Edit/Write/apply_patch call whose content put the line there) and the last human prompt before it. Give an absolute path; "
         "`line` (and `last_line`) narrow it."
     ),
     properties={
