@@ -8,7 +8,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, print_json
+from agent_history.cli.output import console, count, print_json
 from agent_history.cli.tables import compact_table
 from agent_history.timestamps import minute
 
@@ -87,7 +87,7 @@ def closeouts_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")
         _print(NOTHING)
     for r in [] if json else rows:
         gone = " (gone)" if r.gone else ""
-        _print(f"{r.kind} {r.repository}/{r.path}{gone}  {minute(r.mtime)}  {r.size_bytes:,} bytes")
+        _print(f"{r.kind} {r.repository}/{r.path}{gone}  {minute(r.mtime)}  {count(r.size_bytes, 'byte')}")
         _print(f"  sha256 {r.sha256}")
         _print(f"  {r.first_line}")
     if not rows:
