@@ -1,4 +1,4 @@
-"""The operations dashboard (Prometheus only): are the indexer, embedder, journal-sync and the
+"""The operations dashboard (Prometheus only): are the indexer, embedder, journal-sync, collect and the
 metric collectors healthy; how big are the hot and cold archive tiers; is a filesystem filling up;
 and the agents' efficiency (the ``agent_efficiency_*`` sections, `dashboards.efficiency`)?
 
@@ -9,6 +9,7 @@ variable filters the families that carry that label.
 from __future__ import annotations
 
 from dashboards import efficiency
+from dashboards.repositories import repository_metric_panels
 from dashboards.sdk import PromPanel, Section, dashboard, prom_variable
 
 UID = "ah-operations"
@@ -83,6 +84,13 @@ EMBEDDER = _run_section(
 
 JOURNAL = _run_section("journal_sync", "Journal sync", "Are session summaries synced from the journal database?")
 
+COLLECT = _run_section(
+    "collect",
+    "Collect",
+    "Does `collect` read the repositories (commits, Backlog tasks, CI runs), and what could it not read?",
+    repository_metric_panels(),
+)
+
 COLLECTORS = Section(
     "Collectors",
     "Do the metric collectors themselves run on time and without errors?",
@@ -119,7 +127,7 @@ FILESYSTEM = Section(
     ),
 )  # fmt: skip
 
-SECTIONS = (INDEXER, EMBEDDER, JOURNAL, COLLECTORS, ARCHIVE, FILESYSTEM, *efficiency.SECTIONS)
+SECTIONS = (INDEXER, EMBEDDER, JOURNAL, COLLECT, COLLECTORS, ARCHIVE, FILESYSTEM, *efficiency.SECTIONS)
 
 VARIABLES = (prom_variable("namespace", "Namespace", "label_values(ah_archive_files, namespace)"),)
 

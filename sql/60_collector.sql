@@ -10,3 +10,31 @@ JOIN ah.git_event AS g
 GROUP BY c.id, c.repository_id, c.sha, g.session_id;
 
 COMMENT ON VIEW ah.repo_commit_session IS 'Collected commits and the sessions whose git events printed them (sha prefix).';
+
+-- Sessions that used an installed skill or plugin (migration 0022): a Claude Code `Skill` tool
+-- call naming it (input {"skill": name}, older {"command": name}; a plugin's skills are called
+-- "<plugin>:<skill>"), or a read of its SKILL.md (Codex and pi read the file itself).
+CREATE OR REPLACE VIEW ah.skill_use AS
+WITH called AS (
+    SELECT t.session_id, t.started_at AS ts,
+           coalesce(t.input::jsonb ->> 'skill', t.input::jsonb ->> 'command') AS called
+    FROM ah.tool_call AS t
+    WHERE t.name = 'Skill' AND pg_input_is_valid(t.input, 'jsonb') AND jsonb_typeof(t.input::jsonb) = 'object'
+), used AS (
+    SELECT k.id AS skill_id, c.session_id, c.ts
+    FROM ah.installed_skill AS k
+    JOIN called AS c
+      ON (k.kind = 'skill' AND (c.called = k.name OR right(c.called, length(k.name) + 1) = ':' || k.name))
+      OR (k.kind = 'plugin' AND starts_with(c.called, k.name || ':'))
+    WHERE k.harness = 'claude'
+    UNION ALL
+    SELECT k.id, f.session_id, f.ts
+    FROM ah.installed_skill AS k
+    JOIN ah.file_touch AS f ON f.path = k.path AND f.op = 'read'
+    WHERE k.kind = 'skill'
+)
+SELECT skill_id, session_id, count(*) AS uses, min(ts) AS first_used_at, max(ts) AS last_used_at
+FROM used
+GROUP BY skill_id, session_id;
+
+COMMENT ON VIEW ah.skill_use IS 'Sessions that used an installed skill: Skill tool calls naming it, reads of its SKILL.md.';

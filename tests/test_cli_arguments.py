@@ -14,6 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from agent_history.ingest.collect import COLLECT_ISSUE_KINDS
 from agent_history.model.issues import KINDS
 from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 from tests.test_terminal_escapes import run_in_pty
@@ -64,7 +65,8 @@ def test_an_unknown_namespace_is_a_usage_error_in_every_command(env, args, json_
 def test_an_unknown_issue_kind_is_a_usage_error_naming_the_kinds(env):
     r = cli(env, "issues", "--kind", "nosuch")
     assert (r.returncode, r.stdout) == (2, "")
-    assert r.stderr == f"error: unknown --kind 'nosuch' (known: {', '.join(KINDS)})\n"
+    known = (*KINDS, *COLLECT_ISSUE_KINDS)  # parse issues, then what `collect` could not read
+    assert r.stderr == f"error: unknown --kind 'nosuch' (known: {', '.join(known)})\n"
     found = cli(env, "issues", "--kind", "fused_line", "--json")
     assert found.returncode == 0 and [i["kind"] for i in json.loads(found.stdout)] == ["fused_line"]
     none = cli(env, "issues", "--kind", "invalid_json")  # a known kind this catalogue has none of

@@ -86,3 +86,40 @@ def test_status_changes_keep_first_sightings_and_real_changes_only():
     assert backlog.folder_of("backlog/archive/tasks/t.md") == "archive"
     assert backlog.folder_of("backlog/tasks/t.txt") is None
     assert backlog.is_done(" done ") and not backlog.is_done(None)
+
+
+def test_blame_porcelain_keeps_sha_subject_time_and_no_author():
+    from agent_history.repos.blame import parse_porcelain
+
+    a, z = "a" * 40, "0" * 40
+    raw = (
+        f"{a} 1 1 2\nauthor Me Person\nauthor-mail <me@example.org>\ncommitter-time {TS}\nsummary Add it\n"
+        f"filename x.py\n\tone\n{a} 2 2\n\ttwo\r\n"
+        f"{z} 3 3 1\nauthor Not Committed Yet\nsummary Version of x.py from x.py\nfilename x.py\n\t\n"
+    ).encode()
+    lines = parse_porcelain(raw)
+    assert [(x.line, x.text, x.sha, x.subject, x.committed_at) for x in lines] == [
+        (1, "one", a, "Add it", T), (2, "two", a, "Add it", T), (3, "", None, None, None),
+    ]  # fmt: skip
+    assert "example.org" not in repr(lines) and "Me Person" not in repr(lines)
+
+
+def test_lines_written_by_edit_write_multiedit_and_patches():
+    import json
+
+    from agent_history.repos.blame import lines_written
+
+    f = "/r/src/x.py"
+    assert lines_written(json.dumps({"file_path": f, "content": "a\nb\n"}), f) == ["a", "b", ""]
+    assert lines_written(json.dumps({"file_path": "/r/other.py", "content": "a"}), f) is None
+    edits = {"file_path": f, "edits": [{"old_string": "x", "new_string": "c"}, {"new_string": "d\ne"}]}
+    assert lines_written(json.dumps(edits), f) == ["c", "d", "e"]
+    envelope = "*** Begin Patch\n*** Update File: src/x.py\n@@\n-old\n+new\n*** Add File: y.py\n+not x\n*** End Patch"
+    assert lines_written(envelope, f) == ["new"]
+    assert lines_written(json.dumps({"input": envelope}), f) == ["new"]
+    assert lines_written(json.dumps({"command": ["bash", "-lc", f"apply_patch <<'EOF'\n{envelope}\nEOF"]}), f) == [
+        "new"
+    ]
+    diff = "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    assert lines_written(diff, f) == ["b"]
+    assert lines_written(json.dumps({"command": "ls"}), f) is None and lines_written(None, f) is None

@@ -131,3 +131,21 @@ def test_task_not_found_says_what_is_true(cli_env, db, own_tmp):
     assert unknown.returncode == 1 and unknown.stderr.strip().endswith("no collected task 'task-77'")
     elsewhere = _cli(cli_env, "task", "task-9", "--repo", "elsewhere")
     assert elsewhere.stderr.strip().endswith("no collected task 'task-9' in elsewhere (run `collect`)")
+
+
+def test_mcp_why_says_what_the_cli_says_for_collected_commits(db, collected, tmp_path, cli_env):
+    project, first = collected
+    env = server_env(db.dsn, db.reader_dsn, tmp_path)
+    other = git(project, "log", "--format=%H", "--grep=Finish the second task", "feat").strip()
+    data = call(env, "why", {"sha": other[:9]}).data
+    assert data["origins"] == []
+    (c,) = data["collected"]
+    assert (c["sha"], c["authored_by_me"], c["repository"]) == (other, False, str(project))
+    cli_line = _cli(cli_env, "why", other[:9]).stdout.strip()
+    assert cli_line == f"{other[:12]} {c['sentence']}"
+    assert c["sentence"] == f"in {project}, authored by someone else at 2026-11-02 12:00 UTC; no session made it"
+    made = call(env, "why", {"sha": first}).data
+    assert [o["session"]["session_uid"] for o in made["origins"]] == [MAKER]
+    assert made["collected"][0]["sentence"].endswith(
+        "authored by you at 2026-11-02 10:00 UTC; made in the session(s) above"
+    )

@@ -55,6 +55,10 @@ COMMAND_MODULES: dict[str, str] = {
     "collect": "collect",
     "tasks": "tasks",
     "task": "tasks",
+    "blame": "blame",
+    "skills": "installed",
+    "permissions": "installed",
+    "closeouts": "installed",
 }
 
 # Modules that attach commands to `app`, imported in this order when all are needed.
@@ -79,6 +83,8 @@ MODULES: tuple[str, ...] = (
     "usage",
     "collect",
     "tasks",
+    "blame",
+    "installed",
 )
 
 # Root options that take a value (their value is not the command name).

@@ -13,7 +13,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
+from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, count, fail, print_event, print_json
 
 
@@ -25,9 +25,11 @@ def collect_cmd(
     every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Read repositories with git: commits, trailers, pushes, Backlog.md tasks and their status changes."""
+    """Read repositories with git: commits, trailers, pushes, Backlog.md tasks and their status changes,
+    skills, plugins, permission rules, loop charters and closeouts."""
     from agent_history.db.roles import collector_role_problem
     from agent_history.ingest.collect import collect, expand_paths, linked_paths
+    from agent_history.ingest.collect_installed import default_homes
 
     db = database()
     settings = db.settings
@@ -49,13 +51,22 @@ def collect_cmd(
                 targets = expand_paths(settings.repo_paths)
             else:
                 targets = linked_paths(conn)
-            summary = collect(conn, targets, settings.identity_emails, skip_not_repositories=default)
+            summary = collect(
+                conn, targets, settings.identity_emails, skip_not_repositories=default, homes=default_homes()
+            )
         for line in summary.lines:
             print_event(line)
         failed = any(r.state in ("not_a_repository", "failed") for r in summary.repositories)
         if json:
             print_json(summary.as_dict())
-        elif not summary.repositories:
+            return True
+        if summary.user_skills is not None:
+            console.print(
+                f"harness homes: {count(summary.user_skills, 'skill or plugin', 'skills and plugins')}, "
+                f"{count(summary.user_permission_rules, 'permission rule')}",
+                highlight=False,
+            )
+        if not summary.repositories:
             console.print("no repositories to collect: name them under [repos] paths or as arguments")
         else:
             for r in summary.repositories:
@@ -63,14 +74,22 @@ def collect_cmd(
                     console.print(
                         f"{r.path}: {count(r.commits, 'commit')} ({r.commits_new:,} new, {r.on_default_branch:,} on "
                         f"{r.default_branch or 'no default branch'}), {count(r.pushes, 'push', 'pushes')}, "
-                        f"{count(r.tasks, 'task')}, {count(r.status_changes, 'status change')}",
+                        f"{count(r.tasks, 'task')}, {count(r.status_changes, 'status change')}, "
+                        f"{count(r.skills, 'project skill')}, {count(r.permission_rules, 'permission rule')}, "
+                        f"{count(r.loop_files, 'charter or closeout', 'charters and closeouts')} "
+                        f"({r.history} history read)",
                         highlight=False,
                         markup=False,
                         soft_wrap=True,
                     )
         return True
 
-    run_every(every, stop, one_pass, db)
+    metrics = start_metrics("collect", db, []) if every else None  # OTLP, when an endpoint is set
+    try:
+        run_every(every, stop, one_pass, db)
+    finally:
+        if metrics is not None:
+            metrics.close()  # one last collection, one flush
     if stop.signum == signal.SIGINT:
         raise typer.Exit(INTERRUPTED_EXIT)
     if failed:

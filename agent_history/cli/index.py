@@ -471,17 +471,21 @@ def issues_cmd(
     limit: int = typer.Option(100, "--limit", help="Issues to list (by file, then byte offset)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List parse issues with file and byte offset."""
+    """List parse issues with file and byte offset, then what `collect` could not read (no namespace)."""
     from agent_history.cli.read import _check_filter_values
+    from agent_history.ingest.collect import COLLECT_ISSUE_KINDS, list_collect_issues
     from agent_history.ingest.status import issue_kinds
     from agent_history.model.issues import KINDS
 
     db = database()
     with db.connect() as conn:
         _check_filter_values(conn, [namespace] if namespace else None)
-        if kind is not None and kind not in KINDS and kind not in issue_kinds(conn):
-            fail(f"unknown --kind {kind!r} (known: {', '.join(KINDS)})", 2)
+        known = (*KINDS, *COLLECT_ISSUE_KINDS)
+        if kind is not None and kind not in known and kind not in issue_kinds(conn):
+            fail(f"unknown --kind {kind!r} (known: {', '.join(known)})", 2)
         rows = list_issues(conn, kind=kind, namespace=namespace, limit=limit)
+        if namespace is None and len(rows) < limit:  # collect issues belong to no namespace
+            rows += list_collect_issues(conn, kind=kind, limit=limit - len(rows))
     if json:
         print_json(rows)
         return
@@ -489,7 +493,8 @@ def issues_cmd(
         console.print("no parse issues")
         return
     records = [
-        Record((r["kind"], str(r["byte_offset"]), str(r["line_number"] or "")), lines=(r["detail"] or "-",),
+        Record((r["kind"], "" if r["byte_offset"] is None else str(r["byte_offset"]), str(r["line_number"] or "")),
+               lines=(r["detail"] or "-",),
                paths=(r["path"],), styles=("magenta",))
         for r in rows
     ]  # fmt: skip

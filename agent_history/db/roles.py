@@ -40,8 +40,12 @@ COLLECTOR_TABLES: tuple[str, ...] = (
     "loop_state_line",
     "ci_run",
     "collect_issue",
+    "installed_skill",  # migration 0022
+    "permission_rule",
+    "loop_run_metadata",
+    "collect_run",
 )
-"""The tables `collect` writes (migration 0019): authoritative data, kept by `rebuild`, the only
+"""The tables `collect` writes (migrations 0019, 0022): authoritative data, kept by `rebuild`, the only
 ones ``ah_collector`` may write."""
 
 

@@ -22,6 +22,16 @@ per repository:
    post-pass recomputes the loops whose closeout lies in it (`ingest.loops`); `collect` run by
    the owner refreshes them at once, run as ``ah_collector`` the next index pass does.
 
+8. ``ah.installed_skill`` / ``ah.permission_rule`` / ``ah.loop_run_metadata`` (migration 0022):
+   project skills, settings' permission rules and loop charters/closeouts
+   (`collect_installed.write_project_level`); with `homes`, the harness homes' skills, plugins and
+   rules too (`collect_installed.write_user_level`).
+
+Commits are read incrementally (`history_mode`): ``ah.repository.history_cursor`` keeps the branch
+tips read last; the next run reads only commits not reachable from them and the default branch's
+status history after its old tip, and brings the stored commits to what a full read gives; a tip
+no longer an ancestor of its branch (a rewritten history) makes it read everything again.
+
 Then every known repository whose path is no longer a repository's top level is marked ``gone``
 (its rows kept). Bad input is one line in `CollectSummary.lines` and never an exception: a path
 that is not a repository, a shallow clone (collected, history incomplete), a git failure in one
@@ -33,13 +43,16 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.db.roles import COLLECTOR
+from agent_history.ingest.collect_installed import write_project_level, write_user_level
 from agent_history.ingest.loops import refresh_loops
 from agent_history.loops import statelog
 from agent_history.repos import backlog, ci, git, log
@@ -66,6 +79,14 @@ class RepoResult:
     ci_runs: int | None = None
     """Runs read with gh (None: not read — `ci_skipped` says why)."""
     ci_skipped: str | None = None
+    skills: int = 0
+    """Project skills (``.claude/skills``, ``.codex/skills``, ``.pi/skills``)."""
+    permission_rules: int = 0
+    loop_files: int = 0
+    """Loop charters and closeouts (metadata in ``ah.loop_run_metadata``)."""
+    history: str | None = None
+    """How the commit history was read: full | incremental | rewritten (re-read: a branch tip
+    read before is no longer an ancestor of its ref)."""
     shallow: bool = False
     changed: int = 0
     """Rows inserted or updated by this run (0 on a second run over an unchanged repository)."""
@@ -84,6 +105,9 @@ class CollectSummary:
     """Paths skipped, not being (or no longer being) a repository, with `skip_not_repositories`."""
     loops_refreshed: int | None = None
     """Loops recomputed after collecting (None: this role may not write them; the next index pass does)."""
+    user_skills: int | None = None
+    """User-level skills and plugins of the harness homes (None: homes not read)."""
+    user_permission_rules: int | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -91,6 +115,8 @@ class CollectSummary:
             "lines": self.lines,
             "not_repositories": self.not_repositories,
             "loops_refreshed": self.loops_refreshed,
+            "user_skills": self.user_skills,
+            "user_permission_rules": self.user_permission_rules,
         }
 
 
@@ -118,15 +144,34 @@ def linked_paths(conn: psycopg.Connection) -> list[Path]:
 
 
 def collect(
-    conn: psycopg.Connection, paths: list[Path], emails: list[str], *, skip_not_repositories: bool = False
+    conn: psycopg.Connection,
+    paths: list[Path],
+    emails: list[str],
+    *,
+    skip_not_repositories: bool = False,
+    homes: Mapping[str, Path] | None = None,
 ) -> CollectSummary:
     """Collect every path in `paths`, then mark gone repositories. `conn` must not be inside a
     transaction (each repository commits its own). A path that is not a repository is a
     ``not_a_repository`` result and issue — or, with `skip_not_repositories` (the default set,
     `linked_paths`: a session's working directory need not be one), only counted in
-    `CollectSummary.not_repositories` and one summary line. Returns the summary; raises only
-    psycopg errors of the database itself."""
+    `CollectSummary.not_repositories` and one summary line. `homes` (harness → home directory,
+    `collect_installed.default_homes` for this machine's) adds the user-level skills, plugins and
+    permission rules; None reads no home. Returns the summary; raises only psycopg errors of the
+    database itself."""
     summary = CollectSummary()
+    started = datetime.now(UTC)
+    if homes is not None:
+        with conn.transaction():
+            summary.user_skills, summary.user_permission_rules, problems, _ = write_user_level(conn, homes)
+        for p in problems:
+            summary.lines.append(f"unreadable {p.path}: {p.detail} (the rest is collected)")
+            _issue(conn, None, p.path, "unreadable_config", p.detail)
+        conn.execute(
+            "DELETE FROM ah.collect_issue WHERE repository_id IS NULL AND kind = 'unreadable_config' "
+            "AND NOT (path = ANY (%s))",
+            ([p.path for p in problems],),
+        )
     seen: set[str] = set()
     for path in paths:
         top = git.toplevel(path)
@@ -165,7 +210,21 @@ def collect(
     if conn.execute("SELECT has_table_privilege('ah.loops', 'UPDATE')").fetchone()[0]:
         with conn.transaction():
             summary.loops_refreshed = refresh_loops(conn, [])
+    _record_run(conn, started, summary)
     return summary
+
+
+def _record_run(conn: psycopg.Connection, started: datetime, summary: CollectSummary) -> None:
+    """One ``ah.collect_run`` row for this run (the ``run="collect"`` metrics)."""
+    rs = summary.repositories
+    failed = sum(r.state in ("not_a_repository", "failed") for r in rs)
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO ah.collect_run (started_at, finished_at, repositories, failed, commits_new, rows_written, ok) "
+            "VALUES (%s, clock_timestamp(), %s, %s, %s, %s, %s)",
+            (started, sum(r.state == "collected" for r in rs), failed, sum(r.commits_new for r in rs),
+             sum(r.changed for r in rs), failed == 0),
+        )  # fmt: skip
 
 
 def _known(conn: psycopg.Connection, path: str) -> bool:
@@ -223,21 +282,40 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
         result.changed += _issue_in_tx(
             conn, repo_id, str(top), "shallow_clone", "history before the shallow boundary is not collected"
         )
-    commits = log.parse_log(git.log_branches(top), emails)
-    first_parent = git.first_parent_shas(top, branch) if branch else []
-    reached = log.reached_default(
-        first_parent, {c.sha: c.parents for c in commits}, {c.sha: c.committed_at for c in commits}
-    )
-    result.commits = len(commits)
-    result.on_default_branch = len(reached)
-    result.commits_new, n = _write_commits(conn, repo_id, commits, reached)
-    result.changed += n
+    cursor = conn.execute("SELECT history_cursor FROM ah.repository WHERE id = %s", (repo_id,)).fetchone()[0]
+    tips = git.branch_tips(top)
+    result.history = history_mode(top, cursor, tips, branch, shallow)
+    if result.history == "incremental":
+        since_default = cursor["refs"].get(f"refs/heads/{branch}")
+        result.changed += _write_commits_incremental(conn, repo_id, top, branch, emails, cursor, tips, result)
+    else:
+        since_default = None
+        commits = log.parse_log(git.log_branches(top), emails)
+        first_parent = git.first_parent_shas(top, branch) if branch else []
+        reached = log.reached_default(
+            first_parent, {c.sha: c.parents for c in commits}, {c.sha: c.committed_at for c in commits}
+        )
+        result.commits = len(commits)
+        result.on_default_branch = len(reached)
+        result.commits_new, n = _write_commits(conn, repo_id, commits, reached)
+        result.changed += n
+    new_cursor = Jsonb({"refs": tips, "default": branch})
+    result.changed += conn.execute(
+        "UPDATE ah.repository SET history_cursor = %s WHERE id = %s AND history_cursor IS DISTINCT FROM %s",
+        (new_cursor, repo_id, new_cursor),
+    ).rowcount
     result.pushes, n = _write_pushes(conn, repo_id, top)
     result.changed += n
     result.tasks, bad, n = _write_tasks(conn, repo_id, top)
     result.changed += n
     result.state_lines, bad_lines, n = _write_state_logs(conn, repo_id, top)
     result.changed += n
+    result.skills, result.permission_rules, result.loop_files, problems, n = write_project_level(conn, repo_id, top)
+    result.changed += n
+    bad_config = [(str(Path(p.path).relative_to(top)), p.detail) for p in problems]
+    for rel, detail in bad_config:
+        lines.append(f"unreadable {top / rel}: {detail} (the rest is collected)")
+        result.changed += _issue_in_tx(conn, repo_id, rel, "unreadable_config", detail)
     for rel, detail in bad:
         lines.append(f"bad task file {top / rel}: {detail} (the other tasks are collected)")
         result.changed += _issue_in_tx(conn, repo_id, rel, "bad_frontmatter", detail)
@@ -245,13 +323,13 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
         lines.append(f"bad state log line {top / rel}: {detail} (the other lines are collected)")
         result.changed += _issue_in_tx(conn, repo_id, rel, "bad_state_line", detail)
     result.changed += conn.execute(
-        "DELETE FROM ah.collect_issue WHERE repository_id = %s AND kind IN ('bad_frontmatter', 'bad_state_line') "
-        "AND NOT (path = ANY (%s))",
-        (repo_id, [rel for rel, _ in bad + bad_lines]),
+        "DELETE FROM ah.collect_issue WHERE repository_id = %s "
+        "AND kind IN ('bad_frontmatter', 'bad_state_line', 'unreadable_config') AND NOT (path = ANY (%s))",
+        (repo_id, [rel for rel, _ in bad + bad_lines + bad_config]),
     ).rowcount
-    result.issues = len(bad) + len(bad_lines) + int(shallow)
+    result.issues = len(bad) + len(bad_lines) + len(bad_config) + int(shallow)
     if branch:
-        result.status_changes, n = _write_status_history(conn, repo_id, top, branch)
+        result.status_changes, n = _write_status_history(conn, repo_id, top, branch, since_default)
         result.changed += n
     try:
         result.ci_runs, n = _write_ci_runs(conn, repo_id, top)
@@ -428,9 +506,15 @@ def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int
     return n, bad, written
 
 
-def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, branch: str) -> tuple[int, int]:
-    """Status changes of task files along the default branch; returns (how many, rows written)."""
-    raw = git.backlog_history(top, branch, BACKLOG_DIRS)
+def _write_status_history(
+    conn: psycopg.Connection, repo_id: int, top: Path, branch: str, since: str | None = None
+) -> tuple[int, int]:
+    """Status changes of task files along the default branch (only its commits after `since`,
+    the tip a previous run read, when given: each task's last stored status seeds the
+    comparison); returns (changes stored for the repository, rows written)."""
+    if since is not None and since == git.branch_tips(top).get(f"refs/heads/{branch}"):
+        return _count_changes(conn, repo_id), 0
+    raw = git.backlog_history(top, branch, BACKLOG_DIRS, since)
     wanted: list[tuple[str, str, object]] = []  # (sha, path, commit time)
     for chunk in raw.split(b"\x1e")[1:]:
         header, _, rest = chunk.partition(b"\0")
@@ -450,7 +534,14 @@ def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, bra
         except backlog.TaskFileError:
             continue  # an unreadable past version says nothing about the status then
         observations.append((task.task_id, sha, at, task.status))
-    changes = backlog.status_changes(observations)
+    if since is not None:
+        seeds = conn.execute(
+            "SELECT DISTINCT ON (task_id) task_id, changed_at, new_status FROM ah.backlog_status_change "
+            "WHERE repository_id = %s ORDER BY task_id, changed_at DESC, id DESC",
+            (repo_id,),
+        ).fetchall()
+        observations = [(t, SEED, at, status) for t, at, status in seeds] + observations
+    changes = [ch for ch in backlog.status_changes(observations) if ch.sha != SEED]
     written = 0
     for ch in changes:
         written += conn.execute(
@@ -464,7 +555,82 @@ def _write_status_history(conn: psycopg.Connection, repo_id: int, top: Path, bra
             """,
             (repo_id, ch.task_id, ch.sha, ch.changed_at, ch.old, ch.new),
         ).rowcount
-    return len(changes), written
+    return (_count_changes(conn, repo_id) if since is not None else len(changes)), written
+
+
+SEED = "seed"
+"""The sha of the stored last statuses that seed an incremental read (never written)."""
+
+
+def _count_changes(conn: psycopg.Connection, repo_id: int) -> int:
+    return conn.execute(
+        "SELECT count(*) FROM ah.backlog_status_change WHERE repository_id = %s", (repo_id,)
+    ).fetchone()[0]
+
+
+def history_mode(top: Path, cursor: dict | None, tips: dict[str, str], branch: str | None, shallow: bool) -> str:
+    """How to read the commit history: ``full`` (never read, a shallow clone, or another default
+    branch than last time), ``rewritten`` (a branch tip read last time is no longer an ancestor
+    of that branch: force-push, rebase, reset — everything is read again), else ``incremental``."""
+    if not cursor or shallow or cursor.get("default") != branch or not isinstance(cursor.get("refs"), dict):
+        return "full"
+    for ref, old in cursor["refs"].items():
+        new = tips.get(ref)
+        if new is not None and new != old and not git.is_ancestor(top, old, new):
+            return "rewritten"
+    return "incremental"
+
+
+def _write_commits_incremental(
+    conn: psycopg.Connection,
+    repo_id: int,
+    top: Path,
+    branch: str | None,
+    emails: list[str],
+    cursor: dict,
+    tips: dict[str, str],
+    result: RepoResult,
+) -> int:
+    """Read only the commits not reachable from the tips read last time, and bring the stored
+    commits still on a branch to what a full read gives (whether they reached the default branch
+    and when — a merge may bring old commits —, `authored_by_me` — the identities may have
+    changed); returns rows written. Sets `result`'s commit counts."""
+    old_tips = sorted({sha for sha in cursor["refs"].values() if git.commit_exists(top, sha)})
+    new = log.parse_log(git.log_branches(top, old_tips), emails) if tips != cursor["refs"] else []
+    authors = log.authorship(git.branch_authors(top), emails)
+    parents: dict[str, list[str]] = {}
+    times: dict = {}
+    for sha, ps, ct in conn.execute(
+        "SELECT sha, parents, committed_at FROM ah.repo_commit WHERE repository_id = %s", (repo_id,)
+    ):
+        parents[sha], times[sha] = ps, ct
+    for c in new:
+        parents[c.sha], times[c.sha] = c.parents, c.committed_at
+    first_parent = git.first_parent_shas(top, branch) if branch else []
+    reached = log.reached_default(first_parent, parents, times)
+    result.commits = len(authors)
+    result.on_default_branch = len(reached)
+    result.commits_new, written = _write_commits(conn, repo_id, new, reached)
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS collect_reach (sha text, authored_by_me boolean, "
+        "on_default_branch boolean, reached_default_at timestamptz) ON COMMIT DROP"
+    )
+    with conn.cursor().copy("COPY collect_reach FROM STDIN") as copy:
+        for sha, mine in authors.items():
+            copy.write_row((sha, mine, sha in reached, reached.get(sha)))
+    written += conn.execute(
+        """
+        UPDATE ah.repo_commit AS c SET authored_by_me = r.authored_by_me, on_default_branch = r.on_default_branch,
+            reached_default_at = r.reached_default_at
+        FROM collect_reach AS r
+        WHERE c.repository_id = %s AND c.sha = r.sha
+          AND (c.authored_by_me, c.on_default_branch, c.reached_default_at)
+              IS DISTINCT FROM (r.authored_by_me, r.on_default_branch, r.reached_default_at)
+        """,
+        (repo_id,),
+    ).rowcount
+    conn.execute("TRUNCATE collect_reach")
+    return written
 
 
 def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]], int]:
@@ -503,6 +669,35 @@ def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tupl
                 (repo_id, rel, number, line.ts, line.event, line.task, line.lane, line.loop),
             ).rowcount
     return n, bad, written
+
+
+COLLECT_ISSUE_KINDS: tuple[str, ...] = (
+    "not_a_repository", "shallow_clone", "bad_frontmatter", "bad_state_line", "unreadable_config",
+)  # fmt: skip
+"""The ``ah.collect_issue`` kinds `collect` records."""
+
+
+def list_collect_issues(conn: psycopg.Connection, *, kind: str | None = None, limit: int = 100) -> list[dict]:
+    """Collect issues in the shape of `ingest.status.list_issues` rows (namespace, byte offset and
+    line None; path absolute: a repository's relative path joined to it), by path; [] before
+    migration 0019."""
+    if conn.execute("SELECT to_regclass('ah.collect_issue')").fetchone()[0] is None:
+        return []
+    rows = conn.execute(
+        """
+        SELECT CASE WHEN r.path IS NULL OR i.path LIKE '/%%' THEN i.path ELSE r.path || '/' || i.path END,
+               i.kind, i.detail, i.seen_at
+        FROM ah.collect_issue AS i LEFT JOIN ah.repository AS r ON r.id = i.repository_id
+        WHERE %(kind)s::text IS NULL OR i.kind = %(kind)s
+        ORDER BY 1, i.kind LIMIT %(limit)s
+        """,
+        {"kind": kind, "limit": limit},
+    ).fetchall()
+    return [
+        {"namespace": None, "path": path, "kind": k, "byte_offset": None, "line_number": None, "detail": detail,
+         "created_at": seen}
+        for path, k, detail, seen in rows
+    ]  # fmt: skip
 
 
 def collector_status(conn: psycopg.Connection, *, embedded: bool) -> dict | None:

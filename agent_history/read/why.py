@@ -155,6 +155,15 @@ def _origin(conn: psycopg.Connection, ref: SessionRef, byte_offset: int | None, 
     return None, brief, spawn.subagent_type
 
 
+def prompt_and_brief(
+    conn: psycopg.Connection, ref: SessionRef, byte_offset: int | None, source_id: int | None
+) -> tuple[Excerpt | None, Excerpt | None, str | None]:
+    """For an event of session `ref` at `byte_offset` in file `source_id`: (the last human prompt
+    before it, the sub-agent brief when `ref` is a sub-agent, its sub-agent type) — the rule of
+    the module docstring, shared with `read.blame`."""
+    return _origin(conn, ref, byte_offset, source_id)
+
+
 def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
     """Every git event matching `sha`, commits first, then by time; events of curated-out sessions
     (`search.filters.not_excluded`) are left out. Raises BadSha."""

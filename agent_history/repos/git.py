@@ -102,15 +102,55 @@ def default_branch(repo: Path) -> str | None:
     return head if head in branches else None
 
 
-def log_branches(repo: Path) -> bytes:
+def log_branches(repo: Path, exclude: list[str] | tuple[str, ...] = ()) -> bytes:
     """`LOG_FORMAT` records (with ``--numstat -z``, renames off, merges diffed against their first
-    parent) of every commit reachable from a local branch; b'' when there are none."""
+    parent) of every commit reachable from a local branch and not from a commit of `exclude`
+    (the tips a previous run read); b'' when there are none."""
     if not local_branches(repo):
         return b""
     return run(
         repo, "log", "--branches", "-z", "--no-renames", "--diff-merges=first-parent", "--numstat",
-        f"--format={LOG_FORMAT}",
+        f"--format={LOG_FORMAT}", *(["--not", *exclude] if exclude else []), "--",
     )  # fmt: skip
+
+
+AUTHOR_FORMAT = "%H%x1f%ae"
+"""`git log --format` of `branch_authors`: sha and author address (compared, never stored)."""
+
+
+def branch_authors(repo: Path) -> bytes:
+    """``sha US address`` lines of every commit reachable from a local branch (no diffs: cheap);
+    b'' when there are none."""
+    if not local_branches(repo):
+        return b""
+    return run(repo, "log", "--branches", f"--format={AUTHOR_FORMAT}", "--")
+
+
+def branch_tips(repo: Path) -> dict[str, str]:
+    """Full ref name → sha of every local branch (``refs/heads/…``)."""
+    out = run(repo, "for-each-ref", "--format=%(refname)%00%(objectname)", "refs/heads")
+    tips = {}
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        name, _, sha = line.partition("\0")
+        if name and sha:
+            tips[name] = sha
+    return tips
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    """Whether commit `older` is an ancestor of (or equal to) `newer`; False too when `older` no
+    longer exists (a rewritten and pruned history)."""
+    cmd = ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer]
+    try:
+        done = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, env=_env())
+    except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git merge-base failed in {repo}: {exc}") from exc
+    return done.returncode == 0
+
+
+def commit_exists(repo: Path, sha: str) -> bool:
+    """Whether `sha` names a commit in `repo`'s object store."""
+    return bool(run(repo, "rev-parse", "-q", "--verify", f"{sha}^{{commit}}", check=False).strip())
 
 
 def first_parent_shas(repo: Path, branch: str) -> list[str]:
@@ -135,13 +175,14 @@ def reflog(repo: Path, ref: str) -> bytes:
     return run(repo, "reflog", "show", "--date=unix", f"--format={REFLOG_FORMAT}", ref, "--", check=False)
 
 
-def backlog_history(repo: Path, branch: str, folders: tuple[str, ...]) -> bytes:
-    """The default branch's first-parent commits touching `folders`, oldest first, each as
-    ``\\x1e<sha>\\x1f<commit time>\\0`` then ``<status letter>\\0<path>\\0`` pairs (merges
-    diffed against their first parent, renames off)."""
+def backlog_history(repo: Path, branch: str, folders: tuple[str, ...], since: str | None = None) -> bytes:
+    """The default branch's first-parent commits touching `folders` (after commit `since` when
+    given), oldest first, each as ``\\x1e<sha>\\x1f<commit time>\\0`` then ``<status letter>\\0<path>\\0``
+    pairs (merges diffed against their first parent, renames off)."""
+    rev = f"{since}..refs/heads/{branch}" if since else f"refs/heads/{branch}"
     return run(
         repo, "log", "--first-parent", "--reverse", "-z", "--no-renames", "--diff-merges=first-parent",
-        "--name-status", "--format=%x1e%H%x1f%ct", f"refs/heads/{branch}", "--", *folders,
+        "--name-status", "--format=%x1e%H%x1f%ct", rev, "--", *folders,
     )  # fmt: skip
 
 
@@ -186,3 +227,26 @@ def remote_urls(repo: Path) -> list[str]:
         if url:
             urls.append(url)
     return urls
+
+
+def is_tracked(repo: Path, rel: str) -> bool:
+    """Whether `rel` (relative to `repo`) is in the index (a file git can blame)."""
+    return bool(run(repo, "ls-files", "-z", "--", f":(literal){rel}", check=False).strip(b"\0"))
+
+
+def blame(repo: Path, rel: str, first: int | None = None, last: int | None = None) -> bytes:
+    """``git blame --porcelain`` of the work-tree file `rel` (uncommitted lines carry the all-zero
+    sha), lines `first`..`last` (1-based, inclusive) when given. Raises GitError (e.g. a line
+    range past the end)."""
+    span = ["-L", f"{first},{last}"] if first is not None and last is not None else []
+    return run(repo, "blame", "--porcelain", *span, "--", rel)
+
+
+LOOP_FILES_PATHSPEC = ":(glob)**/codex/*.md"
+"""Closeouts and charters anywhere in the work tree (`repos.installed.loop_files` sorts them)."""
+
+
+def loop_md_files(repo: Path) -> list[str]:
+    """Relative paths of ``codex/*.md`` files in the work tree, tracked or not (ignored ones too)."""
+    out = run(repo, "ls-files", "-z", "--cached", "--others", "--", LOOP_FILES_PATHSPEC)
+    return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p and (repo / p).is_file()})

@@ -174,3 +174,15 @@ def parse_pushes(ref: str, raw: bytes) -> list[Push]:
         if m:
             pushes.append(Push(ref, sha, from_unix(m.group(1))))
     return pushes
+
+
+def authorship(raw: bytes, my_emails: Iterable[str]) -> dict[str, bool | None]:
+    """`git.branch_authors` output → sha → `authored_by_me` (the rule of `parse_log`: None when no
+    identity is configured); the addresses are dropped."""
+    mine = {e.strip().lower() for e in my_emails if e.strip()}
+    out: dict[str, bool | None] = {}
+    for line in _decode(raw).splitlines():
+        sha, sep, email = line.partition("\x1f")
+        if sep:
+            out[sha] = (email.strip().lower() in mine) if mine else None
+    return out

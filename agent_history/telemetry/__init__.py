@@ -34,6 +34,11 @@ The families (generated; ``tests/test_telemetry_docs.py`` keeps it equal to the 
 | `ah_run_rows_written` | gauge | – | run | runs | rows written by the last pass |
 | `ah_run_last_success_timestamp_seconds` | gauge | s | run | runs | end of the last successful pass (Unix seconds) |
 | `ah_run_lock_held` | gauge | – | run | runs | 1 while a pass holds the run's advisory lock |
+| `ah_repo_repositories` | gauge | – | repo_state | catalogue | repositories collected, and gone |
+| `ah_repo_commits` | gauge | – | author | catalogue | collected commits by author (me: [identity]) |
+| `ah_repo_backlog_tasks` | gauge | – | – | catalogue | Backlog.md tasks in the collected work trees |
+| `ah_repo_ci_runs` | gauge | – | ci_conclusion | catalogue | GitHub Actions runs read with gh |
+| `ah_repo_collect_issues` | gauge | – | collect_issue_kind | catalogue | what collect could not read |
 | `ah_model_calls` | gauge | – | trigger, role | efficiency | model calls by trigger and thread role |
 | `ah_poll_share_ratio` | gauge | 1 | role | efficiency | (wait + status) / classified calls per role; absent when nothing is classified |
 | `ah_tokens` | gauge | – | bucket, agent, model | efficiency | tokens by bucket |

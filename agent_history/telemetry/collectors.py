@@ -50,7 +50,7 @@ class CollectContext:
     hot: list[Source]
     cold: list[Source]
     models: ModelLabels
-    runs: tuple[str, ...] = ("index", "embed", "journal_sync")
+    runs: tuple[str, ...] = ("index", "embed", "journal_sync", "collect")
     extra: dict = field(default_factory=dict)
 
 
@@ -197,6 +197,7 @@ def collect_catalogue(conn: psycopg.Connection, ctx: CollectContext) -> list[Sam
             continue  # gone: counted by the archive collector as missing
         lag[ns] = lag.get(ns, 0) + max(size - offset, 0)
     out += [S("ah_catalogue_lag_bytes", n, namespace=ns) for ns, n in sorted(lag.items())]
+    out += _repo_catalogue(conn)
     if ctx.settings.embedding is not None:
         from agent_history.embed import store
 
@@ -366,6 +367,62 @@ def collect_runs(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
         out += _embed_runs(conn)
     if "journal_sync" in ctx.runs:
         out += _journal_runs(conn)
+    if "collect" in ctx.runs:
+        out += _collect_runs(conn)
+    return out
+
+
+def _collect_runs(conn: psycopg.Connection) -> list[Sample]:
+    """`collect` runs from ``ah.collect_run`` (none before migration 0022): counts by outcome, the
+    last run's outcome, duration and rows written, the end of the last successful run."""
+    if conn.execute("SELECT to_regclass('ah.collect_run')").fetchone()[0] is None:
+        return []
+    run = "collect"
+    totals = dict(
+        conn.execute("SELECT CASE WHEN ok THEN 'success' ELSE 'failure' END, count(*) FROM ah.collect_run GROUP BY 1")
+    )
+    out = [S("ah_runs_total", totals.get(k, 0), run=run, outcome=k) for k in ("success", "failure")]
+    last = conn.execute(
+        "SELECT ok, extract(epoch FROM finished_at - started_at), rows_written FROM ah.collect_run ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    if last is not None:
+        out.append(S("ah_run_success", 1 if last[0] else 0, run=run))
+        out.append(S("ah_run_duration_seconds", float(last[1]), run=run))
+        out.append(S("ah_run_rows_written", last[2], run=run))
+    ok = conn.execute("SELECT extract(epoch FROM max(finished_at)) FROM ah.collect_run WHERE ok").fetchone()[0]
+    if ok is not None:
+        out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run=run))
+    return out
+
+
+def _repo_catalogue(conn: psycopg.Connection) -> list[Sample]:
+    """The collected repositories (issue 30; nothing before migration 0019): repositories by state,
+    commits by author, Backlog tasks, CI runs by conclusion, collect issues by kind (every declared
+    value, 0 when none; undeclared kinds as ``other``)."""
+    if conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is None:
+        return []
+    collected, gone = conn.execute(
+        "SELECT count(*) FILTER (WHERE NOT gone), count(*) FILTER (WHERE gone) FROM ah.repository"
+    ).fetchone()
+    out = [
+        S("ah_repo_repositories", collected, repo_state="collected"),
+        S("ah_repo_repositories", gone, repo_state="gone"),
+    ]
+    me, other, unknown = conn.execute(
+        "SELECT count(*) FILTER (WHERE authored_by_me), count(*) FILTER (WHERE NOT authored_by_me), "
+        "count(*) FILTER (WHERE authored_by_me IS NULL) FROM ah.repo_commit"
+    ).fetchone()
+    out += [S("ah_repo_commits", n, author=a) for a, n in (("me", me), ("other", other), ("unknown", unknown))]
+    out.append(S("ah_repo_backlog_tasks", conn.execute("SELECT count(*) FROM ah.backlog_task").fetchone()[0]))
+    ci = dict.fromkeys(LABEL_VALUES["ci_conclusion"] or (), 0)
+    for conclusion, n in conn.execute("SELECT conclusion, count(*) FROM ah.ci_run GROUP BY 1"):
+        key = "running" if conclusion is None else conclusion if conclusion in ci else "other"
+        ci[key] += n
+    out += [S("ah_repo_ci_runs", n, ci_conclusion=k) for k, n in ci.items()]
+    kinds = dict.fromkeys(LABEL_VALUES["collect_issue_kind"] or (), 0)
+    for kind, n in conn.execute("SELECT kind, count(*) FROM ah.collect_issue GROUP BY 1"):
+        kinds[kind if kind in kinds else "other"] += n
+    out += [S("ah_repo_collect_issues", n, collect_issue_kind=k) for k, n in kinds.items()]
     return out
 
 

@@ -11,7 +11,8 @@ models plus ``[metrics] models``, anything else reported as ``other``). A path, 
 prompt, file name or host is never a label.
 
 Collectors: ``archive`` (files on disk per namespace and tier), ``catalogue`` (database
-contents), ``runs`` (index / embed / journal-sync passes), ``efficiency`` (classifier and loops),
+contents, the collected repositories too), ``runs`` (index / embed / journal-sync / collect
+passes), ``efficiency`` (classifier and loops),
 ``activity`` (the ``agent_efficiency_*`` families: each thread's classified sequence, read
 incrementally; rules in `agent_history.classify.activity_rules`), ``self`` (each collector's own
 health).
@@ -72,7 +73,7 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
     "role": ("root", "worker", "solo"),
     "tier": ("hot", "cold", "archive"),  # archive: `agent-history archive` copies (compressed bytes)
     "collector": ("archive", "catalogue", "runs", "efficiency", "activity", "self"),
-    "run": ("index", "embed", "journal_sync"),
+    "run": ("index", "embed", "journal_sync", "collect"),
     "bucket": ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"),
     "embedding_status": ("pending", "failed", "done"),
     "detector": DETECTORS,  # source: agent_history.embed.redact (the scanner's rule families)
@@ -89,6 +90,18 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
     "error_class": ERROR_CLASSES,  # source: agent_history.parsers.common.errors (docs/design.md §6)
     "intervention": activity_rules.INTERVENTIONS,
     "loop": None,  # LABEL_PATTERNS
+    # the repository collector (issue 30; source: agent_history.ingest.collect)
+    "repo_state": ("collected", "gone"),
+    "author": ("me", "other", "unknown"),  # ah.repo_commit.authored_by_me true / false / NULL
+    "ci_conclusion": ("success", "failure", "running", "other"),  # running: no conclusion yet
+    "collect_issue_kind": (
+        "not_a_repository",
+        "shallow_clone",
+        "bad_frontmatter",
+        "bad_state_line",
+        "unreadable_config",
+        "other",
+    ),  # fmt: skip
 }
 
 #: Labels checked against a pattern (full match) instead of a set; their values are bounded by
@@ -196,6 +209,12 @@ FAMILIES: tuple[Family, ...] = (
         "end of the last successful pass (Unix seconds)",
     ),
     _f("ah_run_lock_held", "gauge", "", ("run",), "runs", "1 while a pass holds the run's advisory lock"),
+    # --- catalogue, the repository half: what `collect` read (issue 30) ------------------------
+    _f("ah_repo_repositories", "gauge", "", ("repo_state",), "catalogue", "repositories collected, and gone"),
+    _f("ah_repo_commits", "gauge", "", ("author",), "catalogue", "collected commits by author (me: [identity])"),
+    _f("ah_repo_backlog_tasks", "gauge", "", (), "catalogue", "Backlog.md tasks in the collected work trees"),
+    _f("ah_repo_ci_runs", "gauge", "", ("ci_conclusion",), "catalogue", "GitHub Actions runs read with gh"),
+    _f("ah_repo_collect_issues", "gauge", "", ("collect_issue_kind",), "catalogue", "what collect could not read"),
     # --- efficiency: classifier and loops ---------------------------------------------------
     _f("ah_model_calls", "gauge", "", ("trigger", "role"), "efficiency", "model calls by trigger and thread role"),
     _f(

@@ -35,6 +35,7 @@ SERVICE_NAMES: dict[str, str] = {
     "index": "agent-history-index",
     "embed": "agent-history-embed",
     "journal_sync": "agent-history-journal-sync",
+    "collect": "agent-history-collect",
 }
 #: Upper bound of one export, seconds (issue 13: "export timeout ≤ 10 s").
 MAX_EXPORT_TIMEOUT_S = 10.0

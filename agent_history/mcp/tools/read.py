@@ -3,7 +3,9 @@
 - `session` — one thread's timeline slice (`read.timeline.session_timeline`): events are numbered
   1…total in physical order; at most `MAX_EVENTS` per call, with ``next_from`` to continue.
 - `why` — the session, tool call, prompt and sub-agent brief behind a commit (`read.why.why`),
-  filtered to the scope's namespaces.
+  filtered to the scope's namespaces, and the commit as `collect` read it from a repository
+  (`read.why.collected_commits`) with the CLI's sentence: "in <repo>, authored by you/someone
+  else at T; no session made it" (or "made in the session(s) above").
 - `touched` — sessions that read/created/edited/deleted files matching a path or glob
   (`read.touched.touched`), newest first.
 """
@@ -20,7 +22,7 @@ from agent_history.read.loops import loops_by_session
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
-from agent_history.read.why import why
+from agent_history.read.why import collected_commits, why
 from agent_history.search.request import parse_when
 from agent_history.search.summaries import summaries_for_sessions
 from agent_history.session.exclusions import not_excluded
@@ -71,10 +73,15 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
 
 
 def why_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
-    """`why` tool: ``{"sha", "origins": [{op, sha, branch, subject, ts, session, command, prompt, brief…}]}``."""
+    """`why` tool: ``{"sha", "origins": [{op, sha, branch, subject, ts, session, command, prompt, brief…}],
+    "collected": [{repository, sha, subject, committed_at, authored_by_me, …, sentence}]}``."""
     origins = [o.as_dict() for o in why(conn, args["sha"])]
     origins = [o for o in origins if _in_scope(scope, o["session"].get("namespace"))]
-    return {"sha": args["sha"], "origins": origins}
+    collected = [
+        {**c.as_dict(), "sentence": c.sentence(made_by_session=bool(origins))}
+        for c in collected_commits(conn, args["sha"])
+    ]
+    return {"sha": args["sha"], "origins": origins, "collected": collected}
 
 
 def touched_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
@@ -123,7 +130,9 @@ WHY = ToolSpec(
     title="Why does this commit exist",
     description=(
         "Which session, tool call, human prompt and (for sub-agents) brief produced a git commit or push. "
-        "Pass a sha of 7-40 hex digits (abbreviated works)."
+        "Pass a sha of 7-40 hex digits (abbreviated works). `collected` gives the commit as read from its "
+        "repository by `agent-history collect` (who authored it, when, whether a session made it), also for "
+        "commits no agent printed."
     ),
     properties={
         "sha": {"type": "string", "pattern": "^[0-9a-fA-F]{7,40}$", "description": "Commit sha, 7-40 hex digits."},

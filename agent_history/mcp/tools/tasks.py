@@ -1,15 +1,22 @@
-"""MCP `task` (issue 30): a Backlog.md task as collected — status history, the commits carrying its
-``Task:`` trailer with the sessions that made them (only sessions in the scope's namespaces), and
-the loops that attribute it. Read through `read.tasks`."""
+"""MCP `task` and `blame` (issue 30), the repository tools.
+
+- `task`: a Backlog.md task as collected — status history, the commits carrying its ``Task:``
+  trailer with the sessions that made them (only sessions in the scope's namespaces), and the loops
+  that attribute it. Read through `read.tasks`.
+- `blame`: each line of a work-tree file (on the server's machine) with its commit, the session
+  and event that made it and the last prompt before it (`read.blame`); an origin in a session
+  outside the scope's namespaces is left out and counted in ``origins_outside_scope``."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec
+from agent_history.read.blame import BlameError, blame
 from agent_history.read.tasks import TaskNotFound, task_detail
 
 
@@ -55,4 +62,41 @@ TASK = ToolSpec(
     required=("id",),
 )
 
-TOOLS = (TASK,)
+
+def blame_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
+    """`blame` tool: ``{"path", "repository", "lines": [{line, text, sha, subject, committed_at,
+    authored_by_me, origin}], "origins_outside_scope"}`` (`read.blame.Blame.as_dict`)."""
+    first = args.get("line")
+    last = args.get("last_line", first) if first is not None else None
+    try:
+        result = blame(conn, Path(args["path"]), first, last).as_dict()
+    except BlameError as exc:
+        raise ToolFailure(str(exc)) from exc
+    hidden = 0
+    for line in result["lines"]:
+        o = line["origin"]
+        if o and scope.namespaces is not None and o["session"].get("namespace") not in scope.searched:
+            line["origin"], hidden = None, hidden + 1
+    result["origins_outside_scope"] = hidden
+    return result
+
+
+BLAME = ToolSpec(
+    name="blame",
+    title="Who made these lines",
+    description=(
+        "For each line of a file in a git work tree on this machine: the commit (git blame), the session and "
+        "event that made it (the git commit event; for uncommitted lines, or a commit no session printed, the "
+        "Edit/Write/apply_patch call whose content put the line there) and the last human prompt before it. Give an absolute path; "
+        "`line` (and `last_line`) narrow it."
+    ),
+    properties={
+        "path": {"type": "string", "minLength": 1, "description": "Absolute path of the file."},
+        "line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+        "last_line": {"type": "integer", "minimum": 1, "description": "Last line (default: `line`)."},
+    },
+    handler=blame_handler,
+    required=("path",),
+)
+
+TOOLS = (TASK, BLAME)

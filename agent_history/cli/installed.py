@@ -1,0 +1,94 @@
+"""`skills`, `permissions`, `closeouts` (issue 30): thin, over `read.installed`; what `collect`
+read of the harnesses' configuration and the loops' charters and closeouts. Each exits 1 when
+it has nothing to show (and says to run `collect`)."""
+
+from __future__ import annotations
+
+import typer
+
+from agent_history.cli.app import app
+from agent_history.cli.context import database
+from agent_history.cli.output import console, count, print_json
+from agent_history.cli.tables import compact_table
+from agent_history.timestamps import minute
+
+NOTHING = "nothing collected: run `agent-history collect`"
+
+
+def _print(text: str) -> None:
+    console.print(text, soft_wrap=True, highlight=False, markup=False)
+
+
+@app.command("skills")
+def skills_cmd(
+    agent: str = typer.Option(None, "--agent", "-a", help="Only this harness (claude, codex, pi)."),
+    gone: bool = typer.Option(False, "--gone", help="Also skills and plugins no longer installed."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Installed skills and plugins (name, source, version or SKILL.md hash) and the sessions that used them."""
+    from agent_history.read.installed import list_skills
+
+    with database().connect() as conn:
+        rows = list_skills(conn, harness=agent, include_gone=gone)
+    if json:
+        print_json({"skills": [r.as_dict() for r in rows]})
+    elif not rows:
+        _print(NOTHING)
+    else:
+        table = compact_table("agent", "kind", "scope", "name", "source", "version", "sessions", "last used")
+        for r in rows:
+            version = (r.version or "-")[:12]
+            where = r.scope + (f" {r.repository}" if r.repository else "") + (" (gone)" if r.gone else "")
+            last = minute(r.last_used_at) if r.last_used_at else "-"
+            table.add_row(r.harness, r.kind, where, r.name, r.source or "-", version, f"{r.sessions:,}", last)
+        console.print(table)
+    if not rows:
+        raise typer.Exit(1)
+
+
+@app.command("permissions")
+def permissions_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Allow/deny/ask rules of the harnesses' settings files, beside the denials transcripts record."""
+    from agent_history.read.installed import permission_view
+
+    with database().connect() as conn:
+        rules, denials = permission_view(conn)
+    if json:
+        print_json({"rules": [r.as_dict() for r in rules], "denials": [d.as_dict() for d in denials]})
+    else:
+        if rules:
+            table = compact_table("agent", "scope", "list", "rule", "denied")
+            for r in rules:
+                table.add_row(r.harness, r.scope, r.list, r.rule, f"{r.denials:,}")
+            console.print(table)
+        else:
+            _print(f"no permission rules: {NOTHING}")
+        if denials:
+            _print("denied tool calls in transcripts:")
+            table = compact_table("agent", "tool", "denied", "sessions", "last")
+            for d in denials:
+                last = minute(d.last_at) if d.last_at else "-"
+                table.add_row(d.agent, d.tool or "-", f"{d.denials:,}", f"{d.sessions:,}", last)
+            console.print(table)
+    if not rules and not denials:
+        raise typer.Exit(1)
+
+
+@app.command("closeouts")
+def closeouts_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Loop charters and closeouts in the collected repositories: path, SHA-256, first line, mtime (never the body)."""
+    from agent_history.read.installed import loop_files
+
+    with database().connect() as conn:
+        rows = loop_files(conn)
+    if json:
+        print_json({"files": [r.as_dict() for r in rows]})
+    elif not rows:
+        _print(NOTHING)
+    for r in [] if json else rows:
+        gone = " (gone)" if r.gone else ""
+        _print(f"{r.kind} {r.repository}/{r.path}{gone}  {minute(r.mtime)}  {count(r.size_bytes, 'byte')}")
+        _print(f"  sha256 {r.sha256}")
+        _print(f"  {r.first_line}")
+    if not rows:
+        raise typer.Exit(1)
