@@ -3,9 +3,9 @@ states, gates, CI waits, reviews, human interventions, session health, lanes, co
 tasks, history look-ups, embeddings — and the metric side of every tab (`METRIC_PANELS`).
 
 SQL panels follow `dashboards.catalogue`'s conventions (time picker through ``$__timeFilter``,
-the ``namespace``/``agent``/``model`` variables where rows carry them, NULL = unknown). Rules
-used only here are declared as data: `GATES` (which shell commands are test, lint, type-check and
-build runs) and `REVIEW_COMMANDS`.
+the ``namespace``/``agent``/``model`` variables where rows carry them, NULL = unknown). Gates and
+reviews are counted by the classifier's rule tables (`classify.activity_rules`) through their SQL
+twins, as the ``agent_efficiency_*`` families count them.
 
 The metric side: each tab's Prometheus panels come from `metric_panels(tab)` — the exported
 ``ah_*`` families, and the ``agent_efficiency_*`` topics of `dashboards.efficiency` beside the
@@ -18,45 +18,21 @@ from dashboards.catalogue_sql import BUCKETS, COMMAND, COST, MODEL, MSG_TS, TOOL
 from dashboards.efficiency import efficiency_family_panels
 from dashboards.sdk import PromPanel, Section, SqlPanel
 
-#: (gate, regex over a shell command after leading `cd DIR &&` hops and a runner prefix): first
-#: match wins. Common invocations of Python, JavaScript/TypeScript, Rust, Go and make/just
-#: projects' test, lint, type-check and build tools.
-GATES: tuple[tuple[str, str], ...] = (
-    ("test", r"^(pytest|python3? -m pytest|(npm|pnpm|yarn|bun) (run )?test|cargo test|go test|vitest|jest|"
-     r"(just|make) test)( |$)"),
-    ("lint", r"^(ruff (check|format)|eslint|black|prettier|flake8|cargo (clippy|fmt)|golangci-lint|go vet|"
-     r"(npm|pnpm|yarn) (run )?lint|(just|make) lint)( |$)"),
-    ("type-check", r"^(mypy|pyright|ty check|tsc|tsgo|(npm|pnpm|yarn) (run )?(typecheck|type-check)|"
-     r"(just|make) (typecheck|check))( |$)"),
-    ("build", r"^((npm|pnpm|yarn|bun) (run )?build|cargo build|go build|(just|make) build|make|just|vite build)( |$)"),
-)  # fmt: skip
-
-#: Runner prefixes stripped before matching `GATES` (``uv run pytest`` is a pytest run).
+#: Runner prefixes stripped from a shell command for the wait/status and CI panels.
 RUNNERS = r"^((uv|poetry|pdm|hatch) run|npx|pnpm exec|bunx)\s+"
-
-#: (review step, regex over a shell command): GitHub CLI review requests and their outcomes.
-REVIEW_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("approved", r"^gh pr review .*(--approve|-a)( |$)"),
-    ("changes requested", r"^gh pr review .*(--request-changes|-r)( |$)"),
-    ("commented", r"^gh pr (review .*(--comment|-c)( |$)|comment )"),
-    ("review requested", r"^gh pr (create|edit) .*--reviewer|^gh pr ready( |$)"),
-    ("reviews read", r"^gh pr view .*--comments|^gh api .*/(reviews|comments)( |$)"),
-)
 
 # The shell command of `t` with leading `cd DIR &&` hops and one runner prefix removed.
 PROGRAM = f"regexp_replace(btrim(regexp_replace(({COMMAND}), '^\\s*(cd\\s+[^;&|]+(&&|;)\\s*)+', '')), '{RUNNERS}', '')"
 
 
-def _case(rules: tuple[tuple[str, str], ...], subject: str) -> str:
-    """``CASE WHEN subject ~ re THEN name … END`` from (name, regex) rules (first match wins)."""
-    whens = " ".join(f"WHEN {subject} ~ '{rx}' THEN '{name}'" for name, rx in rules)
-    return f"CASE {whens} END"
-
-
-GATE = _case(GATES, "cmd.program")
-REVIEW = _case(REVIEW_COMMANDS, "cmd.program")
+# Gates and reviews use the classifier's own rules (`classify.activity_rules.GATE_RULES`,
+# `REVIEW_RULES`) through their SQL twins in sql/36_agent_efficiency.sql, so a panel counts what
+# the `agent_efficiency_*` families count.
+SHELL = "ah.eff_shell_command(t.agent, t.name, t.input)"
+GATE = f"ah.eff_gate({SHELL})"
+GATE_RESULT = "ah.eff_gate_result(t.is_error, t.exit_code)"
+REVIEW = f"CASE WHEN NOT coalesce(t.is_error, false) THEN ah.eff_review({SHELL}, t.output) END"
 CMD = f"CROSS JOIN LATERAL (SELECT {PROGRAM} AS program) AS cmd"
-OUTCOME = "CASE t.is_error WHEN true THEN 'failed' WHEN false THEN 'passed' ELSE 'unknown' END"
 
 # Calls of the model that are not API-error notices.
 CALLS = "FROM ah.model_call c JOIN ah.session s ON s.id = c.session_id"
@@ -330,18 +306,18 @@ GATES_TAB = _tab(
         "Gate runs by kind",
         "barchart",
         f"SELECT {GATE} AS gate,\n"
-        "  count(*) FILTER (WHERE t.is_error IS FALSE) AS passed, count(*) FILTER (WHERE t.is_error) AS failed,\n"
-        "  count(*) FILTER (WHERE t.is_error IS NULL) AS unknown\n"
-        f"FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n{CMD}\n"
+        f"  count(*) FILTER (WHERE {GATE_RESULT} = 'pass') AS passed, count(*) FILTER (WHERE {GATE_RESULT} = 'fail') AS failed,\n"
+        f"  count(*) FILTER (WHERE {GATE_RESULT} = 'unknown') AS unknown\n"
+        "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
         f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {GATE} IS NOT NULL\nGROUP BY 1 ORDER BY 1",
-        "Shell commands recognised as gates (rule table `GATES` in dashboards/catalogue_tabs.py): passed, failed "
-        "(non-zero exit or error), unknown (no result).",
+        "Shell commands recognised as gates (the classifier's rule table `GATE_RULES`, "
+        "agent_history/classify/activity_rules.py): passed, failed (non-zero exit or error), unknown (no result).",
     ),
     SqlPanel(
         "Gate runs by day",
         "timeseries",
-        f"SELECT $__timeGroupAlias({TOOL_TS}, 1d), {GATE} || ' ' || {OUTCOME} AS metric, count(*) AS runs\n"
-        f"FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n{CMD}\n"
+        f"SELECT $__timeGroupAlias({TOOL_TS}, 1d), {GATE} || ' ' || {GATE_RESULT} AS metric, count(*) AS runs\n"
+        "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
         f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {GATE} IS NOT NULL\nGROUP BY 1, 2 ORDER BY 1",
         "Gate runs per day by gate and outcome.",
         fmt="time_series",
@@ -350,10 +326,11 @@ GATES_TAB = _tab(
         "Sessions with failing gates",
         "table",
         f"SELECT coalesce(s.title, s.session_uid) AS session, s.agent, {GATE} AS gate,\n"
-        "  count(*) FILTER (WHERE t.is_error) AS failed, count(*) AS runs, left(min(cmd.program), 120) AS example\n"
-        f"FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n{CMD}\n"
+        f"  count(*) FILTER (WHERE {GATE_RESULT} = 'fail') AS failed, count(*) AS runs, left(min({SHELL}), 120) AS example\n"
+        "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
         f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {GATE} IS NOT NULL\n"
-        "GROUP BY s.id, 3 HAVING count(*) FILTER (WHERE t.is_error) > 0\nORDER BY failed DESC, runs DESC, gate LIMIT 20",
+        f"GROUP BY s.id, 3 HAVING count(*) FILTER (WHERE {GATE_RESULT} = 'fail') > 0\n"
+        "ORDER BY failed DESC, runs DESC, gate LIMIT 20",
         "Sessions whose gates failed, per gate, with one command.",
         width=24,
     ),
@@ -401,10 +378,11 @@ REVIEWS_TAB = _tab(
     SqlPanel(
         "Review commands",
         "barchart",
-        f"SELECT {REVIEW} AS step, count(*) AS calls, count(*) FILTER (WHERE t.is_error) AS failed\n"
-        f"FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n{CMD}\n"
-        f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {REVIEW} IS NOT NULL\nGROUP BY 1 ORDER BY calls DESC, step",
-        "GitHub CLI review steps the transcripts show (rule table `REVIEW_COMMANDS`): requests, reads, outcomes.",
+        f"SELECT {REVIEW} AS event, count(*) AS calls\n"
+        "FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n"
+        f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {REVIEW} IS NOT NULL\nGROUP BY 1 ORDER BY calls DESC, event",
+        "Review requests and outcomes the transcripts show (the classifier's rule table `REVIEW_RULES`, "
+        "agent_history/classify/activity_rules.py; calls that failed are not counted).",
     ),
 )
 

@@ -36,7 +36,6 @@ EMPTY_IN_CORPUS = {
     "Tasks by status": "no repository is collected",
     "Status changes by day": "no repository is collected",
     "Review sub-agents": "no corpus session asks for a review (test_dashboards_tabs.py crafts one)",
-    "Review commands": "no corpus session asks for a review",
     "History look-ups by tool": "no corpus session looks up agent-history (test_dashboards_tabs.py crafts one)",
     "Latest history queries": "no corpus session looks up agent-history",
 }

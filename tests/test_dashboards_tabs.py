@@ -180,6 +180,34 @@ def _results(db: TestDatabase) -> dict[str, list[tuple]]:
     return out
 
 
+def _python_gates_and_reviews(db: TestDatabase) -> tuple[list[tuple], dict, list[tuple]]:
+    """Gate runs by kind (gate, passed, failed, unknown), failed runs per (session, gate) and
+    review events (event, calls), counted with `classify.activity` over every tool call."""
+    from collections import Counter
+
+    from agent_history.classify import activity
+
+    runs: dict[str, Counter] = {}
+    failing: Counter = Counter()
+    reviews: Counter = Counter()
+    with psycopg.connect(db.dsn) as conn:
+        rows = conn.execute(
+            "SELECT t.session_id, t.agent, t.name, t.input, t.output, t.is_error, t.exit_code FROM ah.tool_call t"
+        ).fetchall()
+    for session_id, agent, name, inp, out, is_error, exit_code in rows:
+        tool = activity.Tool("", name, inp, out, is_error, exit_code, None, None, None, None, None)
+        command = activity.shell_command(agent, tool)
+        gate = activity.gate_of(command)
+        if gate is not None:
+            result = activity.gate_result(tool)
+            runs.setdefault(gate, Counter())[result] += 1
+            failing[(session_id, gate)] += result == "fail"
+        if not is_error and (event := activity.review_event(command, out)) is not None:
+            reviews[event] += 1
+    gates = [(g, c["pass"], c["fail"], c["unknown"]) for g, c in sorted(runs.items())]
+    return gates, failing, sorted(reviews.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def test_every_sql_panel_runs_as_reader_and_only_the_embedding_panels_are_empty(tabs_db):
     got = _results(tabs_db)
     assert len(got) == 71
@@ -212,25 +240,20 @@ def test_new_tabs_exact_values(tabs_db):
     assert got["Threads by role"] == [("solo", 28), ("root", 16), ("worker", 9)]
     assert got["Time waiting on sub-agents"][0] == ("general-purpose", 1, 1, Decimal("234.0"))
     assert got["Wait and status commands"][:2] == [("status", "git", 24, None), ("wait", "sleep", 5, None)]
-    # Gates (rule table GATES)
-    assert got["Gate runs by kind"] == [
-        ("build", 43, 0, 0),
-        ("lint", 5, 0, 0),
-        ("test", 8, 4, 0),
-        ("type-check", 8, 8, 0),
-    ]
-    assert got["Sessions with failing gates"][0][2:5] == ("type-check", 4, 5)
+    # Gates: what the classifier's Python rules give over every tool call (the SQL twin is the panel)
+    gates, failing, reviews = _python_gates_and_reviews(tabs_db)
+    assert got["Gate runs by kind"] == gates
+    assert gates == [("build", 43, 0, 0), ("lint", 4, 1, 0), ("test", 8, 4, 0), ("typecheck", 6, 6, 0)]
+    assert got["Sessions with failing gates"][0][3] == max(failing.values())
     # CI: one `gh pr checks` look in the corpus; the recorded runs of the collected repository
     assert got["CI looks and watches"] == [("look", 1, None, 0)]
     assert got["CI runs by conclusion"] == [("in_progress", 1, Decimal("9.0")), ("success", 1, Decimal("218.0"))]
     # Reviews: the crafted session
     assert got["Review sub-agents"] == [("code-reviewer", 1, 0, None)]
-    assert got["Review commands"] == [
-        ("approved", 2, 1),
-        ("changes requested", 1, 0),
-        ("review requested", 1, 0),
-        ("reviews read", 1, 0),
-    ]
+    assert got["Review commands"] == reviews
+    # corpus session 0fae0449 opens a pull request; the crafted session: `gh pr create --reviewer`,
+    # one failed (not counted) and one good approval, changes requested
+    assert reviews == [("requested", 2), ("approved", 1), ("changes_requested", 1)]
     # Human interventions
     assert got["Interventions by kind"] == [
         ("correction after a failure", 14, 5),
