@@ -204,6 +204,7 @@ GOOSE_OLD_SESSION = (72872, 2408, 0, 0)
 """Goose's ``issue-2529-excerpt``: ccusage dates a session by its ``sessions.db`` row's
 ``created_at`` (2025-10-01, the sample's database), we by its messages (2025-05-13)."""
 DROID = (1840, 212, 5120, 10240)
+"""Droid's session totals: on its records' day to us, on the settings file's to ccusage (`DROID_MTIME`)."""
 KIMI_COMPACTION = (1411, 937, 0, 40960)
 """Kimi's session-scope ``usage.record`` (the compaction call): we count it, ccusage counts only
 turn-scope records."""
