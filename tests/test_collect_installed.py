@@ -183,6 +183,9 @@ def test_cli_skills_permissions_closeouts(cli_env, db, laid_out):
     assert "1 project skill, 1 permission rule, 2 charters and closeouts (full history read)" in out.stdout
     skills = json.loads(_cli(env, "skills", "--json", "--agent", "claude").stdout)["skills"]
     assert sorted(s["name"] for s in skills) == ["deploy", "review", "superpowers"]
+    assert _cli(env, "skills", "--agent", "nope").returncode == 2  # an unknown agent: usage error
+    none = _cli(env, "skills", "--agent", "gemini")  # collected, but none of this agent's
+    assert none.returncode == 1 and none.stdout.startswith("no skill or plugin matches"), none.stdout
     perms = json.loads(_cli(env, "permissions", "--json").stdout)
     assert [r["rule"] for r in perms["rules"]] == ["WebFetch", "Bash(npm test:*)", "Read", "Bash(rm:*)"]
     text = _cli(env, "closeouts").stdout
