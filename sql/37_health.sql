@@ -6,6 +6,8 @@
 -- from the harness registry) is NULL: unknown, listed in `unknown`, never graded. A signal
 -- that is NULL for want of data (no tool call, no classified model call) is listed too.
 -- Both views are computed when read; a filter on session_id reaches the per-session subqueries.
+-- A session still marked dirty (loaded by a pass that stopped before its post-passes: maybe only
+-- part of its file) gets no score and no grade until a pass rolls it up.
 
 -- Columns may only be appended here: CREATE OR REPLACE VIEW cannot drop, rename or reorder.
 CREATE OR REPLACE VIEW ah.session_health_signals AS
@@ -80,8 +82,8 @@ $$;
 -- Columns may only be appended here: CREATE OR REPLACE VIEW cannot drop, rename or reorder.
 CREATE OR REPLACE VIEW ah.session_health AS
 SELECT g.*,
-       CASE WHEN k.n_known > 0 THEN greatest(0, 100 - k.points) END AS score,
-       CASE WHEN k.n_known > 0 THEN
+       CASE WHEN k.n_known > 0 AND NOT k.dirty THEN greatest(0, 100 - k.points) END AS score,
+       CASE WHEN k.n_known > 0 AND NOT k.dirty THEN
             (SELECT hg.grade FROM ah.health_grade hg
              WHERE hg.min_score <= greatest(0, 100 - k.points)
              ORDER BY hg.min_score DESC LIMIT 1)
@@ -91,6 +93,8 @@ SELECT g.*,
 FROM ah.session_health_signals AS g
 CROSS JOIN LATERAL (
     SELECT count(*) FILTER (WHERE sv.value IS NOT NULL) AS n_known,
+           -- a session whose rows are not rolled up yet (an interrupted pass) is not graded
+           EXISTS (SELECT 1 FROM ah.dirty_session d WHERE d.session_id = g.session_id) AS dirty,
            coalesce(array_agg(sv.name ORDER BY sv.position) FILTER (WHERE sv.value IS NULL), '{}') AS unknown,
            coalesce(sum(sv.points), 0)::integer AS points,
            coalesce(array_agg(sv.reason ORDER BY sv.points DESC, sv.position) FILTER (WHERE sv.points IS NOT NULL),

@@ -207,6 +207,22 @@ def test_sigterm_stops_a_bulk_load_at_a_batch_boundary_and_says_so(db, workdir, 
         assert bulk_left(conn) == (True, 0, 6)
     assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is not None
     assert "bulk load unfinished (started " in cli("status", env=env).stdout
+    # what was loaded is searchable now: the stop recomputed the term statistics (a newcomer found
+    # "no matches" here), and search says the bulk load is unfinished
+    with psycopg.connect(db.dsn) as conn:
+        words = (
+            conn.execute(
+                "SELECT text FROM ah.message WHERE message_class = 'human_prompt' AND length(text) > 40 ORDER BY id LIMIT 1"
+            )
+            .fetchone()[0]
+            .split()[:4]
+        )
+        corpus_docs = conn.execute("SELECT doc_count FROM ah.search_corpus WHERE corpus = 'message'").fetchone()[0]
+        assert corpus_docs == conn.execute("SELECT count(*) FROM ah.message WHERE length(tsv) > 0").fetchone()[0]
+    found = cli("search", " ".join(words), "--mode", "keyword", "--json", env=env)
+    assert found.returncode == 0, found.stdout + found.stderr
+    result = json.loads(found.stdout)
+    assert result["hits"] and "stopped during a bulk load" in result["note"]
     again = cli("index", "--home", str(workdir / "home"), "--json", env=env)
     assert again.returncode == 0 and json.loads(again.stdout)["bulk"] == "done"
     with psycopg.connect(db.dsn) as conn:

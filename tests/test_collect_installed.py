@@ -183,8 +183,16 @@ def test_cli_skills_permissions_closeouts(cli_env, db, laid_out):
     assert "1 project skill, 1 permission rule, 2 charters and closeouts (full history read)" in out.stdout
     skills = json.loads(_cli(env, "skills", "--json", "--agent", "claude").stdout)["skills"]
     assert sorted(s["name"] for s in skills) == ["deploy", "review", "superpowers"]
+    assert _cli(env, "skills", "--agent", "nope").returncode == 2  # an unknown agent: usage error
+    none = _cli(env, "skills", "--agent", "gemini")  # collected, but none of this agent's
+    assert none.returncode == 1 and none.stdout.startswith("no skill or plugin matches"), none.stdout
     perms = json.loads(_cli(env, "permissions", "--json").stdout)
     assert [r["rule"] for r in perms["rules"]] == ["WebFetch", "Bash(npm test:*)", "Read", "Bash(rm:*)"]
+    # collected again from another home: the first home's user rules are no longer reported
+    elsewhere = dict(cli_env, HOME=str(home.parent / "another-home"))
+    assert _cli(elsewhere, "collect", str(project)).returncode == 0
+    again = json.loads(_cli(elsewhere, "permissions", "--json").stdout)["rules"]
+    assert [r["scope"] for r in again] == [r["scope"] for r in perms["rules"] if r["scope"] != "user"] != []
     text = _cli(env, "closeouts").stdout
     assert f"  sha256 {_sha(files['charter'])}" in text and "SECRET-CHARTER-BODY" not in text
 

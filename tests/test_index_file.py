@@ -62,3 +62,6 @@ def test_index_file_outside_every_source_is_a_one_line_usage_error(home, cli_env
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "not a transcript of any source" in out.stderr
     assert cli("index", "--file", str(home / CODEX), "--every", "5", env=cli_env).returncode == 2
+    gone = home / ".codex" / "sessions" / "no-such-rollout.jsonl"
+    missing = cli("index", "--file", str(gone), env=cli_env)  # a hook naming a file that is gone
+    assert missing.returncode == 2 and missing.stderr == f"error: --file {gone}: no such file\n"

@@ -114,6 +114,11 @@ def test_lines_written_by_edit_write_multiedit_and_patches():
     assert lines_written(json.dumps({"file_path": "/r/other.py", "content": "a"}), f) is None
     edits = {"file_path": f, "edits": [{"old_string": "x", "new_string": "c"}, {"new_string": "d\ne"}]}
     assert lines_written(json.dumps(edits), f) == ["c", "d", "e"]
+    # an Edit quotes the lines around its change in both strings: only the added line is written
+    context = {"file_path": f, "old_string": "main()\n", "new_string": "main()\n# added by the agent\n"}
+    assert lines_written(json.dumps(context), f) == ["# added by the agent"]
+    changed = {"file_path": f, "old_string": "a = 1\nb = 2\nc = 3", "new_string": "a = 1\nb = 20\nc = 3"}
+    assert lines_written(json.dumps(changed), f) == ["b = 20"]
     envelope = "*** Begin Patch\n*** Update File: src/x.py\n@@\n-old\n+new\n*** Add File: y.py\n+not x\n*** End Patch"
     assert lines_written(envelope, f) == ["new"]
     assert lines_written(json.dumps({"input": envelope}), f) == ["new"]

@@ -92,6 +92,19 @@ def test_corpus_grades_and_reasons(corpus_db):  # noqa: F811
     assert got["cf4def41-21e0"] == ("A", 100, [], ["poll_share"])
 
 
+def test_a_session_not_rolled_up_yet_has_no_grade(corpus_db):  # noqa: F811
+    """An interrupted pass leaves its sessions in ah.dirty_session (maybe half a file loaded):
+    no score, no grade until a pass rolls them up (a newcomer saw such sessions graded A)."""
+    uid = "0fae0449-64d3-4788-8622-d3a47d82c14b"
+    with psycopg.connect(corpus_db.dsn) as conn:
+        sid = conn.execute("SELECT id FROM ah.session WHERE session_uid = %s AND agent_id = ''", (uid,)).fetchone()[0]
+        q = "SELECT grade, score FROM ah.session_health WHERE session_id = %s"
+        assert conn.execute(q, (sid,)).fetchone() == ("C", 75)
+        conn.execute("INSERT INTO ah.dirty_session (session_id) VALUES (%s)", (sid,))
+        assert conn.execute(q, (sid,)).fetchone() == (None, None)
+        conn.rollback()
+
+
 def test_sessions_health_filter_and_fields_on_the_corpus(corpus_db):  # noqa: F811
     with psycopg.connect(corpus_db.reader_dsn) as conn:
         bad = list_sessions(conn, health=health.grades_in("C-F"))

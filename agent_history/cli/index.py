@@ -241,6 +241,8 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
     the file, 1 when it failed to load; a pass already running means there is nothing to do."""
     from agent_history.ingest.discovery import file_ref
 
+    if not path.exists():
+        fail(f"--file {path}: no such file", 2)
     ref = file_ref(sources, path)
     if ref is None:
         fail(f"--file {path} is not a transcript of any source (no discovery rule of a configured home matches it)", 2)

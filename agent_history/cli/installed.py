@@ -26,12 +26,18 @@ def skills_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Installed skills and plugins (name, source, version or SKILL.md hash) and the sessions that used them."""
+    from agent_history.cli.read import _agents
     from agent_history.read.installed import list_skills
 
+    if agent is not None:
+        (agent,) = _agents([agent])  # an unknown agent is a usage error (exit 2)
     with database().connect() as conn:
         rows = list_skills(conn, harness=agent, include_gone=gone)
+        collected = bool(rows) or bool(list_skills(conn, harness=None, include_gone=True))
     if json:
         print_json({"skills": [r.as_dict() for r in rows]})
+    elif not rows and collected:  # the filters (an agent, installed only) leave nothing
+        _print("no skill or plugin matches" + ("" if gone else " (`--gone` lists those no longer installed)"))
     elif not rows:
         _print(NOTHING)
     else:

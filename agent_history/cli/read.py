@@ -395,6 +395,13 @@ def search_cmd(
             if not isinstance(exc, EmbeddingError):
                 raise
             fail(str(exc), 2)
+        from agent_history.ingest.bulk import pending
+
+        if pending(conn) is not None:  # an index pass left its bulk load unfinished
+            unfinished = (
+                "an index pass stopped during a bulk load: search is slower until `agent-history index` finishes it"
+            )
+            result.note = f"{result.note}; {unfinished}" if result.note else unfinished
     hits = result.hits
     if json:
         print_json({"query": query, "namespaces": list(req.namespaces) or None, "mode": result.mode,

@@ -23,7 +23,9 @@ recomputed, the row deleted — in another. A pass killed in between leaves the 
 pass (whatever its size) continues in bulk mode and ends it; `status` reports it meanwhile.
 Only a role owning the tables can take the path (`can_bulk`); an indexer connected as the
 non-owning ``ah_writer`` always loads incrementally.
-Until then searches run without the GIN index (a sequential scan) and on stale statistics.
+A pass stopped at a batch boundary (Ctrl-C, SIGTERM) recomputes the statistics before it exits
+(`refresh_statistics`), so search finds what was loaded; until the next pass ends the bulk pass,
+searches run without the GIN index (a sequential scan) and say so (`search` prints a note).
 """
 
 from __future__ import annotations
@@ -145,6 +147,14 @@ def recompute_statistics(conn: psycopg.Connection) -> None:
         conn.execute("DELETE FROM ah.search_term WHERE corpus = %(corpus)s", {"corpus": table})
         conn.execute(RECOMPUTE_TERMS.format(table=table), {"corpus": table})
         conn.execute(RECOMPUTE_CORPUS.format(table=table), {"corpus": table})
+
+
+def refresh_statistics(conn: psycopg.Connection) -> None:
+    """Recompute the term statistics of an open bulk pass that stops before its end (one
+    transaction; the triggers stay disabled and the ``bulk_pass`` row stays, so the next pass
+    still ends it). Search ranks what was loaded correctly meanwhile. `conn` is autocommit."""
+    with conn.transaction():
+        recompute_statistics(conn)
 
 
 def finish(conn: psycopg.Connection, state: BulkState) -> None:

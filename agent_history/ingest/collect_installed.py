@@ -10,7 +10,8 @@ rules, loop charter/closeout metadata — read with `repos.installed`, written h
 Every write is an upsert guarded by ``IS DISTINCT FROM``, so a second run changes nothing. A skill
 or plugin seen before and not found now is marked ``gone`` (its row kept); a charter or closeout
 no longer in the work tree likewise. Permission rules are current configuration: a rule no longer
-in its file is deleted with the file's other rules re-read. A file that cannot be read is one
+in its file is deleted with the file's other rules re-read, and the user-level rules of a settings
+file the run did not read (its home gone or moved) are deleted too. A file that cannot be read is one
 `Problem` (returned, for `collect` to report and record as an issue); the rest are collected.
 """
 
@@ -105,15 +106,22 @@ def write_user_level(conn: psycopg.Connection, homes: Mapping[str, Path]) -> tup
         problems += bad
     written = _upsert_installed(conn, items, None) + _mark_gone(conn, items, None)
     n_rules = 0
+    read: list[str] = []
     for harness, name in installed.USER_SETTINGS:
         if harness not in homes:
             continue
         path = homes[harness] / name
+        read.append(str(path))
         rules, bad = installed.permission_rules(path, harness, "user")
         problems += bad
         if not bad:
             n_rules += len(rules)
             written += _replace_rules(conn, str(path), rules, None)
+    # user-level rules of settings files this run did not read (a home gone or moved) are no
+    # longer in force here: the permissions report shows what collect found, nothing older
+    written += conn.execute(
+        "DELETE FROM ah.permission_rule WHERE repository_id IS NULL AND NOT (settings_path = ANY (%s))", (read,)
+    ).rowcount
     return len(items), n_rules, problems, written
 
 

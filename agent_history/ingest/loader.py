@@ -237,6 +237,12 @@ class Loader:
                 # over every session this pass dirtied take seconds on a large pass. Their marks
                 # are committed in ah.dirty_session, so the next pass rolls them up.
                 summary.interrupted = True
+                if bulk_state is not None:
+                    # the term statistics of what was loaded, so search finds it now; the index
+                    # builds (the longer half of `bulk.finish`) are left to the next pass
+                    from agent_history.ingest import bulk
+
+                    bulk.refresh_statistics(conn)
             else:
                 summary.sessions_rolled_up = run_postpasses(conn)
                 if bulk_state is not None:

@@ -6,7 +6,8 @@
   commit time. Author names and addresses are read past and never kept.
 - `lines_written(input_text, path)`: the lines an Edit / MultiEdit / Write / apply_patch call
   wrote into `path`, from the call's stored input (`ah.tool_call.input`): Claude Code's JSON
-  ``content`` (Write), ``new_string`` (Edit), ``edits[].new_string`` (MultiEdit); a Codex
+  ``content`` (Write), the lines of ``new_string`` not in ``old_string`` (Edit; MultiEdit per
+  ``edits[]``); a Codex
   ``*** Begin Patch`` envelope or a unified diff (raw, or in a JSON ``input`` / ``patch``
   field, or fed by a shell ``command``): the added lines of the sections naming `path` (a relative section path names every
   file whose path ends with it). None when the input is none of these.
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -131,13 +133,31 @@ def lines_written(input_text: str | None, path: str) -> list[str] | None:
     target = data.get("file_path") or data.get("path")
     if isinstance(target, str) and not _names(target, path):
         return None
-    texts: list[str] = []
-    for key in ("content", "new_string"):
-        if isinstance(data.get(key), str):
-            texts.append(data[key])
-    for edit in data.get("edits") or []:
-        if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
-            texts.append(edit["new_string"])
-    if not texts:
-        return None
-    return [line for text in texts for line in text.replace("\r\n", "\n").split("\n")]
+    out: list[str] = []
+    found = False
+    if isinstance(data.get("content"), str):  # Write: every line
+        out += _split(data["content"])
+        found = True
+    for edit in [data, *(e for e in data.get("edits") or [] if isinstance(e, dict))]:
+        if isinstance(edit.get("new_string"), str):  # Edit: the lines it added, not its context
+            out += _edit_added(edit.get("old_string"), edit["new_string"])
+            found = True
+    return out if found else None
+
+
+def _split(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def _edit_added(old: str | None, new: str) -> list[str]:
+    """The lines of an Edit's `new` text that are not its `old` text's (inserted or replaced, by
+    difflib's line matching): the lines the edit put there. An Edit repeats the lines around its
+    change in both strings to locate it; those were in the file already (a newcomer's break-it run
+    found a human's line attributed to the Edit that merely quoted it)."""
+    new_lines = _split(new)
+    if not isinstance(old, str) or not old:
+        return new_lines
+    matcher = difflib.SequenceMatcher(a=_split(old), b=new_lines, autojunk=False)
+    return [
+        line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace") for line in new_lines[j1:j2]
+    ]
