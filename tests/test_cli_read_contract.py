@@ -124,7 +124,7 @@ def test_config_mistakes_are_an_error_or_a_one_line_warning(env):
     assert bad_section.returncode == 0, bad_section.stderr
     assert bad_section.stderr == (
         f"warning: config {config}: unknown section [databse] ignored "
-        "(known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories, repos, identity, aider, crush, archive, index, plans)\n"
+        "(known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories, repos, identity, aider, crush, archive, index, plans, service)\n"
     )
     missing = cli("sessions", env={**env, "AGENT_HISTORY_CONFIG": str(config.parent / "nope.toml")})
     assert missing.returncode == 2
@@ -153,7 +153,7 @@ def _lines(out: subprocess.CompletedProcess) -> list[str]:
 def test_sessions_at_80_columns_keep_each_uid_and_namespace_whole(env):
     rows = json.loads(cli("sessions", "-n", "10", "--json", env=env).stdout)
     lines = _lines(cli("sessions", "-n", "10", env=env))
-    assert lines[0].split() == ["started", "agent", "session", "tokens", "cost", "duration", "subs", "tools"]
+    assert lines[0].split() == ["started", "agent", "session", "tokens", "cost", "duration", "subs", "tools", "hl"]
     firsts = [line for line in lines[1:] if not line.startswith("  ")]
     assert len(firsts) == len(rows) == 10
     for line, row in zip(firsts, rows, strict=True):

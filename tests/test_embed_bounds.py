@@ -189,7 +189,7 @@ def test_a_signal_ends_the_pass_cleanly(big_db, cli_env, embed_server, signum, h
         release.set()
     out, err = proc.communicate(timeout=120)
     assert (proc.returncode, err) == (0, "")
-    assert "stopped: interrupted" in out and f"{vectors} new vectors" in out
+    assert "stopped: interrupted" in out and f"{vectors} new vector{'' if vectors == 1 else 's'}" in out
     assert [b["input"] for b in embed_server.requests][0] == [CHECK_INPUT]
     assert len(embed_server.requests) == requests  # nothing is sent after the signal
     assert _count(db, "embedding") == vectors  # what was paid for is kept

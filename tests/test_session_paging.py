@@ -71,7 +71,7 @@ def test_json_is_paged_the_same_way_and_says_where_it_is(env):
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (("--page", "4"), f"error: session {LONG} has 3 page(s) of 200 events, not 4"),
+        (("--page", "4"), f"error: session {LONG} has 3 pages of 200 events, not 4"),
         (("--page", "0"), "error: --page must be 1 or more (got 0)"),
         (("--page", "2", "--from", "3"), "error: --page, --all and --from/--to exclude each other"),
         (("--all", "--to", "3"), "error: --page, --all and --from/--to exclude each other"),
