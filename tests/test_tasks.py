@@ -67,6 +67,21 @@ def test_tasks_list_and_one_task_with_history_commits_and_the_session_that_made_
     assert detail.loops == []
 
 
+def test_a_task_trailer_in_another_case_links_its_commit(db, collected):
+    """``Task: TASK-2`` names task-2 as `task TASK-2` does (a newcomer's commit was left out)."""
+    project, _ = collected
+    (project / "src" / "c.py").write_text("print('c')\n")
+    git(project, "add", "src/c.py")
+    git(project, "commit", "-q", "-m", "Second task, part two\n\nTask: TASK-2", at=at(9))
+    upper = git(project, "rev-parse", "HEAD").strip()
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        collect(conn, [project], [ME[1]])
+        counts = {r.task_id: r.commits for r in list_tasks(conn)}
+        (detail,) = task_detail(conn, "task-2")
+    assert counts == {"task-1": 1, "task-2": 2}
+    assert upper in [c.sha for c in detail.commits]
+
+
 def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agent_history", *args], env=env, capture_output=True, text=True)
 
