@@ -91,6 +91,8 @@ def test_task_cli_and_why_for_a_commit_no_agent_printed(cli_env, collected):
     out = _cli(cli_env, "tasks", "--status", "Done", "--json")
     assert out.returncode == 0, out.stderr
     assert [t["task_id"] for t in json.loads(out.stdout)["tasks"]] == ["task-1", "task-2"]
+    none = _cli(cli_env, "tasks", "--status", "bogus")  # collected, but the filter leaves none
+    assert none.returncode == 1 and none.stdout.startswith("No task matches --status/--repo"), none.stdout
     one = json.loads(_cli(cli_env, "task", "task-2", "--json").stdout)["tasks"][0]
     assert [(c["subject"], c["sessions"]) for c in one["commits"]] == [("Second task, part one", [])]
     assert one["history"][-1]["new"] == "Done" and one["task"]["folder"] == "tasks"
