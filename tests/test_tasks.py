@@ -67,6 +67,21 @@ def test_tasks_list_and_one_task_with_history_commits_and_the_session_that_made_
     assert detail.loops == []
 
 
+def test_a_task_trailer_in_another_case_links_its_commit(db, collected):
+    """``Task: TASK-2`` names task-2 as `task TASK-2` does (a newcomer's commit was left out)."""
+    project, _ = collected
+    (project / "src" / "c.py").write_text("print('c')\n")
+    git(project, "add", "src/c.py")
+    git(project, "commit", "-q", "-m", "Second task, part two\n\nTask: TASK-2", at=at(9))
+    upper = git(project, "rev-parse", "HEAD").strip()
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        collect(conn, [project], [ME[1]])
+        counts = {r.task_id: r.commits for r in list_tasks(conn)}
+        (detail,) = task_detail(conn, "task-2")
+    assert counts == {"task-1": 1, "task-2": 2}
+    assert upper in [c.sha for c in detail.commits]
+
+
 def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agent_history", *args], env=env, capture_output=True, text=True)
 
@@ -76,6 +91,8 @@ def test_task_cli_and_why_for_a_commit_no_agent_printed(cli_env, collected):
     out = _cli(cli_env, "tasks", "--status", "Done", "--json")
     assert out.returncode == 0, out.stderr
     assert [t["task_id"] for t in json.loads(out.stdout)["tasks"]] == ["task-1", "task-2"]
+    none = _cli(cli_env, "tasks", "--status", "bogus")  # collected, but the filter leaves none
+    assert none.returncode == 1 and none.stdout.startswith("No task matches --status/--repo"), none.stdout
     one = json.loads(_cli(cli_env, "task", "task-2", "--json").stdout)["tasks"][0]
     assert [(c["subject"], c["sessions"]) for c in one["commits"]] == [("Second task, part one", [])]
     assert one["history"][-1]["new"] == "Done" and one["task"]["folder"] == "tasks"

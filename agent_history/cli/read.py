@@ -395,9 +395,9 @@ def search_cmd(
             if not isinstance(exc, EmbeddingError):
                 raise
             fail(str(exc), 2)
-        from agent_history.ingest.bulk import pending
+        from agent_history.db.bulk_mark import bulk_load_unfinished
 
-        if pending(conn) is not None:  # an index pass left its bulk load unfinished
+        if bulk_load_unfinished(conn):  # an index pass left its bulk load unfinished
             unfinished = (
                 "an index pass stopped during a bulk load: search is slower until `agent-history index` finishes it"
             )

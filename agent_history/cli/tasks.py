@@ -30,8 +30,11 @@ def tasks_cmd(
 
     with database().connect() as conn:
         rows = list_tasks(conn, status=status, repo=repo, limit=limit)
+        filtered = not rows and (status or repo) and bool(list_tasks(conn, limit=1))
     if json:
         print_json({"tasks": [r.as_dict() for r in rows]})
+    elif filtered:  # tasks were collected; the filters leave none
+        console.print("No task matches --status/--repo (`agent-history tasks` lists them all).", markup=False)
     elif not rows:
         console.print("No tasks found: run `agent-history collect` over repositories with a backlog/ folder.")
     else:

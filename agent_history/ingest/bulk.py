@@ -35,14 +35,16 @@ from dataclasses import dataclass
 
 import psycopg
 
+from agent_history.db.bulk_mark import BULK_PASS_KEY
+
 BULK_MIN_BYTES = 64 * 1024 * 1024
 """New bytes (transcript bytes not yet indexed) from which a pass takes the bulk path."""
 
 BULK_MODES = ("auto", "always", "never")
 """Values of ``[index] bulk``."""
 
-MARK_KEY = "bulk_pass"
-"""``ah.meta`` key of an unfinished bulk pass (value: JSON ``{"run_id", "indexes"}``)."""
+MARK_KEY = BULK_PASS_KEY
+"""``ah.meta`` key of an unfinished bulk pass (value: JSON ``{"run_id", "indexes"}``; `db.bulk_mark`)."""
 
 CORPORA: tuple[str, ...] = ("message", "tool_call")
 """Search corpora: each is the table of the same name with a ``tsv`` column."""

@@ -317,7 +317,7 @@ def repository_candidates(conn: psycopg.Connection, loop: LoopFacts, end: dateti
         out["state_log"] = {"landed": landed, "parked": parked}
     trailers = conn.execute(
         f"""
-        SELECT count(DISTINCT t) FROM ah.repo_commit AS x CROSS JOIN LATERAL unnest(x.task_ids) AS t
+        SELECT count(DISTINCT lower(t)) FROM ah.repo_commit AS x CROSS JOIN LATERAL unnest(x.task_ids) AS t
         WHERE x.repository_id = %(repo)s AND x.reached_default_at IS NOT NULL AND {window("x", "reached_default_at")}
         """,
         params,

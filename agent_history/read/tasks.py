@@ -104,7 +104,7 @@ class TaskDetail:
 _SUMMARY_SQL = """
 SELECT t.repository_id, r.name, t.task_id, t.title, t.status, t.folder, t.labels, t.assignee, t.created_date, t.updated_date,
        t.dependencies,
-       (SELECT count(*) FROM ah.repo_commit AS c WHERE c.repository_id = t.repository_id AND t.task_id = ANY (c.task_ids))
+       (SELECT count(*) FROM ah.repo_commit AS c WHERE c.repository_id = t.repository_id AND lower(t.task_id) IN (SELECT lower(x) FROM unnest(c.task_ids) AS x))
 FROM ah.backlog_task AS t JOIN ah.repository AS r ON r.id = t.repository_id
 """
 
@@ -180,7 +180,7 @@ def _detail(conn: psycopg.Connection, repo_id: int, task: TaskSummary) -> TaskDe
     commits = []
     for sha, subject, committed, reached, mine in conn.execute(
         "SELECT sha, subject, committed_at, reached_default_at, authored_by_me FROM ah.repo_commit "
-        "WHERE repository_id = %s AND %s = ANY (task_ids) ORDER BY committed_at, sha",
+        "WHERE repository_id = %s AND lower(%s) IN (SELECT lower(x) FROM unnest(task_ids) AS x) ORDER BY committed_at, sha",
         (repo_id, task.task_id),
     ):
         runs = [
@@ -210,7 +210,7 @@ def _detail(conn: psycopg.Connection, repo_id: int, task: TaskSummary) -> TaskDe
             ),
             by_trailer AS (
                 SELECT DISTINCT m.id, 'task_trailer' AS how FROM mine AS m
-                JOIN ah.repo_commit AS c ON c.repository_id = %(repo)s AND %(task)s = ANY (c.task_ids)
+                JOIN ah.repo_commit AS c ON c.repository_id = %(repo)s AND lower(%(task)s) IN (SELECT lower(x) FROM unnest(c.task_ids) AS x)
                 WHERE c.reached_default_at >= m.started_at
                   AND (m.window_end_at IS NULL OR c.reached_default_at < m.window_end_at)
             )

@@ -5,7 +5,8 @@
   when none are configured) and is dropped; trailers that name a person (`PERSON_TRAILERS`, or
   any value holding an e-mail address) are dropped too, so nothing stored identifies anyone.
   `task_ids` are the values of ``Task:`` trailers (key compared case-insensitively; a value may
-  list several ids separated by commas or blanks). Line counts: numstat's ``-`` (binary) is None;
+  list several ids separated by commas or blanks; kept as written, matched to task files
+  case-insensitively, as Backlog.md ids are: ``TASK-1`` is ``task-1``). Line counts: numstat's ``-`` (binary) is None;
   a commit's totals are None when none of its files has a count.
 - `reached_default(first_parent, parents, committed_at)`: when each commit reached the default
   branch — the commit time of the first-parent commit that brought it (itself, or the merge).
