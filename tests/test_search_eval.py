@@ -48,6 +48,7 @@ def test_cli_search_answers_a_question_with_snippets(corpus_db, tmp_path):  # no
         "AGENT_HISTORY_DATA_DIR": str(tmp_path / "data"),
         "HOME": str(tmp_path),
         "PATH": "/usr/bin:/bin",
+        "AGENT_HISTORY_QUERY_IDLE_S": "0",  # no resident query process left behind (tests/conftest.py)
     }
     out = subprocess.run(
         [sys.executable, "-m", "agent_history", "search", "why did the build fail", "--json"],
