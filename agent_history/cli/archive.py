@@ -11,7 +11,7 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
-from agent_history.cli.output import console, count, fail, print_event, print_json, print_warning
+from agent_history.cli.output import console, count, fail, nothing_found_line, print_event, print_json, print_warning
 
 
 def summary_line(s) -> str:
@@ -29,16 +29,7 @@ def nothing_seen(sources) -> str:
     Project harnesses' sources (Aider, Crush: searched in projects and roots) are no home."""
     homes = [s for s in sources if s.tier == "hot" and not (s.known_projects or s.roots or s.project_dirs)]
     missing = sum(1 for s in homes if not s.home.exists())
-    where = ", ".join(str(s.home) for s in homes) or "no agent home configured"
-    state = (
-        "none of them exists"
-        if homes and missing == len(homes)
-        else (f"{missing} of them do not exist, the others hold no transcript" if missing else "no transcript there")
-    )
-    return (
-        f"no transcripts to archive (looked in {where}: {state}): archive a copy with --home DIR "
-        "(laid out like ~) or add homes under [sources] in the config file"
-    )
+    return nothing_found_line("no transcripts to archive", "archive", homes, missing)
 
 
 def run_archive_pass(

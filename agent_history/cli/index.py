@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, count, fail, print_event, print_json, print_warning
+from agent_history.cli.output import console, count, fail, nothing_found_line, print_event, print_json, print_warning
 from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
@@ -211,18 +211,8 @@ def _warn_if_rebuild_interrupted(db) -> None:
 def _nothing_found(sources, summary: PassSummary) -> str:
     """The one line a pass that found no transcript prints: where it looked and what to do.
     Project harnesses' sources (Aider, Crush: searched in known projects and roots) are no home."""
-    sources = [s for s in sources if not (s.known_projects or s.roots or s.project_dirs)]
-    missing = len(summary.skipped_homes)
-    where = ", ".join(str(s.home) for s in sources) or "no agent home configured"
-    state = (
-        "none of them exists"
-        if sources and missing == len(sources)
-        else (f"{missing} of them do not exist, the others hold no transcript" if missing else "no transcript there")
-    )
-    return (
-        f"no transcripts found (looked in {where}: {state}): index a copy with --home DIR (laid out like ~) "
-        "or add homes under [sources] in the config file"
-    )
+    homes = [s for s in sources if not (s.known_projects or s.roots or s.project_dirs)]
+    return nothing_found_line("no transcripts found", "index", homes, len(summary.skipped_homes))
 
 
 def _explicit_namespaces(settings, home: Path | None, extra: list[str] | None) -> set[str]:

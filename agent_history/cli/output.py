@@ -127,3 +127,19 @@ def fail(message: str, code: int = 1) -> None:
 
     print_error(message)
     raise typer.Exit(code)
+
+
+def nothing_found_line(what: str, verb: str, homes: list, missing: int) -> str:
+    """The one line a pass that found no transcript prints (`index`, `archive`): where it looked
+    (`homes`: the sources that are homes, not project searches; `missing` of them do not exist)
+    and what to do. `what` names the result ("no transcripts found"), `verb` the action ("index")."""
+    where = ", ".join(str(s.home) for s in homes) or "no agent home configured"
+    state = (
+        "none of them exists"
+        if homes and missing == len(homes)
+        else (f"{missing} of them do not exist, the others hold no transcript" if missing else "no transcript there")
+    )
+    return (
+        f"{what} (looked in {where}: {state}): {verb} a copy with --home DIR (laid out like ~) "
+        "or add homes under [sources] in the config file"
+    )
