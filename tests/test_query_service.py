@@ -62,13 +62,16 @@ def base_env(corpus_db) -> dict[str, str]:  # noqa: F811
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cli(env: dict, *args: str, stdin: str = "", resident_on: bool = True) -> subprocess.CompletedProcess:
+def cli(
+    env: dict, *args: str, stdin: str = "", resident_on: bool = True, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PY, "-m", "agent_history", *args],
         env={**env, "AGENT_HISTORY_QUERY_IDLE_S": env["AGENT_HISTORY_QUERY_IDLE_S"] if resident_on else "0"},
         input=stdin.encode(),
         capture_output=True,
         timeout=120,
+        cwd=cwd,
     )
 
 
@@ -292,22 +295,34 @@ def test_the_server_exits_after_its_idle_timeout_and_removes_its_files(base_env)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _code_copy(root: Path) -> Path:
+    """A private copy of the code (package, migrations, sql) under `root`: a test that rewrites a
+    module there changes no other test's installation (xdist runs other resident servers at once,
+    and each would stop as "the installed code changed")."""
+    repo = Path(resident.__file__).resolve().parents[2]
+    code = root / "code"
+    shutil.copytree(repo / "agent_history", code / "agent_history", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("migrations", "sql"):
+        (code / name).symlink_to(repo / name)
+    return code
+
+
 def test_changed_code_on_disk_is_never_served_a_new_server_starts(own_server):
-    env = own_server
-    r = cli(env, "service", "start", "--json")
+    code = _code_copy(Path(own_server["AGENT_HISTORY_DATA_DIR"]).parent)
+    env = {**own_server, "PYTHONPATH": str(code)}  # and cwd=code: `-m` puts the cwd first on sys.path
+    r = cli(env, "service", "start", "--json", cwd=code)
     old = json.loads(r.stdout)["pid"]
-    expected = cli(env, "search", "tokenizer", "--limit", "2", resident_on=False)
-    module = Path(resident.__file__)
+    expected = cli(env, "search", "tokenizer", "--limit", "2", resident_on=False, cwd=code)
+    assert service_status(data_dir(env))["package"] == str(code / "agent_history")
+    module = code / "agent_history" / "cli" / "resident.py"
     st = module.stat()
     os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # as an upgrade rewrites it
-    try:
-        r = cli(env, "search", "tokenizer", "--limit", "2")
-        assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
-        wait_for(lambda: service_status(data_dir(env)).get("pid", old) != old, "the restarted server")
-    finally:
-        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    r = cli(env, "search", "tokenizer", "--limit", "2", cwd=code)
+    assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    wait_for(lambda: service_status(data_dir(env)).get("pid", old) != old, "the restarted server")
     log = paths_of(data_dir(env)).log.read_text()
     assert "stopped (the installed code changed)" in log
+    subprocess.run([PY, "-m", "agent_history", "service", "stop"], env=env, cwd=code, capture_output=True, timeout=60)
 
 
 def test_service_status_and_stop(own_server):
