@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -101,8 +102,18 @@ def run_live_on_a_pty(env: dict, *args: str) -> tuple[int, str]:
                 break
             shown += chunk
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=60)
-        while True:
+        # Keep reading while it exits: a view that refreshed again while we were slow (a loaded
+        # machine) writes its last frame on the way out, and a full pty would block it there.
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    chunk = b""
+                shown += chunk
+        code = proc.wait(timeout=1)
+        while select.select([leader], [], [], 0)[0]:
             try:
                 chunk = os.read(leader, 65536)
             except OSError:

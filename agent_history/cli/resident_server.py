@@ -89,6 +89,10 @@ def paths_of(data_dir: Path) -> ServicePaths:
     return ServicePaths.of(data_dir, resident.SERVICE_DIR)
 
 
+FORWARDED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+"""Signals a client forwards to its command's child (`resident._await`)."""
+
+
 # --- preload and code stamp ----------------------------------------------------------------------
 
 
@@ -359,13 +363,24 @@ class _Server:
             self.stopping = "the installed code changed"
             return refuse("the installed code changed", restart=True)
         self.requests += 1
-        pid = os.fork()
+        # The client may forward a signal as soon as it hears the child's pid: until the child
+        # has its own handlers, a signal would run the server's (which only sets `stopping`) and
+        # the command would go on. Blocked across the fork, it waits for the child's handlers.
+        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED_SIGNALS)
+            raise
+        if pid != 0:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED_SIGNALS)
         if pid == 0:  # the child: take the client's fds, drop the server's
             try:
                 signal.set_wakeup_fd(-1)
                 for signum in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
                     signal.signal(signum, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED_SIGNALS)
                 for fd in self.parent_fds():
                     if fd != conn.fileno():
                         os.close(fd)
