@@ -21,7 +21,7 @@ def _print(text: str) -> None:
 
 @app.command("skills")
 def skills_cmd(
-    agent: str = typer.Option(None, "--agent", "-a", help="Only this harness (claude, codex, pi)."),
+    agent: str = typer.Option(None, "--agent", "-a", help="Only this harness."),
     gone: bool = typer.Option(False, "--gone", help="Also skills and plugins no longer installed."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -65,7 +65,8 @@ def permissions_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.
         if rules:
             table = compact_table("agent", "scope", "list", "rule", "denied")
             for r in rules:
-                table.add_row(r.harness, r.scope, r.list, r.rule, f"{r.denials:,}")
+                denied = "-" if r.denials is None else f"{r.denials:,}"  # an execpolicy rule names no tool
+                table.add_row(r.harness, r.scope, r.list, r.rule, denied)
             console.print(table)
         else:
             _print(f"no permission rules: {NOTHING}")

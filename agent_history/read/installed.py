@@ -5,8 +5,10 @@
   SKILL.md), most used first.
 - `permission_view`: the allow / deny / ask rules of the settings files (``ah.permission_rule``)
   beside the denials transcripts record (tool calls classified ``denied``, per agent and tool).
-  A rule's tool is the name before its parenthesis (Claude Code's ``Bash(npm run test:*)`` →
-  ``Bash``); each rule shows the denials of that tool.
+  A rule of a ``json`` settings file (the harness row's `PermissionFile` whose path matches)
+  names a tool before its parenthesis (Claude Code's ``Bash(npm run test:*)`` → ``Bash``) and
+  shows the denials of that tool in the harness's own transcripts; a Codex execpolicy rule names
+  a command prefix, not a tool: its tool and denials are None (unknown, not zero).
 - `loop_files`: loop charters and closeouts (``ah.loop_run_metadata``): metadata, never a body.
 
 Every function returns [] on a catalogue before migration 0022. Curated-out sessions never count.
@@ -16,8 +18,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import PurePosixPath
 
 import psycopg
+
+from agent_history.harnesses import BY_NAME
 
 from agent_history.session.exclusions import not_excluded
 
@@ -79,15 +84,15 @@ def list_skills(conn: psycopg.Connection, *, harness: str | None = None, include
 @dataclass(slots=True)
 class RuleRow:
     """One permission rule, with the denials the harness's transcripts record for its tool (0:
-    none)."""
+    none; None with `tool` None: the rule names no tool)."""
 
     harness: str
     scope: str
     settings_path: str
     list: str
     rule: str
-    tool: str
-    denials: int
+    tool: str | None
+    denials: int | None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -107,8 +112,13 @@ class DenialRow:
         return asdict(self)
 
 
-RULE_AGENT: dict[str, str] = {"claude": "claude", "gemini": "gemini"}
-"""Settings harness → the agent whose transcripts' denials sit beside its rules."""
+def _names_tool(harness: str, settings_path: str) -> bool:
+    """Whether the rules of `settings_path` name a tool: the harness row's permission file
+    matching it (its path from the right, ``*`` within a directory) is a ``json`` one."""
+    row = BY_NAME.get(harness)
+    specs = row.installed.permissions if row is not None and row.installed is not None else ()
+    path = PurePosixPath(settings_path)
+    return any(s.fmt == "json" for s in specs if path.match(s.path))
 
 
 def permission_view(conn: psycopg.Connection) -> tuple[list[RuleRow], list[DenialRow]]:
@@ -132,8 +142,11 @@ def permission_view(conn: psycopg.Connection) -> tuple[list[RuleRow], list[Denia
         "SELECT harness, scope, settings_path, list, rule FROM ah.permission_rule "
         "ORDER BY harness, scope, settings_path, list, rule"
     ).fetchall():
-        tool = rule.split("(", 1)[0].strip()
-        rules.append(RuleRow(harness, scope, path, kind, rule, tool, by_tool.get((RULE_AGENT.get(harness), tool), 0)))
+        if _names_tool(harness, path):
+            tool = rule.split("(", 1)[0].strip()
+            rules.append(RuleRow(harness, scope, path, kind, rule, tool, by_tool.get((harness, tool), 0)))
+        else:
+            rules.append(RuleRow(harness, scope, path, kind, rule, None, None))
     return rules, denials
 
 
