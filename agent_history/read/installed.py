@@ -2,7 +2,9 @@
 
 - `list_skills`: installed skills and plugins (``ah.installed_skill``) with the sessions that
   used them (view ``ah.skill_use``: Claude Code ``Skill`` tool calls naming them, reads of their
-  SKILL.md), most used first.
+  SKILL.md, a Codex ``<skill>`` injection naming its path), most used first.
+- `invoked_skills`: which sessions used which installed skill or plugin (the same view), one
+  row per (skill, session), for `skills --sessions`.
 - `permission_view`: the allow / deny / ask rules of the settings files (``ah.permission_rule``)
   beside the denials transcripts record (tool calls classified ``denied``, per agent and tool).
   A rule of a ``json`` settings file (the harness row's `PermissionFile` whose path matches)
@@ -23,7 +25,6 @@ from pathlib import PurePosixPath
 import psycopg
 
 from agent_history.harnesses import BY_NAME
-
 from agent_history.session.exclusions import not_excluded
 
 SESSIONS_PER_SKILL = 20
@@ -79,6 +80,49 @@ def list_skills(conn: psycopg.Connection, *, harness: str | None = None, include
         {"harness": harness, "gone": include_gone},
     ).fetchall()
     return [SkillRow(*r[:12], session_uids=list(r[12] or [])) for r in rows]
+
+
+@dataclass(slots=True)
+class InvocationRow:
+    """One session's use of an installed skill or plugin (`harness`, `kind`, `name`, `path` name
+    the skill): the session, its agent and title, uses (tool calls, SKILL.md reads, injections)
+    and the first and last of them (UTC; None when the events carry no time)."""
+
+    harness: str
+    kind: str
+    name: str
+    path: str
+    session_uid: str
+    agent: str
+    title: str | None
+    uses: int
+    first_used_at: datetime | None
+    last_used_at: datetime | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def invoked_skills(
+    conn: psycopg.Connection, *, harness: str | None = None, include_gone: bool = False
+) -> list[InvocationRow]:
+    """Every (installed skill or plugin, session that used it) pair, for the skills `list_skills`
+    lists with the same filters; by harness, kind, name, path, then the newest use first."""
+    if not _has(conn, "installed_skill"):
+        return []
+    rows = conn.execute(
+        f"""
+        SELECT k.harness, k.kind, k.name, k.path, s.session_uid, s.agent, s.title, u.uses::int,
+               u.first_used_at, u.last_used_at
+        FROM ah.installed_skill AS k
+        JOIN ah.skill_use AS u ON u.skill_id = k.id
+        JOIN ah.session AS s ON s.id = u.session_id AND {not_excluded("s")}
+        WHERE (%(harness)s::text IS NULL OR k.harness = %(harness)s) AND (%(gone)s OR NOT k.gone)
+        ORDER BY k.harness, k.kind, k.name, k.path, u.last_used_at DESC NULLS LAST, s.session_uid
+        """,
+        {"harness": harness, "gone": include_gone},
+    ).fetchall()
+    return [InvocationRow(*r) for r in rows]
 
 
 @dataclass(slots=True)
