@@ -22,10 +22,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from agent_history.harnesses import HARNESSES
+from agent_history.harnesses.spec import PLUGIN_FORMATS, RULE_FORMATS
 from agent_history.ingest.collect import collect
 from agent_history.ingest.collect_installed import default_homes
 from agent_history.read.installed import invoked_skills, list_skills, permission_view
-from agent_history.repos.installed import execpolicy_rules, skills_in
+from agent_history.repos.installed import PLUGIN_READERS, RULE_READERS, execpolicy_rules, skills_in
 from tests.catalogue_rows import T0, message, session, tool_call, write
 from tests.git_repos import ME, build_project
 
@@ -53,6 +55,18 @@ RULES_READ = [
     ("deny", "rm"),
     ("allow", "ls"),
 ]
+
+
+def test_the_registry_rows_name_readers_that_exist():
+    assert set(RULE_READERS) == set(RULE_FORMATS) and set(PLUGIN_READERS) == set(PLUGIN_FORMATS)
+    rows = {h.name: h.installed for h in HARNESSES if h.installed is not None}
+    assert sorted(rows) == ["claude", "codex", "gemini", "pi"]
+    for name, places in rows.items():
+        assert all(fmt in PLUGIN_FORMATS for _, fmt in places.plugins), name
+        for spec in places.permissions:
+            assert spec.fmt in RULE_FORMATS and spec.scope in ("user", "project", "local"), (name, spec)
+            assert bool(spec.lists) == (spec.fmt == "json"), (name, spec)  # only JSON files have key lists
+        assert not any(p.startswith(("/", "~")) for p in (*places.user_skills, *places.project_skills)), name
 
 
 def _rules(tmp: Path, text: str) -> tuple[list[tuple[str, str]], list[str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import PurePosixPath
+from pathlib import PurePath
 
 import psycopg
 
@@ -161,7 +161,7 @@ def _names_tool(harness: str, settings_path: str) -> bool:
     matching it (its path from the right, ``*`` within a directory) is a ``json`` one."""
     row = BY_NAME.get(harness)
     specs = row.installed.permissions if row is not None and row.installed is not None else ()
-    path = PurePosixPath(settings_path)
+    path = PurePath(settings_path)
     return any(s.fmt == "json" for s in specs if path.match(s.path))
 
 
