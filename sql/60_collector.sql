@@ -22,6 +22,10 @@ WITH called AS (
            coalesce(t.input::jsonb ->> 'skill', t.input::jsonb ->> 'command') AS called
     FROM ah.tool_call AS t
     WHERE t.name = 'Skill' AND pg_input_is_valid(t.input, 'jsonb') AND jsonb_typeof(t.input::jsonb) = 'object'
+), injected AS (
+    SELECT m.session_id, m.ts, substring(m.text FROM '<path>([^<\n]*)</path>') AS path
+    FROM ah.message AS m
+    WHERE m.message_class = 'skill_body' AND starts_with(ltrim(m.text, E' \t\r\n'), '<skill>')
 ), used AS (
     SELECT k.id AS skill_id, c.session_id, c.ts
     FROM ah.installed_skill AS k
@@ -35,10 +39,9 @@ WITH called AS (
     JOIN ah.file_touch AS f ON f.path = k.path AND f.op = 'read'
     WHERE k.kind = 'skill'
     UNION ALL
-    SELECT k.id, m.session_id, m.ts
+    SELECT k.id, i.session_id, i.ts
     FROM ah.installed_skill AS k
-    JOIN ah.message AS m
-      ON m.message_class = 'skill_body' AND strpos(m.text, '<path>' || k.path || '</path>') > 0
+    JOIN injected AS i ON i.path = k.path
     WHERE k.kind = 'skill'
 )
 SELECT skill_id, session_id, count(*) AS uses, min(ts) AS first_used_at, max(ts) AS last_used_at

@@ -152,7 +152,8 @@ def _transcripts(dsn: str, skills: dict[str, Path]) -> None:
             tool_call("k2", "s-claude", "Skill", json.dumps({"skill": "review"}), "ok", offset=200),
         ],
     )
-    injected = f"<skill>\n<name>lint</name>\n<path>{skills['lint']}</path>\n# lint\n</skill>"
+    injected = f"\n<skill>\n<name>lint</name>\n<path>{skills['lint']}</path>\n# lint\n</skill>"
+    quoted = f"A note quoting <path>{skills['lint']}</path>, not an injection"
     write(
         dsn,
         [
@@ -167,7 +168,8 @@ def _transcripts(dsn: str, skills: dict[str, Path]) -> None:
                 role="user",
                 offset=20,
             ),
-        ],  # fmt: skip
+            message("m3", "s-codex", quoted, cls="skill_body", agent="codex", role="user", offset=30),
+        ],
         path="/t/codex.jsonl",
         namespace="codex-local",
         agent="codex",
