@@ -349,7 +349,7 @@ def table(fig: dict, meta: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point (see the module docstring)."""
-    from benchmarks.profile import _git_head
+    from benchmarks.profile import git_head
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clones", type=int, default=CLONES, help=f"clones of the shared corpus (default {CLONES})")
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
         fig = measure(Bench(home, work), raw, args.runs, args.embed, model)
         meta = {
             "when": time.strftime("%Y-%m-%d"),
-            "commit": _git_head(),
+            "commit": git_head(),
             "clones": args.clones,
             "files": files,
             "raw_mb": raw / 1e6,

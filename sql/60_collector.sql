@@ -13,13 +13,19 @@ COMMENT ON VIEW ah.repo_commit_session IS 'Collected commits and the sessions wh
 
 -- Sessions that used an installed skill or plugin (migration 0022): a Claude Code `Skill` tool
 -- call naming it (input {"skill": name}, older {"command": name}; a plugin's skills are called
--- "<plugin>:<skill>"), or a read of its SKILL.md (Codex and pi read the file itself).
+-- "<plugin>:<skill>"), a read of its SKILL.md (Codex and pi read the file itself), or its body
+-- injected naming its SKILL.md (Codex's explicit `$skill` invocation: a user message
+-- "<skill>\n<name>…</name>\n<path>/…/SKILL.md</path>\n…</skill>", class skill_body).
 CREATE OR REPLACE VIEW ah.skill_use AS
 WITH called AS (
     SELECT t.session_id, t.started_at AS ts,
            coalesce(t.input::jsonb ->> 'skill', t.input::jsonb ->> 'command') AS called
     FROM ah.tool_call AS t
     WHERE t.name = 'Skill' AND pg_input_is_valid(t.input, 'jsonb') AND jsonb_typeof(t.input::jsonb) = 'object'
+), injected AS (
+    SELECT m.session_id, m.ts, substring(m.text FROM '<path>([^<\n]*)</path>') AS path
+    FROM ah.message AS m
+    WHERE m.message_class = 'skill_body' AND starts_with(ltrim(m.text, E' \t\r\n'), '<skill>')
 ), used AS (
     SELECT k.id AS skill_id, c.session_id, c.ts
     FROM ah.installed_skill AS k
@@ -32,9 +38,14 @@ WITH called AS (
     FROM ah.installed_skill AS k
     JOIN ah.file_touch AS f ON f.path = k.path AND f.op = 'read'
     WHERE k.kind = 'skill'
+    UNION ALL
+    SELECT k.id, i.session_id, i.ts
+    FROM ah.installed_skill AS k
+    JOIN injected AS i ON i.path = k.path
+    WHERE k.kind = 'skill'
 )
 SELECT skill_id, session_id, count(*) AS uses, min(ts) AS first_used_at, max(ts) AS last_used_at
 FROM used
 GROUP BY skill_id, session_id;
 
-COMMENT ON VIEW ah.skill_use IS 'Sessions that used an installed skill: Skill tool calls naming it, reads of its SKILL.md.';
+COMMENT ON VIEW ah.skill_use IS 'Sessions that used an installed skill: Skill tool calls naming it, reads of its SKILL.md, its body injected naming its path.';

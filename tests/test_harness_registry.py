@@ -189,11 +189,6 @@ KNOWN_PER_HARNESS_RULES: dict[tuple[str, str], str] = {
     ): "the loader's OpenCode part sidecar (the loader is restructured by the speed work)",
     ("ingest/chunks.py", "compare"): "the loader's Cursor state sidecar (the loader is restructured by the speed work)",
     ("classify/activity_rules.py", "dict"): "the efficiency families' spawn tools per harness, twin of sql/36",
-    # the collector's file rules (issue 30): skill folders, plugin lists and permission settings per
-    # harness; they belong in the registry rows (issue 26's next step), listed here until they move
-    ("repos/installed.py", "dict"): "the collector's permission-settings layout per harness",
-    ("ingest/collect_installed.py", "list"): "the harnesses whose homes the collector reads",
-    ("read/installed.py", "dict"): "which harness's denials sit beside which settings' rules",
 }
 """Per-harness rules outside the registry, each a rule table or twin the registry cannot hold
 (module relative to the package, kind of node) → why. Anything else naming several harnesses in

@@ -21,21 +21,34 @@ def _print(text: str) -> None:
 
 @app.command("skills")
 def skills_cmd(
-    agent: str = typer.Option(None, "--agent", "-a", help="Only this harness (claude, codex, pi)."),
+    agent: str = typer.Option(None, "--agent", "-a", help="Only this harness."),
     gone: bool = typer.Option(False, "--gone", help="Also skills and plugins no longer installed."),
+    sessions: bool = typer.Option(
+        False, "--sessions", help="Under each skill, every session that invoked it (uid, agent, uses, last use, title)."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Installed skills and plugins (name, source, version or SKILL.md hash) and the sessions that used them."""
     from agent_history.cli.read import _agents
-    from agent_history.read.installed import list_skills
+    from agent_history.read.installed import invoked_skills, list_skills
 
     if agent is not None:
         (agent,) = _agents([agent])  # an unknown agent is a usage error (exit 2)
     with database().connect() as conn:
         rows = list_skills(conn, harness=agent, include_gone=gone)
         collected = bool(rows) or bool(list_skills(conn, harness=None, include_gone=True))
+        invoked: dict[tuple[str, str, str, str], list] = {}
+        for i in invoked_skills(conn, harness=agent, include_gone=gone) if sessions and rows else []:
+            invoked.setdefault((i.harness, i.kind, i.name, i.path), []).append(i)
     if json:
-        print_json({"skills": [r.as_dict() for r in rows]})
+        skills = [r.as_dict() for r in rows]
+        if sessions:
+            for r, d in zip(rows, skills, strict=True):
+                d["invoked"] = [
+                    {k: v for k, v in i.as_dict().items() if k not in ("harness", "kind", "name", "path")}
+                    for i in invoked.get((r.harness, r.kind, r.name, r.path), [])
+                ]
+        print_json({"skills": skills})
     elif not rows and collected:  # the filters (an agent, installed only) leave nothing
         _print("no skill or plugin matches" + ("" if gone else " (`--gone` lists those no longer installed)"))
     elif not rows:
@@ -48,6 +61,13 @@ def skills_cmd(
             last = minute(r.last_used_at) if r.last_used_at else "-"
             table.add_row(r.harness, r.kind, where, r.name, r.source or "-", version, f"{r.sessions:,}", last)
         console.print(table)
+        for r in rows if sessions else []:
+            uses = invoked.get((r.harness, r.kind, r.name, r.path), [])
+            _print(f"{r.harness} {r.kind} {r.name}: " + (count(len(uses), "session") if uses else "never invoked"))
+            for i in uses:
+                last = minute(i.last_used_at) if i.last_used_at else "-"
+                title = f"  {i.title}" if i.title else ""
+                _print(f"  {i.session_uid}  {i.agent}  {count(i.uses, 'use')}  {last}{title}")
     if not rows:
         raise typer.Exit(1)
 
@@ -65,7 +85,8 @@ def permissions_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.
         if rules:
             table = compact_table("agent", "scope", "list", "rule", "denied")
             for r in rules:
-                table.add_row(r.harness, r.scope, r.list, r.rule, f"{r.denials:,}")
+                denied = "-" if r.denials is None else f"{r.denials:,}"  # an execpolicy rule names no tool
+                table.add_row(r.harness, r.scope, r.list, r.rule, denied)
             console.print(table)
         else:
             _print(f"no permission rules: {NOTHING}")

@@ -14,12 +14,17 @@ from agent_history.harnesses.spec import (
     DocumentRule,
     Harness,
     HookSpec,
+    InstalledPlaces,
     Layout,
     McpSpec,
+    PermissionFile,
     Place,
     Retention,
     Signature,
 )
+
+_RULE_LISTS = ((("permissions", "allow"), "allow"), (("permissions", "deny"), "deny"), (("permissions", "ask"), "ask"))
+"""(key path in a settings file, list stored as)."""
 
 HARNESS = Harness(
     name="claude",
@@ -48,6 +53,19 @@ HARNESS = Harness(
     # cleanupPeriodDays: "how long to locally retain chat transcripts based on last activity
     # date (default: 30 days)" (code.claude.com/docs, settings)
     retention=Retention("settings.json", "cleanupPeriodDays", 30),
+    # skills: ~/.claude/skills/<name>/SKILL.md and a project's .claude/skills (code.claude.com/docs,
+    # "skills"); plugins: plugins/installed_plugins.json; permission rules: `permissions.allow|deny|
+    # ask` of the user, project and local settings files (code.claude.com/docs, "settings")
+    installed=InstalledPlaces(
+        user_skills=("skills",),
+        project_skills=(".claude/skills",),
+        plugins=(("plugins/installed_plugins.json", "claude-installed-plugins"),),
+        permissions=(
+            PermissionFile("settings.json", "user", lists=_RULE_LISTS),
+            PermissionFile(".claude/settings.json", "project", lists=_RULE_LISTS),
+            PermissionFile(".claude/settings.local.json", "local", lists=_RULE_LISTS),
+        ),
+    ),
     hook=HookSpec("claude", Place(("${CLAUDE_CONFIG_DIR}/settings.json", "~/.claude/settings.json")), "groups"),
     mcp=McpSpec(
         "claude-code",

@@ -14,8 +14,10 @@ from agent_history.harnesses.spec import (
     DocumentRule,
     Harness,
     HookSpec,
+    InstalledPlaces,
     Layout,
     McpSpec,
+    PermissionFile,
     Place,
     Signature,
     TranscriptLookup,
@@ -48,6 +50,17 @@ HARNESS = Harness(
     path_hint=r"(^|/)\.codex/|(^|/)rollout-[^/]*\.jsonl$",
     resume="codex resume {uid}",
     fork="codex fork {uid}",  # `codex fork [SESSION_ID] [PROMPT]` (codex-cli 0.145)
+    # skills: $CODEX_HOME/skills and a project's .codex/skills; execpolicy rules: `rules/*.rules`
+    # next to the user config (the TUI's "always allow" appends to rules/default.rules) and a
+    # trusted project's .codex/rules (developers.openai.com/codex, "Agent Skills", "Rules")
+    installed=InstalledPlaces(
+        user_skills=("skills",),
+        project_skills=(".codex/skills",),
+        permissions=(
+            PermissionFile("rules/*.rules", "user", "execpolicy"),
+            PermissionFile(".codex/rules/*.rules", "project", "execpolicy"),
+        ),
+    ),
     hook=HookSpec(
         "codex",
         Place(("${CODEX_HOME}/config.toml", "~/.codex/config.toml")),

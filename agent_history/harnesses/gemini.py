@@ -8,7 +8,26 @@ geminicli.com/docs (``settings.json``: ``mcpServers``, ``hooks.AfterAgent`` whos
 
 from __future__ import annotations
 
-from agent_history.harnesses.spec import Capabilities, Harness, HookSpec, KindRule, Layout, McpSpec, Place, Signature
+from agent_history.harnesses.spec import (
+    Capabilities,
+    Harness,
+    HookSpec,
+    InstalledPlaces,
+    KindRule,
+    Layout,
+    McpSpec,
+    PermissionFile,
+    Place,
+    Signature,
+)
+
+_RULE_LISTS = (
+    (("tools", "allowed"), "allow"),
+    (("tools", "exclude"), "deny"),
+    (("allowedTools",), "allow"),
+    (("excludeTools",), "deny"),
+)
+"""(key path in a settings file, list stored as)."""
 
 HARNESS = Harness(
     name="gemini",
@@ -28,6 +47,15 @@ HARNESS = Harness(
     # `gemini --resume <session UUID>` (geminicli.com/docs/cli/session-management); no fork flag
     resume="gemini --resume {uid}",
     path_hint=r"(^|/)\.gemini/|(^|/)tmp/[^/]+/chats/session-[^/]*\.jsonl?$",
+    # permission rules: `tools.allowed` / `tools.exclude` of the user and project settings.json
+    # (and the older top-level `allowedTools` / `excludeTools`), stored as allow / deny
+    # (geminicli.com/docs, "configuration")
+    installed=InstalledPlaces(
+        permissions=(
+            PermissionFile("settings.json", "user", lists=_RULE_LISTS),
+            PermissionFile(".gemini/settings.json", "project", lists=_RULE_LISTS),
+        ),
+    ),
     hook=HookSpec("gemini", Place(("~/.gemini/settings.json",)), "groups", "AfterAgent"),
     mcp=McpSpec(
         "gemini",

@@ -6,7 +6,7 @@ forming a tree; legacy v1 files lack ids; the per-message usage includes a cost)
 
 from __future__ import annotations
 
-from agent_history.harnesses.spec import Capabilities, Harness, Layout, Place, Signature
+from agent_history.harnesses.spec import Capabilities, Harness, InstalledPlaces, Layout, Place, Signature
 
 HARNESS = Harness(
     name="pi",
@@ -18,6 +18,8 @@ HARNESS = Harness(
     signatures=(Signature(80, head=(r'"type"\s*:\s*"session"',), absent=(r'"sessionId"\s*:',)),),
     path_hint=r"(^|/)\.pi/|(^|/)agent/sessions/",
     resume="pi --session {path}",
+    # skills: ~/.pi/agent/skills and a project's .pi/skills (pi-mono, docs/skills.md)
+    installed=InstalledPlaces(user_skills=("skills",), project_skills=(".pi/skills",)),
     capabilities=Capabilities(
         frozenset(
             {

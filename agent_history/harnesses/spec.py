@@ -222,6 +222,43 @@ class Retention:
     """What the harness keeps when the key is unset (its documented default)."""
 
 
+RULE_FORMATS: tuple[str, ...] = ("json", "execpolicy")
+"""How a permission file is read (`repos.installed.RULE_READERS`): a JSON settings file whose
+lists (`PermissionFile.lists`) hold rules naming a tool (``Bash(npm test:*)``), or Codex's
+execpolicy ``.rules`` file (Starlark ``prefix_rule(pattern=[…], decision=…)`` calls naming a
+command prefix)."""
+
+PLUGIN_FORMATS: tuple[str, ...] = ("claude-installed-plugins",)
+"""How a plugin list is read (`repos.installed.PLUGIN_READERS`): Claude Code's
+``installed_plugins.json`` (v1 or v2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionFile:
+    """A file holding permission rules: ``path`` relative to the harness's home (scope ``user``)
+    or to a project (scopes ``project``, ``local``); a ``*`` matches within one directory (Codex's
+    ``rules/*.rules``). Read as ``fmt`` (`RULE_FORMATS`)."""
+
+    path: str
+    scope: str
+    fmt: str = "json"
+    lists: tuple[tuple[tuple[str, ...], str], ...] = ()
+    """For ``json``: (key path in the settings JSON, list stored as: allow | deny | ask)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledPlaces:
+    """Where the harness keeps installed skills, plugins and permission rules, read by `collect`
+    (`ingest.collect_installed`): skill directories (each ``<dir>/<skill>/SKILL.md``, the open
+    Agent Skills layout) under its home and under a project, plugin lists (path under the home,
+    `PLUGIN_FORMATS`), and permission files (`PermissionFile`)."""
+
+    user_skills: tuple[str, ...] = ()
+    project_skills: tuple[str, ...] = ()
+    plugins: tuple[tuple[str, str], ...] = ()
+    permissions: tuple[PermissionFile, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """What the harness's format records (`capabilities.CAPABILITIES` names), and which of those
@@ -272,3 +309,5 @@ class Harness:
     """Which files, or why no real file was used (shown in the README's table)."""
     explicit: str | None = None
     """How a person names a source of a harness with no default home (an export file)."""
+    installed: InstalledPlaces | None = None
+    """Its installed skills, plugins and permission files (None: `collect` reads none)."""

@@ -1,11 +1,14 @@
 """The collector's installed-things half (issue 30, migration 0022): skills and plugins, permission
 rules, loop charter/closeout metadata — read with `repos.installed`, written here.
 
-- `write_user_level(conn, homes)`: the harness homes' skills, Claude Code plugins and user
-  settings' permission rules. `homes` maps a harness name to its home directory (`default_homes`:
-  each harness's `home` place resolved on this machine).
-- `write_project_level(conn, repo_id, top)`: a repository's project skills and settings, and its
-  loop charters and closeouts (`ah.loop_run_metadata`: metadata only, never the body).
+Where each harness keeps them is its registry row's `installed` (`harnesses.spec.InstalledPlaces`:
+skill directories, plugin lists, permission files with their reader); nothing here names a harness.
+
+- `write_user_level(conn, homes)`: the harness homes' skills, plugins and user-level permission
+  rules. `homes` maps a harness name to its home directory (`default_homes`: the `home` place of
+  each harness with an `installed` row, resolved on this machine).
+- `write_project_level(conn, repo_id, top)`: a repository's project skills and permission files,
+  and its loop charters and closeouts (`ah.loop_run_metadata`: metadata only, never the body).
 
 Every write is an upsert guarded by ``IS DISTINCT FROM``, so a second run changes nothing. A skill
 or plugin seen before and not found now is marked ``gone`` (its row kept); a charter or closeout
@@ -22,18 +25,28 @@ from pathlib import Path
 
 import psycopg
 
-from agent_history.harnesses import BY_NAME
+from agent_history.harnesses import HARNESSES as ROWS
 from agent_history.harnesses.places import resolve
+from agent_history.harnesses.spec import Harness, PermissionFile
 from agent_history.repos import git, installed
 from agent_history.repos.installed import Installed, Problem, Rule
 
-HARNESSES: tuple[str, ...] = ("claude", "codex", "pi", "gemini")
-"""Harnesses whose homes hold skills, plugins or permission rules the collector reads."""
+INSTALLED: tuple[Harness, ...] = tuple(h for h in ROWS if h.installed is not None)
+"""Harness rows whose homes or projects hold skills, plugins or permission rules, in registry order."""
 
 
 def default_homes(home: Path | None = None, env: Mapping[str, str] | None = None) -> dict[str, Path]:
-    """harness → its home directory on this machine (`harnesses.places.resolve`)."""
-    return {h: resolve(BY_NAME[h].home, home=home, env=env) for h in HARNESSES if h in BY_NAME}
+    """harness → its home directory on this machine (`harnesses.places.resolve`), for each row
+    of `INSTALLED` with a default home."""
+    return {h.name: resolve(h.home, home=home, env=env) for h in INSTALLED if h.home is not None}
+
+
+def _rules(base: Path, harness: str, spec: PermissionFile) -> list[tuple[Path, list[Rule], list[Problem]]]:
+    """(file, rules, problems) of each file permission file `spec` names under `base`."""
+    reader = installed.RULE_READERS[spec.fmt]
+    return [
+        (path, *reader(path, harness, spec.scope, spec.lists)) for path in installed.permission_files(base, spec.path)
+    ]
 
 
 def _upsert_installed(conn: psycopg.Connection, items: list[Installed], repo_id: int | None) -> int:
@@ -95,28 +108,30 @@ def write_user_level(conn: psycopg.Connection, homes: Mapping[str, Path]) -> tup
     found, rules found, problems, rows written)."""
     items: list[Installed] = []
     problems: list[Problem] = []
-    for harness, sub in installed.USER_SKILL_DIRS:
-        if harness in homes:
-            found, bad = installed.skills_in(homes[harness] / sub, harness, "user")
+    rows = [h for h in INSTALLED if h.name in homes]
+    for h in rows:
+        for sub in h.installed.user_skills:
+            found, bad = installed.skills_in(homes[h.name] / sub, h.name, "user")
             items += found
             problems += bad
-    if "claude" in homes:
-        found, bad = installed.claude_plugins(homes["claude"])
-        items += found
-        problems += bad
+    for h in rows:
+        for rel, fmt in h.installed.plugins:
+            found, bad = installed.PLUGIN_READERS[fmt](homes[h.name] / rel, h.name)
+            items += found
+            problems += bad
     written = _upsert_installed(conn, items, None) + _mark_gone(conn, items, None)
     n_rules = 0
     read: list[str] = []
-    for harness, name in installed.USER_SETTINGS:
-        if harness not in homes:
-            continue
-        path = homes[harness] / name
-        read.append(str(path))
-        rules, bad = installed.permission_rules(path, harness, "user")
-        problems += bad
-        if not bad:
-            n_rules += len(rules)
-            written += _replace_rules(conn, str(path), rules, None)
+    for h in rows:
+        for spec in h.installed.permissions:
+            if spec.scope != "user":
+                continue
+            for path, rules, bad in _rules(homes[h.name], h.name, spec):
+                read.append(str(path))
+                problems += bad
+                if not bad:
+                    n_rules += len(rules)
+                    written += _replace_rules(conn, str(path), rules, None)
     # user-level rules of settings files this run did not read (a home gone or moved) are no
     # longer in force here: the permissions report shows what collect found, nothing older
     written += conn.execute(
@@ -130,18 +145,28 @@ def write_project_level(conn: psycopg.Connection, repo_id: int, top: Path) -> tu
     returns (skills, rules, loop files, problems, rows written)."""
     items: list[Installed] = []
     problems: list[Problem] = []
-    for harness, sub in installed.PROJECT_SKILL_DIRS:
-        found, bad = installed.skills_in(top / sub, harness, "project")
-        items += found
-        problems += bad
+    for h in INSTALLED:
+        for sub in h.installed.project_skills:
+            found, bad = installed.skills_in(top / sub, h.name, "project")
+            items += found
+            problems += bad
     written = _upsert_installed(conn, items, repo_id) + _mark_gone(conn, items, repo_id)
     n_rules = 0
-    for harness, scope, rel in installed.PROJECT_SETTINGS:
-        rules, bad = installed.permission_rules(top / rel, harness, scope)
-        problems += bad
-        if not bad:
-            n_rules += len(rules)
-            written += _replace_rules(conn, str(top / rel), rules, repo_id)
+    read: list[str] = []
+    for h in INSTALLED:
+        for spec in h.installed.permissions:
+            if spec.scope == "user":
+                continue
+            for path, rules, bad in _rules(top, h.name, spec):
+                read.append(str(path))
+                problems += bad
+                if not bad:
+                    n_rules += len(rules)
+                    written += _replace_rules(conn, str(path), rules, repo_id)
+    # rules of a project's permission files no longer there (a removed `.codex/rules/x.rules`)
+    written += conn.execute(
+        "DELETE FROM ah.permission_rule WHERE repository_id = %s AND NOT (settings_path = ANY (%s))", (repo_id, read)
+    ).rowcount
     files = installed.loop_files(top, git.loop_md_files(top))
     for f in files:
         written += conn.execute(

@@ -2,11 +2,15 @@
 
 - `list_skills`: installed skills and plugins (``ah.installed_skill``) with the sessions that
   used them (view ``ah.skill_use``: Claude Code ``Skill`` tool calls naming them, reads of their
-  SKILL.md), most used first.
+  SKILL.md, a Codex ``<skill>`` injection naming its path), most used first.
+- `invoked_skills`: which sessions used which installed skill or plugin (the same view), one
+  row per (skill, session), for `skills --sessions`.
 - `permission_view`: the allow / deny / ask rules of the settings files (``ah.permission_rule``)
   beside the denials transcripts record (tool calls classified ``denied``, per agent and tool).
-  A rule's tool is the name before its parenthesis (Claude Code's ``Bash(npm run test:*)`` →
-  ``Bash``); each rule shows the denials of that tool.
+  A rule of a ``json`` settings file (the harness row's `PermissionFile` whose path matches)
+  names a tool before its parenthesis (Claude Code's ``Bash(npm run test:*)`` → ``Bash``) and
+  shows the denials of that tool in the harness's own transcripts; a Codex execpolicy rule names
+  a command prefix, not a tool: its tool and denials are None (unknown, not zero).
 - `loop_files`: loop charters and closeouts (``ah.loop_run_metadata``): metadata, never a body.
 
 Every function returns [] on a catalogue before migration 0022. Curated-out sessions never count.
@@ -16,9 +20,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import PurePath
 
 import psycopg
 
+from agent_history.harnesses import BY_NAME
 from agent_history.session.exclusions import not_excluded
 
 SESSIONS_PER_SKILL = 20
@@ -77,17 +83,60 @@ def list_skills(conn: psycopg.Connection, *, harness: str | None = None, include
 
 
 @dataclass(slots=True)
+class InvocationRow:
+    """One session's use of an installed skill or plugin (`harness`, `kind`, `name`, `path` name
+    the skill): the session, its agent and title, uses (tool calls, SKILL.md reads, injections)
+    and the first and last of them (UTC; None when the events carry no time)."""
+
+    harness: str
+    kind: str
+    name: str
+    path: str
+    session_uid: str
+    agent: str
+    title: str | None
+    uses: int
+    first_used_at: datetime | None
+    last_used_at: datetime | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def invoked_skills(
+    conn: psycopg.Connection, *, harness: str | None = None, include_gone: bool = False
+) -> list[InvocationRow]:
+    """Every (installed skill or plugin, session that used it) pair, for the skills `list_skills`
+    lists with the same filters; by harness, kind, name, path, then the newest use first."""
+    if not _has(conn, "installed_skill"):
+        return []
+    rows = conn.execute(
+        f"""
+        SELECT k.harness, k.kind, k.name, k.path, s.session_uid, s.agent, s.title, u.uses::int,
+               u.first_used_at, u.last_used_at
+        FROM ah.installed_skill AS k
+        JOIN ah.skill_use AS u ON u.skill_id = k.id
+        JOIN ah.session AS s ON s.id = u.session_id AND {not_excluded("s")}
+        WHERE (%(harness)s::text IS NULL OR k.harness = %(harness)s) AND (%(gone)s OR NOT k.gone)
+        ORDER BY k.harness, k.kind, k.name, k.path, u.last_used_at DESC NULLS LAST, s.session_uid
+        """,
+        {"harness": harness, "gone": include_gone},
+    ).fetchall()
+    return [InvocationRow(*r) for r in rows]
+
+
+@dataclass(slots=True)
 class RuleRow:
     """One permission rule, with the denials the harness's transcripts record for its tool (0:
-    none)."""
+    none; None with `tool` None: the rule names no tool)."""
 
     harness: str
     scope: str
     settings_path: str
     list: str
     rule: str
-    tool: str
-    denials: int
+    tool: str | None
+    denials: int | None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -107,8 +156,13 @@ class DenialRow:
         return asdict(self)
 
 
-RULE_AGENT: dict[str, str] = {"claude": "claude", "gemini": "gemini"}
-"""Settings harness → the agent whose transcripts' denials sit beside its rules."""
+def _names_tool(harness: str, settings_path: str) -> bool:
+    """Whether the rules of `settings_path` name a tool: the harness row's permission file
+    matching it (its path from the right, ``*`` within a directory) is a ``json`` one."""
+    row = BY_NAME.get(harness)
+    specs = row.installed.permissions if row is not None and row.installed is not None else ()
+    path = PurePath(settings_path)
+    return any(s.fmt == "json" for s in specs if path.match(s.path))
 
 
 def permission_view(conn: psycopg.Connection) -> tuple[list[RuleRow], list[DenialRow]]:
@@ -132,8 +186,11 @@ def permission_view(conn: psycopg.Connection) -> tuple[list[RuleRow], list[Denia
         "SELECT harness, scope, settings_path, list, rule FROM ah.permission_rule "
         "ORDER BY harness, scope, settings_path, list, rule"
     ).fetchall():
-        tool = rule.split("(", 1)[0].strip()
-        rules.append(RuleRow(harness, scope, path, kind, rule, tool, by_tool.get((RULE_AGENT.get(harness), tool), 0)))
+        if _names_tool(harness, path):
+            tool = rule.split("(", 1)[0].strip()
+            rules.append(RuleRow(harness, scope, path, kind, rule, tool, by_tool.get((harness, tool), 0)))
+        else:
+            rules.append(RuleRow(harness, scope, path, kind, rule, None, None))
     return rules, denials
 
 
