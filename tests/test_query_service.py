@@ -151,6 +151,33 @@ def test_resident_output_is_byte_identical_to_in_process(started, corpus_db, cor
     assert b"Traceback" not in inside.stderr
 
 
+def test_status_lines_wrap_at_80_columns_and_json_keeps_them_whole(started):
+    """Piped, `status` prose wraps between words at 80 columns, continuation lines indented; no
+    word is cut (a longer one stands alone); ``--json`` carries each value whole."""
+    out = cli(started, "status", resident_on=False)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.decode().splitlines()
+    table = {i for i, line in enumerate(lines) if line.startswith(("namespace", "─")) or "-local" in line}
+    for i, line in enumerate(lines):
+        if i not in table:
+            assert len(line) <= 80 or " " not in line.strip(), line
+    data = json.loads(cli(started, "status", "--json", resident_on=False).stdout)
+    prose = " ".join(" ".join(lines[i] for i in range(len(lines)) if i not in table).split())
+    assert data["database"]["server"] in prose  # the server line, rejoined, is the JSON's value
+    assert f"archive: no copies yet in {data['archive']['path']} (run `agent-history archive`)" in prose
+    assert any(line.startswith("  ") for line in lines)  # at least one line did wrap
+
+
+def test_wrapped_breaks_between_words_and_never_inside_one():
+    from agent_history.cli.output import wrapped
+
+    assert wrapped("a bb ccc dddd", 6) == ["a bb", "  ccc", "  dddd"]
+    long = "/" + "x" * 90
+    assert wrapped(f"copies in {long} (run it)", 20) == ["copies in", f"  {long}", "  (run it)"]
+    assert wrapped("fits", 80) == ["fits"]
+    assert wrapped("日本語 日本語 日本語", 14) == ["日本語 日本語", "  日本語"]  # wide characters: 2 cells each
+
+
 def _on_pty(env: dict, args: tuple[str, ...], columns: int) -> tuple[int, bytes]:
     """Run the CLI with stdout and stderr on a pty of `columns` columns; (exit code, bytes)."""
     leader, follower = os.openpty()
