@@ -105,6 +105,12 @@ def start_wanted() -> bool:
     return _state["start_wanted"]
 
 
+def forgo_start() -> None:
+    """Start no resident process after this command although `serve` found none (`statusline`
+    on a data dir never used: there is nothing to serve)."""
+    _state["start_wanted"] = False
+
+
 def _private(path: str, kind: int) -> bool:
     """`path` is of `kind` (S_IFDIR/S_IFSOCK), owned by this user, with no group/other bits."""
     try:
