@@ -43,6 +43,11 @@ def _payload() -> str:
     return json.dumps({"session_id": STATUS_SESSION, "model": {"id": "claude-sonnet-4-20250514"}})
 
 
+def _hostile_payload() -> str:
+    """A model name with a right-to-left override, an escape sequence and a newline."""
+    return json.dumps({"session_id": STATUS_SESSION, "model": {"display_name": "Sonnet\u202e4\u001b]0;x\u0007\n"}})
+
+
 @pytest.fixture(scope="module")
 def base_env(corpus_db) -> dict[str, str]:  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="ah-test-resident-"))
@@ -129,6 +134,7 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("usage unknown view", ("usage", "fortnightly"), ""),
     ("statusline", ("statusline", "--timezone", "UTC", "--now", NOW), "payload"),
     ("statusline bad payload", ("statusline", "--timezone", "UTC"), "{not json"),
+    ("statusline hostile model", ("statusline", "--timezone", "UTC", "--now", NOW), "hostile"),
     ("index --file unchanged", ("index", "--home", "{home}", "--file", "{file}", "--json"), ""),
 ]
 
@@ -137,7 +143,7 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
 def test_resident_output_is_byte_identical_to_in_process(started, corpus_db, corpus_home, name, args, stdin):  # noqa: F811
     fill = {"sha": a_commit(corpus_db), "home": str(corpus_home), "file": str(corpus_home / CORPUS_FILE)}
     argv = tuple(a.format(**fill) for a in args)
-    text = _payload() if stdin == "payload" else stdin
+    text = {"payload": _payload(), "hostile": _hostile_payload()}.get(stdin, stdin)
     before = requests(started)
     inside = cli(started, *argv, stdin=text, resident_on=False)
     assert requests(started) == before  # in process: the server saw nothing
