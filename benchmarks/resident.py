@@ -7,10 +7,14 @@ bench-resident``) indexes ``../shared/corpus/home`` into a private embedded serv
 data dir, starts the resident process there (``service start``), then runs each command N times
 both ways, interleaved (``AGENT_HISTORY_QUERY_IDLE_S=0`` for in process), as ``python -m
 agent_history`` with stdout/stderr to files (not a terminal), and prints p50/p95 wall time, the
-client's CPU (user+sys from wait4) and the CPU its child used in the resident process (the
-server's reaped-children time from ``/proc/PID/stat``, per command). Every run's exit code and
-stdout are checked to be the same both ways. Finally it stops the resident process and the
-embedded server and removes the scratch directory.
+client's CPU (user+sys from wait4), the CPU its child used in the resident process (the
+server's reaped-children time from ``/proc/PID/stat``, per command) and the CPU of the embedded
+PostgreSQL per command (its postmaster's own and reaped backends' time, both ways together: the
+connections and queries). CPU figures do not depend on the machine's load; on an idle machine a
+resident command's wall time is about the sum of its three CPU columns plus the hand-offs between
+the processes. ``--only NAME`` (repeatable) runs only the commands whose name starts with NAME.
+Every run's exit code and stdout are checked to be the same both ways. Finally it stops the
+resident process and the embedded server and removes the scratch directory.
 """
 
 from __future__ import annotations
@@ -77,6 +81,13 @@ def children_cpu(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of `pid` itself and its reaped children (utime + stime + cutime + cstime)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -86,6 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="benchmarks.resident")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--write", type=Path, help="Replace the bench-resident section of this Markdown file.")
+    parser.add_argument("--only", action="append", default=[], help="Run only the commands starting with this.")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="ah-bench-resident-"))
     (tmp / "config.toml").touch()
@@ -102,15 +114,17 @@ def main(argv: list[str] | None = None) -> None:
         sha = json.loads(rows)["rows"][0][0]
         started = subprocess.run([*cli, "service", "start", "--json"], env=env, check=True, capture_output=True)
         server = json.loads(started.stdout)["pid"]
-        for argv_, stdin in commands(sha).values():  # warm both paths (caches, the server's first fork)
+        postmaster = int((tmp / "data" / "pg" / "postmaster.pid").read_text().split()[0])
+        chosen = {k: v for k, v in commands(sha).items() if not args.only or k.startswith(tuple(args.only))}
+        for argv_, stdin in chosen.values():  # warm both paths (caches, the server's first fork)
             run_once(argv_, stdin, inproc)
             run_once(argv_, stdin, env)
         load = os.getloadavg()[0]
         rows_out = []
-        for name, (argv_, stdin) in commands(sha).items():
+        for name, (argv_, stdin) in chosen.items():
             walls = {"in process": [], "resident": []}
             cpus = {"in process": [], "resident": []}
-            cpu0 = children_cpu(server)
+            cpu0, pg0 = children_cpu(server), tree_cpu(postmaster)
             for _ in range(args.runs):
                 for way, e in (("in process", inproc), ("resident", env)):
                     wall, cpu, code, out = run_once(argv_, stdin, e)
@@ -121,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
                     elif (code, re.sub(rb"[0-9.]+ s\b", b"", out)) != expected:
                         sys.exit(f"{name}: the resident output differs from the in-process one")
             child = (children_cpu(server) - cpu0) / args.runs
-            rows_out.append((name, walls, cpus, child))
+            postgres = (tree_cpu(postmaster) - pg0) / (2 * args.runs)
+            rows_out.append((name, walls, cpus, child, postgres))
         table = render(rows_out, args.runs, load, os.getloadavg()[0])
         print(table)
         if args.write:
@@ -139,21 +154,23 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def render(rows, runs: int, load_before: float, load_after: float) -> str:
-    """The Markdown table of `rows` (name, walls by way, CPUs by way, child CPU per command)."""
+    """The Markdown table of `rows` (name, walls by way, CPUs by way, child CPU and PostgreSQL
+    CPU per command)."""
     lines = [
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average "
         f"{load_before:.1f} → {load_after:.1f}; {runs} runs each way, interleaved; ms.",
         "",
-        "| command | in process p50 / p95 | resident p50 / p95 | client CPU in process / resident | resident child CPU |",
-        "|---|---|---|---|---|",
+        "| command | in process p50 / p95 | resident p50 / p95 | client CPU in process / resident "
+        "| resident child CPU | PostgreSQL CPU |",
+        "|---|---|---|---|---|---|",
     ]
-    for name, walls, cpus, child in rows:
+    for name, walls, cpus, child, postgres in rows:
         w_in, w_res = walls["in process"], walls["resident"]
         lines.append(
             f"| `{name}` | {1000 * statistics.median(w_in):.0f} / {1000 * pct(w_in, 0.95):.0f} "
             f"| {1000 * statistics.median(w_res):.0f} / {1000 * pct(w_res, 0.95):.0f} "
             f"| {1000 * statistics.median(cpus['in process']):.0f} / {1000 * statistics.median(cpus['resident']):.0f} "
-            f"| {1000 * child:.0f} |"
+            f"| {1000 * child:.0f} | {1000 * postgres:.0f} |"
         )
     return "\n".join(lines)
 

@@ -43,6 +43,11 @@ def _payload() -> str:
     return json.dumps({"session_id": STATUS_SESSION, "model": {"id": "claude-sonnet-4-20250514"}})
 
 
+def _hostile_payload() -> str:
+    """A model name with a right-to-left override, an escape sequence and a newline."""
+    return json.dumps({"session_id": STATUS_SESSION, "model": {"display_name": "Sonnet\u202e4\u001b]0;x\u0007\n"}})
+
+
 @pytest.fixture(scope="module")
 def base_env(corpus_db) -> dict[str, str]:  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="ah-test-resident-"))
@@ -129,6 +134,7 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("usage unknown view", ("usage", "fortnightly"), ""),
     ("statusline", ("statusline", "--timezone", "UTC", "--now", NOW), "payload"),
     ("statusline bad payload", ("statusline", "--timezone", "UTC"), "{not json"),
+    ("statusline hostile model", ("statusline", "--timezone", "UTC", "--now", NOW), "hostile"),
     ("index --file unchanged", ("index", "--home", "{home}", "--file", "{file}", "--json"), ""),
 ]
 
@@ -137,7 +143,7 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
 def test_resident_output_is_byte_identical_to_in_process(started, corpus_db, corpus_home, name, args, stdin):  # noqa: F811
     fill = {"sha": a_commit(corpus_db), "home": str(corpus_home), "file": str(corpus_home / CORPUS_FILE)}
     argv = tuple(a.format(**fill) for a in args)
-    text = _payload() if stdin == "payload" else stdin
+    text = {"payload": _payload(), "hostile": _hostile_payload()}.get(stdin, stdin)
     before = requests(started)
     inside = cli(started, *argv, stdin=text, resident_on=False)
     assert requests(started) == before  # in process: the server saw nothing
@@ -149,6 +155,33 @@ def test_resident_output_is_byte_identical_to_in_process(started, corpus_db, cor
         )
     assert (served.returncode, served.stdout, served.stderr) == (inside.returncode, inside.stdout, inside.stderr)
     assert b"Traceback" not in inside.stderr
+
+
+def test_status_lines_wrap_at_80_columns_and_json_keeps_them_whole(started):
+    """Piped, `status` prose wraps between words at 80 columns, continuation lines indented; no
+    word is cut (a longer one stands alone); ``--json`` carries each value whole."""
+    out = cli(started, "status", resident_on=False)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.decode().splitlines()
+    table = {i for i, line in enumerate(lines) if line.startswith(("namespace", "─")) or "-local" in line}
+    for i, line in enumerate(lines):
+        if i not in table:
+            assert len(line) <= 80 or " " not in line.strip(), line
+    data = json.loads(cli(started, "status", "--json", resident_on=False).stdout)
+    prose = " ".join(" ".join(lines[i] for i in range(len(lines)) if i not in table).split())
+    assert data["database"]["server"] in prose  # the server line, rejoined, is the JSON's value
+    assert f"archive: no copies yet in {data['archive']['path']} (run `agent-history archive`)" in prose
+    assert any(line.startswith("  ") for line in lines)  # at least one line did wrap
+
+
+def test_wrapped_breaks_between_words_and_never_inside_one():
+    from agent_history.cli.output import wrapped
+
+    assert wrapped("a bb ccc dddd", 6) == ["a bb", "  ccc", "  dddd"]
+    long = "/" + "x" * 90
+    assert wrapped(f"copies in {long} (run it)", 20) == ["copies in", f"  {long}", "  (run it)"]
+    assert wrapped("fits", 80) == ["fits"]
+    assert wrapped("日本語 日本語 日本語", 14) == ["日本語 日本語", "  日本語"]  # wide characters: 2 cells each
 
 
 def _on_pty(env: dict, args: tuple[str, ...], columns: int) -> tuple[int, bytes]:

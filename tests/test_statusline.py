@@ -117,6 +117,49 @@ def test_an_unreadable_catalogue_still_prints_a_line(env):
     assert r.stderr.startswith("warning: statusline: catalogue not read: ") and r.stderr.count("\n") == 1
 
 
+def test_a_data_dir_never_used_prints_the_line_and_starts_nothing(tmp_path):
+    """No DSN and no embedded server yet: Claude Code's own cost and ``no catalogue yet`` — no
+    embedded server created, no resident query process started (its idle timeout is on here)."""
+    (tmp_path / "config.toml").touch()
+    fresh = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    fresh.update(
+        AGENT_HISTORY_CONFIG=str(tmp_path / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(tmp_path / "data"),
+        HOME=str(tmp_path / "home"),
+        AGENT_HISTORY_QUERY_IDLE_S="300",
+    )
+    try:
+        for _ in range(2):  # the second run would find a resident process had the first started one
+            r = run(fresh, "statusline", stdin=payload(cost={"total_cost_usd": 0.5}))
+            assert (r.returncode, r.stdout, r.stderr) == (
+                0,
+                "Sonnet 4 | session $0.50 (Claude Code's) | no catalogue yet\n",
+                "",
+            )
+        assert not (tmp_path / "data").exists()  # neither the embedded server nor the service dir
+        bad = run(fresh, "statusline", stdin="{not json")
+        assert (bad.returncode, bad.stdout, bad.stderr) == (
+            2,
+            "",
+            "error: status-line payload is not JSON (Expecting property name enclosed in double quotes)\n",
+        )
+    finally:
+        subprocess.run([sys.executable, "-m", "agent_history", "service", "stop"], env=fresh, capture_output=True)
+
+
+def test_payload_text_is_shown_never_obeyed(env):
+    """A model name with a right-to-left override, an escape sequence and a newline: shown as
+    ``<U+202E>``, ``^[``, ``^J`` — the status line stays one line that moves no cursor."""
+    hostile = json.dumps({"session_id": SESSION, "model": {"display_name": "Sonnet\u202e4\u001b[2J\nx"}})
+    r = run(env, "statusline", "--timezone", "UTC", "--now", NOW, stdin=hostile)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Sonnet<U+202E>4^[[2J^Jx | session $58.64 | today $58.64 | block $58.64, $95.18/h, 3h30m left\n"
+    down = StatusInput("s", "a\u2066b\tc", 1.0)
+    assert render_line(down, None, datetime(2025, 1, 1, tzinfo=UTC)) == (
+        "a<U+2066>b^Ic | session $1.00 (Claude Code's) | catalogue unavailable"
+    )
+
+
 def test_render_line_says_unknown_never_zero():
     given = StatusInput("s", None, None)
     figures = StatusFigures(None, 3, 1.0, 4, None, None, datetime(2025, 1, 1, 5, tzinfo=UTC))

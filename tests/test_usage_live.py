@@ -76,6 +76,23 @@ def test_the_snapshot_equals_the_active_block_and_week_of_the_reports(env):
             assert "ccusage's `--token-limit max` rule" in s["limit"]["tokensBasis"]
     # the session's block: 04:00-09:00 UTC, 3 h 30 min left at 05:30
     assert (claude["block"]["startTime"], claude["block"]["timeLeftMinutes"]) == ("2025-09-20T04:00:00Z", 210)
+    # the week opened 2025-09-19 17:00 UTC: its rate is over the 750 minutes elapsed at 05:30, not
+    # over its first → last call; projected at that pace over the 9,330 minutes left
+    week = claude["week"]
+    assert (week["startTime"], week["totalTokens"], week["timeLeftMinutes"]) == ("2025-09-19T17:00:00Z", 69421163, 9330)
+    assert week["burnRate"]["tokensPerMinute"] == pytest.approx(69421163 / 750)
+    assert week["burnRate"]["costPerHour"] == pytest.approx(week["costUSD"] / 12.5)
+    assert week["projection"]["totalTokens"] == 933020431
+
+
+def test_week_gap_rows_print_whole_seconds(env):
+    r = cli(env, "usage", "blocks", "--window", "week", "--agent", "claude", "--timezone", "UTC", "--now", NOW)
+    assert r.returncode == 0, r.stderr
+    gaps = [line.split()[0] for line in r.stdout.splitlines() if " gap " in f"{line} "]
+    assert gaps[:2] == ["2025-06-25T23:21:08Z", "2025-07-12T19:52:21Z"]  # last call + 7 days, µs dropped
+    assert not any("." in g for g in gaps)
+    data = as_json(env, "usage", "blocks", "--window", "week", "--agent", "claude")  # the JSON keeps them
+    assert data["blocks"][1]["startTime"] == "2025-06-25T23:21:08.014000Z"
 
 
 def run_live_on_a_pty(env: dict, *args: str) -> tuple[int, str]:

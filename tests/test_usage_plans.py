@@ -71,11 +71,27 @@ def test_the_week_window_and_its_highest_past_week():
         168.0,
     )
     assert (s["calls"], s["totalTokens"], s["costUSD"]) == (5, 13000, pytest.approx(1.90))
-    # 13,000 tokens over 7,325 minutes (03-02 09:10 → 03-07 11:15), 2,700 minutes left
-    assert s["burnRate"]["tokensPerMinute"] == pytest.approx(13000 / 7325)
-    assert s["projection"]["totalTokens"] == 17792
+    # the week's rate is over its elapsed part, not first → last call: 13,000 tokens and $1.90 over
+    # the 7,380 minutes from its start (03-02 09:00) to now (03-07 12:00); 2,700 minutes left
+    assert s["burnRate"] == {"tokensPerMinute": pytest.approx(13000 / 7380), "costPerHour": pytest.approx(1.90 / 123)}
+    assert s["projection"]["totalTokens"] == 17756  # 13,000 × (10,080 / 7,380): this week's pace so far
+    assert s["projection"]["totalCost"] == pytest.approx(1.90 * 10080 / 7380)
     assert s["limit"]["tokens"] == 5000 and s["percentUsed"]["tokens"] == 260.0
-    assert s["projectedPercent"]["tokens"] == pytest.approx(355.84) and s["status"] == "exceeds"
+    assert s["projectedPercent"]["tokens"] == pytest.approx(355.12) and s["status"] == "exceeds"
+
+
+def test_a_stale_burst_no_longer_projects_a_heavy_week():
+    """One burst of 70,000 tokens in ten minutes on the week's first morning, nothing since: the
+    first → last call rule gave 7,000 tokens a minute and projected 40,390,000 tokens for the
+    week; over the elapsed window it is 70,000 × 7 / 3 at 3 of 7 days."""
+    burst = [call(d(2, 9, 0), 35000, "3.50"), call(d(2, 9, 10), 35000, "3.50")]
+    s = window_status(burst, "week", d(5, 9, 0), PlanConfig("claude", "max20"))
+    assert s["active"] and (s["startTime"], s["timeLeftMinutes"]) == ("2026-03-02T09:00:00Z", 5760)
+    assert s["burnRate"] == {"tokensPerMinute": pytest.approx(70000 / 4320), "costPerHour": pytest.approx(7 / 72)}
+    assert s["projection"] == {"totalTokens": 163333, "totalCost": pytest.approx(7 * 7 / 3), "remainingMinutes": 5760}
+    # the 5-hour block keeps ccusage's rule: the burst's own span
+    block = window_status(burst, "block", d(2, 9, 30), None)
+    assert block["burnRate"] == {"tokensPerMinute": 7000.0, "costPerHour": pytest.approx(42.0)}
 
 
 def test_explicit_limits_win_and_give_the_cost_share():

@@ -13,7 +13,16 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, count, fail, nothing_found_line, print_event, print_json, print_warning
+from agent_history.cli.output import (
+    console,
+    count,
+    fail,
+    nothing_found_line,
+    print_event,
+    print_json,
+    print_warning,
+    print_wrapped,
+)
 from agent_history.cli.tables import Record, compact_table, fits, print_records, wrap_headers_to_fit
 from agent_history.ingest.loader import BATCH_LINES, AnotherPassRunning, Loader, PassSummary
 from agent_history.ingest.sources import resolve_sources
@@ -313,7 +322,7 @@ def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None, 
 @app.command("status")
 def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per namespace: files by status, sessions, messages, model calls, tokens, issues; last pass."""
-    from agent_history.db.status import db_status
+    from agent_history.db.status import server_summary
 
     db = database()
     from agent_history.embed.status import embedding_status, status_line
@@ -336,9 +345,9 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         data["collector"] = collector_status(conn, embedded=db.is_embedded)
         data["archive"] = archive_status(conn, db.settings.archive_root)
         data["secrets"] = secret_counts(conn)
+        dbs = server_summary(db, conn)  # on this connection: one query, no row counts
     # the homes this catalogue holds transcripts of (the configured ones when it holds none yet)
     data["retention_warnings"] = [w.as_dict() for w in retention_warnings(catalogued or resolve_sources(db.settings))]
-    dbs = db_status(db)
     data["database"] = {
         k: dbs[k]
         for k in (
@@ -354,41 +363,35 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         print_json(data)
         return
     d = data["database"]
-    console.print(
+    print_wrapped(
         f"{d['server']} · PostgreSQL {d['postgres_version']} · pgvector {d['pgvector_version']} · "
         f"keyword backend {d['keyword_backend']} · schema {d['schema_revision']}"
-        + ("" if d["schema_at_head"] else " (not at head)"),
-        highlight=False,
-        soft_wrap=True,
+        + ("" if d["schema_at_head"] else " (not at head)")
     )
     _print_namespaces(data["namespaces"])
     last = data["last_pass"]
     if last:
-        console.print(
+        print_wrapped(
             f"last pass: {second(last['finished_at'], zone=True)} ({last['status']}, {last['seconds']:.2f} s)"
         )
     else:
-        console.print("no index pass yet: run `agent-history index`")
+        print_wrapped("no index pass yet: run `agent-history index`")
     killed = data["killed_passes"]
     if killed:
-        console.print(
+        print_wrapped(
             f"killed passes: {killed['count']} (the last started {second(killed['last_started_at'], zone=True)}, "
-            f"noticed by the next pass at {second(killed['noticed_at'], zone=True)})",
-            highlight=False,
-            soft_wrap=True,
+            f"noticed by the next pass at {second(killed['noticed_at'], zone=True)})"
         )
     if data.get("bulk_pass"):
-        console.print(
+        print_wrapped(
             f"bulk load unfinished (started {second(data['bulk_pass']['started_at'], zone=True)}): search runs without "
-            "its indexes and on stale term statistics until the next `agent-history index` completes it",
-            highlight=False,
-            soft_wrap=True,
+            "its indexes and on stale term statistics until the next `agent-history index` completes it"
         )
-    console.print(status_line(data["embedding"]), highlight=False, soft_wrap=True, markup=False)
-    console.print(journal_line(data["journal_sync"]), highlight=False, soft_wrap=True, markup=False)
-    console.print(collector_line(data["collector"]), highlight=False, soft_wrap=True, markup=False)
-    console.print(_archive_line(data["archive"]), highlight=False, soft_wrap=True, markup=False)
-    console.print(_secrets_line(data["secrets"]), highlight=False, soft_wrap=True, markup=False)
+    print_wrapped(status_line(data["embedding"]))
+    print_wrapped(journal_line(data["journal_sync"]))
+    print_wrapped(collector_line(data["collector"]))
+    print_wrapped(_archive_line(data["archive"]))
+    print_wrapped(_secrets_line(data["secrets"]))
     for w in data["retention_warnings"]:
         print_warning(_retention_line(w))
     if data["rebuild_interrupted_at"]:

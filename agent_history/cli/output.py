@@ -62,6 +62,38 @@ def reset_consoles() -> None:
     err_console.__init__(stderr=True, soft_wrap=True)
 
 
+TEXT_WIDTH = 80
+"""Columns a line of prose (`print_wrapped`) wraps at when stdout is not a terminal and COLUMNS is
+unset (tables lay out for `PIPE_WIDTH` there, so no cell is cut; prose reads at 80)."""
+
+
+def wrapped(text: str, width: int, indent: str = "  ") -> list[str]:
+    """`text` (one line, controls already shown) broken between words into lines of at most
+    `width` terminal cells, every line after the first starting with `indent`; a word wider than
+    that (a long path) stays whole on a line of its own rather than being cut."""
+    from rich.cells import cell_len
+
+    lines: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current.strip() and cell_len(candidate) > width:
+            lines.append(current)
+            current = indent + word
+        else:
+            current = candidate
+    lines.append(current)
+    return lines
+
+
+def print_wrapped(text: str, *, indent: str = "  ") -> None:
+    """Print a line of prose to `console` wrapped between words (`wrapped`) at the terminal's
+    width (or COLUMNS), else at `TEXT_WIDTH`; `text` is text, never markup, its controls shown."""
+    width = console.width if "COLUMNS" in os.environ or console.is_terminal else TEXT_WIDTH
+    for line in wrapped(escape_controls(text), width, indent):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
 def one_line(message: str) -> str:
     """`message` with its line breaks (and the blanks around them) folded into single spaces."""
     return re.sub(r"\s*[\r\n]+\s*", " ", message.strip())

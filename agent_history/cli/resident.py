@@ -6,22 +6,25 @@ on the development machine); the resident process pays it once. `agent_history.c
 calls `serve` first: for a command in `ELIGIBLE` it connects to
 ``<data dir>/query-service/service.sock`` and hands over the whole invocation — argv, the working
 directory, the environment, the umask, how Python opened stdin/stdout/stderr (encoding, errors,
-line buffering) and the three file descriptors themselves (``SCM_RIGHTS`` through
-`socket.send_fds`). The server forks a child that takes them over and runs the normal CLI entry,
+line buffering) and the three file descriptors themselves (``SCM_RIGHTS`` with
+``sendmsg``). The server forks a child that takes them over and runs the normal CLI entry,
 so terminal detection, colours, ``COLUMNS`` and exit codes are those of the in-process path.
 
-This module imports only the standard library's `os`, `sys`, `json`, `socket`, `struct`, `stat`
-and `signal`, nothing of typer or psycopg (measured 2026-12-02 at a load average of 10 on 2
-cores: 16 ms at best by ``python -X importtime``, `json`'s `re` and `socket`'s `selectors` most
-of it; a whole client process 43–58 ms of CPU against 33–37 ms for ``--version``).
+This module imports nothing beyond what ``python`` itself has loaded but the C modules `_socket`,
+`_signal` and `_json` (for its string encoder): `socket` builds its enums and imports `selectors`,
+`json` imports `re`, `signal` imports `enum` — ≈ 10 ms of CPU per client process together
+(measured 2026-12-02 at a load average of 5 on 2 cores: ``python -c "import socket, json"`` 22.7
+ms against 12.0 for ``pass``). `json` is imported only by `ask_status` (``service status``).
 
 Wire protocol (one connection per command, both sides checking the peer's uid with
 ``SO_PEERCRED``): the request is a 4-byte big-endian length and a JSON object
 ``{"argv", "cwd", "env", "umask", "stdio": [[encoding, errors, line_buffering] ×3], "package",
-"version", "main_package"}`` sent with the fds 0, 1, 2; the server answers with lines of JSON:
-``{"pid": N}`` once the child runs, or ``{"refused": reason}`` (nothing ran); then ``{"exit": code}``
-or ``{"signal": n}`` (the child died of signal n). The client forwards SIGINT, SIGTERM and SIGHUP
-as ``{"signal": n}`` lines while it waits.
+"version", "main_package"}`` sent with the fds 0, 1, 2 (written by `_json`, byte for byte what
+``json.dumps`` writes); the server answers with lines of JSON as ``json.dumps`` writes them, which
+the client reads by their fixed shape (`_reply`): ``{"pid": N}`` once the child runs, or
+``{"refused": reason, "restart": bool}`` (nothing ran); then ``{"exit": code}`` or ``{"signal":
+n}`` (the child died of signal n). The client forwards SIGINT, SIGTERM and SIGHUP as ``{"signal":
+n}`` lines while it waits.
 
 Whenever the resident process is absent, stale, of another owner or mode, of another
 installation, or refuses, `serve` returns None and the command runs in process (never an error);
@@ -30,13 +33,12 @@ installation, or refuses, `serve` returns None and the command runs in process (
 
 from __future__ import annotations
 
-import json
+import _signal
+import _socket
 import os
-import signal
-import socket
 import stat
-import struct
 import sys
+from _json import encode_basestring_ascii as _json_string
 
 from agent_history import __version__
 
@@ -63,8 +65,8 @@ must be present; ``unless_any``: arguments that send it in process — the writi
 
 SOCKET_PATH_MAX = 107
 """AF_UNIX path limit on Linux (as `agent_history.embed.service.SOCKET_PATH_MAX`)."""
-_HEADER = struct.Struct(">I")
 _state = {"start_wanted": False}
+_FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 
 
 def eligible(argv: list[str]) -> bool:
@@ -105,6 +107,12 @@ def start_wanted() -> bool:
     return _state["start_wanted"]
 
 
+def forgo_start() -> None:
+    """Start no resident process after this command although `serve` found none (`statusline`
+    on a data dir never used: there is nothing to serve)."""
+    _state["start_wanted"] = False
+
+
 def _private(path: str, kind: int) -> bool:
     """`path` is of `kind` (S_IFDIR/S_IFSOCK), owned by this user, with no group/other bits."""
     try:
@@ -114,10 +122,72 @@ def _private(path: str, kind: int) -> bool:
     return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end of unix socket `sock` (``SO_PEERCRED``)."""
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-    return uid
+def peer_uid(sock) -> int:
+    """The uid of the process at the other end of unix socket `sock` (``SO_PEERCRED``: a
+    ``struct ucred`` of three native ints, pid, uid, gid)."""
+    cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return int.from_bytes(cred[4:8], sys.byteorder, signed=True)
+
+
+def _json(value: object) -> str:
+    """JSON text of `value` — a dict with string keys, a list, a string, an int, a bool or None —
+    exactly as ``json.dumps(value)`` writes it (ASCII, ``", "`` and ``": "``), without importing
+    `json` (its `re`). Raises TypeError for another type."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_json(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_json_string(k)}: {_json(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a request value: {type(value).__name__}")
+
+
+def _reply(raw: bytes) -> dict | None:
+    """One server line as the client reads it: ``{"pid" | "exit" | "signal": int}`` or
+    ``{"refused": True, "restart": bool}``; None for anything else (the lines the server writes
+    with ``json.dumps``, module docstring)."""
+    text = raw.strip().decode("utf-8", "replace")
+    if text.startswith('{"refused": '):
+        return {"refused": True, "restart": text.endswith('"restart": true}')}
+    for key in ("exit", "signal", "pid"):
+        prefix = f'{{"{key}": '
+        if text.startswith(prefix) and text.endswith("}"):
+            try:
+                return {key: int(text[len(prefix) : -1])}
+            except ValueError:
+                return None
+    return None
+
+
+class _Lines:
+    """Lines from a socket (what ``socket.makefile().readline`` gives, on a bare `_socket`)."""
+
+    def __init__(self, sock) -> None:
+        self.sock, self.buffer = sock, b""
+
+    def next(self) -> bytes:
+        """The next line with its newline; what is left (maybe b"") at end of stream or error."""
+        while b"\n" not in self.buffer:
+            try:
+                chunk = self.sock.recv(4096)
+            except InterruptedError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                rest, self.buffer = self.buffer, b""
+                return rest
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line + b"\n"
 
 
 def _stdio() -> list[list[object]] | None:
@@ -139,7 +209,7 @@ def _request(argv: list[str], stdio: list[list[object]]) -> bytes:
     umask = os.umask(0o077)
     os.umask(umask)
     main = sys.modules.get("__main__")
-    body = json.dumps({
+    body = _json({
         "argv": [sys.argv[0], *argv],
         "cwd": os.getcwd(),
         "env": dict(os.environ),
@@ -149,7 +219,7 @@ def _request(argv: list[str], stdio: list[list[object]]) -> bytes:
         "version": __version__,
         "main_package": getattr(main, "__package__", None),
     }).encode()  # fmt: skip
-    return _HEADER.pack(len(body)) + body
+    return len(body).to_bytes(4, "big") + body
 
 
 def serve(argv: list[str]) -> int | None:
@@ -181,7 +251,7 @@ def serve(argv: list[str]) -> int | None:
         cwd_ok = None
     if cwd_ok is None:
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         try:
             sock.connect(path)
@@ -191,7 +261,11 @@ def serve(argv: list[str]) -> int | None:
         if peer_uid(sock) != os.getuid():
             return None
         try:
-            socket.send_fds(sock, [_request(argv, stdio)], [0, 1, 2])
+            request = _request(argv, stdio)
+            fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))  # an int[3]
+            sent = sock.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+            if sent < len(request):
+                sock.sendall(request[sent:])
         except OSError:
             return None
         return _await(sock)
@@ -202,23 +276,30 @@ def serve(argv: list[str]) -> int | None:
 def ask_status(path: str, timeout_s: float = 5.0) -> dict | None:
     """The server's ``{"pid", "requests", "running_commands", "idle_s"}`` (a request without fds,
     ``{"op": "status"}``), or None when nothing answers. Not use: the idle clock runs on."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    import json
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout_s)
     try:
         sock.connect(path)
-        body = json.dumps({"op": "status"}).encode()
-        sock.sendall(_HEADER.pack(len(body)) + body)
-        return _line(sock.makefile("rb"))
+        body = _json({"op": "status"}).encode()
+        sock.sendall(len(body).to_bytes(4, "big") + body)
+        raw = _Lines(sock).next()
     except OSError:
         return None
     finally:
         sock.close()
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
-def _await(sock: socket.socket) -> int | None:
+def _await(sock) -> int | None:
     """Read the server's lines; forward signals while the child runs."""
-    reader = sock.makefile("rb")
-    first = _line(reader)
+    lines = _Lines(sock)
+    first = _reply(lines.next())
     if first is None or "refused" in first:
         _state["start_wanted"] = first is None or first.get("restart") is True
         return None
@@ -226,12 +307,12 @@ def _await(sock: socket.socket) -> int | None:
 
     def forward(signum: int, _frame: object) -> None:
         try:
-            sock.sendall(json.dumps({"signal": signum}).encode() + b"\n")
+            sock.sendall(b'{"signal": %d}\n' % signum)
         except OSError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        forwarded[signum] = signal.signal(signum, forward)
+    for signum in _FORWARDED:
+        forwarded[signum] = _signal.signal(signum, forward)
     message: dict | None = first  # {"pid"} — or already the child's {"exit"}, which may come first
     try:
         while True:
@@ -239,37 +320,21 @@ def _await(sock: socket.socket) -> int | None:
                 return int(message["exit"])
             if message is not None and "signal" in message:
                 return _die_of(int(message["signal"]))
-            message = _line(reader)
-            if message is None:
+            raw = lines.next()
+            if not raw:
                 sys.stderr.write("error: the resident query process stopped while running the command\n")
                 return 1
+            message = _reply(raw)
     finally:
         for signum, handler in forwarded.items():
-            signal.signal(signum, handler)
-
-
-def _line(reader) -> dict | None:
-    while True:
-        try:
-            raw = reader.readline()
-        except InterruptedError:
-            continue
-        except OSError:
-            return None
-        if not raw:
-            return None
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            return None
-        return message if isinstance(message, dict) else None
+            _signal.signal(signum, handler)
 
 
 def _die_of(signum: int) -> int:
     """End this process by `signum` as the child ended (SIGINT → the shell sees an interrupted
     command); 128 + n when the signal does not end it."""
     sys.stdout.flush()
-    signal.signal(signum, signal.SIG_DFL)
+    _signal.signal(signum, _signal.SIG_DFL)
     os.kill(os.getpid(), signum)
     return 128 + signum
 

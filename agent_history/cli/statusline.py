@@ -1,7 +1,12 @@
 """`agent-history statusline`: the fast path, run by `cli.app.main` before typer is imported
 (Claude Code runs it at every status update). Imports only the config, the database connection
 and `read.statusline`; errors are one line on stderr: a malformed payload or option exits 2, an
-unreadable catalogue still prints a line (Claude Code's own session cost), exit 0."""
+unreadable catalogue still prints a line (Claude Code's own session cost), exit 0.
+
+On a data dir never used (no DSN configured and no embedded server created yet) it connects to
+nothing: it prints the line with Claude Code's own session cost and ``no catalogue yet``, and
+neither creates the embedded server nor starts the resident query process (Claude Code runs the
+status line for people who may never index anything; `agent-history index` creates both)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,10 @@ import sys
 from datetime import UTC, datetime
 
 USAGE = "usage: agent-history statusline [--timezone ZONE] < payload.json"
+CATALOGUE_UNAVAILABLE = "catalogue unavailable"
+"""The line's last part when the catalogue could not be read (the reason is on stderr)."""
+NO_CATALOGUE = "no catalogue yet"
+"""The line's last part on a data dir never used (module docstring)."""
 
 
 def _error(message: str) -> int:
@@ -56,16 +65,29 @@ def run(argv: list[str], stdin_text: str, now: datetime | None = None) -> int:
         if now.tzinfo is None:
             now = now.replace(tzinfo=UTC)
     now = now or datetime.now(UTC)
-    figures = None
+    figures, missing = None, CATALOGUE_UNAVAILABLE
     try:
         from agent_history.config import load_settings
-        from agent_history.db.connection import Database
-        from agent_history.read.statusline import status_figures
 
-        with Database(load_settings(None)).connect() as conn:
-            figures = status_figures(conn, given.session_id, now, tz)
+        settings = load_settings(None)
+        if _never_used(settings):
+            from agent_history.cli import resident
+
+            resident.forgo_start()
+            missing = NO_CATALOGUE
+        else:
+            from agent_history.db.connection import Database
+            from agent_history.read.statusline import status_figures
+
+            with Database(settings).connect() as conn:
+                figures = status_figures(conn, given.session_id, now, tz)
     except Exception as exc:  # the line must still print: say why on stderr, one line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         sys.stderr.write(f"warning: statusline: catalogue not read: {first}\n")
-    sys.stdout.write(render_line(given, figures, now) + "\n")
+    sys.stdout.write(render_line(given, figures, now, missing) + "\n")
     return 0
+
+
+def _never_used(settings) -> bool:
+    """No DSN configured and no embedded cluster in the data dir (its ``PG_VERSION`` file)."""
+    return not settings.dsn and not (settings.embedded_pgdata.expanduser() / "PG_VERSION").is_file()

@@ -4,7 +4,7 @@ Transcripts hold whatever an agent, a tool or a person wrote — escape sequence
 (``ESC ] 0 ; title BEL`` sets the window title, ``ESC ] 52`` writes the clipboard, ``ESC ] 8``
 makes a link, ``ESC [ 2 J`` clears the screen, U+202E reverses the text after it). Printed raw,
 they act on the reader's terminal. Every character that can do so is shown instead, visibly,
-as ``cat -v`` and ``less`` show it (`escape_controls`, the one rule):
+as ``cat -v`` and ``less`` show it (`escape_controls`, the one rule, in `agent_history.bidi`):
 
 - C0 controls except newline and tab, in caret notation: ESC ``^[``, BEL ``^G``, NUL ``^@``,
   CR ``^M`` (a CR before a newline is part of the newline and is dropped);
@@ -32,31 +32,10 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Span, Text
 
-CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""Characters that can act on a terminal (C0 but newline and tab, DEL, C1, bidi overrides and
-isolates). Sources: ECMA-48 (C0/C1), Unicode UAX #9 (explicit directional formatting)."""
+from agent_history.bidi import CONTROLS, escape_controls, visible
 
 _JSON_RAW = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """Of `CONTROLS`, those a JSON encoder may leave raw inside a string (C0 must be escaped)."""
-
-
-def visible(char: str) -> str:
-    """How one character of `CONTROLS` is shown: ``^[`` (caret notation) for C0 and DEL, else
-    ``<U+XXXX>``."""
-    code = ord(char)
-    if code < 0x20:
-        return "^" + chr(code + 0x40)
-    if code == 0x7F:
-        return "^?"
-    return f"<U+{code:04X}>"
-
-
-def escape_controls(text: str) -> str:
-    """`text` with every character of `CONTROLS` shown visibly (`visible`); CR LF becomes a
-    newline. Text without such characters is returned as it is (the common case, one scan)."""
-    if not CONTROLS.search(text):
-        return text
-    return CONTROLS.sub(lambda m: visible(m.group()), text.replace("\r\n", "\n"))
 
 
 def escape_json(serialized: str) -> str:

@@ -82,6 +82,12 @@ def _cost(row: dict) -> str:
     return _usd(row["totalCost"], row["totalCostPartial"])
 
 
+def _to_second(iso: str) -> str:
+    """An ISO time without its fraction of a second (a gap starts at its last call + the window
+    length, microseconds included; the JSON keeps them, the table shows whole seconds)."""
+    return re.sub(r"\.\d+(?=Z$|[+-]\d\d:\d\d$)", "", iso)
+
+
 def _render(view: str, report: dict, key: str) -> None:
     rows = report[key]
     if view == "blocks":
@@ -89,7 +95,7 @@ def _render(view: str, report: dict, key: str) -> None:
         cells = []
         for b in rows:
             if b["isGap"]:
-                cells.append((b["startTime"], "gap", "", "", "", "", "", ""))
+                cells.append((_to_second(b["startTime"]), "gap", "", "", "", "", "", ""))
                 continue
             rate = b["burnRate"] or {}
             cells.append(

@@ -31,8 +31,10 @@ def capability_rows() -> list[tuple[str, str]]:
 
 
 @cache
+@cache
 def data_key() -> str:
-    """sha256 hex of the signals, rules, bands and capability rows (what `load_health` writes)."""
+    """sha256 hex of the signals, rules, bands and capability rows (what `load_health` writes);
+    computed once per process (all of it is code)."""
     data = {
         "signals": [[s.name, s.label, s.unit, s.capability, s.definition] for s in SIGNALS],
         "rules": [[r.signal, r.threshold, r.points, r.source] for r in RULES],

@@ -209,6 +209,23 @@ def apply_sql_files(dsn: str, *, force: bool = False) -> list[str]:
     return applied
 
 
+def schema_current(conn: psycopg.Connection) -> bool:
+    """True when the database of `conn` needs nothing from `ensure_schema`: at this code's head
+    revision, every `sql/*.sql` hash, the price data key and the health data key as recorded —
+    read-only, three queries on `conn` (what a command checks on its own connection before
+    using it, `db.connection.Database.connect`). False for anything else, a newer schema
+    included (`ensure_schema` then says why)."""
+    rev = current_revision(conn)
+    if rev is None or rev != head_revision():
+        return False
+    recorded = _recorded_hashes(conn)
+    return (
+        all(recorded.get(f"sql:{name}") == digest for name, _, digest in _sql_files())
+        and _prices_current(recorded)
+        and _health_current(recorded)
+    )
+
+
 def ensure_schema(dsn: str) -> None:
     """Bring a database to head on first use. When it is already there this is one connection,
     one version read and one read of the recorded `sql/*.sql` hashes — no lock, no alembic.

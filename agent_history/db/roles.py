@@ -73,7 +73,7 @@ def ensure_roles(
 
     Must run as the schema owner (or a superuser). Raises psycopg errors on failure.
     """
-    marker = f"v{ROLES_VERSION};timeout={int(statement_timeout_ms)};pw={bool(reader_password)}{bool(writer_password)}"
+    marker = _marker(statement_timeout_ms, reader_password, writer_password)
     with psycopg.connect(dsn, autocommit=True) as conn:
         if _up_to_date(conn, marker):
             return [READER, WRITER, COLLECTOR]
@@ -142,6 +142,16 @@ def ensure_roles(
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     return [READER, WRITER, COLLECTOR]
+
+
+def roles_current(conn: psycopg.Connection, *, statement_timeout_ms: int = 30_000) -> bool:
+    """True when `ensure_roles` with these settings (and no passwords, as the embedded server's
+    first use calls it) has nothing to do: one query on `conn`."""
+    return _up_to_date(conn, _marker(statement_timeout_ms, None, None))
+
+
+def _marker(statement_timeout_ms: int, reader_password: str | None, writer_password: str | None) -> str:
+    return f"v{ROLES_VERSION};timeout={int(statement_timeout_ms)};pw={bool(reader_password)}{bool(writer_password)}"
 
 
 def _up_to_date(conn: psycopg.Connection, marker: str) -> bool:

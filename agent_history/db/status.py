@@ -22,25 +22,33 @@ def db_status(db: Database) -> dict[str, Any]:
     row_counts {table: rows}. Raises DatabaseError subclasses on connection problems.
     """
     with db.connect() as conn:
-        pg_version = conn.execute("SHOW server_version").fetchone()[0]
-        vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
-        backend = conn.execute("SELECT value FROM ah.meta WHERE key = 'keyword_backend'").fetchone()
-        rev = current_revision(conn)
+        out = server_summary(db, conn)
         counts = {}
         for table in CORE_TABLES:
             counts[table] = conn.execute(f"SELECT count(*) FROM ah.{table}").fetchone()[0]
+    return {**out, "row_counts": counts}
+
+
+def server_summary(db: Database, conn: psycopg.Connection) -> dict[str, Any]:
+    """`db_status` without the row counts (one query on `conn`, no table scan): what the
+    first line of `agent-history status` shows."""
+    pg_version, vec, backend = conn.execute(
+        "SELECT current_setting('server_version'), "
+        "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+        "(SELECT value FROM ah.meta WHERE key = 'keyword_backend')"
+    ).fetchone()
+    rev = current_revision(conn)
     head = head_revision()
     return {
         "server": db.where(),
         "embedded": db.is_embedded,
         "postgres_version": pg_version.split()[0],
-        "pgvector_version": vec[0] if vec else None,
-        "keyword_backend": backend[0] if backend else None,
+        "pgvector_version": vec,
+        "keyword_backend": backend,
         "schema_revision": rev,
         "schema_head": head,
         "schema_at_head": rev == head,
-        "row_counts": counts,
     }
 
 
-__all__ = ["CORE_TABLES", "db_status", "psycopg"]
+__all__ = ["CORE_TABLES", "db_status", "psycopg", "server_summary"]

@@ -16,16 +16,33 @@ WINDOW = timedelta(hours=24)
 """How far back the block rule looks (a block chain longer than this starts at its edge)."""
 
 _SQL = """
-SELECT coalesce(mc.ts, s.started_at),
-       ah.call_cost_usd(coalesce(mc.model, s.model), coalesce(mc.ts, s.started_at), mc.input_uncached,
-                        mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output),
-       num_nonnulls(mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output) > 0,
-       s.session_uid = %(uid)s OR r.session_uid = %(uid)s
-FROM ah.model_call AS mc
-JOIN ah.session AS s ON s.id = mc.session_id
-LEFT JOIN ah.session AS r ON r.id = s.root_session_id
-WHERE NOT coalesce(mc.is_api_error, false)
-  AND (mc.ts >= %(since)s OR s.session_uid = %(uid)s OR r.session_uid = %(uid)s)
+WITH mine AS (  -- the session and its sub-agents (threads whose root it is)
+    SELECT s.id FROM ah.session AS s
+    WHERE s.session_uid = %(uid)s
+       OR s.root_session_id IN (SELECT r.id FROM ah.session AS r WHERE r.session_uid = %(uid)s)
+), picked AS (  -- each branch on its index (model_call_session_idx, model_call_ts_idx)
+    SELECT mc.id FROM ah.model_call AS mc WHERE mc.session_id IN (SELECT id FROM mine)
+    UNION
+    SELECT mc.id FROM ah.model_call AS mc WHERE mc.ts >= %(since)s
+), calls AS (
+    SELECT mc.id, coalesce(mc.ts, s.started_at) AS at, coalesce(mc.model, s.model) AS model,
+           mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output,
+           mc.session_id IN (SELECT id FROM mine) AS mine
+    FROM ah.model_call AS mc
+    JOIN ah.session AS s ON s.id = mc.session_id
+    WHERE mc.id IN (SELECT id FROM picked) AND NOT coalesce(mc.is_api_error, false)
+), prices AS (  -- ah.call_cost_usd's price row, looked up once per (model, UTC day)
+    SELECT d.model, d.day, ah.price_for(d.model, d.day) AS price
+    FROM (SELECT DISTINCT model, (at AT TIME ZONE 'UTC')::date AS day FROM calls) AS d
+)
+SELECT c.at,
+       ah.priced_cost_usd(p.price, c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output),
+       num_nonnulls(c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output) > 0,
+       c.mine
+FROM calls AS c
+LEFT JOIN prices AS p
+  ON p.model IS NOT DISTINCT FROM c.model AND p.day IS NOT DISTINCT FROM (c.at AT TIME ZONE 'UTC')::date
+ORDER BY c.id
 """
 
 

@@ -15,7 +15,8 @@ when it falls more than 5 h after the block's start or more than 5 h after the p
 gap of more than 5 h between two calls is reported as a gap block from the previous call + 5 h
 to the next call. A block is active when `now` lies in it (start ≤ now < end) and within 5 h of
 its last call. Burn rate = tokens (and cost) of the block over the minutes between its first and last
-call; NULL when that span is zero.
+call; NULL when that span is zero (a window longer than a block — the plan week — takes it over
+the elapsed window instead: `window_burn_rate`).
 """
 
 from __future__ import annotations
@@ -110,6 +111,28 @@ def burn_rate(tokens: int, cost_usd, first: datetime, last: datetime) -> dict | 
         "tokensPerMinute": tokens / minutes,
         "costPerHour": None if cost_usd is None else float(cost_usd) / minutes * 60,
     }
+
+
+ELAPSED_RATE_OVER = BLOCK_LENGTH
+"""Windows longer than this (the plan week, `usage.plans.WINDOWS`) take their burn rate over the
+elapsed window (`window_burn_rate`); the 5-hour block keeps ccusage's first → last call rule."""
+
+
+def window_burn_rate(tokens: int, cost_usd, block: Block, now: datetime) -> dict | None:
+    """The burn rate of the active window `block` at aware `now`, ``{"tokensPerMinute",
+    "costPerHour"}`` or None when the span is zero:
+
+    - a 5-hour block (length ≤ `ELAPSED_RATE_OVER`): ccusage's rule, the block's tokens over the
+      minutes between its first and last call (`burn_rate`; ccusage `calculateBurnRate`);
+    - a longer window (the week): its tokens over the elapsed part of the window, its start →
+      `now` (capped at its end). A week holds nights and days off: a rate over the calls' own
+      span (first → last, or the last hour of activity) is the pace while working, and projecting
+      it over the remaining days counts every idle hour as a working one; a burst long past
+      projected a heavy week. The elapsed window holds the idle time the rest of the week will
+      hold too, so the projection is "this week's pace so far" (docs/usage.md, "Plan windows")."""
+    if block.end - block.start <= ELAPSED_RATE_OVER:
+        return burn_rate(tokens, cost_usd, block.first_ts, block.last_ts)
+    return burn_rate(tokens, cost_usd, block.start, min(now, block.end))
 
 
 def projection(tokens: int, cost_usd, rate: dict | None, end: datetime, now: datetime) -> dict | None:

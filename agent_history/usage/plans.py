@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from agent_history.usage.periods import BLOCK_LENGTH, blocks, burn_rate, projection
+from agent_history.usage.periods import BLOCK_LENGTH, blocks, projection, window_burn_rate
 from agent_history.usage.report import Call
 
 WINDOWS: dict[str, timedelta] = {"block": BLOCK_LENGTH, "week": timedelta(days=7)}
@@ -181,7 +181,8 @@ def window_status(calls: Sequence[Call], window: str, now: datetime, config: Pla
          "percentUsed" {tokens, cost} (% of the limit now), "projectedPercent" {tokens, cost},
          "status": "ok" | "warning" | "exceeds" | None (no limit)}
 
-    Burn rate and projection are ccusage's (`usage.periods`). Raises ValueError for an unknown
+    Burn rate and projection are ccusage's for the block; the week's rate is over its elapsed part
+    (`usage.periods.window_burn_rate`). Raises ValueError for an unknown
     window or a pre-aggregated `Call` (n ≠ 1)."""
     if window not in WINDOWS:
         raise ValueError(f"unknown plan window {window!r} ({', '.join(WINDOWS)})")
@@ -219,7 +220,7 @@ def window_status(calls: Sequence[Call], window: str, now: datetime, config: Pla
     priced = [c.cost_usd for c in members if c.cost_usd is not None]
     unpriced = sum(c.unpriced_calls for c in members)
     cost = None if unpriced else float(sum(priced, Decimal(0)))
-    rate = burn_rate(tokens, cost, active.first_ts, active.last_ts)
+    rate = window_burn_rate(tokens, cost, active, now)
     proj = projection(tokens, cost, rate, active.end, now)
     out.update(
         startTime=_iso(active.start),

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 
-from agent_history.usage.periods import BLOCK_LENGTH, Block, blocks, burn_rate, period_key, projection
+from agent_history.usage.periods import BLOCK_LENGTH, Block, blocks, period_key, projection, window_burn_rate
 
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
 
@@ -271,7 +271,7 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
         cost = 0.0
     active = block.is_active(now)
     total = t["totalTokens"] or 0
-    rate = None if block.is_gap or not active else burn_rate(total, cost, block.first_ts, block.last_ts)
+    rate = None if block.is_gap or not active else window_burn_rate(total, cost, block, now)
     start = block.start.isoformat().replace("+00:00", "Z")
     return {
         "id": f"gap-{start}" if block.is_gap else start,

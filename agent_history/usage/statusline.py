@@ -9,7 +9,8 @@ Claude Code runs the configured command at each update with a JSON object on std
 The line: ``<model> | session $S | today $T | block $B, $R/h, 2h13m left`` — session and today
 at list prices from the catalogue (``?`` = unknown: a call with known usage has no price; never a
 made-up 0), the current 5-hour block's cost, burn rate (USD per hour, ccusage's rule) and time
-left; ``no active block`` when none is open.
+left; ``no active block`` when none is open. Text from the payload (the model name) is printed
+with its controls and bidirectional overrides shown, never obeyed (`shown`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from agent_history.bidi import escape_controls, visible
 
 
 class StatusLineError(ValueError):
@@ -91,13 +94,23 @@ def _left(delta: timedelta) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
 
 
-def render_line(given: StatusInput, figures: StatusFigures | None, now: datetime) -> str:
-    """The one line (module docstring). `figures` None = the catalogue could not be read: the
-    harness's own session cost is shown, marked as such."""
-    parts = [given.model] if given.model else []
+def shown(text: str) -> str:
+    """Payload text as the line prints it: every terminal control and bidirectional override
+    shown, never obeyed (`agent_history.bidi.escape_controls`), newline and tab included (the
+    status line is one line)."""
+    return escape_controls(text).replace("\n", visible("\n")).replace("\t", visible("\t"))
+
+
+def render_line(
+    given: StatusInput, figures: StatusFigures | None, now: datetime, missing: str = "catalogue unavailable"
+) -> str:
+    """The one line (module docstring). `figures` None = no catalogue figures: the harness's own
+    session cost is shown, marked as such, then `missing` (why: unreadable, or none yet). The
+    model name is `shown`."""
+    parts = [shown(given.model)] if given.model else []
     if figures is None:
         harness = "?" if given.harness_cost_usd is None else f"${given.harness_cost_usd:,.2f}"
-        return " | ".join([*parts, f"session {harness} (Claude Code's)", "catalogue unavailable"])
+        return " | ".join([*parts, f"session {harness} (Claude Code's)", missing])
     if figures.session_calls:
         parts.append(f"session {_usd(figures.session_cost)}")
     elif given.harness_cost_usd is not None:
