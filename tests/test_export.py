@@ -221,3 +221,27 @@ def test_control_characters_and_markup_in_a_title_are_shown_not_obeyed(cli_env, 
     assert null.returncode == 0 and null.stderr == "", null.stderr
     folder = cli("export", SECRET_UID, "--out", str(own_tmp), env=cli_env)
     assert folder.returncode == 2 and folder.stderr.strip() == f"error: --out {own_tmp} is a directory"
+
+
+def test_mcp_results_never_carry_a_secret_the_cli_keeps_them(cli_env, secret_home):
+    """MCP results go into an agent's context and on to a model provider: every string but
+    identifiers is redacted — search snippets, the session transcript, a raw `sql` row."""
+    from tests.mcp_client import call_tools
+
+    home, planted = secret_home
+    assert cli("index", "--home", str(home), env=cli_env).returncode == 0
+    calls = [
+        ("search", {"query": "deploy thanks"}),
+        ("session", {"uid": SECRET_UID}),
+        ("sql", {"statement": "SELECT text FROM ah.message ORDER BY id"}),
+        ("sql", {"statement": "SELECT output FROM ah.tool_call"}),
+    ]
+    _, results = call_tools(cli_env, calls)
+    for (name, _), result in zip(calls, results, strict=True):
+        assert not result.is_error, (name, result.text)
+        assert not any(s in result.text for s in planted), name
+        assert "[REDACTED]" in result.text, name
+    hits = results[0].data["hits"]
+    assert [h["session_uid"] for h in hits] == [SECRET_UID]  # identifiers stay whole
+    full = cli("session", SECRET_UID, "--full", env=cli_env)  # the user's own terminal shows them
+    assert full.returncode == 0 and planted[0] in full.stdout

@@ -42,6 +42,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 REDACTED = "[REDACTED]"
 
@@ -336,6 +337,30 @@ def apply_spans(text: str, spans: list[Span], start: int = 0, end: int | None = 
 def redact(text: str) -> str:
     """`text` with every secret-shaped span replaced by ``[REDACTED]``."""
     return apply_spans(text, find_secrets(text))[0]
+
+
+IDENTIFIER_KEYS = frozenset(
+    {
+        "agent", "agent_id", "session_uid", "root_session_uid", "namespace", "cwd", "source_path", "kind",
+        "label", "role", "model", "ts", "started_at", "ended_at", "child_session_uid", "child_agent_id", "sha",
+        "old_sha", "branch", "remote_ref", "outcome", "error_class", "product", "format", "redacted", "uid",
+        "cite", "path", "file", "repo", "host", "namespaces",
+    }
+)  # fmt: skip
+"""Keys whose values are identifiers, not prose: `redact_tree` never passes them through the
+scanner (uids, names, paths, times, classes)."""
+
+
+def redact_tree(value: Any, keep: frozenset[str] = IDENTIFIER_KEYS, key: str | None = None) -> Any:
+    """`value` (JSON-shaped: dicts, lists, scalars) with every string redacted (`redact`) except
+    the values of keys in `keep` (and the lists under them). Dict keys themselves are kept."""
+    if isinstance(value, str):
+        return value if key in keep else redact(value)
+    if isinstance(value, dict):
+        return {k: redact_tree(v, keep, k) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_tree(v, keep, key) for v in value]
+    return value
 
 
 def detector_of(rule_name: str) -> str:

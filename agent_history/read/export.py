@@ -7,7 +7,7 @@ each sub-agent thread inline at the spawn that started it (depth-first, each thr
 of the session no spawn links to follow at the end), with every thread's tokens and list-price
 cost (`read.sessions.SessionSummary`). Secret-shaped spans are ``[REDACTED]`` by default through
 the embeddings' scanner (`embed.redact`): every string of the document except the identifiers in
-`NOT_REDACTED` (uids, names, paths, times, classes).
+`embed.redact.IDENTIFIER_KEYS` (uids, names, paths, times, classes).
 """
 
 from __future__ import annotations
@@ -16,20 +16,12 @@ from typing import Any
 
 import psycopg
 
-from agent_history.embed.redact import redact as redact_text
+from agent_history.embed.redact import redact_tree
 from agent_history.harnesses import BY_NAME
 from agent_history.read.timeline import session_timeline
 from agent_history.session.refs import resolve_session
 
 FORMATS: tuple[str, ...] = ("md", "html", "json")
-NOT_REDACTED = frozenset(
-    {
-        "agent", "agent_id", "session_uid", "root_session_uid", "namespace", "cwd", "source_path", "kind",
-        "label", "role", "model", "ts", "started_at", "ended_at", "child_session_uid", "child_agent_id", "sha",
-        "old_sha", "branch", "remote_ref", "outcome", "error_class", "product", "format", "redacted",
-    }
-)  # fmt: skip
-"""Keys whose values are identifiers, not prose: never passed through the scanner."""
 MAX_DEPTH = 8
 """Sub-agents nested deeper than this are listed, not inlined."""
 
@@ -54,16 +46,6 @@ def _thread(conn: psycopg.Connection, uid: str, agent_id: str | None, seen: set,
         "summary": t.summary.as_dict() if t.summary else None,
         "events": events,
     }
-
-
-def _redact(value: Any, key: str | None = None) -> Any:
-    if isinstance(value, str):
-        return value if key in NOT_REDACTED else redact_text(value)
-    if isinstance(value, dict):
-        return {k: _redact(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v, key) for v in value]
-    return value
 
 
 def export_session(conn: psycopg.Connection, uid: str, *, redact: bool = True) -> dict[str, Any]:
@@ -91,4 +73,4 @@ def export_session(conn: psycopg.Connection, uid: str, *, redact: bool = True) -
         "thread": main,
         "unlinked_threads": unlinked,
     }
-    return _redact(doc) if redact else doc
+    return redact_tree(doc) if redact else doc

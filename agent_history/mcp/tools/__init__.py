@@ -17,6 +17,7 @@ import jsonschema
 import psycopg
 
 from agent_history.config import EmbeddingSettings
+from agent_history.embed.redact import redact_tree
 from agent_history.mcp.reader import guarded_connection
 from agent_history.mcp.render import MAX_RESULT_CHARS, to_json
 from agent_history.mcp.scope import Scope, ScopeError, resolve_scope
@@ -120,7 +121,8 @@ class ToolEnv:
     embedding: EmbeddingSettings | None = None
 
     def call(self, spec: ToolSpec, arguments: dict[str, Any] | None) -> str:
-        """Run `spec` with `arguments`; compact JSON text. Raises ToolFailure (one line)."""
+        """Run `spec` with `arguments`; compact JSON text with secret-shaped spans ``[REDACTED]``
+        (`embed.redact.redact_tree`). Raises ToolFailure (one line)."""
         args = validate_arguments(spec, arguments)
         context = args.pop("context", None)
         namespaces = args.pop("namespaces", None)
@@ -136,4 +138,6 @@ class ToolEnv:
         except psycopg.Error as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ToolFailure(f"{spec.name} failed: {first}") from None
-        return to_json({"scope": scope.as_dict(), **result}, max_chars=spec.max_chars)
+        # Results go into an agent's context and on to a model provider: secret-shaped spans are
+        # [REDACTED] in every string but identifiers (the CLI, the user's own terminal, shows them).
+        return to_json(redact_tree({"scope": scope.as_dict(), **result}), max_chars=spec.max_chars)
