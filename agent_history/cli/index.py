@@ -32,8 +32,10 @@ def _summary_line(s: PassSummary) -> str:
     )
     issues = ", ".join(f"{k} {v}" for k, v in sorted(s.issues.items())) or "none"
     state = " (interrupted)" if s.interrupted else ""
+    gone = f"{s.files_missing:,} now missing from disk (sessions kept), " if s.files_missing else ""
+    back = f"{s.files_returned:,} back on disk, " if s.files_returned else ""
     return (
-        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, "
+        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, {gone}{back}"
         f"{s.bytes_read / 1e6:,.1f} MB read; rows: {rows}; issues: {issues}; "
         f"{count(s.sessions_rolled_up, 'session')} rolled up; {s.seconds:.2f} s"
     )

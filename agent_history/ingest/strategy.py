@@ -46,6 +46,11 @@ class PassSummary:
     skipped_homes: list[str] = field(default_factory=list)
     skipped_paths: list[str] = field(default_factory=list)
     """Files and directories passed over: symlinks, unreadable directories, undecodable names."""
+    files_missing: int = 0
+    """Catalogued files of this pass's namespaces found gone from disk by it (status set to
+    'missing'; their sessions are kept)."""
+    files_returned: int = 0
+    """Files marked 'missing' by an earlier pass and found again by this one."""
     interrupted: bool = False
     bulk: str | None = None
     """The bulk path (`ingest.bulk`): None = not taken, "done" = ended by this pass,
@@ -69,6 +74,8 @@ class PassSummary:
             "sessions_rolled_up": self.sessions_rolled_up,
             "skipped_homes": self.skipped_homes,
             "skipped_paths": self.skipped_paths[:100],
+            "files_missing": self.files_missing,
+            "files_returned": self.files_returned,
             "interrupted": self.interrupted,
             "bulk": self.bulk,
             "batches": self.batches,
