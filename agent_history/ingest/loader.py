@@ -488,7 +488,6 @@ class Loader:
                         offset, line_count, state, windows, crc = 0, 0, None, None, 0
                     elif crc is None:  # indexed before prefix CRCs were kept: the baseline starts now
                         crc = crc_range(fh, 0, k.offset)
-                summary.files_changed += 1
                 self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, windows, crc)
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
             self._raise_if_lost(exc)
@@ -524,7 +523,6 @@ class Loader:
             chunks, error = self._pool.result(ref.path)
         except Exception as exc:  # noqa: BLE001 - the worker died or its result did not pickle
             chunks, error = [], exc
-        summary.files_changed += 1
         for chunk in chunks:
             if self.stop.is_set():  # in-process the last chunk read would be flushed; this one is
                 summary.interrupted = True  # a resumable checkpoint all the same
@@ -680,6 +678,7 @@ class Loader:
             self._pause()
         summary.add_written(written.new, written.merged, written.issues)
         for p in batch:
+            summary.changed(p.source_id)
             summary.bytes_read += p.consumed
             for row in p.rows:
                 if isinstance(row, ParseIssueRow):

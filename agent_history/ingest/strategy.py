@@ -58,6 +58,14 @@ class PassSummary:
     batches: int = 0
     """Batch transactions committed (JSONL and Markdown files)."""
     seconds: float = 0.0
+    changed_ids: set[int] = field(default_factory=set, repr=False)
+    """The ``source_file`` ids behind `files_changed`."""
+
+    def changed(self, source_id: int) -> None:
+        """Count a file as changed once something of it is committed (rows and offset, a
+        cursor, a new signature): a file begun but not committed when a pass stops is not."""
+        self.changed_ids.add(source_id)
+        self.files_changed = len(self.changed_ids)
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
