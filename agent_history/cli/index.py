@@ -527,7 +527,7 @@ def rebuild_check_cmd(
         print_json(data)
     else:
         _print_rebuild_check(data)
-    if result.would_refuse or (verified is not None and verified.changed):
+    if result.would_refuse or (verified is not None and verified.changed_count):
         raise typer.Exit(1)
 
 
@@ -538,6 +538,8 @@ def _print_rebuild_check(data: dict) -> None:
     console.print(table)
     for path in data["missing_files"]:
         console.print(f"missing from every tier: {path}", highlight=False, markup=False, soft_wrap=True)
+    if data["missing_count"] > len(data["missing_files"]):
+        console.print(f"… and {data['missing_count'] - len(data['missing_files']):,} more missing from every tier")
     if data["would_refuse"]:
         console.print("rebuild would refuse (`rebuild --allow-missing` drops the missing files)")
     v = data.get("verify")
