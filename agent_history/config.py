@@ -166,6 +166,18 @@ class EmbeddingSettings:
         return f"{self.model}@{self.dimensions}" if self.dimensions else self.model
 
 
+def positive_number(value: Any, where: str, *, whole: bool = False, unit: str = "") -> float:
+    """`value` of the config key `where` when it is a finite number > 0 (`whole`: an integer,
+    returned as int); `unit` names it in the error. Raises ConfigError (one line) for a bool, a
+    string, NaN, ±infinity (TOML ``inf``, ``nan``, or a literal like ``1e400``), zero or a
+    negative number."""
+    kind = "a whole number" if whole else "a number" + (f" of {unit}" if unit else "")
+    ok_type = not isinstance(value, bool) and isinstance(value, int if whole else int | float)
+    if not ok_type or not math.isfinite(value) or not value > 0:
+        raise ConfigError(f"{where} must be {kind} > 0, not {value!r}")
+    return value
+
+
 def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
     """Parse ``[embedding]``; None when absent or without a provider. Raises ConfigError."""
     if not raw or not raw.get("provider"):
@@ -182,26 +194,23 @@ def _embedding_settings(raw: dict[str, Any]) -> EmbeddingSettings | None:
     if not model:
         raise ConfigError("config embedding.model is required")
     e = EmbeddingSettings(provider=provider, model=str(model), local_model_path=path)
-    try:
-        for key in ("base_url", "api_key_env"):
-            if raw.get(key):
-                setattr(e, key, str(raw[key]))
-        for key in (
-            "dimensions",
-            "batch_size",
-            "max_tokens_per_run",
-            "max_tokens_per_day",
-            "max_attempts",
-            "chunk_chars",
-            "chunk_overlap",
-        ):
-            if raw.get(key):
-                setattr(e, key, int(raw[key]))
-        for key in ("timeout_s", "query_timeout_s"):
-            if raw.get(key):
-                setattr(e, key, float(raw[key]))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"config embedding: {exc}") from None
+    for key in ("base_url", "api_key_env"):
+        if raw.get(key):
+            setattr(e, key, str(raw[key]))
+    for key in (
+        "dimensions",
+        "batch_size",
+        "max_tokens_per_run",
+        "max_tokens_per_day",
+        "max_attempts",
+        "chunk_chars",
+        "chunk_overlap",
+    ):
+        if raw.get(key):  # 0 or absent: the default
+            setattr(e, key, positive_number(raw[key], f"config embedding.{key}", whole=True))
+    for key in ("timeout_s", "query_timeout_s"):
+        if raw.get(key):
+            setattr(e, key, positive_number(raw[key], f"config embedding.{key}", unit="seconds"))
     if "service_idle_s" in raw:  # 0 is meaningful here (no service), so not the `if raw.get` rule above
         idle = raw["service_idle_s"]
         if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 <= idle < math.inf:  # nan/inf too
@@ -515,9 +524,9 @@ def load_settings(dsn: str | None = None) -> Settings:
     s.reader_password = _text(db, "database", "reader_password")
     s.writer_password = _text(db, "database", "writer_password")
     if "statement_timeout_ms" in db:
-        if not isinstance(db["statement_timeout_ms"], int) or db["statement_timeout_ms"] <= 0:
-            raise ConfigError("config database.statement_timeout_ms must be a positive integer")
-        s.statement_timeout_ms = db["statement_timeout_ms"]
+        s.statement_timeout_ms = positive_number(
+            db["statement_timeout_ms"], "config database.statement_timeout_ms", whole=True
+        )
     if "idle_stop_s" in db:
         idle = db["idle_stop_s"]
         if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 <= idle < math.inf:
@@ -583,18 +592,17 @@ def _plans(table: dict[str, Any]) -> dict[str, Any]:
 def _query_idle_s(table: dict[str, Any]) -> float:
     """``[service] query_idle_s``, overridden by ``$AGENT_HISTORY_QUERY_IDLE_S``: seconds ≥ 0
     (default 900). Raises ConfigError for anything else."""
-    value: Any = table.get("query_idle_s", 900.0)
-    where = "config service.query_idle_s"
+    values: list[tuple[str, Any]] = [("config service.query_idle_s", table.get("query_idle_s", 900.0))]
     env = os.environ.get("AGENT_HISTORY_QUERY_IDLE_S", "").strip()
-    if env:
-        where = "AGENT_HISTORY_QUERY_IDLE_S"
+    if env:  # overrides the file, whose value is checked all the same (a mistake there is one)
         try:
-            value = float(env)
+            values.append(("AGENT_HISTORY_QUERY_IDLE_S", float(env)))
         except ValueError:
-            value = env
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-        raise ConfigError(f"{where} must be a number of seconds ≥ 0, not {value!r}")
-    return float(value)
+            values.append(("AGENT_HISTORY_QUERY_IDLE_S", env))
+    for where, value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise ConfigError(f"{where} must be a number of seconds ≥ 0, not {value!r}")
+    return float(values[-1][1])
 
 
 def _string_list(table: dict, section: str, key: str) -> list[str] | None:

@@ -14,7 +14,7 @@ from dashboards.sdk import PromPanel, Section
 
 #: (topic, section title, the question the section answers), in display order.
 TOPICS: tuple[tuple[str, str, str], ...] = (
-    ("model_calls", "Model calls by trigger", "What triggered the model calls, in which kind of thread, and what did they cost in tokens?"),
+    ("model_calls", "Model calls, triggers and roles", "What triggered the model calls, in which kind of thread, and what did they cost in tokens?"),
     ("thread_states", "Thread states", "Where does the agents' time go: working, waiting on tools, sub-agents or people, polling or idle?"),
     ("polls", "Polls and waits", "How much do agents poll and wait, for how long, and do their waits deliver or time out?"),
     ("spawns", "Spawns", "How do agents start work elsewhere: sub-agents, background shells, exec lanes, wakes?"),
@@ -50,7 +50,7 @@ def efficiency_family_panels() -> dict[str, tuple[PromPanel, ...]]:
             _series("Model calls by trigger", "sum by (trigger) (agent_efficiency_model_calls)", "{{trigger}}", "Model calls (no API-error notices) by what triggered them."),
             _series("Model calls by role", "sum by (role) (agent_efficiency_model_calls)", "{{role}}", "Model calls of root, worker and solo threads."),
             _series("Tokens by trigger", "sum by (trigger) (agent_efficiency_tokens)", "{{trigger}}", "Tokens of all buckets by the trigger of the call that spent them."),
-            _series("Tokens by bucket", "sum by (bucket) (agent_efficiency_tokens)", "{{bucket}}", "Tokens by bucket (unknown counts add nothing)."),
+            _series("Efficiency tokens by bucket", "sum by (bucket) (agent_efficiency_tokens)", "{{bucket}}", "Tokens by bucket (unknown counts add nothing)."),
         ),
         "thread_states": (
             _series("Time per thread state", "sum by (state) (agent_efficiency_thread_state_seconds)", "{{state}}", "Time between consecutive timed events by the state the ending event names (over 30 min: idle).", unit="s"),
@@ -73,18 +73,18 @@ def efficiency_family_panels() -> dict[str, tuple[PromPanel, ...]]:
             _series("Gate failures by loop", _delta('agent_efficiency_gate_runs{gate_result="fail"}', "loop, gate"), "{{loop}} {{gate}}", "Failed gate runs per interval and loop (alert: 3 failures in 1 h and no pass)."),
         ),
         "ci": (
-            _series("CI waits", "sum(agent_efficiency_ci_waits)", "CI waits", "Pushes followed by a CI look that saw the run finish."),
+            _series("Pushes with a CI wait", "sum(agent_efficiency_ci_waits)", "CI waits", "Pushes followed by a CI look that saw the run finish."),
             _series("Mean CI wait", "sum(agent_efficiency_ci_wait_seconds) / sum(agent_efficiency_ci_waits)", "mean", "Mean time from a push to seeing its CI run finish.", unit="s"),
         ),
         "reviews": (
             _series("Reviews by event", "sum by (review_event) (agent_efficiency_reviews)", "{{review_event}}", "Review requests and the outcomes the transcripts show.", width=24),
         ),
         "failures": (
-            _series("Tool failures by class", "sum by (error_class) (agent_efficiency_tool_failures)", "{{error_class}}", "Failed tool calls by error class."),
+            _series("Exported tool failures by class", "sum by (error_class) (agent_efficiency_tool_failures)", "{{error_class}}", "Failed tool calls by error class."),
             _series("Tool failures per interval", _delta("agent_efficiency_tool_failures", "error_class"), "{{error_class}}", "Failed tool calls added in each interval."),
         ),
         "interventions": (
-            _series("Interventions by kind", "sum by (intervention) (agent_efficiency_interventions)", "{{intervention}}", "Interrupts, denials, corrections after a failure and queued prompts."),
+            _series("Exported interventions by kind", "sum by (intervention) (agent_efficiency_interventions)", "{{intervention}}", "Interrupts, denials, corrections after a failure and queued prompts."),
             _series("Interventions per interval by loop", _delta("agent_efficiency_interventions", "loop"), "{{loop}}", "Interventions added in each interval (alert: a spike over the day's hourly average)."),
         ),
         "collection": (

@@ -28,9 +28,30 @@ RULES_FILE = "alerts/agent-history.rules.yml"
 TEST_FILES = {"1m": "alerts/agent-history.test.yml", "10m": "alerts/agent-history.test-10m.yml"}
 
 
+def duplicate_titles(dashboard: dict) -> list[str]:
+    """Panel titles (rows included, untitled text panels not) that occur more than once in
+    `dashboard` (Grafana JSON as a dict, panels nested in collapsed rows too), sorted: two panels
+    of one dashboard with one title cannot be told apart in a link, an alert or a screenshot."""
+    seen: dict[str, int] = {}
+
+    def walk(panels: list[dict]) -> None:
+        for p in panels:
+            if p.get("title"):
+                seen[p["title"]] = seen.get(p["title"], 0) + 1
+            walk(p.get("panels") or [])
+
+    walk(dashboard.get("panels") or [])
+    return sorted(t for t, n in seen.items() if n > 1)
+
+
 def dashboard_json(build: Callable) -> str:
-    """One dashboard as Grafana JSON text (2-space indent, trailing newline)."""
-    return json.dumps(build().build(), cls=JSONEncoder, indent=2, ensure_ascii=False) + "\n"
+    """One dashboard as Grafana JSON text (2-space indent, trailing newline). Raises ValueError
+    naming them when two panels share a title (`duplicate_titles`)."""
+    text = json.dumps(build().build(), cls=JSONEncoder, indent=2, ensure_ascii=False) + "\n"
+    dupes = duplicate_titles(json.loads(text))
+    if dupes:
+        raise ValueError(f"{build.__module__}: panel titles used twice: {', '.join(dupes)}")
+    return text
 
 
 class _Dumper(yaml.SafeDumper):

@@ -17,7 +17,67 @@ from agent_history.config import ConfigError, load_settings
         ("contexts = 5", "config [contexts] must be a table, got int"),
         ("[contexts]\nwork = [1, 2]", "config contexts.work must be a list of namespace strings"),
         ('embedding = "openai"', "config [embedding] must be a table, got str"),
-        ("[database]\nstatement_timeout_ms = -1", "config database.statement_timeout_ms must be a positive integer"),
+        (
+            "[database]\nstatement_timeout_ms = -1",
+            "config database.statement_timeout_ms must be a whole number > 0, not -1",
+        ),
+        (
+            "[database]\nstatement_timeout_ms = true",
+            "config database.statement_timeout_ms must be a whole number > 0, not True",
+        ),
+        (
+            "[database]\nstatement_timeout_ms = 1e400",
+            "config database.statement_timeout_ms must be a whole number > 0, not inf",
+        ),
+        ("[database]\nidle_stop_s = nan", "config database.idle_stop_s must be a number of seconds ≥ 0, not nan"),
+        ("[database]\nidle_stop_s = -inf", "config database.idle_stop_s must be a number of seconds ≥ 0, not -inf"),
+        ("[service]\nquery_idle_s = inf", "config service.query_idle_s must be a number of seconds ≥ 0, not inf"),
+        ("[service]\nquery_idle_s = -1", "config service.query_idle_s must be a number of seconds ≥ 0, not -1"),
+        ("[index]\nbulk_min_bytes = -1", "config index.bulk_min_bytes must be a whole number of bytes ≥ 0, not -1"),
+        ("[index]\nbulk_min_bytes = inf", "config index.bulk_min_bytes must be a whole number of bytes ≥ 0, not inf"),
+        ("[metrics]\ninterval = nan", "config metrics.interval must be a number of seconds between 1 and 3600"),
+        ("[metrics]\ninterval = 1e400", "config metrics.interval must be a number of seconds between 1 and 3600"),
+        (
+            "[plans.claude]\nweek_cost_usd = 1e400",
+            "config plans.claude.week_cost_usd must be a finite number > 0, not inf",
+        ),
+        (
+            "[plans.claude]\nblock_cost_usd = nan",
+            "config plans.claude.block_cost_usd must be a finite number > 0, not nan",
+        ),
+        ("[plans.claude]\nweek_tokens = -5", "config plans.claude.week_tokens must be a finite number > 0, not -5"),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\nbatch_size = -8',
+            "config embedding.batch_size must be a whole number > 0, not -8",
+        ),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\nbatch_size = 2.5',
+            "config embedding.batch_size must be a whole number > 0, not 2.5",
+        ),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\nmax_tokens_per_day = inf',
+            "config embedding.max_tokens_per_day must be a whole number > 0, not inf",
+        ),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\ndimensions = -512',
+            "config embedding.dimensions must be a whole number > 0, not -512",
+        ),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\nchunk_overlap = -1',
+            "config embedding.chunk_overlap must be a whole number > 0, not -1",
+        ),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\ntimeout_s = nan',
+            "config embedding.timeout_s must be a number of seconds > 0, not nan",
+        ),
+        (
+            '[embedding]\nprovider = "openai"\nmodel = "m"\nquery_timeout_s = -3',
+            "config embedding.query_timeout_s must be a number of seconds > 0, not -3",
+        ),
+        (
+            '[embedding]\nprovider = "local"\nlocal_model_path = "/m"\nservice_idle_s = inf',
+            "config embedding.service_idle_s must be a number of seconds ≥ 0, not inf",
+        ),
     ],
 )
 def test_wrong_types_are_named_in_one_line(tmp_path, monkeypatch, toml, message):

@@ -27,6 +27,7 @@ INTERFACE = ("ah.efficiency", "ah.loops", "ah.lane", "ah.loop_closeout", ".trigg
 
 #: Panels whose data the corpus does not hold, and why (every other panel must return rows).
 EMPTY_IN_CORPUS = {
+    # the embedding panels' real values: tests/test_dashboards_embeddings.py (an embedded catalogue)
     "Embedding failures by model": "the corpus catalogue is built without an embedding endpoint",
     "Chunks by model and state": "the corpus catalogue is built without an embedding endpoint",
     "Embedding spend by day": "the corpus catalogue is built without an embedding endpoint",

@@ -62,7 +62,8 @@ TABS = [
     ("Embeddings", "Are the transcripts embedded: how many chunks have a vector per model, what is spent, and what failed?"),
 ]  # fmt: skip
 
-#: Panels this catalogue has no data for, and why (asserted empty).
+#: Panels this catalogue has no data for, and why (asserted empty; the embedding panels' real
+#: values on an embedded catalogue: tests/test_dashboards_embeddings.py).
 NO_DATA = {
     "Chunks by model and state": "built without an embedding endpoint (no chunks are written)",
     "Embedding spend by day": "built without an embedding endpoint",

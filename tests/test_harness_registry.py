@@ -243,6 +243,14 @@ def test_readme_agent_tables_are_generated_from_the_registry():
     assert readme.rewrite(text) == text, "README.md agent tables drifted: run python -m agent_history.harnesses.readme"
 
 
+def test_readme_says_how_the_project_harnesses_are_found_with_and_without_home():
+    row = next(line for line in readme.files_table().splitlines() if line.startswith("| `aider` |"))
+    assert row.split(" | ")[2] == (
+        "`.aider.chat.history.md` in each project (found from sessions' working directories and below "
+        "`[aider] roots`; `index --home DIR`: below DIR instead)"
+    )
+
+
 def test_readme_agent_tables_have_a_row_per_harness():
     files, caps = readme.files_table().splitlines(), readme.capabilities_table().splitlines()
     assert [line.split(" | ")[0] for line in files[2:]] == [f"| `{n}`" for n in NAMES]

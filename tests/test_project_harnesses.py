@@ -93,6 +93,21 @@ def test_configured_aider_roots_are_searched_and_the_history_is_read_from_its_of
     assert prompts[-1] == ("add a dark mode",)
 
 
+def test_index_home_searches_below_it_for_aider_projects_instead_of_the_configured_roots(cli_env, db, own_tmp):
+    # README "[aider] / [crush]": `index --home DIR` searches below DIR, not `[aider] roots`
+    home, elsewhere = own_tmp / "home-a", own_tmp / "elsewhere"
+    b.aider_projects(home)
+    b.aider_projects(elsewhere)
+    Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[aider]\nroots = ["{elsewhere}"]\n')
+    assert index(cli_env, "--home", str(home))["files_failed"] == 0
+    with db.connect() as conn:
+        paths = conn.execute("SELECT path FROM ah.source_file WHERE namespace = 'aider-local' ORDER BY path").fetchall()
+    assert [p for (p,) in paths] == [
+        str(home.resolve() / "src" / name / ".aider.chat.history.md")
+        for name in ("aider", "quickdraw", "simple-calculator")
+    ]
+
+
 def test_crush_database_is_read_with_its_wal_then_by_its_cursor(cli_env, db, own_tmp):
     root = own_tmp / "code"
     path = root / "timer" / ".crush" / "crush.db"

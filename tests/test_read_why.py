@@ -142,3 +142,20 @@ def test_cli_why_prints_json(db, cli_env):
         timeout=120,
     )
     assert missing.returncode == 1 and "no commit or push 1234567" in missing.stdout
+
+
+@pytest.mark.parametrize(
+    ("sessions", "made"),
+    [
+        ([], "no session made it"),
+        (["s-1", "s-1"], "made in session s-1"),  # a commit and its push: one session, named once
+        (["s-1", "s-2", "s-1"], "made in 2 sessions: s-1, s-2"),
+    ],
+)
+def test_collected_commit_sentence_names_the_sessions_that_made_it(sessions, made):
+    from datetime import UTC, datetime
+
+    from agent_history.read.why import CollectedCommit
+
+    c = CollectedCommit("/r", "ab" * 20, "subj", datetime(2026, 11, 2, 10, 0, tzinfo=UTC), True, True, None, [])
+    assert c.sentence(sessions=sessions) == f"in /r, authored by you at 2026-11-02 10:00 UTC; {made}"

@@ -161,7 +161,14 @@ def test_the_live_view_refreshes_and_exits_cleanly_on_ctrl_c(env):
     ("config", "message"),
     [
         ('[plans]\nclaude = "max30"\n', "error: config plans.claude: unknown plan 'max30'"),
-        ("[plans.claude]\nblock_tokens = -1\n", "error: config plans.claude.block_tokens must be positive, not -1"),
+        (
+            "[plans.claude]\nblock_tokens = -1\n",
+            "error: config plans.claude.block_tokens must be a finite number > 0, not -1",
+        ),
+        (
+            "[plans.claude]\nweek_cost_usd = 1e400\n",
+            "error: config plans.claude.week_cost_usd must be a finite number > 0, not inf",
+        ),
     ],
 )
 def test_a_plan_config_mistake_is_one_line_exit_2(corpus_db, tmp_path, config, message):  # noqa: F811

@@ -145,8 +145,8 @@ def test_plan_status_lists_configured_agents_and_agents_with_an_active_window():
     ("table", "message"),
     [
         ({"claude": "max30"}, "config plans.claude: unknown plan 'max30' (known: pro, max5, max20, plus, chatgpt-pro"),
-        ({"claude": {"block_tokens": -5}}, "config plans.claude.block_tokens must be positive, not -5"),
-        ({"claude": {"week_cost_usd": 0}}, "config plans.claude.week_cost_usd must be positive, not 0"),
+        ({"claude": {"block_tokens": -5}}, "config plans.claude.block_tokens must be a finite number > 0, not -5"),
+        ({"claude": {"week_cost_usd": 0}}, "config plans.claude.week_cost_usd must be a finite number > 0, not 0"),
         ({"claude": {"block_tokens": 1.5}}, "config plans.claude.block_tokens must be a whole number of tokens"),
         ({"claude": {"block_tokens": True}}, "config plans.claude.block_tokens must be a whole number of tokens"),
         ({"claude": {"block_token": 5}}, "config plans.claude: unknown key 'block_token'"),

@@ -41,8 +41,10 @@ def _summary_line(s: PassSummary) -> str:
     )
     issues = ", ".join(f"{k} {v}" for k, v in sorted(s.issues.items())) or "none"
     state = " (interrupted)" if s.interrupted else ""
+    gone = f"{s.files_missing:,} now missing from disk (sessions kept), " if s.files_missing else ""
+    back = f"{s.files_returned:,} back on disk, " if s.files_returned else ""
     return (
-        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, "
+        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, {gone}{back}"
         f"{s.bytes_read / 1e6:,.1f} MB read; rows: {rows}; issues: {issues}; "
         f"{count(s.sessions_rolled_up, 'session')} rolled up; {s.seconds:.2f} s"
     )
@@ -528,7 +530,7 @@ def rebuild_check_cmd(
         print_json(data)
     else:
         _print_rebuild_check(data)
-    if result.would_refuse or (verified is not None and verified.changed):
+    if result.would_refuse or (verified is not None and verified.changed_count):
         raise typer.Exit(1)
 
 
@@ -539,6 +541,8 @@ def _print_rebuild_check(data: dict) -> None:
     console.print(table)
     for path in data["missing_files"]:
         console.print(f"missing from every tier: {path}", highlight=False, markup=False, soft_wrap=True)
+    if data["missing_count"] > len(data["missing_files"]):
+        console.print(f"… and {data['missing_count'] - len(data['missing_files']):,} more missing from every tier")
     if data["would_refuse"]:
         console.print("rebuild would refuse (`rebuild --allow-missing` drops the missing files)")
     v = data.get("verify")

@@ -726,7 +726,11 @@ def why_cmd(
         _found(bool(origins or collected))
         return
     for c in collected:
-        console.print(f"{c.sha[:12]} {c.sentence(made_by_session=bool(origins))}", soft_wrap=True, markup=False)
+        console.print(
+            f"{c.sha[:12]} {c.sentence(sessions=[o.session.session_uid for o in origins])}",
+            soft_wrap=True,
+            markup=False,
+        )
     if not origins and not collected:
         console.print(f"no commit or push {sha} in the catalogue")
         _found(False)

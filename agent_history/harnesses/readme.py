@@ -46,7 +46,10 @@ def files_table() -> str:
         aliases = f" ({', '.join(_code(a) for a in h.aliases)})" if h.aliases else ""
         if h.layout.projects:
             files = ", ".join(_code(p.path) for p in h.layout.projects)
-            home = f"{files} in each project (sessions' working directories, {_code(h.explicit or '[sources]')})"
+            home = (
+                f"{files} in each project (found from sessions' working directories and below "
+                f"{_code(h.explicit or '[sources]')}; `index --home DIR`: below DIR instead)"
+            )
         elif h.home is None:
             home = "a `[sources]` entry" + (f" or {_code(h.explicit)}" if h.explicit else "")
         else:

@@ -118,7 +118,6 @@ def index_database(loader: PassContext, ref: FileRef, known: KnownFile) -> None:
         with conn.transaction():
             purge_source(conn, known.id)
         cursor = {}
-    summary.files_changed += 1
     parser = parser_cls(ParseContext(path=ref.path, namespace=ref.source.namespace, home=str(ref.source.home)))
     try:
         con = open_readonly(ref.path)
@@ -149,6 +148,7 @@ def index_database(loader: PassContext, ref: FileRef, known: KnownFile) -> None:
         "UPDATE ah.source_file SET size = %s, mtime_ns = %s, last_indexed_at = now() WHERE id = %s",
         (size, mtime, known.id),
     )
+    summary.changed(known.id)
 
 
 def _read_table(loader: PassContext, con, ref, source_id, parser, table: DbTable, cursor: dict, summary) -> None:
@@ -211,6 +211,7 @@ def _write(
         )
         conn.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = %s", (source_id,))
     summary.add_written(written.new, written.merged, written.issues)
+    summary.changed(source_id)
     summary.bytes_read += nbytes
     for row in rows:
         if isinstance(row, ParseIssueRow):
@@ -232,6 +233,7 @@ def _bad_database(conn, source_id: int, detail: str, summary) -> None:
         )
         conn.execute("UPDATE ah.source_file SET kind = 'database', status = 'ok' WHERE id = %s", (source_id,))
     summary.issues["bad_database"] += 1
+    summary.changed(source_id)
 
 
 def read_all(path: str, parser: DatabaseParser) -> list[Row]:

@@ -141,13 +141,13 @@ def index_document(strategy: DocumentStrategy, ctx: PassContext, ref: FileRef, s
     old = conn.execute(
         "SELECT content_sha256, parser_version FROM ah.source_file WHERE id = %s", (known.id,)
     ).fetchone()
-    summary.files_changed += 1
-    summary.bytes_read += len(data)
     if old is not None and old[0] == digest and old[1] == parser_cls.VERSION and known.status == "ok":
         conn.execute(
             "UPDATE ah.source_file SET size = %s, mtime_ns = %s, last_indexed_at = now() WHERE id = %s",
             (st.st_size, st.st_mtime_ns, known.id),
         )
+        summary.changed(known.id)
+        summary.bytes_read += len(data)
         return
     versions = None
     if data:
@@ -234,7 +234,9 @@ def _write_documents(ctx: PassContext, docs: list[_Doc]) -> None:
     summary.add_written(written.new, written.merged, written.issues)
     if purged:
         summary.rows["purged"] += purged
-    for d in docs:
+    for d in docs:  # counted once committed: a pass stopped before this write discards them
+        summary.changed(d.source_id)
+        summary.bytes_read += d.nbytes
         for row in d.rows:
             if isinstance(row, ParseIssueRow):
                 summary.issues[row.kind] += 1

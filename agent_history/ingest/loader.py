@@ -196,7 +196,9 @@ class Loader:
                 except OSError as exc:
                     summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
             listed: set[str] = set()
+            walked: set[str] = set()  # the namespaces this pass looked at
             for source in sources if refs is None else ():
+                walked.add(source.namespace)
                 if not (source.home.is_dir() or source.home.is_file()):  # a file: `--claude-export FILE`
                     summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
                     continue
@@ -212,6 +214,7 @@ class Loader:
                         summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
             if plan:
                 plan(len(files), sum(st.st_size for _, st in files))
+            self._mark_missing(walked, listed if refs is None else {ref.path for ref, _ in files}, summary)
             known = self._known()
             self._register([ref for ref, _ in files if ref.path not in known], known)
             bulk_state = self._begin_bulk(files, known, run_id, file_mode=refs is not None)
@@ -349,6 +352,36 @@ class Loader:
             self._cwds = tuple(r[0] for r in rows)
         return self._cwds
 
+    def _mark_missing(self, namespaces: set[str], listed: set[str], summary: PassSummary) -> None:
+        """Set ``status = 'missing'`` on the catalogued files of `namespaces` this pass did not
+        list and that no longer exist on disk (their sessions stay: nothing is deleted), and
+        give a listed file marked missing earlier its status back (``error`` when it has a load
+        error, ``new`` when never read, ``parser_upgraded`` when it has that issue, else ``ok``);
+        counts both in `summary` (``files_missing``, ``files_returned``). A file not listed that
+        still exists (another pass's home of the same namespace) is left as it is; with no
+        namespace (``index --file``) only the listed files are looked at."""
+        if namespaces:
+            rows = self.conn.execute(
+                "SELECT id, path, status = 'missing' FROM ah.source_file WHERE namespace = ANY(%s)", (list(namespaces),)
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT id, path, status = 'missing' FROM ah.source_file WHERE path = ANY(%s)", (list(listed),)
+            ).fetchall()
+        gone = [i for i, path, missing in rows if not missing and path not in listed and not os.path.exists(path)]
+        back = [i for i, path, missing in rows if missing and path in listed]
+        if gone:
+            self.conn.execute("UPDATE ah.source_file SET status = 'missing' WHERE id = ANY(%s)", (gone,))
+        if back:
+            self.conn.execute(
+                "UPDATE ah.source_file AS f SET status = CASE WHEN f.last_error IS NOT NULL THEN 'error' "
+                "WHEN f.size IS NULL AND f.indexed_offset = 0 THEN 'new' "
+                "WHEN EXISTS (SELECT 1 FROM ah.parse_issue AS i WHERE i.source_id = f.id "
+                "AND i.kind = 'parser_upgraded') THEN 'parser_upgraded' ELSE 'ok' END WHERE f.id = ANY(%s)",
+                (back,),
+            )
+        summary.files_missing, summary.files_returned = len(gone), len(back)
+
     def _known(self) -> dict[str, _Known]:
         rows = self.conn.execute(
             "SELECT path, id, size, mtime_ns, indexed_offset, line_count, head_sha256, checkpoint_sha256, "
@@ -455,7 +488,6 @@ class Loader:
                         offset, line_count, state, windows, crc = 0, 0, None, None, 0
                     elif crc is None:  # indexed before prefix CRCs were kept: the baseline starts now
                         crc = crc_range(fh, 0, k.offset)
-                summary.files_changed += 1
                 self._read_file(ref, fh, st, k.id, offset, line_count, state, parser_cls, windows, crc)
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
             self._raise_if_lost(exc)
@@ -491,7 +523,6 @@ class Loader:
             chunks, error = self._pool.result(ref.path)
         except Exception as exc:  # noqa: BLE001 - the worker died or its result did not pickle
             chunks, error = [], exc
-        summary.files_changed += 1
         for chunk in chunks:
             if self.stop.is_set():  # in-process the last chunk read would be flushed; this one is
                 summary.interrupted = True  # a resumable checkpoint all the same
@@ -647,6 +678,7 @@ class Loader:
             self._pause()
         summary.add_written(written.new, written.merged, written.issues)
         for p in batch:
+            summary.changed(p.source_id)
             summary.bytes_read += p.consumed
             for row in p.rows:
                 if isinstance(row, ParseIssueRow):

@@ -93,19 +93,32 @@ class CheckResult:
 
     namespaces: dict[str, dict[str, int]] = field(default_factory=dict)
     missing_files: list[str] = field(default_factory=list)
+    """The first `MAX_LISTED_MISSING` missing files (`missing_count` counts them all)."""
+    missing_count: int = 0
 
     @property
     def would_refuse(self) -> bool:
         """True when some catalogued file exists in neither tier."""
-        return bool(self.missing_files)
+        return self.missing_count > 0
+
+    def add_missing(self, path: str) -> None:
+        """Count a file missing from every tier; list it while fewer than the cap are."""
+        self.missing_count += 1
+        if len(self.missing_files) < MAX_LISTED_MISSING:
+            self.missing_files.append(path)
 
     def as_dict(self) -> dict:
-        """JSON-ready form (missing file list capped at 100)."""
+        """JSON-ready form (missing file list capped at `MAX_LISTED_MISSING`)."""
         return {
             "namespaces": self.namespaces,
             "would_refuse": self.would_refuse,
-            "missing_files": self.missing_files[:100],
+            "missing_count": self.missing_count,
+            "missing_files": self.missing_files,
         }
+
+
+MAX_LISTED_MISSING = 100
+"""Missing files `rebuild_check` keeps by path (what `rebuild-check` prints; the counts cover all)."""
 
 
 def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
@@ -126,12 +139,18 @@ def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
 def rebuild_check(conn: psycopg.Connection, cold: list[Source], archive: Path | None = None) -> CheckResult:
     """Count catalogued files per namespace: hot (the catalogued hot file exists), cold (a copy
     exists under the namespace's cold copy at the same relative path), archive (a good copy is in
-    the archive at `archive`), cold_only (cold or archive, not hot), missing."""
+    the archive at `archive`), cold_only (cold or archive, not hot), missing. The catalogue is
+    streamed (`verify.stream_rows`) and at most `MAX_LISTED_MISSING` paths kept: memory stays
+    bounded whatever its size (the archive's good copies are held as a set of keys)."""
+    from agent_history.ingest.verify import stream_rows
+
     cold_home = {s.namespace: s.home for s in cold}
     in_archive = archived(conn, archive) if archive is not None else set()
     result = CheckResult()
-    for namespace, path, rel, tier in conn.execute(
-        "SELECT namespace, path, rel_path, tier FROM ah.source_file ORDER BY namespace, path"
+    for namespace, path, rel, tier in stream_rows(
+        conn,
+        "SELECT namespace, path, rel_path, tier FROM ah.source_file ORDER BY namespace, path",
+        name="ah_rebuild_check",
     ):
         counts = result.namespaces.setdefault(
             namespace, {"hot": 0, "cold": 0, "archive": 0, "cold_only": 0, "missing": 0}
@@ -148,7 +167,7 @@ def rebuild_check(conn: psycopg.Connection, cold: list[Source], archive: Path | 
         counts["cold_only"] += (in_cold or archived_copy) and not in_hot
         if not in_hot and not in_cold and not archived_copy:
             counts["missing"] += 1
-            result.missing_files.append(path)
+            result.add_missing(path)
     return result
 
 
@@ -182,7 +201,7 @@ def rebuild(
         hot = [*hot, *(s for s in catalogued_sources(conn) if (s.namespace, s.home) not in known)]
         check = rebuild_check(conn, cold, archive)
         if check.would_refuse and not allow_missing:
-            n = len(check.missing_files)
+            n = check.missing_count
             raise RebuildRefused(
                 f"{n:,} catalogued {'transcript is' if n == 1 else 'transcripts are'} missing from hot, cold and "
                 "archive copies "

@@ -46,6 +46,11 @@ class PassSummary:
     skipped_homes: list[str] = field(default_factory=list)
     skipped_paths: list[str] = field(default_factory=list)
     """Files and directories passed over: symlinks, unreadable directories, undecodable names."""
+    files_missing: int = 0
+    """Catalogued files of this pass's namespaces found gone from disk by it (status set to
+    'missing'; their sessions are kept)."""
+    files_returned: int = 0
+    """Files marked 'missing' by an earlier pass and found again by this one."""
     interrupted: bool = False
     bulk: str | None = None
     """The bulk path (`ingest.bulk`): None = not taken, "done" = ended by this pass,
@@ -53,6 +58,14 @@ class PassSummary:
     batches: int = 0
     """Batch transactions committed (JSONL and Markdown files)."""
     seconds: float = 0.0
+    changed_ids: set[int] = field(default_factory=set, repr=False)
+    """The ``source_file`` ids behind `files_changed`."""
+
+    def changed(self, source_id: int) -> None:
+        """Count a file as changed once something of it is committed (rows and offset, a
+        cursor, a new signature): a file begun but not committed when a pass stops is not."""
+        self.changed_ids.add(source_id)
+        self.files_changed = len(self.changed_ids)
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -69,6 +82,8 @@ class PassSummary:
             "sessions_rolled_up": self.sessions_rolled_up,
             "skipped_homes": self.skipped_homes,
             "skipped_paths": self.skipped_paths[:100],
+            "files_missing": self.files_missing,
+            "files_returned": self.files_returned,
             "interrupted": self.interrupted,
             "bulk": self.bulk,
             "batches": self.batches,

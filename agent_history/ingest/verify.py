@@ -13,6 +13,7 @@ Read-only: nothing in the catalogue is changed.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import psycopg
@@ -39,7 +40,8 @@ class Changed:
 
 @dataclass
 class VerifyResult:
-    """Counts of a whole-prefix check; `changed` lists the files that differ."""
+    """Counts of a whole-prefix check; `changed` lists the first `MAX_LISTED` files that differ
+    (`changed_count` and `unnoticed` count all of them)."""
 
     files_checked: int = 0
     bytes_hashed: int = 0
@@ -48,11 +50,16 @@ class VerifyResult:
     absent: int = 0
     """Catalogued files not at their catalogued path (rebuild-check's counts say where they are)."""
     changed: list[Changed] = field(default_factory=list)
+    changed_count: int = 0
+    unnoticed: int = 0
+    """Changed files the next index pass would not re-read."""
 
-    @property
-    def unnoticed(self) -> int:
-        """Changed files the next index pass would not re-read."""
-        return sum(not c.noticed_by_index for c in self.changed)
+    def add(self, c: Changed) -> None:
+        """Count changed file `c`; keep it in `changed` while fewer than MAX_LISTED are."""
+        self.changed_count += 1
+        self.unnoticed += not c.noticed_by_index
+        if len(self.changed) < MAX_LISTED:
+            self.changed.append(c)
 
     def as_dict(self) -> dict:
         """JSON-ready form (changed files capped at MAX_LISTED)."""
@@ -61,9 +68,9 @@ class VerifyResult:
             "bytes_hashed": self.bytes_hashed,
             "no_baseline": self.no_baseline,
             "absent": self.absent,
-            "changed": len(self.changed),
+            "changed": self.changed_count,
             "unnoticed": self.unnoticed,
-            "changed_files": [c.__dict__ for c in self.changed[:MAX_LISTED]],
+            "changed_files": [c.__dict__ for c in self.changed],
         }
 
 
@@ -74,26 +81,42 @@ def _noticed(fh, st: os.stat_result, offset: int, size, mtime_ns, head, ckpt, wi
     return st.st_size < offset or prefix_change(fh, offset, head, ckpt, windows) is not None
 
 
+STREAM_ROWS = 2000
+"""Catalogue rows fetched per round trip: the check holds this many at a time, never the table."""
+
+
+def stream_rows(conn: psycopg.Connection, sql: str, params: tuple = (), *, name: str) -> Iterator[tuple]:
+    """The rows of `sql`, `STREAM_ROWS` at a time through a server-side cursor `name` (inside a
+    transaction, or a savepoint of the caller's): memory bounded whatever the catalogue's size."""
+    with conn.transaction(), conn.cursor(name=name) as cur:
+        cur.itersize = STREAM_ROWS
+        cur.execute(sql, params)
+        yield from cur
+
+
 def verify_prefixes(conn: psycopg.Connection) -> VerifyResult:
-    """Re-hash the indexed prefix of every catalogued file (bytes [0, indexed_offset)).
+    """Re-hash the indexed prefix of every catalogued file (bytes [0, indexed_offset)), one file
+    at a time: rows streamed (`stream_rows`), files hashed in `prefix.CRC_CHUNK` pieces,
+    documents by sha256 in `HASH_CHUNK` pieces, a changed file's prefix windows fetched only for
+    it — memory does not grow with the catalogue or the files.
 
     Files with offset 0 are counted as checked (nothing indexed); a file that cannot be opened
     counts as absent. Raises psycopg errors only.
     """
     result = VerifyResult()
-    rows = conn.execute(
-        "SELECT path, namespace, indexed_offset, prefix_crc32, size, mtime_ns, head_sha256, checkpoint_sha256, "
-        "prefix_windows FROM ah.source_file ORDER BY namespace, path"
-    ).fetchall()
-    docs = dict(conn.execute("SELECT path, content_sha256 FROM ah.source_file WHERE kind = 'document'").fetchall())
-    dbs = {r[0] for r in conn.execute("SELECT path FROM ah.source_file WHERE kind = 'database'")}
-    for path, namespace, offset, crc, size, mtime_ns, head, ckpt, windows in rows:
-        if path in dbs:  # databases are read by cursor, not by prefix (issue 16)
+    rows = stream_rows(
+        conn,
+        "SELECT id, path, namespace, kind, indexed_offset, prefix_crc32, size, mtime_ns, head_sha256, "
+        "checkpoint_sha256, content_sha256 FROM ah.source_file ORDER BY namespace, path",
+        name="ah_verify_prefixes",
+    )
+    for source_id, path, namespace, kind, offset, crc, size, mtime_ns, head, ckpt, sha in rows:
+        if kind == "database":  # databases are read by cursor, not by prefix (issue 16)
             result.files_checked += os.path.isfile(path)
             result.absent += not os.path.isfile(path)
             continue
-        if path in docs:  # whole documents: the sha256 of the bytes last indexed (issue 16)
-            _verify_document(result, path, namespace, offset, docs[path], size, mtime_ns)
+        if kind == "document":  # whole documents: the sha256 of the bytes last indexed (issue 16)
+            _verify_document(result, path, namespace, offset, sha, size, mtime_ns)
             continue
         try:
             fh = open(path, "rb")  # noqa: SIM115 - closed below, after the stat
@@ -109,25 +132,38 @@ def verify_prefixes(conn: psycopg.Connection) -> VerifyResult:
                 result.no_baseline += 1
                 continue
             if st.st_size < offset:
-                result.changed.append(Changed(path, namespace, offset, st.st_size, "truncated", True))
+                result.add(Changed(path, namespace, offset, st.st_size, "truncated", True))
                 continue
             now = crc_range(fh, 0, offset)
             result.bytes_hashed += offset
             if now != crc:
+                windows = conn.execute(
+                    "SELECT prefix_windows FROM ah.source_file WHERE id = %s", (source_id,)
+                ).fetchone()[0]
                 noticed = _noticed(fh, st, offset, size, mtime_ns, head, ckpt, windows)
-                result.changed.append(Changed(path, namespace, offset, st.st_size, "content_changed", noticed))
+                result.add(Changed(path, namespace, offset, st.st_size, "content_changed", noticed))
     return result
+
+
+HASH_CHUNK = 1 << 20
+"""Bytes of a document hashed at a time (1 MiB)."""
 
 
 def _verify_document(result: VerifyResult, path: str, namespace: str, offset: int, sha, size, mtime_ns) -> None:
     """A whole document: changed when its sha256 differs from the one indexed; the next pass
-    notices unless size and mtime are both unchanged (it skips the file unread then)."""
+    notices unless size and mtime are both unchanged (it skips the file unread then). Hashed
+    in `HASH_CHUNK` pieces (a data export can be hundreds of MB)."""
     import hashlib
 
+    digest = hashlib.sha256()
+    nbytes = 0
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            data = fh.read()
+            if sha is not None:
+                while chunk := fh.read(HASH_CHUNK):
+                    digest.update(chunk)
+                    nbytes += len(chunk)
     except OSError:
         result.absent += 1
         return
@@ -135,7 +171,7 @@ def _verify_document(result: VerifyResult, path: str, namespace: str, offset: in
     if sha is None:
         result.no_baseline += 1
         return
-    result.bytes_hashed += len(data)
-    if hashlib.sha256(data).hexdigest() != sha:
+    result.bytes_hashed += nbytes
+    if digest.hexdigest() != sha:
         noticed = not (st.st_size == size and st.st_mtime_ns == mtime_ns)
-        result.changed.append(Changed(path, namespace, offset, st.st_size, "content_changed", noticed))
+        result.add(Changed(path, namespace, offset, st.st_size, "content_changed", noticed))

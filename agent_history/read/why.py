@@ -16,6 +16,7 @@ session made it".
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
@@ -222,11 +223,19 @@ class CollectedCommit:
     reached_default_at: datetime | None
     task_ids: list[str]
 
-    def sentence(self, *, made_by_session: bool) -> str:
-        """``in <repo>, authored by you at <T>; no session made it`` (the author part says
-        "someone else", or "an author not compared" without ``[identity] emails``)."""
+    def sentence(self, *, sessions: Sequence[str]) -> str:
+        """``in <repo>, authored by you at <T>; made in session <uid>`` — or ``made in 2 sessions:
+        <uid>, <uid>`` or ``no session made it``, from `sessions`, the session uids of the commit's
+        origins (`why`; repeats counted once). The author part says "someone else", or "an
+        author not compared" without ``[identity] emails``."""
         who = {True: "you", False: "someone else", None: "an author not compared (no [identity] emails)"}
-        made = "made in the session(s) above" if made_by_session else "no session made it"
+        uids = list(dict.fromkeys(sessions))
+        if not uids:
+            made = "no session made it"
+        elif len(uids) == 1:
+            made = f"made in session {uids[0]}"
+        else:
+            made = f"made in {len(uids)} sessions: {', '.join(uids)}"
         return (
             f"in {self.repository}, authored by {who[self.authored_by_me]} at "
             f"{minute(self.committed_at.astimezone(UTC))} UTC; {made}"

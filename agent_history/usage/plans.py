@@ -30,6 +30,7 @@ the limit, ``warning`` above `WARNING_SHARE` of it, else ``ok``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -90,8 +91,8 @@ def _limit(agent: str, key: str, value) -> float | int:
     if not ok:
         kind = "a whole number of tokens" if unit == "tokens" else "a number of USD"
         raise PlanError(f"config plans.{agent}.{key} must be {kind}, not {value!r}")
-    if not value > 0:
-        raise PlanError(f"config plans.{agent}.{key} must be positive, not {value!r}")
+    if not (math.isfinite(value) and value > 0):  # 1e400 reads as inf, nan as nan: no limit either
+        raise PlanError(f"config plans.{agent}.{key} must be a finite number > 0, not {value!r}")
     return value
 
 

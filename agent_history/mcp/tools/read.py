@@ -5,7 +5,7 @@
 - `why` — the session, tool call, prompt and sub-agent brief behind a commit (`read.why.why`),
   filtered to the scope's namespaces, and the commit as `collect` read it from a repository
   (`read.why.collected_commits`) with the CLI's sentence: "in <repo>, authored by you/someone
-  else at T; no session made it" (or "made in the session(s) above").
+  else at T; no session made it" (or "made in session <uid>", "made in 2 sessions: <uid>, <uid>").
 - `touched` — sessions that read/created/edited/deleted files matching a path or glob
   (`read.touched.touched`), newest first.
 """
@@ -78,7 +78,7 @@ def why_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], en
     origins = [o.as_dict() for o in why(conn, args["sha"])]
     origins = [o for o in origins if _in_scope(scope, o["session"].get("namespace"))]
     collected = [
-        {**c.as_dict(), "sentence": c.sentence(made_by_session=bool(origins))}
+        {**c.as_dict(), "sentence": c.sentence(sessions=[o["session"]["session_uid"] for o in origins])}
         for c in collected_commits(conn, args["sha"])
     ]
     return {"sha": args["sha"], "origins": origins, "collected": collected}
