@@ -10,7 +10,8 @@ Reported (MB = 10⁶ bytes): the catalogue (``pg_database_size``) and its ratio 
 transcript bytes (Σ ``source_file.indexed_offset``); per table of schema ``ah``, the heap (main
 fork, free-space and visibility maps), its TOAST relation (heap and index) and every index; the
 large columns (values, values stored compressed, Σ ``pg_column_size``); and what the stored
-search vectors are made of (lexeme entries, lexeme bytes, positions, lexemes with tf > 1), the
+search vectors are made of (lexeme entries, lexeme bytes, stored positions, lexemes with more than
+one; a term-frequency vector, migration 0025, stores one position per lexeme with tf > 1), the
 figures the store decisions of docs/performance.md cite. The CPU seconds of the client and server
 and the load average are printed beside the load's wall time (the machine is shared: only the
 byte figures compare across runs). ``--write FILE`` replaces the ``bench-store`` section of FILE.
@@ -180,7 +181,7 @@ def report(m: dict, load: dict | None, label: str) -> str:
     out += [f"| {t}.{c} | {n:,} | {k:,} | {mb:.2f} |" for t, c, n, k, mb in m["columns"]]
     out += [
         "",
-        "| vector | lexeme entries | lexeme MB | positions | lexemes with tf > 1 |",
+        "| vector | lexeme entries | lexeme MB | stored positions | lexemes with > 1 stored position |",
         "|---|---|---|---|---|",
     ]
     out += [f"| {t}.tsv | {n:,} | {mb:.2f} | {p:,} | {k:,} |" for t, n, mb, p, k in m["vectors"]]
