@@ -41,6 +41,12 @@ bench SCALE="2000":
 bench-compare SCALE="10" RUNS="3":
     python -m benchmarks.compare --scale {{SCALE}} --runs {{RUNS}}
 
+# Where the catalogue's bytes are (issue 27 item 4): the shared corpus cloned SCALE times, one cold
+# load, per-relation sizes (heap, TOAST, each index), large columns, vector contents, and keyword
+# search p50/p95 in process over the eval queries. Tables written into docs/performance.md.
+bench-store SCALE="10" RUNS="5":
+    python -m benchmarks.store --scale {{SCALE}} --search-runs {{RUNS}} --write docs/performance.md
+
 # Where a cold ingest's time goes: the shared corpus cloned SCALE times, loaded RUNS times on a
 # profiled private server (pg_stat_statements track=all, track_functions, perf when permitted);
 # server time per statement/function/code path, client time by phase, the search-text analysis,

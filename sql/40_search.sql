@@ -109,7 +109,36 @@ AS $$
 $$;
 
 
--- BM25 score of one document (the sum of ah.bm25_terms), for ad-hoc SQL; the search itself
+-- ah.bm25_terms over a term-frequency vector (ah.tf_vector, migration 0025_store: a lexeme that
+-- occurs more than once carries its term frequency as its one position, a lexeme that occurs
+-- once has no position): the same rows and scores as ah.bm25_terms over the positional vector it
+-- was made from. ts_filter keeps only lexemes with positions, so a query lexeme it does not
+-- return is looked up by `@@` (a binary search) and has tf 1. ah.tool_call.tsv is such a vector.
+CREATE OR REPLACE FUNCTION ah.bm25_tf_terms(
+    tsv tsvector,
+    lexemes text[],
+    weights double precision[],
+    avglen double precision,
+    k1 double precision DEFAULT 1.2,
+    b double precision DEFAULT 0.75
+) RETURNS TABLE (lexeme text, tf integer, score double precision)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT q.lx,
+           f.tf,
+           q.w * f.tf * (bm25_tf_terms.k1 + 1)
+           / (f.tf + bm25_tf_terms.k1 * (1 - bm25_tf_terms.b + bm25_tf_terms.b * length(bm25_tf_terms.tsv)
+                                         / greatest(bm25_tf_terms.avglen, 1.0)))
+    FROM unnest(bm25_tf_terms.lexemes, bm25_tf_terms.weights) AS q(lx, w)
+    LEFT JOIN unnest(ts_filter(setweight(bm25_tf_terms.tsv, 'A', bm25_tf_terms.lexemes), '{a}')) AS u
+           ON u.lexeme = q.lx
+    CROSS JOIN LATERAL (SELECT coalesce(u.positions[1], 1)::integer AS tf) AS f
+    WHERE u.lexeme IS NOT NULL OR bm25_tf_terms.tsv @@ ah.tsquery_literal(q.lx)::tsquery
+$$;
+
+
+-- BM25 score of one document (the sum of ah.bm25_terms), for ad-hoc SQL over a positional vector
+-- (ah.message.tsv; a tool call's is a term-frequency vector: sum ah.bm25_tf_terms); the search itself
 -- sums ah.bm25_terms in a LATERAL join over its candidates.
 CREATE OR REPLACE FUNCTION ah.bm25_score(
     tsv tsvector,
@@ -123,7 +152,8 @@ CREATE OR REPLACE FUNCTION ah.bm25_score(
     RETURN (SELECT coalesce(sum(t.score), 0.0) FROM ah.bm25_terms(tsv, lexemes, weights, avglen, k1, b) AS t);
 
 
--- How many of `lexemes` occur in `tsv` (coordination level; a tie-breaker and a test aid).
+-- How many of `lexemes` occur in a positional `tsv` (coordination level; a tie-breaker and a test
+-- aid; a term-frequency vector's lexemes that occur once have no position: count ah.bm25_tf_terms).
 CREATE OR REPLACE FUNCTION ah.bm25_matched(tsv tsvector, lexemes text[]) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN (SELECT count(*)::integer FROM unnest(ts_filter(setweight(tsv, 'A', lexemes), '{a}')));

@@ -16,6 +16,13 @@ and row ids are the bulk path's too):
   build of the whole index is cheaper than maintaining it row by row through the load;
   measured in docs/performance.md); otherwise they are kept.
 
+After the end, a pass that rebuilt the indexes also compacts `COMPACT_TABLES` (`compact`): the
+post-passes rewrite every row of ``ah.model_call`` and ``ah.session`` they roll up right after it
+is loaded, leaving half of each table dead (a cold ×10 load: ``model_call`` 7.4 MB of heap for
+3.7 MB of rows), and ``ah.file_touch``'s keys arrive in random order (B-tree pages two-thirds
+full). ``VACUUM FULL`` rewrites them packed: −6.7 MB of a 118.5 MB catalogue
+(docs/performance.md, "Store").
+
 Crash safety: the start — a ``bulk_pass`` row in ``ah.meta`` holding the dropped indexes'
 definitions, the indexes dropped, the triggers disabled — commits in one transaction, and the
 end — the indexes built from the saved definitions, the triggers enabled, the statistics
@@ -157,6 +164,32 @@ def refresh_statistics(conn: psycopg.Connection) -> None:
     still ends it). Search ranks what was loaded correctly meanwhile. `conn` is autocommit."""
     with conn.transaction():
         recompute_statistics(conn)
+
+
+COMPACT_TABLES: tuple[str, ...] = ("model_call", "session", "file_touch")
+"""Tables ``VACUUM FULL``-ed after a bulk pass that rebuilt the search indexes (module docstring)."""
+
+COMPACT_LOCK_TIMEOUT = "5s"
+"""How long `compact` waits for a table's lock (a reader holding it: that table is skipped)."""
+
+
+def compact(conn: psycopg.Connection) -> list[str]:
+    """``VACUUM FULL`` each of `COMPACT_TABLES` (same rows, packed pages, indexes rebuilt); a table
+    whose lock is not granted within `COMPACT_LOCK_TIMEOUT` (a long reader) is left as it is.
+    Returns the tables compacted. `conn` is autocommit (VACUUM runs outside a transaction)."""
+    done = []
+    old = conn.execute("SELECT current_setting('lock_timeout')").fetchone()[0]
+    conn.execute("SELECT set_config('lock_timeout', %s, false)", (COMPACT_LOCK_TIMEOUT,))
+    try:
+        for table in COMPACT_TABLES:
+            try:
+                conn.execute(f"VACUUM (FULL) ah.{table}")
+                done.append(table)
+            except psycopg.errors.LockNotAvailable:
+                continue
+    finally:
+        conn.execute("SELECT set_config('lock_timeout', %s, false)", (old,))
+    return done
 
 
 def finish(conn: psycopg.Connection, state: BulkState) -> None:

@@ -253,6 +253,8 @@ class Loader:
 
                     bulk.finish(conn, bulk_state)
                     summary.bulk = "done"
+                    if bulk_state.indexes:  # a pass that at least doubled the catalogue
+                        bulk.compact(conn)
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:

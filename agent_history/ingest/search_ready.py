@@ -3,8 +3,9 @@
 For the row types declared in `READY`, the writer adds two staging columns — the document's
 search text and symbol lexemes (`agent_history.analysis.search_text`, the Python twin of
 ``ah.search_text`` / ``ah.script_lexemes``) — and the merge stores
-``ah.search_tsv_ready(search_text, search_symbols)`` as the new row's ``tsv``: the vector
-``ah.search_tsv`` would compute, without the server's regular-expression work. A re-observed row
+``ah.search_tsv_ready(search_text, search_symbols)`` (a tool call: its term-frequency form,
+``ah.tool_call_tsv_ready``, migration 0025) as the new row's ``tsv``: the vector the SQL
+functions would compute, without the server's regular-expression work. A re-observed row
 (``ON CONFLICT DO UPDATE``) gets its vector from the table's trigger, through the SQL functions.
 
 With a writer thread the loader `Prepared.prepare`s each chunk's documents in the thread that
@@ -27,8 +28,13 @@ from agent_history.model.rows import MessageRow, Row, ToolCallRow
 READY_COLUMNS: tuple[str, ...] = ("search_text", "search_symbols")
 """Staging columns carrying the ready analysis (text, tsvector text)."""
 
-READY_TSV = "ah.search_tsv_ready(s.search_text, s.search_symbols)"
-"""The merge's value of ``tsv`` for a staged row."""
+READY_TSV: dict[type[Row], str] = {
+    MessageRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
+    # term frequencies instead of positions (migration 0025_store)
+    ToolCallRow: "ah.tool_call_tsv_ready(s.search_text, s.search_symbols)",
+}
+"""Row type → the merge's value of ``tsv`` for a staged row: what ``ah.message_tsv`` /
+``ah.tool_call_tsv`` would store, from the ready text."""
 
 DOCUMENT: dict[type[Row], Callable[[Row], str]] = {
     MessageRow: lambda row: message_doc(row.text),  # type: ignore[attr-defined]

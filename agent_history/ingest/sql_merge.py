@@ -120,7 +120,7 @@ def merge_sql(row_type: type[Row]) -> str:
             select.append("s.namespace")
         if row_type in READY:  # a new row's vector from the ready search text (re-observed: trigger)
             target.append("tsv")
-            select.append(READY_TSV)
+            select.append(READY_TSV[row_type])
         source = (
             f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
             "AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id"

@@ -32,10 +32,18 @@ and reads the winners. Per corpus (``message`` | ``tool_call``):
 
 Quoted phrases add a bonus of Σ idf of their lexemes when they occur verbatim; an unquoted query
 of ≥ 2 terms that is not a question (pasted error text) gets half that when it occurs verbatim.
+
+Tool-call vectors hold term frequencies, not positions (migration 0025_store): they are scored by
+``ah.bm25_tf_terms`` (the scores ``ah.bm25_terms`` gives the positional vector), and the unquoted
+phrase bonus — a position test — is decided after scoring, on the positional vector recomputed
+for the candidates that hold every word of the phrase and could still reach the top `limit`
+(`_resolve_phrase`; recomputing costs milliseconds per document, so checking every candidate
+holding common words took seconds at ×10).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -130,6 +138,8 @@ _TABLES = {
         "label": "d.message_class",
         "doc": "d.text",
         "outcome": "NULL::text",
+        "bm25": "ah.bm25_terms",
+        "positions": "yes",
     },
     "tool_call": {
         "table": "tool_call",
@@ -139,6 +149,9 @@ _TABLES = {
         # the text the vector was built from (head of input, head and tail of output; 0015_store)
         "doc": "ah.tool_call_doc(d.name, d.input, d.output)",
         "outcome": "coalesce(d.error_class, d.outcome)",
+        # the vector holds term frequencies, not positions (migration 0025_store)
+        "bm25": "ah.bm25_tf_terms",
+        "positions": "",
     },
 }
 
@@ -186,9 +199,12 @@ class _Scorer:
         params: dict,
         bonus: sql.Composable,
         bonus_params: dict,
+        maybe: sql.Composable = sql.SQL("false"),
     ):
         self.conn, self.stats = conn, stats
         self.scored: dict[int, tuple[float, int]] = {}
+        self.maybe: set[int] = set()
+        """Scored documents for which the `maybe` condition held (a deferred phrase bonus)."""
         self.params = {
             **params,
             **bonus_params,
@@ -201,9 +217,10 @@ class _Scorer:
         # middle: newest `cap`, phrase bonus; outer: BM25 summed over the matched lexemes.
         self.template = sql.SQL(
             """
-            SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.lexeme) AS matched
+            SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.lexeme) AS matched,
+                   bool_or(c.maybe) AS maybe
             FROM (
-                SELECT m.id, m.tsv, {bonus} AS bonus
+                SELECT m.id, m.tsv, {bonus} AS bonus, {maybe} AS maybe
                 FROM (
                     SELECT d.id, d.tsv
                     FROM ah.{table} AS d
@@ -212,11 +229,17 @@ class _Scorer:
                 ) AS m
                 {order}
             ) AS c
-            LEFT JOIN LATERAL ah.bm25_terms(c.tsv, %(lx)s::text[], %(w)s::float8[], %(avglen)s) AS t ON true
+            LEFT JOIN LATERAL {bm25}(c.tsv, %(lx)s::text[], %(w)s::float8[], %(avglen)s) AS t ON true
             GROUP BY c.id
             """
         )
-        self.fmt = {"bonus": bonus, "table": sql.Identifier(_TABLES[corpus]["table"]), "where": where}
+        self.fmt = {
+            "bonus": bonus,
+            "table": sql.Identifier(_TABLES[corpus]["table"]),
+            "where": where,
+            "bm25": sql.SQL(_TABLES[corpus]["bm25"]),
+            "maybe": maybe,
+        }
 
     def all_of(self, tsquery: str) -> int:
         """Score every document matching `tsquery`; returns how many."""
@@ -242,8 +265,10 @@ class _Scorer:
 
     def _run(self, stmt: sql.Composable, extra: dict) -> int:
         rows = self.conn.execute(stmt, {**self.params, **extra}).fetchall()
-        for i, score, matched in rows:
+        for i, score, matched, maybe in rows:
             self.scored[i] = (float(score), int(matched))
+            if maybe:
+                self.maybe.add(i)
         return len(rows)
 
 
@@ -295,11 +320,17 @@ def score_candidates(
     corpus: str,
     lexemes: list[Lexeme],
     stats: CorpusStats,
+    *,
+    decide_top: int | None = None,
 ) -> dict[int, tuple[float, int]]:
-    """Candidate id → (BM25 score + phrase bonus, matched lexemes); see step 2 above."""
+    """Candidate id → (BM25 score + phrase bonus, matched lexemes); see step 2 above. In a corpus
+    whose vectors hold no positions the implicit phrase bonus is decided only for the documents
+    that could be among the first `decide_top` (default ``req.limit``; `_resolve_phrase`)."""
     flt = build_filter(req, corpus)
     bonus_parts: list[sql.Composable] = []
     bonus_params: dict = {}
+    deferred: tuple[str, float] | None = None
+    maybe: sql.Composable = sql.SQL("false")
     for i, (phrase, factor) in enumerate(_bonus_phrases(analysis)):
         plex = query_lexemes(conn, corpus, [phrase], [1.0])
         value = factor * sum(x.idf for x in plex if x.df > 0)
@@ -308,6 +339,15 @@ def score_candidates(
         if value > 0:
             bonus_params[f"p{i}"], bonus_params[f"b{i}"] = phrase, value
             match = sql.SQL("m.tsv @@ phraseto_tsquery('ah.search', {p})").format(p=sql.Placeholder(f"p{i}"))
+            if not _TABLES[corpus]["positions"] and not analysis.phrases:
+                # A term-frequency vector cannot check a phrase: the documents holding every word
+                # of it may earn the bonus, decided later for those that could reach the top
+                # (`_resolve_phrase`).
+                deferred = (phrase, value)
+                maybe = sql.SQL("m.tsv @@ ah.tsquery_all(tsvector_to_array(to_tsvector('ah.search', {p})))").format(
+                    p=sql.Placeholder(f"p{i}")
+                )
+                continue
             if analysis.phrases:
                 # Positions in the code-aware vector include the identifier parts appended after
                 # the text, so a phrase query can match across them: a quoted phrase must also
@@ -322,15 +362,58 @@ def score_candidates(
                 ).format(t=sql.Identifier(_TABLES[corpus]["table"]), doc=doc, r=sql.Placeholder(f"r{i}"))
             bonus_parts.append(sql.SQL("CASE WHEN {m} THEN {b} ELSE 0 END").format(m=match, b=sql.Placeholder(f"b{i}")))
     bonus = sql.SQL(" + ").join(bonus_parts) if bonus_parts else sql.SQL("0")
+    scorer = _Scorer(conn, corpus, lexemes, stats, flt.sql, flt.params, bonus, bonus_params, maybe)
     with bitmap_scans_only(conn):
-        return _score(
-            conn,
-            req,
-            analysis,
-            lexemes,
-            stats,
-            _Scorer(conn, corpus, lexemes, stats, flt.sql, flt.params, bonus, bonus_params),
-        )
+        scored = _score(conn, req, analysis, lexemes, stats, scorer)
+    if deferred is not None and scorer.maybe:
+        _resolve_phrase(conn, corpus, scored, scorer.maybe, deferred, decide_top or req.limit)
+    return scored
+
+
+def phrase_holders(conn: psycopg.Connection, corpus: str, ids: list[int], phrase: str) -> set[int]:
+    """Those of `ids` whose positional vector (``ah.search_tsv`` of the document, recomputed)
+    matches ``phraseto_tsquery(phrase)`` — what ``tsv @@ phraseto_tsquery(…)`` says of a corpus
+    whose stored vector keeps positions. Costs the analysis of each document (≈ 0.4 ms per KB
+    of document text under load)."""
+    t = _TABLES[corpus]
+    # each distinct document analysed once (a command run again, a file read again)
+    stmt = sql.SQL(
+        "WITH d AS (SELECT x.id, {doc} AS doc FROM ah.{table} AS x WHERE x.id = ANY(%(ids)s::bigint[])), "
+        "held AS (SELECT u.doc FROM (SELECT DISTINCT doc FROM d) AS u "
+        "WHERE ah.search_tsv(u.doc) @@ phraseto_tsquery('ah.search', %(p)s)) "
+        "SELECT d.id FROM d JOIN held ON held.doc = d.doc"
+    ).format(table=sql.Identifier(t["table"]), doc=sql.SQL(t["doc"].replace("d.", "x.")))
+    return {r[0] for r in conn.execute(stmt, {"ids": ids, "p": phrase})}
+
+
+def _resolve_phrase(
+    conn: psycopg.Connection,
+    corpus: str,
+    scored: dict[int, tuple[float, int]],
+    maybe: set[int],
+    deferred: tuple[str, float],
+    limit: int,
+) -> None:
+    """Add the implicit phrase bonus to the documents of `maybe` (they hold every word of the
+    phrase) that hold the phrase, checking only those that could be in the top `limit`: rank
+    every document as if each unchecked one had the bonus, check the unchecked ones among the
+    first `limit`, and repeat until the first `limit` are all decided. The top `limit` is the one
+    checking every document would give (a bonus only raises a score; ties by newest id)."""
+    phrase, value = deferred
+    pending, holders = set(maybe), set()
+
+    def optimistic(i: int) -> tuple[float, int]:
+        bonus = value if i in pending or i in holders else 0.0
+        return (-(scored[i][0] + bonus), -i)
+
+    while True:
+        check = [i for i in heapq.nsmallest(limit, scored, key=optimistic) if i in pending]
+        if not check:
+            break
+        pending.difference_update(check)
+        holders |= phrase_holders(conn, corpus, check, phrase)
+    for i in holders:
+        scored[i] = (scored[i][0] + value, scored[i][1])
 
 
 def tier_levels(n: int) -> list[int]:

@@ -226,7 +226,10 @@ def search_analysis_variants(conn) -> list[dict]:
                 if variant.startswith("(b)"):
                     conn.execute(merge).fetchone()
                 else:
-                    conn.execute(merge.replace(READY_TSV, "NULL::tsvector")).fetchone()
+                    unready = merge
+                    for ready_tsv in READY_TSV.values():  # per row type (migration 0025)
+                        unready = unready.replace(ready_tsv, "NULL::tsvector")
+                    conn.execute(unready).fetchone()
                 if variant.startswith("(a)"):
                     conn.execute(
                         f"UPDATE ah.{table} AS t SET tsv = {tsv_of[table]} "

@@ -1,0 +1,118 @@
+"""Migration 0025_store (issue 27 item 4): a tool call's stored vector holds each lexeme's term
+frequency instead of its positions; BM25 scores, phrase bonuses and search results are those of
+the positional vector. Checked on every tool call of ../shared/corpus/home."""
+
+from __future__ import annotations
+
+import psycopg
+
+from agent_history.db.migrate import downgrade, upgrade
+from agent_history.search import fts
+from agent_history.search.keyword import search
+from agent_history.search.query import analyze
+from agent_history.search.request import Scope, SearchRequest
+from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
+from tests.test_search_i18n import stats_mismatches
+
+POSITIONAL = "ah.search_tsv(ah.tool_call_doc(name, input, output))"
+"""The positional vector a tool call's stored vector is made from (migrations 0015, 0016)."""
+
+TF_MISMATCHES = f"""
+SELECT count(*) FILTER (WHERE t.lexemes IS DISTINCT FROM p.lexemes OR t.tfs IS DISTINCT FROM p.tfs),
+       count(*), coalesce(sum(p.repeated), 0)
+FROM ah.tool_call AS d
+CROSS JOIN LATERAL (SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS lexemes,
+                           array_agg(coalesce(u.positions[1], 1) ORDER BY u.lexeme) AS tfs
+                    FROM unnest(d.tsv) AS u) AS t
+CROSS JOIN LATERAL (SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS lexemes,
+                           array_agg(cardinality(u.positions) ORDER BY u.lexeme) AS tfs,
+                           count(*) FILTER (WHERE cardinality(u.positions) > 1) AS repeated
+                    FROM unnest({POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")}) AS u) AS p
+"""
+
+
+def test_every_tool_call_vector_holds_the_lexemes_and_term_frequencies_of_its_positional_vector(corpus_db):  # noqa: F811
+    with corpus_db.connect() as conn:
+        mismatches, calls, repeated = conn.execute(TF_MISMATCHES).fetchone()
+        assert mismatches == 0
+        assert calls == conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0] > 1000
+        assert repeated > 10_000  # lexemes occurring more than once: their tf is the position
+        # no positions beyond the tf: a vector is smaller than its positional one
+        smaller = conn.execute(f"SELECT sum(pg_column_size(tsv)) < sum(pg_column_size({POSITIONAL})) FROM ah.tool_call")
+        assert smaller.fetchone()[0] is True
+        one = conn.execute("SELECT ah.tf_vector(%s::tsvector)::text", ("'pool':4,17,90 'py':5 'it''s':2,3",))
+        assert one.fetchone()[0] == "'it''s':2 'pool':3 'py'"
+
+
+def test_bm25_over_the_tf_vector_scores_what_bm25_over_the_positional_vector_scored(corpus_db):  # noqa: F811
+    """Five lexemes of each tool call (and two absent or common ones), weighted: same rows, tf and
+    scores from ah.bm25_tf_terms(tsv) as from ah.bm25_terms(positional vector)."""
+    with corpus_db.connect() as conn:
+        got = conn.execute(
+            f"""
+            WITH q AS (
+                SELECT d.id, d.tsv, {POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")} AS pos
+                FROM ah.tool_call AS d
+            ), l AS (
+                SELECT q.*, ARRAY(SELECT x FROM unnest(tsvector_to_array(q.pos)) AS x ORDER BY md5(x || q.id) LIMIT 5)
+                            || ARRAY['qxnotalexeme', 'file'] AS lx
+                FROM q
+            )
+            SELECT count(*), count(*) FILTER (WHERE a IS DISTINCT FROM b), count(*) FILTER (WHERE b IS NOT NULL)
+            FROM (
+                SELECT (SELECT array_agg(row(t.lexeme, t.tf, round(t.score::numeric, 10)) ORDER BY t.lexeme)
+                        FROM ah.bm25_terms(l.pos, l.lx, array_fill(1.7::float8, ARRAY[cardinality(l.lx)]), 60.0) AS t) AS a,
+                       (SELECT array_agg(row(t.lexeme, t.tf, round(t.score::numeric, 10)) ORDER BY t.lexeme)
+                        FROM ah.bm25_tf_terms(l.tsv, l.lx, array_fill(1.7::float8, ARRAY[cardinality(l.lx)]), 60.0) AS t) AS b
+                FROM l
+            ) AS z
+            """
+        ).fetchone()
+        total, differ, scored = got
+        assert differ == 0
+        assert total == scored > 1000
+
+
+def _eager(conn: psycopg.Connection, req: SearchRequest) -> list[tuple[int, float]]:
+    """The top tool calls when every document holding the phrase's words is checked (no lazy
+    resolution): what the search returned when the stored vector had positions."""
+    analysis = analyze(req.query)
+    lexemes, stats = fts.lexemes_for(conn, "tool_call", analysis.term_texts(), analysis.term_weights())
+    present = [x for x in lexemes if x.df > 0]
+    scored = fts.score_candidates(conn, req, analysis, "tool_call", present, stats, decide_top=10**9)
+    top = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[0]))[: req.limit]
+    return [(i, round(s, 9)) for i, (s, _) in top]
+
+
+def test_the_phrase_bonus_of_tool_calls_is_checked_lazily_with_the_same_top_results(corpus_db):  # noqa: F811
+    with corpus_db.connect() as conn:
+        for q in ("npm run build", "git status", "cargo test failed", "has no exported member", "bun run test"):
+            req = SearchRequest(q, scope=Scope.TOOLS, limit=10)
+            hits = search(conn, req)
+            assert [(h.id, round(h.score, 9)) for h in hits] == _eager(conn, req), q
+        # the bonus was earned: the verbatim command outranks calls that only hold its words
+        (first, *_) = search(conn, SearchRequest("git status", scope=Scope.TOOLS, limit=10))
+        assert conn.execute(
+            f"SELECT {POSITIONAL} @@ phraseto_tsquery('ah.search', 'git status') FROM ah.tool_call WHERE id = %s",
+            (first.id,),
+        ).fetchone()[0]
+
+
+def test_downgrade_restores_positional_vectors_and_upgrade_rewrites_them(corpus_rw_db):  # noqa: F811
+    db = corpus_rw_db
+    size = "SELECT sum(pg_column_size(tsv)) FROM ah.tool_call"
+    digest = "SELECT md5(string_agg(tsv::text, ' ' ORDER BY id)) FROM ah.tool_call"
+    with db.connect() as conn:
+        tf_bytes, tf_digest = conn.execute(size).fetchone()[0], conn.execute(digest).fetchone()[0]
+    downgrade(db.dsn, "0022_repo_more")
+    with db.connect() as conn:
+        differ = conn.execute(f"SELECT count(*) FROM ah.tool_call WHERE tsv IS DISTINCT FROM {POSITIONAL}")
+        assert differ.fetchone()[0] == 0
+        assert conn.execute(size).fetchone()[0] > tf_bytes
+        assert conn.execute("SELECT to_regprocedure('ah.tf_vector(tsvector)')").fetchone()[0] is None
+        assert stats_mismatches(conn) == 0
+    upgrade(db.dsn)
+    with db.connect() as conn:
+        assert conn.execute(TF_MISMATCHES).fetchone()[0] == 0
+        assert conn.execute(digest).fetchone()[0] == tf_digest  # the same vectors as the loader stored
+        assert stats_mismatches(conn) == 0
