@@ -200,15 +200,10 @@ def _check_filter_values(conn, namespaces: list[str] | None, session: str | None
     nothing. One query, run only when such a filter is given."""
     if not namespaces and not session:
         return
+    from agent_history.read.catalog import filter_values
     from agent_history.read.common import MIN_UID_PREFIX
-    from agent_history.search.filters import like_prefix
 
-    known, found = conn.execute(
-        "SELECT ARRAY(SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1),"
-        " %(s)s::text IS NULL OR EXISTS (SELECT 1 FROM ah.session"
-        " WHERE session_uid = %(s)s OR (length(%(s)s) >= %(n)s AND session_uid LIKE %(like)s))",
-        {"s": session, "n": MIN_UID_PREFIX, "like": like_prefix(session) if session else None},
-    ).fetchone()
+    known, found = filter_values(conn, session)
     unknown = [n for n in dict.fromkeys(namespaces or ()) if n not in known]
     if unknown:
         names = ", ".join(repr(n) for n in unknown)
@@ -523,14 +518,6 @@ def _print_sessions(rows) -> None:
     print_table_or_records(console, table, RECORD_HEADERS, records, wrapped={3: TITLE_WIDTH})
 
 
-def _is_excluded(conn, session_id: int) -> bool:
-    """True when session row `session_id` (or its root) is curated out (`search.filters.not_excluded`)."""
-    from agent_history.search.filters import not_excluded
-
-    row = conn.execute(f"SELECT NOT {not_excluded('s')} FROM ah.session AS s WHERE s.id = %s", (session_id,)).fetchone()
-    return bool(row and row[0])
-
-
 def _page_range(page: int | None, start: int | None, end: int | None, every: bool) -> tuple[int | None, int | None]:
     """(first, last) event numbers to show: ``--from``/``--to`` as given, everything with
     ``--all``, else page `page` (default 1) of `PAGE_EVENTS`. Exit 2 on a contradiction."""
@@ -570,6 +557,7 @@ def session_cmd(
 ) -> None:
     """A session's ordered timeline: messages, tool calls, spawns, compactions, git events — a
     page of 200 events at a time (--page N, --all, or --from/--to), saying how many remain."""
+    from agent_history.read.sessions import is_excluded
     from agent_history.read.timeline import PAGE_EVENTS, session_timeline
 
     if agent_id is None and "/" in uid:  # the form `sessions` prints for sub-agent threads
@@ -585,7 +573,7 @@ def session_cmd(
             from agent_history.search.summaries import summaries_for_sessions
 
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
-            excluded = _is_excluded(conn, tl.session.id)
+            excluded = is_excluded(conn, tl.session.id)
             if calls:
                 from agent_history.read.usage import call_timings
 

@@ -241,13 +241,12 @@ def delete_cmd(
     """Delete a session's rows (and its files' source records). The transcript is indexed again by
     the next pass unless the session is excluded (`sessions exclude`)."""
     from agent_history.ingest.curation import delete
+    from agent_history.read.sessions import exclusion_recorded
 
     uid = _session_arg(uid, "UID")
     with database().connect() as conn:
         ref = _resolve(conn, uid)
-        is_excluded = conn.execute(
-            "SELECT 1 FROM ah.session_exclusion WHERE agent = %s AND session_uid = %s", (ref.agent, ref.session_uid)
-        ).fetchone()
+        is_excluded = exclusion_recorded(conn, ref.agent, ref.session_uid)
         if not yes:
             if not sys.stdin.isatty():
                 fail("refusing to delete without confirmation: pass --yes", 2)

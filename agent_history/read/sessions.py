@@ -149,3 +149,30 @@ def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[
         (list(session_ids),),
     ).fetchall()
     return {r[0]: {"grade": r[1], "score": r[2], "reasons": list(r[3]), "unknown": list(r[4])} for r in rows}
+
+
+def is_excluded(conn: psycopg.Connection, session_id: int) -> bool:
+    """True when session row `session_id` (or its root) is curated out
+    (`session.exclusions.not_excluded`); False for a row that does not exist."""
+    row = conn.execute(f"SELECT NOT {not_excluded('s')} FROM ah.session AS s WHERE s.id = %s", (session_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def exclusion_recorded(conn: psycopg.Connection, agent: str, session_uid: str) -> bool:
+    """True when ``ah.session_exclusion`` holds the natural key (`agent`, `session_uid`)."""
+    row = conn.execute(
+        "SELECT 1 FROM ah.session_exclusion WHERE agent = %s AND session_uid = %s", (agent, session_uid)
+    ).fetchone()
+    return row is not None
+
+
+def uids_in_namespaces(conn: psycopg.Connection, uids: list[str], namespaces: list[str]) -> list[str]:
+    """Those of session `uids` (in their order) with a thread in one of `namespaces`."""
+    if not uids:
+        return []
+    rows = conn.execute(
+        "SELECT DISTINCT session_uid FROM ah.session WHERE session_uid = ANY (%s) AND namespace = ANY (%s)",
+        (list(uids), list(namespaces)),
+    ).fetchall()
+    keep = {r[0] for r in rows}
+    return [u for u in uids if u in keep]

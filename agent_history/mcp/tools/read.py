@@ -20,24 +20,18 @@ from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.loops import loops_by_session
 from agent_history.read.resume import resume_of_ref
+from agent_history.read.sessions import is_excluded
 from agent_history.read.timeline import session_timeline
 from agent_history.read.touched import touched
 from agent_history.read.why import collected_commits, why
 from agent_history.search.request import parse_when
 from agent_history.search.summaries import summaries_for_sessions
-from agent_history.session.exclusions import not_excluded
 
 MAX_EVENTS = 100
 
 
 def _in_scope(scope: Scope, namespace: str | None) -> bool:
     return scope.namespaces is None or namespace in scope.searched
-
-
-def _excluded(conn: psycopg.Connection, session_id: int) -> bool:
-    """True when session `session_id` (or its root) is curated out (`search.filters.not_excluded`)."""
-    row = conn.execute(f"SELECT NOT {not_excluded('s')} FROM ah.session AS s WHERE s.id = %s", (session_id,)).fetchone()
-    return bool(row and row[0])
 
 
 def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
@@ -50,7 +44,7 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
     )
     if not _in_scope(scope, timeline.session.namespace):
         raise LookupError(f"session {args['uid']} is in namespace {timeline.session.namespace}, outside this scope")
-    if _excluded(conn, timeline.session.id):
+    if is_excluded(conn, timeline.session.id):
         raise LookupError(f"session {args['uid']} is excluded (sessions exclude); it is not served")
     out = timeline.as_dict()
     out["resume"] = resume_of_ref(conn, timeline.session)
