@@ -7,18 +7,18 @@ import typer
 from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, count, fail, print_json
-from agent_history.cli.read import (
+from agent_history.cli.options import (
     _agents,
     _check_filter_values,
     _found,
     _namespaces,
     _not_found,
     _session_arg,
-    _short_ts,
     _when,
 )
+from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import Record, compact_table, print_table_or_records
+from agent_history.cli.text import _short_ts
 
 _SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
 

@@ -11,9 +11,10 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
+from agent_history.cli.options import _found
 from agent_history.cli.output import console, fail, print_json, write_document
-from agent_history.cli.read import _body, _found
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
+from agent_history.cli.text import _body
 from agent_history.loops.rules import STATUSES
 from agent_history.loops.usage import format_duration
 from agent_history.timestamps import minute

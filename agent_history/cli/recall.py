@@ -19,11 +19,9 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, count, fail, print_event, print_json, write_document
-from agent_history.cli.read import (
+from agent_history.cli.options import (
     SEARCH_TIMEOUT_S,
     _agents,
-    _body,
     _check_filter_values,
     _excluded_agents,
     _found,
@@ -32,13 +30,14 @@ from agent_history.cli.read import (
     _range,
     _rank,
     _session_arg,
-    _short_ts,
     _source_types,
     _time_limit,
     _timed_out,
-    sessions_app,
 )
+from agent_history.cli.output import console, count, fail, print_event, print_json, write_document
+from agent_history.cli.sessions import sessions_app
 from agent_history.cli.tables import flow, path_line
+from agent_history.cli.text import _body, _short_ts
 from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession, SessionNotFound
 from agent_history.search.request import SearchRequest

@@ -12,8 +12,8 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
+from agent_history.cli.options import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.output import console, count, fail, print_json
-from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 from agent_history.usage.periods import VIEWS
 from agent_history.usage.plans import WINDOWS
