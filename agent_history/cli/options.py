@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
 import typer
 
 from agent_history.cli.output import fail
-from agent_history.search.request import MAX_LIMIT, check_range, parse_when
+from agent_history.read.requests import RequestError, agents_of, search_request, session_ref
+from agent_history.search.request import MAX_LIMIT, parse_when
+
+T = TypeVar("T")
 
 EXIT_FOUND, EXIT_NOTHING, EXIT_TIMEOUT = 0, 1, 3
 SEARCH_TIMEOUT_S = 30.0
@@ -49,17 +53,21 @@ def _found(anything: bool) -> None:
         raise typer.Exit(EXIT_NOTHING)
 
 
-def _agents(values: list[str] | None) -> tuple[str, ...]:
-    """Validated ``--agent`` values as harness names — product names accepted as for
-    ``--exclude-agent`` (`search.rank.resolve_agent`); a typo is a usage error (exit 2), since it
-    would otherwise just find nothing."""
-    from agent_history.search.rank import resolve_agent
-
+def _ask(build: Callable[..., T], *args, **kwargs) -> T:
+    """`build(*args, **kwargs)` — a request builder of `read.requests` — or exit 2 with its
+    one-line `RequestError` (the text the MCP server and the web UI give for the same mistake)."""
     try:
-        return tuple(dict.fromkeys(resolve_agent(v) for v in values or ()))
-    except ValueError as exc:
+        return build(*args, **kwargs)
+    except RequestError as exc:
         fail(str(exc), 2)
     raise AssertionError  # fail() exits
+
+
+def _agents(values: list[str] | None) -> tuple[str, ...]:
+    """Validated ``--agent`` values as harness names — product names accepted
+    (`read.requests.agents_of`); a typo is a usage error (exit 2), since it would otherwise just
+    find nothing."""
+    return _ask(agents_of, values)
 
 
 def _check_limit(limit: int) -> None:
@@ -70,15 +78,10 @@ def _check_limit(limit: int) -> None:
 
 def _session_arg(value: str | None, option: str) -> str | None:
     """A session uid or uid prefix given as `option` (None when not given), stripped; empty is a
-    usage error (exit 2). A uid of any length is looked up exactly; only a *prefix* needs
-    `read.common.MIN_UID_PREFIX` characters (`_not_found` says so when a short one matched
-    nothing)."""
-    if value is None:
-        return None
-    text = value.strip()
-    if not text:
-        _too_short(value, option)
-    return text
+    usage error (exit 2, `read.requests.session_ref`). A uid of any length is looked up exactly;
+    only a *prefix* needs `read.common.MIN_UID_PREFIX` characters (`_not_found` says so when a
+    short one matched nothing)."""
+    return _ask(session_ref, value, option)
 
 
 def _too_short(value: str, option: str) -> None:
@@ -98,36 +101,6 @@ def _not_found(value: str, option: str, exc: Exception) -> None:
     fail(str(exc), EXIT_NOTHING)
 
 
-def _excluded_agents(values: list[str] | None) -> tuple[str, ...]:
-    """``--exclude-agent`` values as harness names (product names accepted: `search.rank`)."""
-    from agent_history.search.rank import resolve_agent
-
-    out = []
-    for v in values or ():
-        try:
-            out.append(resolve_agent(v))
-        except ValueError as exc:
-            fail(str(exc), 2)
-    return tuple(dict.fromkeys(out))
-
-
-SOURCE_TYPES = ("session", "memory")  # ah.session.source_type (migration 0009)
-RANKS = ("default", "blend")  # search.postrank.rerank
-
-
-def _source_types(values: list[str] | None) -> tuple[str, ...]:
-    unknown = [v for v in values or () if v not in SOURCE_TYPES]
-    if unknown:
-        fail(f"unknown --source-type {unknown[0]!r} (known: {', '.join(SOURCE_TYPES)})", 2)
-    return tuple(dict.fromkeys(values or ()))
-
-
-def _rank(value: str) -> str:
-    if value not in RANKS:
-        fail(f"unknown --rank {value!r} (known: {', '.join(RANKS)})", 2)
-    return value
-
-
 def _when(value: str | None, option: str, *, end: bool = False) -> datetime | None:
     """`value` of `option` (``--since``/``--until``) as a time; a usage error (exit 2) if not one."""
     if not value:
@@ -139,19 +112,31 @@ def _when(value: str | None, option: str, *, end: bool = False) -> datetime | No
     return None
 
 
-def _range(
-    since: str | None, until: str | None, *, parse: Callable[..., datetime | None] | None = None
-) -> tuple[datetime | None, datetime | None]:
-    """``--since``/``--until`` as (inclusive, exclusive) times — `until` a date means its end —
-    parsed by `parse(value, option, end=…)` (default `_when`); a backwards range is a usage error
-    (exit 2). Every command with both options reads them through here."""
-    parse = parse or _when
-    lo, hi = parse(since, "--since", end=False), parse(until, "--until", end=True)
-    try:
-        check_range(lo, hi, since or "", until or "")
-    except ValueError as exc:
-        fail(str(exc), 2)
-    return lo, hi
+def _search_params(
+    query: str,
+    *,
+    limit: int,
+    scope: str,
+    agent: list[str] | None,
+    exclude_agent: list[str] | None,
+    namespaces: tuple[str, ...],
+    classes: list[str],
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    session: str | None,
+    source_type: list[str] | None,
+    context_project: str | None,
+    rank: str,
+):
+    """The `search.request.SearchRequest` for the options `search` and `recall` share
+    (`read.requests.search_request`); exit 2 with its one-line error."""
+    params = {
+        "query": query, "limit": limit, "in": scope, "agents": agent, "exclude_agents": exclude_agent,
+        "namespaces": list(namespaces), "classes": classes, "since": since, "until": until, "project": project,
+        "session": session, "source_types": source_type, "context_project": context_project, "rank": rank,
+    }  # fmt: skip
+    return _ask(search_request, params)
 
 
 def _namespaces(

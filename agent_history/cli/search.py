@@ -12,16 +12,11 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.options import (
     SEARCH_TIMEOUT_S,
-    _agents,
     _check_filter_values,
     _check_limit,
-    _excluded_agents,
     _found,
     _namespaces,
-    _range,
-    _rank,
-    _session_arg,
-    _source_types,
+    _search_params,
     _time_limit,
     _timed_out,
 )
@@ -29,9 +24,9 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import flow, path_line
 from agent_history.cli.text import _body, _first_line, _short_ts, _snippet_text
 from agent_history.harnesses import NAMES
-from agent_history.model import classes
 from agent_history.read.common import AmbiguousSession
-from agent_history.search.request import Scope, SearchHit, SearchRequest
+from agent_history.read.requests import cancelled as cancelled_agents
+from agent_history.search.request import Scope, SearchHit
 
 
 def _render_hit(n: int, h: SearchHit) -> None:
@@ -112,40 +107,28 @@ def search_cmd(
     """Search prompts, replies, briefs, summaries (and tool input/output with --in): keyword, vector or hybrid.
 
     Results show distinct turns first, then further fragments of the same turns."""
-    if message_class:
-        unknown = sorted(set(message_class) - set(classes.ALL))
-        if unknown:
-            fail(f"unknown message class {', '.join(unknown)} (known: {', '.join(classes.ALL)})", 2)
-        cls = tuple(message_class)
-    elif prompts:
-        cls = classes.PROMPTS
-    elif all_classes:
-        cls = classes.ALL
-    else:
-        cls = classes.CONVERSATIONAL
     _check_limit(limit)
     timeout = _time_limit(timeout)
     db = database()
-    req = SearchRequest(
-        query=query,
+    req = _search_params(
+        query,
         limit=limit,
-        scope=scope,
-        agents=_agents(agent),
+        scope=scope.value,
+        agent=agent,
+        exclude_agent=exclude_agent,
         namespaces=_namespaces(namespace, context, db.settings.contexts),
-        classes=cls,
-        since=(span := _range(since, until))[0],
-        until=span[1],
+        classes=message_class or (["prompts"] if prompts else ["all"] if all_classes else []),
+        since=since,
+        until=until,
         project=project,
-        session=_session_arg(session, "--session"),
-        exclude_agents=_excluded_agents(exclude_agent),
-        source_types=_source_types(source_type),
+        session=session,
+        source_type=source_type,
         context_project=context_project,
-        rank=_rank(rank),
+        rank=rank,
     )
     from agent_history.search.hybrid import Mode, VectorUnavailable, run_search
 
-    cancelled = sorted(set(req.agents) & set(req.exclude_agents))
-    if cancelled and set(req.agents) <= set(req.exclude_agents):
+    if cancelled := cancelled_agents(req):
         if json:
             print_json({"query": query, "hits": [], "note": f"--agent and --exclude-agent both name {cancelled[0]}"})
         else:

@@ -9,23 +9,23 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.options import EXIT_NOTHING, _not_found, _session_arg
+from agent_history.cli.options import EXIT_NOTHING, _ask, _not_found
 from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
 from agent_history.read.common import AmbiguousSession, SessionNotFound
+from agent_history.read.requests import session_request
 
 
 def _page_range(page: int | None, start: int | None, end: int | None, every: bool) -> tuple[int | None, int | None]:
     """(first, last) event numbers to show: ``--from``/``--to`` as given, everything with
-    ``--all``, else page `page` (default 1) of `PAGE_EVENTS`. Exit 2 on a contradiction."""
+    ``--all``, else page `page` (default 1) of `PAGE_EVENTS`. Exit 2 on a contradiction (a
+    backwards ``--from``/``--to`` is the request's to refuse: `read.requests.session_request`)."""
     from agent_history.read.timeline import PAGE_EVENTS
 
     ranged = start is not None or end is not None
     if sum((page is not None, ranged, every)) > 1:
         fail("--page, --all and --from/--to exclude each other", 2)
-    if start is not None and end is not None and end < start:
-        fail("--to must not be before --from", 2)
     if page is not None and page < 1:
         fail(f"--page must be 1 or more (got {page})", 2)
     if ranged or every:
@@ -56,18 +56,24 @@ def session_cmd(
     """A session's ordered timeline: messages, tool calls, spawns, compactions, git events — a
     page of 200 events at a time (--page N, --all, or --from/--to), saying how many remain."""
     from agent_history.read.sessions import is_excluded
-    from agent_history.read.timeline import PAGE_EVENTS, session_timeline
+    from agent_history.read.timeline import PAGE_EVENTS, timeline_of
 
-    if agent_id is None and "/" in uid:  # the form `sessions` prints for sub-agent threads
-        uid, agent_id = uid.split("/", 1)
-    uid = _session_arg(uid, "session")
     first, last = _page_range(page, start, end, every)
+    req = _ask(
+        session_request,
+        {
+            "uid": uid,
+            "agent_id": agent_id,
+            "from": first,
+            "to": last,
+            "max_chars": None if full else (4000 if json else 400),
+        },
+    )
+    uid = req.uid
     db = database()
     try:
         with db.connect() as conn:
-            tl = session_timeline(
-                conn, uid, agent_id=agent_id, start=first, end=last, max_chars=None if full else (4000 if json else 400)
-            )
+            tl = timeline_of(conn, req)
             from agent_history.search.summaries import summaries_for_sessions
 
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)

@@ -8,10 +8,11 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
-from agent_history.cli.options import _agents, _check_filter_values, _check_limit, _found, _namespaces, _when
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.options import _ask, _check_filter_values, _found, _namespaces
+from agent_history.cli.output import console, print_json
 from agent_history.cli.tables import Record, compact_table, print_table_or_records
 from agent_history.cli.text import _short_ts
+from agent_history.read.requests import sessions_request
 from agent_history.search.request import MAX_LIMIT
 
 
@@ -42,6 +43,7 @@ def sessions_cmd(
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
     since: str = typer.Option(None, "--since", help="Started since: 7d, 12h, YYYY-MM-DD …"),
+    until: str = typer.Option(None, "--until", help="Started before (a date means its end)."),
     project: str = typer.Option(None, "--project", "-p", help="cwd is this directory or below."),
     subagents: bool = typer.Option(False, "--subagents", help="List sub-agent threads too."),
     limit: int = typer.Option(20, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
@@ -54,29 +56,26 @@ def sessions_cmd(
     and health grade A–F (docs/health.md; `session` shows the reasons)."""
     if ctx.invoked_subcommand is not None:
         return
-    _check_limit(limit)
-    from agent_history.classify.health import grades_in
-    from agent_history.read.sessions import list_sessions
-
-    try:
-        grades = grades_in(health) if health is not None else ()
-    except ValueError as exc:
-        fail(str(exc), 2)
-
     db = database()
+    req = _ask(
+        sessions_request,
+        {
+            "agents": agent,
+            "namespaces": list(_namespaces(namespace, context, db.settings.contexts)),
+            "since": since,
+            "until": until,
+            "project": project,
+            "subagents": subagents,
+            "limit": limit,
+            "health": health,
+        },
+    )
+    from agent_history.read.sessions import sessions_of
+
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         _check_filter_values(conn, namespace)
-        rows = list_sessions(
-            conn,
-            agents=_agents(agent),
-            namespaces=_namespaces(namespace, context, db.settings.contexts),
-            since=_when(since, "--since"),
-            project=project,
-            limit=limit,
-            include_subagents=subagents,
-            health=grades,
-        )
+        rows = sessions_of(conn, req)
     if json:
         print_json([r.as_dict() for r in rows])
         _found(bool(rows))

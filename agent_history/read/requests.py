@@ -7,6 +7,10 @@ unknown key, a time that is not one, a backwards range, an unknown agent name or
 range gives the same one-line error text (`RequestError`) from every front end; each front end
 turns it into its own failure (exit 2, a tool error, a 400 page).
 
+Errors name a parameter as the person or agent wrote it: builders take ``flags`` — True (the
+CLI) names ``--since``, ``--limit``, ``--timezone``; False (the MCP tools' arguments, the web UI's
+GET parameters) names ``since``, ``limit``, ``timezone`` — and the rest of the line is the same.
+
 Parameter conventions (every builder): a missing key, None, ``""`` and ``[]`` all mean "not
 given"; repeatable values are lists (a single string is one value); ``since`` is inclusive and
 ``until`` exclusive (a date as ``until`` means its end), as `search.request.parse_when` reads
@@ -72,6 +76,16 @@ KEYS: dict[str, frozenset[str]] = {
 """The parameters each question accepts (the mapping's keys)."""
 
 
+FLAG_NAMES = {"session_uid": "--session"}
+"""Request keys whose CLI option is not ``--<key>`` (underscores as dashes)."""
+
+
+def name_of(key: str, flags: bool) -> str:
+    """How a front end names parameter `key`: its CLI option (``--since``) with `flags`, else the
+    key itself (``since``: MCP arguments, web GET parameters)."""
+    return FLAG_NAMES.get(key, "--" + key.replace("_", "-")) if flags else key
+
+
 def check_keys(question: str, params: Mapping[str, Any]) -> None:
     """Raise RequestError naming the first key of `params` that `question` does not accept."""
     unknown = sorted(set(params) - KEYS[question])
@@ -104,7 +118,7 @@ def agents_of(values) -> tuple[str, ...]:
 
 
 def time_range(
-    params: Mapping[str, Any], *, now: datetime | None = None, tz: tzinfo | None = None
+    params: Mapping[str, Any], *, now: datetime | None = None, tz: tzinfo | None = None, flags: bool = True
 ) -> tuple[datetime | None, datetime | None]:
     """``(since, until)`` of `params` as aware times (`search.request.parse_when`; ``until`` a
     date means its end). With `tz`, a day (``YYYY-MM-DD`` or ``YYYYMMDD``) is read in that zone,
@@ -112,9 +126,10 @@ def time_range(
     ``--since X is after --until Y``."""
     since_text, until_text = _given(params, "since"), _given(params, "until")
     try:
-        lo = _when(since_text, "--since", now=now, tz=tz, end=False)
-        hi = _when(until_text, "--until", now=now, tz=tz, end=True)
-        check_range(lo, hi, since_text or "", until_text or "")
+        names = (name_of("since", flags), name_of("until", flags))
+        lo = _when(since_text, names[0], now=now, tz=tz, end=False)
+        hi = _when(until_text, names[1], now=now, tz=tz, end=True)
+        check_range(lo, hi, since_text or "", until_text or "", names=names)
     except ValueError as exc:
         raise RequestError(str(exc)) from None
     return lo, hi
@@ -135,16 +150,16 @@ def _when(value: str | None, option: str, *, now: datetime | None, tz: tzinfo | 
     return parse_when(text, now=now, end_of_day=end, option=option)
 
 
-def _limit(params: Mapping[str, Any], default: int, maximum: int) -> int:
+def _limit(params: Mapping[str, Any], default: int, maximum: int, flags: bool) -> int:
     value = _given(params, "limit")
     if value is None:
         return default
     try:
         n = int(value)
     except (TypeError, ValueError):
-        raise RequestError(f"--limit must be a whole number (got {value!r})") from None
+        raise RequestError(f"{name_of('limit', flags)} must be a whole number (got {value!r})") from None
     if not 1 <= n <= maximum:
-        raise RequestError(f"--limit must be between 1 and {maximum} (got {n})")
+        raise RequestError(f"{name_of('limit', flags)} must be between 1 and {maximum} (got {n})")
     return n
 
 
@@ -192,20 +207,20 @@ def session_ref(value: str | None, option: str) -> str | None:
 
 
 def search_request(
-    params: Mapping[str, Any], *, limit_max: int = MAX_LIMIT, now: datetime | None = None
+    params: Mapping[str, Any], *, limit_max: int = MAX_LIMIT, now: datetime | None = None, flags: bool = True
 ) -> SearchRequest:
     """The `search.request.SearchRequest` for `params` (keys: `KEYS["search"]`; ``in`` is the
     scope: messages | tools | all | summaries; ``classes`` class or group names). Raises
     RequestError. `limit_max` is the front end's cap (the MCP tools cap lower)."""
     check_keys("search", params)
-    query = _given(params, "query")
-    if query is None or not str(query).strip():
+    query = params.get("query")
+    if query is None:  # an empty one is asked: the search says why it finds nothing
         raise RequestError("search: give a query (words, a phrase, an identifier, a path or a question)")
-    since, until = time_range(params, now=now)
+    since, until = time_range(params, now=now, flags=flags)
     scope = _choice(params.get("in"), "search scope", tuple(Scope), "messages")
     return SearchRequest(
         query=str(query),
-        limit=_limit(params, DEFAULT_LIMIT, limit_max),
+        limit=_limit(params, DEFAULT_LIMIT, limit_max, flags),
         scope=Scope(scope),
         agents=agents_of(_values(params, "agents")),
         namespaces=_values(params, "namespaces"),
@@ -213,7 +228,7 @@ def search_request(
         since=since,
         until=until,
         project=_given(params, "project"),
-        session=session_ref(params.get("session"), "--session"),
+        session=session_ref(params.get("session"), name_of("session", flags)),
         exclude_agents=agents_of(_values(params, "exclude_agents")),
         source_types=tuple(_choice(t, "source type", SOURCE_TYPES) for t in _values(params, "source_types")),
         context_project=_given(params, "context_project"),
@@ -247,13 +262,13 @@ class SessionsRequest:
     health: tuple[str, ...] = ()
 
 
-def sessions_request(params: Mapping[str, Any], *, now: datetime | None = None) -> SessionsRequest:
+def sessions_request(params: Mapping[str, Any], *, now: datetime | None = None, flags: bool = True) -> SessionsRequest:
     """The `SessionsRequest` for `params` (keys: `KEYS["sessions"]`; ``health`` a letter, a
     range ``C-F`` or a list ``A,F``; ``subagents`` a bool). Raises RequestError."""
     check_keys("sessions", params)
     from agent_history.classify.health import grades_in
 
-    since, until = time_range(params, now=now)
+    since, until = time_range(params, now=now, flags=flags)
     health = _given(params, "health")
     try:
         grades = grades_in(",".join(health) if isinstance(health, list | tuple) else health) if health else ()
@@ -266,7 +281,7 @@ def sessions_request(params: Mapping[str, Any], *, now: datetime | None = None) 
         until=until,
         project=_given(params, "project"),
         include_subagents=bool(params.get("subagents")),
-        limit=_limit(params, SESSIONS_DEFAULT_LIMIT, MAX_LIMIT),
+        limit=_limit(params, SESSIONS_DEFAULT_LIMIT, MAX_LIMIT, flags),
         health=grades,
     )
 
@@ -284,7 +299,7 @@ class SessionRequest:
     max_chars: int | None = None
 
 
-def session_request(params: Mapping[str, Any]) -> SessionRequest:
+def session_request(params: Mapping[str, Any], *, flags: bool = True) -> SessionRequest:
     """The `SessionRequest` for `params` (keys: `KEYS["session"]`; ``uid`` may be
     ``UID/AGENT-ID``, the form listings print for a sub-agent thread). Raises RequestError."""
     check_keys("session", params)
@@ -293,11 +308,11 @@ def session_request(params: Mapping[str, Any]) -> SessionRequest:
     if agent_id is None and "/" in uid:
         uid, agent_id = uid.split("/", 1)
     start, end = _given(params, "from"), _given(params, "to")
-    for name, value in (("--from", start), ("--to", end)):
+    for name, value in ((name_of("from", flags), start), (name_of("to", flags), end)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise RequestError(f"{name} must be an event number of 1 or more (got {value!r})")
     if start is not None and end is not None and end < start:
-        raise RequestError("--to must not be before --from")
+        raise RequestError(f"{name_of('to', flags)} must not be before {name_of('from', flags)}")
     return SessionRequest(uid, agent_id, start, end, _given(params, "max_chars"))
 
 
@@ -320,7 +335,7 @@ class UsageRequest:
     window: str = "block"
 
 
-def zone(name: str | None) -> tzinfo:
+def zone(name: str | None, *, flags: bool = True) -> tzinfo:
     """The time zone named `name` (IANA), else the machine's own (TZ, /etc/localtime … via
     tzlocal). Raises RequestError for an unknown name."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -333,13 +348,14 @@ def zone(name: str | None) -> tzinfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise RequestError(
-            f"--timezone: unknown time zone {name!r} (an IANA name such as UTC or Europe/Berlin)"
+            f"{name_of('timezone', flags)}: unknown time zone {name!r} (an IANA name such as UTC or Europe/Berlin)"
         ) from None
 
 
-def usage_request(params: Mapping[str, Any], *, now: datetime | None = None) -> UsageRequest:
-    """The `UsageRequest` for `params` (keys: `KEYS["usage"]`; ``by`` replaces ``view``; a day
-    as ``since``/``until`` is read in ``timezone``, default the machine's). Raises RequestError."""
+def usage_request(params: Mapping[str, Any], *, now: datetime | None = None, flags: bool = True) -> UsageRequest:
+    """The `UsageRequest` for `params` (keys: `KEYS["usage"]`; ``by`` replaces ``view``, whose
+    default is ``daily`` — ``blocks`` with a ``window`` other than ``block``; a day as
+    ``since``/``until`` is read in ``timezone``, default the machine's). Raises RequestError."""
     check_keys("usage", params)
     from agent_history.usage.periods import VIEWS
     from agent_history.usage.plans import WINDOWS
@@ -349,17 +365,17 @@ def usage_request(params: Mapping[str, Any], *, now: datetime | None = None) -> 
         raise RequestError(f"unknown view {view!r} (known: {', '.join(VIEWS)})")
     if by is not None:
         if by not in USAGE_BY:
-            raise RequestError(f"--by: unknown grouping {by!r} (known: {', '.join(USAGE_BY)})")
+            raise RequestError(f"{name_of('by', flags)}: unknown grouping {by!r} (known: {', '.join(USAGE_BY)})")
         if view is not None:
-            raise RequestError(f"--by {by} replaces the view; drop {view!r}")
+            raise RequestError(f"{name_of('by', flags)} {by} replaces the view; drop {view!r}")
     window = _given(params, "window") or "block"
     if window not in WINDOWS:
-        raise RequestError(f"--window: unknown window {window!r} (known: {', '.join(WINDOWS)})")
-    view = by or view or "daily"
-    if window != "block" and view != "blocks":
-        raise RequestError("--window goes with the blocks view")
-    tz = zone(_given(params, "timezone"))
-    since, until = time_range(params, now=now, tz=tz)
+        raise RequestError(f"{name_of('window', flags)}: unknown window {window!r} (known: {', '.join(WINDOWS)})")
+    if window != "block" and (by is not None or view not in (None, "blocks")):
+        raise RequestError(f"{name_of('window', flags)} goes with the blocks view")
+    view = by or view or ("blocks" if window != "block" else "daily")
+    tz = zone(_given(params, "timezone"), flags=flags)
+    since, until = time_range(params, now=now, tz=tz, flags=flags)
     return UsageRequest(
         view=view,
         since=since,
@@ -387,14 +403,14 @@ class EfficiencyRequest:
 
 
 def efficiency_request(
-    params: Mapping[str, Any], *, now: datetime | None = None, limit_max: int = MAX_LIMIT
+    params: Mapping[str, Any], *, now: datetime | None = None, limit_max: int = MAX_LIMIT, flags: bool = True
 ) -> EfficiencyRequest:
     """The `EfficiencyRequest` for `params` (keys: `KEYS["efficiency"]`). Raises RequestError."""
     check_keys("efficiency", params)
-    since, until = time_range(params, now=now)
-    limit = _limit(params, 0, limit_max) if _given(params, "limit") is not None else None
+    since, until = time_range(params, now=now, flags=flags)
+    limit = _limit(params, 0, limit_max, flags) if _given(params, "limit") is not None else None
     return EfficiencyRequest(
-        session_uid=session_ref(params.get("session_uid"), "--session"),
+        session_uid=session_ref(params.get("session_uid"), name_of("session_uid", flags)),
         agents=agents_of(_values(params, "agents")),
         namespaces=_values(params, "namespaces"),
         since=since,
@@ -420,19 +436,19 @@ class LoopsRequest:
 
 
 def loops_request(
-    params: Mapping[str, Any], *, now: datetime | None = None, limit_max: int = MAX_LIMIT
+    params: Mapping[str, Any], *, now: datetime | None = None, limit_max: int = MAX_LIMIT, flags: bool = True
 ) -> LoopsRequest:
     """The `LoopsRequest` for `params` (keys: `KEYS["loops"]`; ``status`` one of
     `loops.rules.STATUSES`). Raises RequestError."""
     check_keys("loops", params)
     from agent_history.loops.rules import STATUSES
 
-    since, until = time_range(params, now=now)
+    since, until = time_range(params, now=now, flags=flags)
     return LoopsRequest(
         status=_choice(params.get("status"), "status", STATUSES),
         since=since,
         until=until,
         repo=_given(params, "repo"),
         namespaces=_values(params, "namespaces"),
-        limit=_limit(params, LOOPS_DEFAULT_LIMIT, limit_max),
+        limit=_limit(params, LOOPS_DEFAULT_LIMIT, limit_max, flags),
     )
