@@ -19,9 +19,10 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.loops import loops_by_session
+from agent_history.read.requests import session_request
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import is_excluded
-from agent_history.read.timeline import session_timeline
+from agent_history.read.timeline import timeline_of
 from agent_history.read.touched import touched
 from agent_history.read.why import collected_commits, why
 from agent_history.search.request import parse_when
@@ -39,9 +40,17 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
     ``resume`` is the root session's resume (and fork) command (`read.resume.resume_dict`)."""
     start = args["from"]
     end = min(args.get("to") or start + args["limit"] - 1, start + MAX_EVENTS - 1)
-    timeline = session_timeline(
-        conn, args["uid"], agent_id=args.get("agent_id"), start=start, end=end, max_chars=args["max_chars"]
+    req = session_request(
+        {
+            "uid": args["uid"],
+            "agent_id": args.get("agent_id"),
+            "from": start,
+            "to": end,
+            "max_chars": args["max_chars"],
+        },
+        flags=False,
     )
+    timeline = timeline_of(conn, req)
     if not _in_scope(scope, timeline.session.namespace):
         raise LookupError(f"session {args['uid']} is in namespace {timeline.session.namespace}, outside this scope")
     if is_excluded(conn, timeline.session.id):
