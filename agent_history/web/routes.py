@@ -26,6 +26,7 @@ from agent_history.read.analytics import IDLE_GAP, row_counts, server_facts, ses
 from agent_history.read.catalog import catalogue_agents, catalogue_namespaces
 from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
+from agent_history.read.requests import agents_of, search_request, time_range
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import summary_of
 from agent_history.read.threads import SORTS, list_threads, sub_threads, thread_key
@@ -33,7 +34,7 @@ from agent_history.read.timeline_pages import PAGE_EVENTS, event_position, timel
 from agent_history.read.usage import plan_snapshot
 from agent_history.read.usage_cells import usage_cells
 from agent_history.search import hybrid
-from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
+from agent_history.search.request import parse_when
 from agent_history.session.refs import resolve_session
 from agent_history.web.pages import PageError, Pages
 from agent_history.web.render import query
@@ -56,13 +57,12 @@ class Filters:
 
 
 def filters_of(request: Request) -> Filters:
-    """Filters from the query string. Raises ValueError (→ 400) for a time that is not one."""
+    """Filters from the query string, checked as every front end checks them (`read.requests`).
+    Raises RequestError (a ValueError → 400) for a time that is not one or an unknown agent."""
     q = request.query_params
-    agents = tuple(a for a in q.getlist("agent") if a)
-    namespaces = tuple(n for n in q.getlist("namespace") if n)
-    since = parse_when(q["since"], option="since") if q.get("since") else None
-    until = parse_when(q["until"], end_of_day=True, option="until") if q.get("until") else None
-    check_range(since, until, q.get("since", ""), q.get("until", ""))
+    agents = agents_of(a for a in q.getlist("agent") if a)
+    namespaces = tuple(dict.fromkeys(n for n in q.getlist("namespace") if n))
+    since, until = time_range({"since": q.get("since"), "until": q.get("until")}, flags=False)
     project = q.get("project") or None
     params = {
         "agent": list(agents),
@@ -101,12 +101,6 @@ def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
     q = request.query_params
     text = q.get("q", "").strip()
     group = q.get("class", "conversational")
-    if group in CLASS_GROUPS:
-        chosen = CLASS_GROUPS[group]
-    elif group in classes.ALL:
-        chosen = (group,)
-    else:
-        raise ValueError(f"unknown message class {group!r}")
     corpus = q.get("in", "messages")
     if corpus not in ("messages", "tools", "all"):
         raise ValueError(f"unknown search scope {corpus!r} (messages, tools, all)")
@@ -117,16 +111,19 @@ def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
         raise ValueError(f"mode {mode!r} is not available here (available: {', '.join(modes)})")
     result = None
     if text:
-        req = SearchRequest(
-            query=text,
-            limit=SEARCH_LIMIT,
-            scope=Scope(corpus),
-            agents=f.agents,
-            namespaces=f.namespaces,
-            classes=chosen,
-            since=f.since,
-            until=f.until,
-            project=f.project,
+        req = search_request(
+            {
+                "query": text,
+                "limit": SEARCH_LIMIT,
+                "in": corpus,
+                "agents": list(f.agents),
+                "namespaces": list(f.namespaces),
+                "classes": [group],
+                "since": f.params["since"],
+                "until": f.params["until"],
+                "project": f.project,
+            },
+            flags=False,
         )
         try:
             result = hybrid.run_search(conn, req, mode, pages.settings.embedding)
