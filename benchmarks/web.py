@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     from starlette.testclient import TestClient
 
     from agent_history.read.timeline import session_timeline
+    from agent_history.read.timeline_pages import PAGE_EVENTS
     from agent_history.web.app import WebSettings, create_app
-    from agent_history.web.queries import PAGE_EVENTS
 
     base = Path(tempfile.mkdtemp(prefix="ah-bench-web-"))
     pgdata = base / "pg"

@@ -24,7 +24,7 @@ from tests.mcp_client import call, call_tools, server_env
 OPS_SESSION = "5b0e7c1e-0b6f-4f1e-9d55-0a11ce0ff1ce"
 TOOLS = {
     "search", "find_sessions", "search_summaries", "session", "why", "touched", "active_sessions", "infra_actions", "loops", "task", "blame", "schema", "sql",
-    "efficiency", "thread_recall", "recent_sessions", "index_stats",
+    "efficiency", "thread_recall", "recent_sessions", "index_stats", "sessions", "usage",
 }  # fmt: skip
 SUBAGENT_ROOT = "29ccd257-68b1-427f-ae5f-6524b7cb6f20"  # corpus: a Claude session with an Explore sub-agent
 

@@ -83,7 +83,7 @@ def test_a_page_that_does_not_exist_or_contradicts_a_range_is_a_usage_error(env,
 
 
 def test_a_slice_reads_the_same_events_as_the_whole_timeline_and_the_web_numbers_them_alike(corpus_db):  # noqa: F811
-    from agent_history.web.queries import timeline_page
+    from agent_history.read.timeline_pages import timeline_page
 
     with psycopg.connect(corpus_db.dsn) as conn:
         whole = session_timeline(conn, LONG, max_chars=50)

@@ -387,7 +387,7 @@ def test_remote_mode_needs_the_token_and_the_guard_refuses_an_owner_role(web_db,
 
 
 def test_a_hit_deep_in_a_long_session_opens_the_page_holding_it(server, web_db):
-    from agent_history.web.queries import PAGE_EVENTS
+    from agent_history.read.timeline_pages import PAGE_EVENTS
 
     with psycopg.connect(web_db.dsn) as conn:
         # the corpus session with the most messages; its last prompt-or-reply lies past page 1

@@ -15,7 +15,7 @@ from tests.test_web import KNOWN_UID, Served, _env
 
 NUL = "a\x00b"
 
-# Every route of `web.routes.PAGES` with every parameter its handler reads (query and path).
+# Every route of `web.routes.PAGES` and `web.api.API` with every parameter its handler reads (query and path).
 FILTERS = ("agent", "namespace", "since", "until", "project")
 ROUTE_PARAMS: dict[str, tuple[str, ...]] = {
     "/search?q=pool": ("class", "in", "mode", *FILTERS),
@@ -24,6 +24,10 @@ ROUTE_PARAMS: dict[str, tuple[str, ...]] = {
     "/usage": ("now", *FILTERS),
     "/api/usage": FILTERS,
     "/status": ("anything",),
+    # the JSON routes of `web.api`
+    "/api/search?q=pool": ("class", "in", "mode", "limit", *FILTERS),
+    "/api/sessions": ("health", "limit", "subagents", *FILTERS),
+    "/api/usage/report": ("view", "by", "timezone", "model", *FILTERS),
 }
 PATH_PARAMS = [
     f"/search?q={quote(NUL)}",

@@ -7,11 +7,12 @@ from decimal import Decimal
 
 import pytest
 
+from agent_history.read.threads import SessionRow, nest
+from agent_history.read.usage_cells import UsageCell
 from agent_history.search.request import HL_END, HL_START
 from agent_history.web.bind import BindRefused, check_bind, is_loopback
-from agent_history.web.queries import SessionRow, nest
 from agent_history.web.render import environment, highlight, visible
-from agent_history.web.usage import UsageCell, chart_payload, rollup
+from agent_history.web.usage import chart_payload, rollup
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost", "LOCALHOST"])

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import typer
 
 from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, count, fail, print_json
-from agent_history.cli.read import (
-    _agents,
+from agent_history.cli.options import (
+    _ask,
     _check_filter_values,
     _found,
     _namespaces,
     _not_found,
-    _session_arg,
-    _short_ts,
-    _when,
 )
+from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import Record, compact_table, print_table_or_records
+from agent_history.cli.text import _short_ts
+from agent_history.read.requests import efficiency_request
 
 _SHORT = {"orchestrate": "orch", "agent_msg": "agmsg"}
 
@@ -41,31 +42,31 @@ def efficiency_cmd(
 ) -> None:
     """What triggered each thread's model calls (user, model, work, status, wait, event, noop,
     orchestrate, agent_msg) and its poll share = (wait + status) / classified calls."""
-    from agent_history.read.efficiency import ROLES, efficiency_report
+    from agent_history.read.efficiency import efficiency_of
 
-    if role is not None and role not in ROLES:
-        fail(f"unknown role {role!r} (known: {', '.join(ROLES)})", 2)
-    session = _session_arg(session, "--session")
     db = database()
+    req = _ask(
+        efficiency_request,
+        {
+            "session_uid": session,
+            "agents": agent,
+            "namespaces": list(_namespaces(namespace, context, db.settings.contexts)),
+            "since": since,
+            "role": role,
+        },
+    )
     with db.connect() as conn:
         _check_filter_values(conn, namespace)
-        if session is not None:  # a prefix, as everywhere a session is named
+        if req.session_uid is not None:  # a prefix, as everywhere a session is named
             from agent_history.read.common import AmbiguousSession, SessionNotFound, resolve_session
 
             try:
-                session = resolve_session(conn, session).session_uid
+                req = replace(req, session_uid=resolve_session(conn, req.session_uid).session_uid)
             except SessionNotFound as exc:
-                _not_found(session, "--session", exc)
+                _not_found(req.session_uid, "--session", exc)
             except AmbiguousSession as exc:
                 fail(str(exc), 2)
-        report = efficiency_report(
-            conn,
-            session_uid=session,
-            agents=_agents(agent),
-            namespaces=_namespaces(namespace, context, db.settings.contexts),
-            since=_when(since, "--since"),
-            role=role,
-        )
+        report = efficiency_of(conn, req)
     if json:
         print_json(report.as_dict())
         _found(bool(report.threads))

@@ -136,7 +136,8 @@ def similar_cmd(
                 kind, hits = "sessions", vector.similar_sessions(conn, uid, model, dims, req)
         except vector.NotEmbedded as exc:
             fail(str(exc), 1)
-    from agent_history.cli.read import _found, _render_hit
+    from agent_history.cli.options import _found
+    from agent_history.cli.search import _render_hit
 
     if json:
         print_json({"ref": ref, "kind": kind, "model": model, "hits": [h.as_dict() for h in hits]})

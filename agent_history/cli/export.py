@@ -32,7 +32,7 @@ def export_cmd(
 ) -> None:
     """Export a session: prompts, replies, collapsed reasoning, tool calls with input and output,
     sub-agents inline, tokens and cost. Secret-shaped spans become [REDACTED] unless --no-redact."""
-    from agent_history.cli.read import _not_found, _session_arg
+    from agent_history.cli.options import _not_found, _session_arg
     from agent_history.read.export import FORMATS, export_session
     from agent_history.read.export_render import RENDERERS
     from agent_history.session.refs import AmbiguousSession, SessionNotFound

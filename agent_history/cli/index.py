@@ -469,7 +469,7 @@ def issues_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List parse issues with file and byte offset, then what `collect` could not read (no namespace)."""
-    from agent_history.cli.read import _check_filter_values
+    from agent_history.cli.options import _check_filter_values
     from agent_history.ingest.collect import COLLECT_ISSUE_KINDS, list_collect_issues
     from agent_history.ingest.status import issue_kinds
     from agent_history.model.issues import KINDS

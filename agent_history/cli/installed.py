@@ -29,7 +29,7 @@ def skills_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Installed skills and plugins (name, source, version or SKILL.md hash) and the sessions that used them."""
-    from agent_history.cli.read import _agents
+    from agent_history.cli.options import _agents
     from agent_history.read.installed import invoked_skills, list_skills
 
     if agent is not None:

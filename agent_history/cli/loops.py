@@ -11,11 +11,13 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
+from agent_history.cli.options import _ask, _found
 from agent_history.cli.output import console, fail, print_json, write_document
-from agent_history.cli.read import _body, _found
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
+from agent_history.cli.text import _body
 from agent_history.loops.rules import STATUSES
 from agent_history.loops.usage import format_duration
+from agent_history.read.requests import loops_request
 from agent_history.timestamps import minute
 
 
@@ -40,17 +42,11 @@ def loops_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Loop runs: status, repo, loop, started, wall time, lanes, calls, cost, landed/parked ('-' = unknown)."""
-    from agent_history.read.loops import list_loops
-    from agent_history.search.request import parse_when
+    from agent_history.read.loops import loops_of
 
-    if status is not None and status not in STATUSES:
-        fail(f"unknown status {status!r} (known: {', '.join(STATUSES)})", 2)
-    try:
-        since_at = parse_when(since, option="--since") if since else None
-    except ValueError as exc:
-        fail(str(exc), 2)
+    req = _ask(loops_request, {"status": status, "since": since, "repo": repo, "limit": limit})
     with database().connect() as conn:
-        rows = list_loops(conn, status=status, since=since_at, repo=repo, limit=limit)
+        rows = loops_of(conn, req)
     if json:
         print_json({"loops": [r.as_dict() for r in rows]})
         _found(bool(rows))

@@ -19,29 +19,24 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, count, fail, print_event, print_json, write_document
-from agent_history.cli.read import (
+from agent_history.cli.options import (
     SEARCH_TIMEOUT_S,
-    _agents,
-    _body,
     _check_filter_values,
-    _excluded_agents,
     _found,
     _namespaces,
     _not_found,
-    _range,
-    _rank,
+    _search_params,
     _session_arg,
-    _short_ts,
-    _source_types,
     _time_limit,
     _timed_out,
-    sessions_app,
 )
+from agent_history.cli.output import console, count, fail, print_event, print_json, write_document
+from agent_history.cli.sessions import sessions_app
 from agent_history.cli.tables import flow, path_line
-from agent_history.model import classes
+from agent_history.cli.text import _body, _short_ts
 from agent_history.read.common import AmbiguousSession, SessionNotFound
-from agent_history.search.request import SearchRequest
+from agent_history.read.requests import cancelled as cancelled_agents
+from agent_history.search.request import DEFAULT_LIMIT
 
 exclusions_app = typer.Typer(help="Exclusions as JSON, to carry them with the config to another machine.")
 sessions_app.add_typer(exclusions_app, name="exclusions")
@@ -82,21 +77,24 @@ def recall_cmd(
     if mode is not None and mode not in tuple(Mode):
         fail(f"unknown search mode {mode!r} (known: {', '.join(Mode)})", 2)
     db = database()
-    req = SearchRequest(
-        query=query,
-        agents=_agents(agent),
-        exclude_agents=_excluded_agents(exclude_agent),
+    req = _search_params(
+        query,
+        limit=DEFAULT_LIMIT,
+        scope="messages",
+        agent=agent,
+        exclude_agent=exclude_agent,
         namespaces=_namespaces(namespace, context, db.settings.contexts),
-        classes=classes.CONVERSATIONAL,
-        since=(span := _range(since, until))[0],
-        until=span[1],
+        classes=[],
+        since=since,
+        until=until,
         project=project,
+        session=None,
+        source_type=source_type,
         context_project=context_project,
-        source_types=_source_types(source_type),
-        rank=_rank(rank),
+        rank=rank,
     )
-    if req.agents and set(req.agents) <= set(req.exclude_agents):
-        fail(f"nothing to recall: --agent and --exclude-agent both name {', '.join(sorted(req.agents))}", 1)
+    if cancelled := cancelled_agents(req):
+        fail(f"nothing to recall: --agent and --exclude-agent both name {', '.join(cancelled)}", 1)
     from agent_history.db.connection import set_statement_timeout
 
     with db.connect() as conn:
@@ -241,13 +239,12 @@ def delete_cmd(
     """Delete a session's rows (and its files' source records). The transcript is indexed again by
     the next pass unless the session is excluded (`sessions exclude`)."""
     from agent_history.ingest.curation import delete
+    from agent_history.read.sessions import exclusion_recorded
 
     uid = _session_arg(uid, "UID")
     with database().connect() as conn:
         ref = _resolve(conn, uid)
-        is_excluded = conn.execute(
-            "SELECT 1 FROM ah.session_exclusion WHERE agent = %s AND session_uid = %s", (ref.agent, ref.session_uid)
-        ).fetchone()
+        is_excluded = exclusion_recorded(conn, ref.agent, ref.session_uid)
         if not yes:
             if not sys.stdin.isatty():
                 fail("refusing to delete without confirmation: pass --yes", 2)

@@ -22,7 +22,7 @@ def resume_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON (never runs anything)."),
 ) -> None:
     """The agent's own command to resume (or fork) a catalogued session, run in its working directory."""
-    from agent_history.cli.read import _not_found, _session_arg
+    from agent_history.cli.options import _not_found, _session_arg
     from agent_history.read.resume import resume_session
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
 

@@ -20,7 +20,7 @@ def secrets_cmd(
 ) -> None:
     """List every secret-shaped span in stored text (detector, session, file, byte offset, redacted
     preview — never the secret). Scans the rows that are new since the last scan first."""
-    from agent_history.cli.read import _agents, _when
+    from agent_history.cli.options import _agents, _when
     from agent_history.embed.redact import DETECTORS
     from agent_history.ingest.secret_scan import scan
     from agent_history.read.secrets import list_secrets, secret_counts

@@ -1,59 +1,28 @@
-"""`usage` and `pricing`: token and list-price cost reports (thin: parse, query `read.usage`,
-aggregate with `usage.report`, render)."""
+"""`usage` and `pricing`: token and list-price cost reports (thin: parse the options into a
+`read.requests.UsageRequest`, answer it with `read.usage.usage_report`, render)."""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import UTC, datetime, tzinfo
 
 import typer
 from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
+from agent_history.cli.options import _agents, _ask, _check_filter_values, _found, _namespaces, _when
 from agent_history.cli.output import console, count, fail, print_json
-from agent_history.cli.read import _agents, _check_filter_values, _found, _namespaces, _range, _when
 from agent_history.cli.tables import Record, compact_table, fits, print_records
-from agent_history.usage.periods import VIEWS
-from agent_history.usage.plans import WINDOWS
+from agent_history.read.requests import USAGE_BY, usage_request
 from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
 
 REFRESH_RANGE = (1.0, 60.0)
 """`usage blocks --live --refresh`: seconds between refreshes, ccusage's live range
 (MIN/MAX_REFRESH_INTERVAL_SECONDS)."""
 
-BY = ("loop", "repo", "project", "branch", "host", "model", "agent")
-
-
-def _zone(name: str | None) -> tzinfo:
-    """The report's zone: `name` (an IANA name), else the machine's local zone as the OS states it
-    (TZ, /etc/localtime … via tzlocal). An unknown name is a usage error (exit 2)."""
-    if name is None:
-        import tzlocal
-
-        return tzlocal.get_localzone()
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        fail(f"--timezone: unknown time zone {name!r} (an IANA name such as UTC or Europe/Berlin)", 2)
-    raise AssertionError  # fail() exits
-
-
-_DAY = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})")
-
-
-def _bound(value: str | None, option: str, tz: tzinfo, *, end: bool) -> datetime | None:
-    """A day (``YYYY-MM-DD`` or ccusage's ``YYYYMMDD``) is read in the report's zone — `--until`
-    includes that whole day; anything else goes to the shared time parser (7d, ISO timestamps)."""
-    m = _DAY.fullmatch((value or "").strip())
-    if m:
-        try:
-            day = date(int(m[1]), int(m[2]), int(m[3]))
-        except ValueError:
-            fail(f"{option}: not a date: {value!r}", 2)
-        return datetime.combine(day + timedelta(days=1) if end else day, time.min, tz)
-    return _when(value, option, end=end)
+BY = USAGE_BY
+"""Groupings that replace the period view (`read.requests.USAGE_BY`)."""
 
 
 def _int(v) -> str:
@@ -211,44 +180,36 @@ def usage_cmd(
     (or per loop, repo, project, branch, host, model or agent with --by), with per-model
     breakdowns and totals. Costs of models with no
     list price are unknown (null), and the models are named."""
-    from agent_history.read.usage import usage_calls
-    from agent_history.usage.report import build_report
+    from agent_history.read.usage import usage_report
 
-    if view is not None and view not in VIEWS:
-        fail(f"unknown view {view!r} (known: {', '.join(VIEWS)})", 2)
-    if by is not None:
-        if by not in BY:
-            fail(f"--by: unknown grouping {by!r} (known: {', '.join(BY)})", 2)
-        if view is not None:
-            fail(f"--by {by} replaces the view; drop {view!r}", 2)
-    if window not in WINDOWS:
-        fail(f"--window: unknown window {window!r} (known: {', '.join(WINDOWS)})", 2)
-    if (live or window != "block") and (by is not None or view not in (None, "blocks")):
-        fail(f"{'--live' if live else '--window'} goes with the blocks view", 2)
+    if live and (by is not None or view not in (None, "blocks")):
+        fail("--live goes with the blocks view", 2)
     if live and not REFRESH_RANGE[0] <= refresh <= REFRESH_RANGE[1]:
         fail(f"--refresh: {refresh:g} is not between {REFRESH_RANGE[0]:g} and {REFRESH_RANGE[1]:g} seconds", 2)
-    view = by or view or ("blocks" if live else "daily")
-    tz = _zone(timezone)
+    db = database()
+    req = _ask(
+        usage_request,
+        {
+            "view": view or ("blocks" if live else None),
+            "by": by,
+            "since": since,
+            "until": until,
+            "agents": agent,
+            "namespaces": list(_namespaces(namespace, context, db.settings.contexts)),
+            "project": project,
+            "model": model,
+            "timezone": timezone,
+            "window": window,
+        },
+    )
+    view = req.view
     clock = _when(now, "--now") or datetime.now(UTC)
     if live:
-        _live(agent, tz, now, refresh, json)
+        _live(agent, req.timezone, now, refresh, json)
         return
-    span = _range(since, until, parse=lambda v, option, end: _bound(v, option, tz, end=end))
-    db = database()
     with db.connect() as conn:
         _check_filter_values(conn, namespace)
-        calls = usage_calls(
-            conn,
-            since=span[0],
-            until=span[1],
-            agents=_agents(agent),
-            namespaces=_namespaces(namespace, context, db.settings.contexts),
-            project=project,
-            model=model,
-            grouped=view != "blocks",  # blocks need each call's time
-        )
-    report = build_report(view, calls, tz, clock, block_length=WINDOWS[window])
-    report["timezone"] = str(tz)
+        report = usage_report(conn, req, clock)
     key = VIEW_KEY[view]
     if json:  # the same exit code as the table: 1 when nothing matched
         print_json(report)

@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from agent_history.read.catalog import catalogue_namespaces
 from agent_history.session.filters import empty_namespaces
 
 
@@ -36,11 +37,6 @@ class Scope:
             names = ", ".join(repr(n) for n in self.empty)
             out["warning"] = f"no files in the catalogue for namespace {names}"
         return out
-
-
-def catalogue_namespaces(conn: psycopg.Connection) -> list[str]:
-    """Namespaces that have at least one indexed source file, sorted."""
-    return [r[0] for r in conn.execute("SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1").fetchall()]
 
 
 def resolve_scope(

@@ -34,6 +34,7 @@ from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec
 from agent_history.mcp.tools.activity import TOOLS as ACTIVITY_TOOLS
 from agent_history.mcp.tools.catalog import TOOLS as CATALOG_TOOLS
 from agent_history.mcp.tools.efficiency import TOOLS as EFFICIENCY_TOOLS
+from agent_history.mcp.tools.listing import TOOLS as LISTING_TOOLS
 from agent_history.mcp.tools.loops import TOOLS as LOOP_TOOLS
 from agent_history.mcp.tools.read import TOOLS as READ_TOOLS
 from agent_history.mcp.tools.recall import TOOLS as RECALL_TOOLS
@@ -46,6 +47,7 @@ log = logging.getLogger("agent_history.mcp")
 TOOLS: tuple[ToolSpec, ...] = (
     *SEARCH_TOOLS,
     *RECALL_TOOLS,
+    *LISTING_TOOLS,
     *SUMMARY_TOOLS,
     *READ_TOOLS,
     *ACTIVITY_TOOLS,

@@ -18,9 +18,9 @@ from psycopg import sql
 
 from agent_history.classify.rules import TRIGGERS
 from agent_history.classify.shares import poll_share
+from agent_history.read.requests import ROLES, EfficiencyRequest
 from agent_history.session.filters import session_filter
 
-ROLES: tuple[str, ...] = ("root", "worker", "solo")
 TOKEN_KEYS: tuple[str, ...] = ("input", "cache_read", "output")
 """``tokens`` keys: uncached input, cache reads, output (tokens)."""
 
@@ -165,3 +165,17 @@ def efficiency_report(
             )
         )
     return EfficiencyReport(threads, totals_of(threads))
+
+
+def efficiency_of(conn: psycopg.Connection, req: EfficiencyRequest) -> EfficiencyReport:
+    """The answer to a `read.requests.EfficiencyRequest` (`efficiency_report`)."""
+    return efficiency_report(
+        conn,
+        session_uid=req.session_uid,
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        role=req.role,
+        limit=req.limit,
+    )

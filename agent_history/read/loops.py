@@ -16,6 +16,7 @@ import psycopg
 
 from agent_history.loops.usage import UsageLaunch, UsageRow, render_usage
 from agent_history.read.common import iso
+from agent_history.read.requests import LoopsRequest
 
 
 class LoopNotFound(LookupError):
@@ -307,3 +308,16 @@ def loops_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[i
     ):
         out.setdefault(sid, []).append(lid)
     return out
+
+
+def loops_of(conn: psycopg.Connection, req: LoopsRequest) -> list[LoopSummary]:
+    """The answer to a `read.requests.LoopsRequest` (`list_loops`)."""
+    return list_loops(
+        conn,
+        status=req.status,
+        since=req.since,
+        until=req.until,
+        repo=req.repo,
+        namespaces=req.namespaces,
+        limit=req.limit,
+    )

@@ -18,6 +18,7 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
+from agent_history.read.requests import SessionsRequest
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.filters import session_filter
 
@@ -75,15 +76,17 @@ def list_sessions(
     limit: int = 20,
     include_subagents: bool = False,
     health: tuple[str, ...] = (),
+    until: datetime | None = None,
 ) -> list[SessionSummary]:
-    """Sessions newest first (by start, else end). `project` is a cwd prefix; `since` bounds
-    the start (or end) time; `health` keeps only sessions graded one of these letters
+    """Sessions newest first (by start, else end). `project` is a cwd prefix; `since`
+    (inclusive) and `until` (exclusive) bound the start (or end) time; `health` keeps only
+    sessions graded one of these letters
     (`classify.health.grades_in` parses ``C-F``). Curated-out sessions
     (`search.filters.not_excluded`) are left out."""
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
     if not include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
-    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, project=project)
+    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, project=project)
     conds += shared
     if health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
@@ -91,6 +94,22 @@ def list_sessions(
     params["limit"] = limit
     where = sql.SQL(" AND ").join(conds)
     return _select(conn, where, params, by_health=bool(health))
+
+
+def sessions_of(conn: psycopg.Connection, req: SessionsRequest) -> list[SessionSummary]:
+    """The answer to a `read.requests.SessionsRequest` (`list_sessions`): the one listing the CLI's
+    ``sessions``, the MCP ``sessions`` tool and the web UI's ``/api/sessions`` give."""
+    return list_sessions(
+        conn,
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        project=req.project,
+        limit=req.limit,
+        include_subagents=req.include_subagents,
+        health=req.health,
+    )
 
 
 def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | None:
@@ -149,3 +168,30 @@ def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[
         (list(session_ids),),
     ).fetchall()
     return {r[0]: {"grade": r[1], "score": r[2], "reasons": list(r[3]), "unknown": list(r[4])} for r in rows}
+
+
+def is_excluded(conn: psycopg.Connection, session_id: int) -> bool:
+    """True when session row `session_id` (or its root) is curated out
+    (`session.exclusions.not_excluded`); False for a row that does not exist."""
+    row = conn.execute(f"SELECT NOT {not_excluded('s')} FROM ah.session AS s WHERE s.id = %s", (session_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def exclusion_recorded(conn: psycopg.Connection, agent: str, session_uid: str) -> bool:
+    """True when ``ah.session_exclusion`` holds the natural key (`agent`, `session_uid`)."""
+    row = conn.execute(
+        "SELECT 1 FROM ah.session_exclusion WHERE agent = %s AND session_uid = %s", (agent, session_uid)
+    ).fetchone()
+    return row is not None
+
+
+def uids_in_namespaces(conn: psycopg.Connection, uids: list[str], namespaces: list[str]) -> list[str]:
+    """Those of session `uids` (in their order) with a thread in one of `namespaces`."""
+    if not uids:
+        return []
+    rows = conn.execute(
+        "SELECT DISTINCT session_uid FROM ah.session WHERE session_uid = ANY (%s) AND namespace = ANY (%s)",
+        (list(uids), list(namespaces)),
+    ).fetchall()
+    keep = {r[0] for r in rows}
+    return [u for u in uids if u in keep]

@@ -17,6 +17,7 @@ from datetime import datetime
 
 import psycopg
 
+from agent_history.read.requests import SessionRequest
 from agent_history.read.sessions import SessionSummary, summary_of
 from agent_history.session.refs import SessionRef, resolve_session
 
@@ -163,3 +164,9 @@ def session_timeline(
             detail["output"] += "…"
         events.append(TimelineEvent(seq, kind, ts, off, line, label, text, cut, detail))
     return SessionTimeline(ref, summary_of(conn, ref.id), total, events)
+
+
+def timeline_of(conn: psycopg.Connection, req: SessionRequest) -> SessionTimeline:
+    """The answer to a `read.requests.SessionRequest` (`session_timeline`). Raises
+    SessionNotFound / AmbiguousSession (`session.refs`)."""
+    return session_timeline(conn, req.uid, agent_id=req.agent_id, start=req.start, end=req.end, max_chars=req.max_chars)

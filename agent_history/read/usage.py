@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import psycopg
 
+from agent_history.read.requests import UsageRequest
 from agent_history.usage.report import Call
 
 _CALLS_SQL = r"""
@@ -127,6 +128,30 @@ def usage_calls(
     if grouped:
         sql = _GROUPED_SQL.format(calls=sql.rstrip().removesuffix("ORDER BY k.ts NULLS LAST, k.id"))
     return [Call(*row) for row in conn.execute(sql, params).fetchall()]
+
+
+def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> dict:
+    """The answer to a `read.requests.UsageRequest`: `usage.report.build_report` over the matching
+    calls (`usage_calls`; summed in the database for every view but ``blocks``), periods in the
+    request's zone, the active block judged at aware `now`; ccusage's JSON shape plus
+    ``"timezone"``. The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
+    UI's ``/api/usage/report`` give."""
+    from agent_history.usage.plans import WINDOWS
+    from agent_history.usage.report import build_report
+
+    calls = usage_calls(
+        conn,
+        since=req.since,
+        until=req.until,
+        agents=req.agents,
+        namespaces=req.namespaces,
+        project=req.project,
+        model=req.model,
+        grouped=req.view != "blocks",  # blocks need each call's time
+    )
+    report = build_report(req.view, calls, req.timezone, now, block_length=WINDOWS[req.window])
+    report["timezone"] = str(req.timezone)
+    return report
 
 
 def _escape(text: str) -> str:

@@ -158,13 +158,21 @@ day and a conversion to UTC cannot overflow (PostgreSQL's range is wider)."""
 _HELP = "use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp"
 
 
-def check_range(since: datetime | None, until: datetime | None, since_text: str, until_text: str) -> None:
+def check_range(
+    since: datetime | None,
+    until: datetime | None,
+    since_text: str,
+    until_text: str,
+    *,
+    names: tuple[str, str] = ("--since", "--until"),
+) -> None:
     """Raise ValueError (``--since X is after --until Y``) when both bounds are given and `since`
     (inclusive) is not before `until` (exclusive): a backwards range is a mistake, not an empty
-    answer. `*_text` are the values as the user wrote them."""
+    answer. `*_text` are the values as the user wrote them; `names` how the user named the two
+    bounds (the CLI's options by default)."""
     if since is not None and until is not None and since >= until:
         word = "is after" if since > until else "is not before"
-        raise ValueError(f"--since {since_text} {word} --until {until_text}")
+        raise ValueError(f"{names[0]} {since_text} {word} {names[1]} {until_text}")
 
 
 def parse_when(value: str, *, now: datetime | None = None, end_of_day: bool = False, option: str = "time") -> datetime:

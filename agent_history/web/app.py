@@ -34,11 +34,11 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agent_history.web import routes
+from agent_history.web import api, routes
 from agent_history.web.bind import is_loopback
 from agent_history.web.pages import PageError, Pages, WebSettings
 
@@ -121,28 +121,34 @@ def page(pages: Pages, handler: Callable) -> Callable:
     def endpoint(request: Request) -> Response:
         started = time.perf_counter()
         role = None
+
+        def error(status: int, message: str) -> Response:  # a JSON route fails in JSON
+            if request.url.path.startswith("/api/"):
+                return JSONResponse({"error": message}, status_code=status)
+            return pages.error(status, message)
+
         try:
             _refuse_nul(request)
             with pages.reader() as (conn, role):
                 resp = handler(request, conn, pages)
         except PageError as exc:
-            resp = pages.error(exc.status, str(exc))
+            resp = error(exc.status, str(exc))
         except (SessionNotFound, AmbiguousSession) as exc:
-            resp = pages.error(404, str(exc))
+            resp = error(404, str(exc))
         except ValueError as exc:
-            resp = pages.error(400, str(exc).splitlines()[0] if str(exc) else "bad request")
+            resp = error(400, str(exc).splitlines()[0] if str(exc) else "bad request")
         except (GuardRefused, DatabaseError) as exc:
-            resp = pages.error(503, str(exc).splitlines()[0])
+            resp = error(503, str(exc).splitlines()[0])
         except psycopg.errors.QueryCanceled:
-            resp = pages.error(
+            resp = error(
                 503, f"the query took longer than {pages.settings.statement_timeout_ms} ms: narrow the filters"
             )
         except psycopg.OperationalError as exc:
-            resp = pages.error(503, f"database connection lost: {(str(exc).strip().splitlines() or ['?'])[0]}")
+            resp = error(503, f"database connection lost: {(str(exc).strip().splitlines() or ['?'])[0]}")
         except Exception as exc:  # noqa: BLE001 - a page, not a traceback, for the person
             log.exception("web: %s %s failed", request.method, request.url.path)
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            resp = pages.error(500, f"internal error ({type(exc).__name__}): {first}")
+            resp = error(500, f"internal error ({type(exc).__name__}): {first}")
         if role is not None:
             resp.headers["X-AH-Role"] = role[0]
             resp.headers["X-AH-Read-Only"] = role[1]
@@ -153,9 +159,9 @@ def page(pages: Pages, handler: Callable) -> Callable:
 
 
 def create_app(settings: WebSettings) -> Starlette:
-    """The ASGI app serving every page, `/api/usage` and `/static/`."""
+    """The ASGI app serving every page, the JSON routes (`/api/usage`, `web.api`) and `/static/`."""
     pages = Pages(settings)
-    table = [Route(path, page(pages, fn), methods=["GET"]) for path, fn in routes.PAGES]
+    table = [Route(path, page(pages, fn), methods=["GET"]) for path, fn in (*routes.PAGES, *api.API)]
     table.append(Route("/", lambda request: RedirectResponse("/search", 303), methods=["GET"]))
     table.append(Route("/favicon.ico", lambda request: Response(status_code=204), methods=["GET"]))
     table.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))

@@ -22,27 +22,23 @@ from agent_history.embed.status import embedding_status
 from agent_history.ingest.status import catalogue_status
 from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
+from agent_history.read.analytics import IDLE_GAP, row_counts, server_facts, session_analytics
+from agent_history.read.catalog import catalogue_agents, catalogue_namespaces
 from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
+from agent_history.read.requests import agents_of, search_request, time_range
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import summary_of
+from agent_history.read.threads import SORTS, list_threads, sub_threads, thread_key
+from agent_history.read.timeline_pages import PAGE_EVENTS, event_position, timeline_page
 from agent_history.read.usage import plan_snapshot
+from agent_history.read.usage_cells import usage_cells
 from agent_history.search import hybrid
-from agent_history.search.request import Scope, SearchRequest, check_range, parse_when
+from agent_history.search.request import parse_when
 from agent_history.session.refs import resolve_session
 from agent_history.web.pages import PageError, Pages
-from agent_history.web.queries import (
-    IDLE_GAP,
-    PAGE_EVENTS,
-    SORTS,
-    event_position,
-    list_threads,
-    server_facts,
-    session_analytics,
-    timeline_page,
-)
 from agent_history.web.render import query
-from agent_history.web.usage import chart_payload, rollup, usage_cells
+from agent_history.web.usage import chart_payload, rollup
 
 SEARCH_LIMIT = 50
 SESSIONS_PER_PAGE = 50
@@ -61,13 +57,12 @@ class Filters:
 
 
 def filters_of(request: Request) -> Filters:
-    """Filters from the query string. Raises ValueError (→ 400) for a time that is not one."""
+    """Filters from the query string, checked as every front end checks them (`read.requests`).
+    Raises RequestError (a ValueError → 400) for a time that is not one or an unknown agent."""
     q = request.query_params
-    agents = tuple(a for a in q.getlist("agent") if a)
-    namespaces = tuple(n for n in q.getlist("namespace") if n)
-    since = parse_when(q["since"], option="since") if q.get("since") else None
-    until = parse_when(q["until"], end_of_day=True, option="until") if q.get("until") else None
-    check_range(since, until, q.get("since", ""), q.get("until", ""))
+    agents = agents_of(a for a in q.getlist("agent") if a)
+    namespaces = tuple(dict.fromkeys(n for n in q.getlist("namespace") if n))
+    since, until = time_range({"since": q.get("since"), "until": q.get("until")}, flags=False)
     project = q.get("project") or None
     params = {
         "agent": list(agents),
@@ -82,8 +77,8 @@ def filters_of(request: Request) -> Filters:
 def _choices(conn: psycopg.Connection) -> dict:
     """Agents and namespaces present in the catalogue (the filter forms' options)."""
     return {
-        "all_agents": [r[0] for r in conn.execute("SELECT DISTINCT agent FROM ah.session ORDER BY 1")],
-        "all_namespaces": [r[0] for r in conn.execute("SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1")],
+        "all_agents": catalogue_agents(conn),
+        "all_namespaces": catalogue_namespaces(conn),
     }
 
 
@@ -106,12 +101,6 @@ def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
     q = request.query_params
     text = q.get("q", "").strip()
     group = q.get("class", "conversational")
-    if group in CLASS_GROUPS:
-        chosen = CLASS_GROUPS[group]
-    elif group in classes.ALL:
-        chosen = (group,)
-    else:
-        raise ValueError(f"unknown message class {group!r}")
     corpus = q.get("in", "messages")
     if corpus not in ("messages", "tools", "all"):
         raise ValueError(f"unknown search scope {corpus!r} (messages, tools, all)")
@@ -122,16 +111,19 @@ def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
         raise ValueError(f"mode {mode!r} is not available here (available: {', '.join(modes)})")
     result = None
     if text:
-        req = SearchRequest(
-            query=text,
-            limit=SEARCH_LIMIT,
-            scope=Scope(corpus),
-            agents=f.agents,
-            namespaces=f.namespaces,
-            classes=chosen,
-            since=f.since,
-            until=f.until,
-            project=f.project,
+        req = search_request(
+            {
+                "query": text,
+                "limit": SEARCH_LIMIT,
+                "in": corpus,
+                "agents": list(f.agents),
+                "namespaces": list(f.namespaces),
+                "classes": [group],
+                "since": f.params["since"],
+                "until": f.params["until"],
+                "project": f.project,
+            },
+            flags=False,
         )
         try:
             result = hybrid.run_search(conn, req, mode, pages.settings.embedding)
@@ -162,7 +154,7 @@ def hit_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Respon
     if pos is None:
         raise PageError(404, f"no {kind} {event_id} in the catalogue (it may have been re-indexed)")
     session_id, seq = pos
-    uid, agent_id = conn.execute("SELECT session_uid, agent_id FROM ah.session WHERE id = %s", (session_id,)).fetchone()
+    uid, agent_id = thread_key(conn, session_id)
     target = f"/session/{quote(uid)}?" + query({}, agent_id=agent_id, page=(seq - 1) // PAGE_EVENTS + 1) + f"#e{seq}"
     return RedirectResponse(target, 303)
 
@@ -212,12 +204,7 @@ def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
     pages_total = max(1, (total + PAGE_EVENTS - 1) // PAGE_EVENTS)
     if n > pages_total:
         raise PageError(404, f"session {ref.session_uid} has {pages_total} page(s) of events, not {n}")
-    threads = conn.execute(
-        "SELECT session_uid, agent_id, subagent_type, title FROM ah.session "
-        "WHERE (root_session_id = %(id)s OR parent_session_id = %(id)s) AND id <> %(id)s "
-        "ORDER BY started_at NULLS LAST, id",
-        {"id": ref.id},
-    ).fetchall()
+    threads = sub_threads(conn, ref.id)
     return pages.html(
         "session.html",
         page="sessions",
@@ -319,7 +306,7 @@ def usage_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Respo
 def status_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Status: server facts, namespaces with files by status and parse issues by kind, last
     pass, embedding coverage, row counts."""
-    counts = {t: conn.execute(f"SELECT count(*) FROM ah.{t}").fetchone()[0] for t in CORE_TABLES}
+    counts = row_counts(conn, CORE_TABLES)
     return pages.html(
         "status.html",
         page="status",

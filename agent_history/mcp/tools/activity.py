@@ -20,60 +20,12 @@ import psycopg
 from agent_history.mcp.remote_commands import PROGRAMS, command_of_input, remote_invocations
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
+from agent_history.read.activity import active_roots, remote_candidates
 from agent_history.search.request import parse_when
-from agent_history.session.exclusions import not_excluded
 
 MAX_CANDIDATES = 2_000
 COMMAND_CHARS = 500
 PROMPT_CHARS = 240
-
-# Events per session in the window, rolled up to roots. Messages and model calls carry indexed
-# timestamps; tool calls happen between them, so they add nothing to "is it active".
-ACTIVE_SQL = (
-    """
-WITH ev AS (
-    SELECT session_id, ts FROM ah.message WHERE ts > %(lo)s AND ts <= %(hi)s
-    UNION ALL
-    SELECT session_id, ts FROM ah.model_call WHERE ts > %(lo)s AND ts <= %(hi)s
-), per_session AS (
-    SELECT session_id, count(*) AS n, max(ts) AS last_ts FROM ev GROUP BY session_id
-)
-SELECT root.session_uid, root.agent, root.namespace, coalesce(root.title, root.custom_title, root.ai_title),
-       root.cwd, root.started_at, max(p.last_ts) AS last_ts, sum(p.n)::bigint AS events,
-       array_remove(array_agg(DISTINCT CASE WHEN s.id <> root.id THEN
-           CASE WHEN s.session_uid = root.session_uid THEN s.agent_id ELSE s.session_uid || '/' || s.agent_id END
-       END), NULL) AS subagents,
-       (SELECT left(m.text, %(prompt_chars)s) FROM ah.message AS m
-         WHERE m.session_id = root.id AND m.message_class = 'human_prompt'
-         ORDER BY m.source_id DESC, m.byte_offset DESC LIMIT 1) AS last_prompt
-FROM per_session AS p
-JOIN ah.session AS s ON s.id = p.session_id
-JOIN ah.session AS root ON root.id = coalesce(s.root_session_id, s.id)
-WHERE (%(namespaces)s::text[] IS NULL OR root.namespace = ANY(%(namespaces)s::text[]))
-  AND """
-    + not_excluded("s")
-    + """
-GROUP BY root.id
-ORDER BY last_ts DESC
-LIMIT %(limit)s
-"""
-)
-
-INFRA_SQL = """
-SELECT t.started_at, t.name, t.input, t.is_error, t.exit_code, t.outcome, t.error_class,
-       s.session_uid, s.agent_id, s.agent, s.namespace, r.session_uid, s.cwd, f.path, t.byte_offset, t.line_number
-FROM ah.tool_call AS t
-JOIN ah.session AS s ON s.id = t.session_id
-LEFT JOIN ah.session AS r ON r.id = s.root_session_id
-LEFT JOIN ah.source_file AS f ON f.id = t.source_id
-WHERE t.tsv @@ to_tsquery('ah.search', %(programs)s)
-  AND (%(since)s::timestamptz IS NULL OR t.started_at >= %(since)s)
-  AND (%(until)s::timestamptz IS NULL OR t.started_at < %(until)s)
-  AND (%(host)s::text IS NULL OR strpos(lower(t.input), lower(%(host)s)) > 0)
-  AND (%(namespaces)s::text[] IS NULL OR s.namespace = ANY(%(namespaces)s::text[]))
-ORDER BY t.started_at DESC NULLS LAST, t.id DESC
-LIMIT %(candidates)s
-"""
 
 
 def _namespaces(scope: Scope) -> list[str] | None:
@@ -89,10 +41,7 @@ def active_sessions_handler(
         lo = hi - timedelta(minutes=args["minutes"])
     except OverflowError:
         raise ValueError(f"at {args['at']} is out of range: the window would start before 0001-01-01") from None
-    rows = conn.execute(
-        ACTIVE_SQL,
-        {"lo": lo, "hi": hi, "namespaces": _namespaces(scope), "limit": args["limit"], "prompt_chars": PROMPT_CHARS},
-    ).fetchall()
+    rows = active_roots(conn, lo, hi, namespaces=_namespaces(scope), limit=args["limit"], prompt_chars=PROMPT_CHARS)
     sessions = [
         {
             "session_uid": r[0],
@@ -121,17 +70,9 @@ def infra_actions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
     since = parse_when(args["since"], option="since") if args.get("since") else None
     until = parse_when(args["until"], end_of_day=True, option="until") if args.get("until") else None
     host = args.get("host") or None
-    rows = conn.execute(
-        INFRA_SQL,
-        {
-            "programs": " | ".join(programs),
-            "since": since,
-            "until": until,
-            "host": host,
-            "namespaces": _namespaces(scope),
-            "candidates": MAX_CANDIDATES,
-        },
-    ).fetchall()
+    rows = remote_candidates(
+        conn, programs, since=since, until=until, host=host, namespaces=_namespaces(scope), candidates=MAX_CANDIDATES
+    )
     actions: list[dict[str, Any]] = []
     hosts: dict[str, int] = {}
     for r in rows:

@@ -16,39 +16,7 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.sqltool import MAX_CELL_CHARS, MAX_ROWS, run_sql
 from agent_history.mcp.tools import ToolEnv, ToolSpec
-
-RELATIONS_SQL = """
-SELECT c.relname, CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END,
-       greatest(c.reltuples, 0)::bigint, obj_description(c.oid, 'pg_class'),
-       array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN '!' ELSE '' END
-                 ORDER BY a.attnum)
-FROM pg_class AS c
-JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-WHERE c.relnamespace = 'ah'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
-  AND (%(table)s::text IS NULL OR c.relname = %(table)s)
-GROUP BY c.oid
-ORDER BY c.relkind <> 'r', c.relname
-"""
-
-FUNCTIONS_SQL = """
-SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_result(p.oid), obj_description(p.oid, 'pg_proc')
-FROM pg_proc AS p
-WHERE p.pronamespace = 'ah'::regnamespace AND p.prokind IN ('f', 'a', 'w')
-  AND pg_get_function_result(p.oid) <> 'trigger'
-ORDER BY p.proname, 2
-"""
-
-DETAIL_SQL = """
-SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, col_description(a.attrelid, a.attnum)
-FROM pg_attribute AS a
-WHERE a.attrelid = ('ah.' || quote_ident(%(table)s))::regclass AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum
-"""
-
-INDEXES_SQL = """
-SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid)
-FROM pg_index WHERE indrelid = ('ah.' || quote_ident(%(table)s))::regclass ORDER BY 1
-"""
+from agent_history.read import schema
 
 HINTS = (
     "Every event table (message, tool_call, model_call, subagent_spawn, compaction, file_touch, git_event, "
@@ -71,7 +39,7 @@ HINTS = (
 def schema_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`schema` tool: ``{"tables": [{name, kind, rows_estimate, comment?, columns}], "functions", "hints"}``."""
     table = args.get("table")
-    rows = conn.execute(RELATIONS_SQL, {"table": table}).fetchall()
+    rows = schema.relations(conn, table)
     if table and not rows:
         raise LookupError(f"no table or view ah.{table}")
     tables = []
@@ -84,9 +52,9 @@ def schema_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any],
     if table:
         tables[0]["columns"] = [
             {k: v for k, v in {"name": c[0], "type": c[1], "not_null": c[2] or None, "comment": c[3]}.items() if v}
-            for c in conn.execute(DETAIL_SQL, {"table": table}).fetchall()
+            for c in schema.columns(conn, table)
         ]
-        tables[0]["indexes"] = [r[1] for r in conn.execute(INDEXES_SQL, {"table": table}).fetchall()]
+        tables[0]["indexes"] = [r[1] for r in schema.indexes(conn, table)]
     else:
         out["functions"] = [
             {
@@ -94,7 +62,7 @@ def schema_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any],
                 for k, v in {"name": f"ah.{r[0]}", "args": r[1], "returns": r[2], "comment": r[3]}.items()
                 if v is not None
             }
-            for r in conn.execute(FUNCTIONS_SQL).fetchall()
+            for r in schema.functions(conn)
         ]
         out["hints"] = list(HINTS)
         out["legend"] = "columns are 'name type', '!' marks NOT NULL; pass table=NAME for comments and indexes"

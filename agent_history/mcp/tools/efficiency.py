@@ -15,24 +15,17 @@ from agent_history.classify.rules import TRIGGERS
 from agent_history.harnesses import ACCEPTED_NAMES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
-from agent_history.read.efficiency import ROLES, efficiency_report
-from agent_history.search.rank import resolve_agents
-from agent_history.search.request import parse_when
+from agent_history.read.efficiency import ROLES, efficiency_of
+from agent_history.read.requests import efficiency_request
+
+MAX_THREADS = 500
 
 
 def efficiency_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`efficiency` tool → ``{"threads": [...], "totals": {...}}`` (totals over the returned threads)."""
-    since = args.get("since")
-    report = efficiency_report(
-        conn,
-        session_uid=args.get("session_uid"),
-        agents=resolve_agents(args.get("agents")),
-        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        since=parse_when(since, option="since") if since else None,
-        role=args.get("role"),
-        limit=args["limit"],
-    )
-    return report.as_dict()
+    namespaces = list(scope.searched) if scope.namespaces is not None else []
+    req = efficiency_request({**args, "namespaces": namespaces}, limit_max=MAX_THREADS, flags=False)
+    return efficiency_of(conn, req).as_dict()
 
 
 EFFICIENCY = ToolSpec(
@@ -54,7 +47,7 @@ EFFICIENCY = ToolSpec(
         },
         "since": SINCE,
         "role": {"type": "string", "enum": list(ROLES), "description": "Only threads with this role."},
-        "limit": limit_schema(50, 500, "threads"),
+        "limit": limit_schema(50, MAX_THREADS, "threads"),
     },
     handler=efficiency_handler,
 )

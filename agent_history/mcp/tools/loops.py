@@ -15,8 +15,10 @@ import psycopg
 from agent_history.loops.rules import STATUSES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
-from agent_history.read.loops import list_loops
-from agent_history.search.request import parse_when
+from agent_history.read.loops import loops_of
+from agent_history.read.requests import loops_request
+
+MAX_LOOPS = 100
 
 COMPACT_KEYS = (
     "id", "status", "waiting_until", "repo", "loop_number", "closeout_path", "root_session_uid", "started_at",
@@ -28,14 +30,8 @@ COMPACT_KEYS = (
 
 def loops_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`loops` tool: ``{"loops": [compact rows], "note"?}``."""
-    rows = list_loops(
-        conn,
-        status=args.get("status"),
-        since=parse_when(args["since"], option="since") if args.get("since") else None,
-        repo=args.get("repo"),
-        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        limit=args["limit"],
-    )
+    namespaces = list(scope.searched) if scope.namespaces is not None else []
+    rows = loops_of(conn, loops_request({**args, "namespaces": namespaces}, limit_max=MAX_LOOPS, flags=False))
     out: dict[str, Any] = {
         "loops": [{k: v for k, v in r.as_dict().items() if k in COMPACT_KEYS and v is not None} for r in rows]
     }
@@ -56,7 +52,7 @@ LOOPS = ToolSpec(
         "status": {"type": "string", "enum": list(STATUSES), "description": "Only loops with this status."},
         "since": SINCE,
         "repo": {"type": "string", "description": "Only this repository (directory name or owner/name)."},
-        "limit": limit_schema(20, 100, "loops"),
+        "limit": limit_schema(20, MAX_LOOPS, "loops"),
     },
     handler=loops_handler,
 )

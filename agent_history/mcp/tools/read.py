@@ -19,13 +19,14 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.loops import loops_by_session
+from agent_history.read.requests import session_request
 from agent_history.read.resume import resume_of_ref
-from agent_history.read.timeline import session_timeline
+from agent_history.read.sessions import is_excluded
+from agent_history.read.timeline import timeline_of
 from agent_history.read.touched import touched
 from agent_history.read.why import collected_commits, why
 from agent_history.search.request import parse_when
 from agent_history.search.summaries import summaries_for_sessions
-from agent_history.session.exclusions import not_excluded
 
 MAX_EVENTS = 100
 
@@ -34,23 +35,25 @@ def _in_scope(scope: Scope, namespace: str | None) -> bool:
     return scope.namespaces is None or namespace in scope.searched
 
 
-def _excluded(conn: psycopg.Connection, session_id: int) -> bool:
-    """True when session `session_id` (or its root) is curated out (`search.filters.not_excluded`)."""
-    row = conn.execute(f"SELECT NOT {not_excluded('s')} FROM ah.session AS s WHERE s.id = %s", (session_id,)).fetchone()
-    return bool(row and row[0])
-
-
 def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`session` tool: ``{"session", "resume", "summary", "total", "from", "to", "events", "next_from"?}``;
     ``resume`` is the root session's resume (and fork) command (`read.resume.resume_dict`)."""
     start = args["from"]
     end = min(args.get("to") or start + args["limit"] - 1, start + MAX_EVENTS - 1)
-    timeline = session_timeline(
-        conn, args["uid"], agent_id=args.get("agent_id"), start=start, end=end, max_chars=args["max_chars"]
+    req = session_request(
+        {
+            "uid": args["uid"],
+            "agent_id": args.get("agent_id"),
+            "from": start,
+            "to": end,
+            "max_chars": args["max_chars"],
+        },
+        flags=False,
     )
+    timeline = timeline_of(conn, req)
     if not _in_scope(scope, timeline.session.namespace):
         raise LookupError(f"session {args['uid']} is in namespace {timeline.session.namespace}, outside this scope")
-    if _excluded(conn, timeline.session.id):
+    if is_excluded(conn, timeline.session.id):
         raise LookupError(f"session {args['uid']} is excluded (sessions exclude); it is not served")
     out = timeline.as_dict()
     out["resume"] = resume_of_ref(conn, timeline.session)

@@ -27,12 +27,11 @@ from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec
 from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.loops import loops_by_session
+from agent_history.read.requests import cancelled, search_request
 from agent_history.read.resume import resume_dict
 from agent_history.read.sessions import health_by_session
 from agent_history.search import hybrid
-from agent_history.search.rank import resolve_agent, resolve_agents
-from agent_history.search.request import Scope as Corpus
-from agent_history.search.request import SearchHit, SearchRequest, parse_when
+from agent_history.search.request import SearchHit, SearchRequest
 from agent_history.search.summaries import summaries_for_sessions
 from agent_history.session.refs import AmbiguousSession, SessionNotFound, resolve_session
 
@@ -41,38 +40,27 @@ MAIN_THREAD = "main"
 SNIPPET_CHARS = 320
 
 
-def _classes(values: list[str]) -> tuple[str, ...]:
-    out: list[str] = []
-    for value in values:
-        for name in CLASS_GROUPS.get(value, (value,)):
-            if name not in classes.ALL:
-                raise ValueError(
-                    f"unknown message class {name!r} (classes: {', '.join(classes.ALL)}; "
-                    f"groups: {', '.join(CLASS_GROUPS)})"
-                )
-            if name not in out:
-                out.append(name)
-    return tuple(out)
-
-
 def build_request(scope: Scope, args: dict[str, Any], limit: int) -> SearchRequest:
-    """A `SearchRequest` from tool arguments (already validated). Raises ValueError."""
-    return SearchRequest(
-        query=args["query"],
-        limit=limit,
-        scope=Corpus(args["in"]),
-        agents=resolve_agents(args.get("agents")),
-        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        classes=_classes(args["classes"]),
-        since=parse_when(args["since"], option="since") if args.get("since") else None,
-        until=parse_when(args["until"], end_of_day=True, option="until") if args.get("until") else None,
-        project=args.get("project"),
-        session=args.get("session"),
-        exclude_agents=tuple(dict.fromkeys(resolve_agent(a) for a in args.get("exclude_agent") or ())),
-        source_types=tuple(args.get("source_type") or ()),
-        context_project=args.get("context_project"),
-        rank=args.get("rank") or "default",
-    )
+    """The `SearchRequest` for tool arguments (already schema-checked), through
+    `read.requests.search_request` — the CLI's and the web UI's builder, so a bad date or an
+    unknown agent reads the same everywhere. Raises RequestError (a ValueError)."""
+    params = {
+        "query": args["query"],
+        "limit": limit,
+        "in": args.get("in"),
+        "agents": args.get("agents"),
+        "exclude_agents": args.get("exclude_agent"),
+        "namespaces": list(scope.searched) if scope.namespaces is not None else [],
+        "classes": args.get("classes"),
+        "since": args.get("since"),
+        "until": args.get("until"),
+        "project": args.get("project"),
+        "session": args.get("session"),
+        "source_types": args.get("source_type"),
+        "context_project": args.get("context_project"),
+        "rank": args.get("rank"),
+    }
+    return search_request(params, limit_max=max(limit, 1), flags=False)
 
 
 def run_search(
@@ -112,8 +100,8 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
 
 def cancelled_note(req: SearchRequest) -> str | None:
     """The note for a request whose ``agents`` are all in ``exclude_agents`` (nothing to search)."""
-    if req.agents and set(req.agents) <= set(req.exclude_agents):
-        return f"nothing searched: agents and exclude_agent both name {', '.join(sorted(req.agents))}"
+    if names := cancelled(req):
+        return f"nothing searched: agents and exclude_agent both name {', '.join(names)}"
     return None
 
 

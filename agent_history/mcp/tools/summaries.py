@@ -14,10 +14,8 @@ import psycopg
 from agent_history.harnesses import ACCEPTED_NAMES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
+from agent_history.read.requests import search_request
 from agent_history.search.hybrid import VectorUnavailable
-from agent_history.search.rank import resolve_agents
-from agent_history.search.request import Scope as Corpus
-from agent_history.search.request import SearchRequest, parse_when
 from agent_history.search.summaries_vector import run_summary_search
 
 SNIPPET_CHARS = 400  # characters of a hit's snippet sent back (the rest is in `session`)
@@ -49,16 +47,17 @@ def search_summaries_handler(conn: psycopg.Connection, scope: Scope, args: dict[
     """`search_summaries` tool: ``{"query", "mode", "note"?, "hits": [summary hit…]}``; mode as the
     `search` tool's (keyword, vector or hybrid over the summary chunks). Raises ToolFailure when
     vector mode cannot run."""
-    req = SearchRequest(
-        query=args["query"],
-        limit=args["limit"],
-        scope=Corpus.SUMMARIES,
-        agents=resolve_agents(args.get("agents")),
-        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        since=parse_when(args["since"]) if args.get("since") else None,
-        until=parse_when(args["until"], end_of_day=True) if args.get("until") else None,
-        project=args.get("project"),
-    )
+    params = {
+        "query": args["query"],
+        "limit": args["limit"],
+        "in": "summaries",
+        "agents": args.get("agents"),
+        "namespaces": list(scope.searched) if scope.namespaces is not None else [],
+        "since": args.get("since"),
+        "until": args.get("until"),
+        "project": args.get("project"),
+    }
+    req = search_request(params, limit_max=args["limit"], flags=False)
     try:
         result = run_summary_search(conn, req, args.get("mode"), env.embedding)
     except VectorUnavailable as exc:

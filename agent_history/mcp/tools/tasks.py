@@ -17,18 +17,14 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec
 from agent_history.read.blame import BlameError, blame
+from agent_history.read.sessions import uids_in_namespaces
 from agent_history.read.tasks import TaskNotFound, task_detail
 
 
 def _in_scope(conn: psycopg.Connection, scope: Scope, uids: list[str]) -> list[str]:
-    if scope.namespaces is None or not uids:
+    if scope.namespaces is None:
         return uids
-    rows = conn.execute(
-        "SELECT DISTINCT session_uid FROM ah.session WHERE session_uid = ANY (%s) AND namespace = ANY (%s)",
-        (uids, list(scope.searched)),
-    ).fetchall()
-    keep = {r[0] for r in rows}
-    return [u for u in uids if u in keep]
+    return uids_in_namespaces(conn, uids, list(scope.searched))
 
 
 def task_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:

@@ -1,0 +1,108 @@
+"""The web UI's JSON routes for three questions — search, sessions, usage — answering the same
+request objects (`read.requests`) with the same read functions as the CLI's ``--json`` and the
+MCP tools, so the three front ends give the same result for the same question.
+
+A route only parses its GET parameters into the request's mapping (`request_params`: repeated
+``agent``, ``namespace``, ``exclude_agent``, ``source_type``, ``class`` become lists, ``q`` is
+the query) and renders JSON; an unknown parameter, a bad time or an unknown agent is a 400 with
+the request's one-line error, the text the CLI and the MCP server give.
+
+- ``/api/search?q=…`` — ``{"query", "namespaces", "mode", "note", "hits": [hit…]}`` (the CLI's
+  ``search --json``; ``mode``: keyword | vector | hybrid, default as the search page).
+- ``/api/sessions`` — ``{"sessions": [session…]}`` (the rows of ``sessions --json``).
+- ``/api/usage/report`` — ccusage's shape plus ``timezone`` (``usage --json``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agent_history.mcp.render import dumps
+from agent_history.read.requests import cancelled, search_request, sessions_request, usage_request
+from agent_history.read.sessions import sessions_of
+from agent_history.read.usage import usage_report
+from agent_history.web.pages import PageError, Pages
+
+LISTS = {
+    "agent": "agents",
+    "namespace": "namespaces",
+    "exclude_agent": "exclude_agents",
+    "source_type": "source_types",
+    "class": "classes",
+}
+"""Repeatable GET parameters → the request key holding their list."""
+RENAMED = {"q": "query"}
+"""Single GET parameters named otherwise in the request."""
+
+
+def request_params(request: Request, *, local: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(request mapping, this route's own parameters)`` from the query string: `local` names the
+    parameters the route reads itself (e.g. ``mode``); every other parameter goes to the request
+    (an unknown one is the request builder's error)."""
+    q = request.query_params
+    params: dict[str, Any] = {}
+    own: dict[str, str] = {}
+    for name in dict.fromkeys(q.keys()):
+        if name in local:
+            own[name] = q[name]
+        elif name in LISTS:
+            params[LISTS[name]] = [v for v in q.getlist(name) if v]
+        else:
+            params[RENAMED.get(name, name)] = q[name]
+    if "subagents" in params:
+        params["subagents"] = params["subagents"].lower() in ("1", "true", "yes", "on")
+    return params, own
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    """`data` as JSON (Decimal as a number, dates ISO 8601: `mcp.render.dumps`)."""
+    return Response(dumps(data), status_code=status, media_type="application/json")
+
+
+def search_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/api/search: the hits of one search (`search.hybrid.run_search`)."""
+    from agent_history.search import hybrid
+
+    params, own = request_params(request, local=("mode",))
+    req = search_request(params, flags=False)
+    if names := cancelled(req):
+        note = f"--agent and --exclude-agent both name {names[0]}"
+        return json_response({"query": req.query, "hits": [], "note": note})
+    try:
+        result = hybrid.run_search(conn, req, own.get("mode") or None, pages.settings.embedding)
+    except hybrid.VectorUnavailable as exc:
+        raise PageError(503, f"vector search unavailable: {exc}") from None
+    return json_response(
+        {
+            "query": req.query,
+            "namespaces": list(req.namespaces) or None,
+            "mode": result.mode,
+            "note": result.note,
+            "hits": [h.as_dict() for h in result.hits],
+        }
+    )
+
+
+def sessions_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/api/sessions: recent sessions (`read.sessions.sessions_of`)."""
+    params, _ = request_params(request)
+    return json_response({"sessions": [r.as_dict() for r in sessions_of(conn, sessions_request(params, flags=False))]})
+
+
+def usage_report_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/api/usage/report: the usage report (`read.usage.usage_report`) at the present time."""
+    params, _ = request_params(request)
+    return json_response(usage_report(conn, usage_request(params, flags=False), datetime.now(UTC)))
+
+
+API: tuple[tuple[str, object], ...] = (
+    ("/api/search", search_api),
+    ("/api/sessions", sessions_api),
+    ("/api/usage/report", usage_report_api),
+)
+"""The JSON routes (GET) and their handlers."""

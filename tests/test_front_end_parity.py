@@ -1,0 +1,170 @@
+"""The three front ends give the same answer to the same question (issue 26, one query layer): the
+CLI's ``--json``, the MCP server (the SDK client over stdio) and the web UI's JSON routes (a real
+``agent-history web`` process on loopback) build one request object (`read.requests`) and answer
+it with one read function — for search, sessions and usage on the shared corpus catalogue — and
+a bad request gets the same one-line error from each, naming the parameter as that front end
+names it (``--since`` on the command line, ``since`` for a tool argument or a GET parameter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from agent_history.harnesses import ACCEPTED_NAMES
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.mcp_client import call_tools, server_env
+from tests.test_web import Served, _env
+
+TOKENIZER_SESSION = "9e953218-585f-4692-89df-9e0747a31c68"  # claude-local: the tokenizer/submodule session
+
+
+@pytest.fixture(scope="module")
+def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
+    s = Served(_env(tmp_path_factory.mktemp("parity-web"), corpus_db.dsn, corpus_db.reader_dsn))
+    yield s
+    err = s.stop()
+    assert "Traceback" not in err, err
+
+
+@pytest.fixture(scope="module")
+def cli_env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
+    tmp = tmp_path_factory.mktemp("parity-cli")
+    (tmp / "config.toml").touch()
+    (tmp / "home").mkdir()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    return {
+        **base,
+        "AGENT_HISTORY_DSN": corpus_db.dsn,
+        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
+        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
+        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
+        "AGENT_HISTORY_QUERY_IDLE_S": "0",
+        "HOME": str(tmp / "home"),
+    }
+
+
+def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def cli_json(env: dict, *args: str):
+    r = cli(env, *args, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def web_json(web, path: str, params: list[tuple[str, str]]):
+    r = httpx.get(web.url + path, params=params, timeout=120)
+    assert r.status_code == 200, r.text[:300]
+    return r.json()
+
+
+# Each question asked three ways: CLI arguments, MCP tool and arguments, web route and parameters.
+SEARCH = (
+    ("search", "tokenizer", "--agent", "claude-code", "--limit", "10", "--mode", "keyword"),
+    ("search", {"query": "tokenizer", "agents": ["claude-code"], "limit": 10, "mode": "keyword"}),
+    ("/api/search", [("q", "tokenizer"), ("agent", "claude-code"), ("limit", "10"), ("mode", "keyword")]),
+)
+SESSIONS = (
+    ("sessions", "--agent", "claude", "--since", "2025-01-01", "--limit", "8"),
+    ("sessions", {"agents": ["claude"], "since": "2025-01-01", "limit": 8}),
+    ("/api/sessions", [("agent", "claude"), ("since", "2025-01-01"), ("limit", "8")]),
+)
+USAGE = (
+    ("usage", "monthly", "--timezone", "UTC", "--since", "2025-01-01"),
+    ("usage", {"view": "monthly", "timezone": "UTC", "since": "2025-01-01"}),
+    ("/api/usage/report", [("view", "monthly"), ("timezone", "UTC"), ("since", "2025-01-01")]),
+)
+BAD = {  # the same mistake through each front end → the same line, naming the parameter as each names it
+    "{since}: not a time: 'yesterday' (use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp)": (
+        ("sessions", "--since", "yesterday"),
+        ("sessions", {"since": "yesterday"}),
+        ("/api/sessions", [("since", "yesterday")]),
+    ),
+    "{since} 2025-12-01 is after {until} 2025-11-01": (
+        ("search", "pool", "--since", "2025-12-01", "--until", "2025-11-01"),
+        ("search", {"query": "pool", "since": "2025-12-01", "until": "2025-11-01"}),
+        ("/api/search", [("q", "pool"), ("since", "2025-12-01"), ("until", "2025-11-01")]),
+    ),
+    "{timezone}: unknown time zone 'Mars/Olympus' (an IANA name such as UTC or Europe/Berlin)": (
+        ("usage", "--timezone", "Mars/Olympus"),
+        ("usage", {"timezone": "Mars/Olympus"}),
+        ("/api/usage/report", [("timezone", "Mars/Olympus")]),
+    ),
+    "unknown agent 'vim' (accepted: {accepted})": (
+        ("sessions", "--agent", "vim"),
+        None,  # the MCP tools' JSON schema lists the accepted names: 'vim' never reaches a request
+        ("/api/sessions", [("agent", "vim")]),
+    ),
+}
+CLI_NAMES = {"since": "--since", "until": "--until", "timezone": "--timezone"}
+KEY_NAMES = {"since": "since", "until": "until", "timezone": "timezone"}
+
+
+@pytest.fixture(scope="module")
+def mcp_answers(corpus_db, tmp_path_factory):  # noqa: F811
+    """Every MCP call of this module, made through one server process: tool → result."""
+    env = server_env(corpus_db.dsn, corpus_db.reader_dsn, tmp_path_factory.mktemp("parity-mcp"),
+                     AGENT_HISTORY_QUERY_IDLE_S="0")  # fmt: skip
+    calls = [SEARCH[1], SESSIONS[1], USAGE[1], *(ways[1] for ways in BAD.values() if ways[1])]
+    _tools, results = call_tools(env, calls)
+    return results
+
+
+def _mcp(result) -> dict:
+    data = result.data
+    data.pop("scope")
+    return data
+
+
+def test_search_gives_the_same_hits_everywhere(cli_env, web, mcp_answers):
+    def key(h: dict) -> tuple:
+        return (h["session_uid"], h["agent_id"], h["kind"], h["source_path"], h["byte_offset"], h["score"])
+
+    got_cli = cli_json(cli_env, *SEARCH[0])
+    got_mcp = _mcp(mcp_answers[0])
+    got_web = web_json(web, *SEARCH[2])
+    hits = [key(h) for h in got_cli["hits"]]
+    assert len(hits) == 10 and hits[0][0] == TOKENIZER_SESSION
+    assert [key(h) for h in got_mcp["hits"]] == hits
+    assert [key(h) for h in got_web["hits"]] == hits
+    assert got_cli["mode"] == got_mcp["mode"] == got_web["mode"] == "keyword"
+    # the CLI's and the web's hits are the same objects, snippet and highlight spans included
+    assert got_web["hits"] == got_cli["hits"]
+
+
+def test_sessions_gives_the_same_rows_everywhere(cli_env, web, mcp_answers):
+    got_cli = cli_json(cli_env, *SESSIONS[0])
+    rows = [(r["session_uid"], r["agent"]) for r in got_cli]
+    assert len(rows) == 8 and {agent for _uid, agent in rows} == {"claude"}
+    assert _mcp(mcp_answers[1]) == {"sessions": got_cli}
+    assert web_json(web, *SESSIONS[2]) == {"sessions": got_cli}
+
+
+def test_usage_gives_the_same_report_everywhere(cli_env, web, mcp_answers):
+    got_cli = cli_json(cli_env, *USAGE[0])
+    assert got_cli["timezone"] == "UTC" and got_cli["monthly"]
+    assert got_cli["totals"]["totalTokens"] == sum(m["totalTokens"] for m in got_cli["monthly"]) > 0
+    assert _mcp(mcp_answers[2]) == got_cli
+    assert web_json(web, *USAGE[2]) == got_cli
+
+
+@pytest.mark.parametrize("n", range(len(BAD)))
+def test_a_bad_request_reads_the_same_everywhere(cli_env, web, mcp_answers, n):
+    template, (argv, tool, (path, params)) = list(BAD.items())[n]
+    accepted = ", ".join(ACCEPTED_NAMES)
+    r = cli(cli_env, *argv, "--json")
+    assert (r.returncode, r.stderr) == (2, "error: " + template.format(**CLI_NAMES, accepted=accepted) + "\n")
+    message = template.format(**KEY_NAMES, accepted=accepted)
+    if tool is not None:
+        mcp = mcp_answers[3 + sum(1 for ways in list(BAD.values())[:n] if ways[1])]
+        assert (mcp.is_error, mcp.text) == (True, message)
+    w = httpx.get(web.url + path, params=params, timeout=60)
+    assert (w.status_code, w.json()) == (400, {"error": message})
