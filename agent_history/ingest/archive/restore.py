@@ -127,6 +127,7 @@ def relocate(conn: psycopg.Connection, paths: dict[str, str]) -> int:
         return conn.execute(
             "UPDATE ah.source_file AS sf SET path = m.original, tier = 'archive' "
             "FROM unnest(%s::text[], %s::text[]) AS m(staged, original) "
-            "WHERE sf.path = m.staged AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = m.original)",
+            "WHERE sf.path = m.staged AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = m.original "
+            "AND x.origin_host IS NOT DISTINCT FROM sf.origin_host)",
             (list(paths), list(paths.values())),
         ).rowcount
