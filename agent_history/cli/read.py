@@ -450,6 +450,9 @@ def sessions_cmd(
     health: str = typer.Option(
         None, "--health", help="Only sessions of this health grade: a letter (F), a range (C-F) or a list (A,F)."
     ),
+    host: list[str] = typer.Option(
+        None, "--host", help="Only sessions indexed by this machine (its `[host] name`); repeatable."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)
@@ -469,6 +472,7 @@ def sessions_cmd(
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         _check_filter_values(conn, namespace)
+        _check_hosts(conn, host)
         rows = list_sessions(
             conn,
             agents=_agents(agent),
@@ -478,6 +482,7 @@ def sessions_cmd(
             limit=limit,
             include_subagents=subagents,
             health=grades,
+            hosts=tuple(host or ()),
         )
     if json:
         print_json([r.as_dict() for r in rows])
@@ -487,6 +492,18 @@ def sessions_cmd(
         console.print("no sessions")
         _found(False)
     _print_sessions(rows)
+
+
+def _check_hosts(conn, hosts: list[str] | None) -> None:
+    """Exit 2 with one line when a ``--host`` names no machine any session was indexed by."""
+    if not hosts:
+        return
+    from agent_history.read.sessions import known_hosts
+
+    known = known_hosts(conn)
+    for name in hosts:
+        if name not in known:
+            fail(f"--host {name}: no session was indexed by it (hosts: {', '.join(known) or 'none recorded'})", 2)
 
 
 SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools", "health")

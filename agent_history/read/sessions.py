@@ -49,6 +49,8 @@ class SessionSummary:
     health_score: int | None = None
     health_reasons: list[str] = field(default_factory=list)
     health_unknown: list[str] = field(default_factory=list)
+    origin_host: str | None = None
+    """The machine that indexed the session (migration 0024; None = unknown)."""
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -75,15 +77,17 @@ def list_sessions(
     limit: int = 20,
     include_subagents: bool = False,
     health: tuple[str, ...] = (),
+    hosts: tuple[str, ...] = (),
 ) -> list[SessionSummary]:
     """Sessions newest first (by start, else end). `project` is a cwd prefix; `since` bounds
-    the start (or end) time; `health` keeps only sessions graded one of these letters
+    the start (or end) time; `hosts` keeps the sessions these machines indexed (``origin_host``);
+    `health` keeps only sessions graded one of these letters
     (`classify.health.grades_in` parses ``C-F``). Curated-out sessions
     (`search.filters.not_excluded`) are left out."""
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
     if not include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
-    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, project=project)
+    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, project=project, hosts=hosts)
     conds += shared
     if health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
@@ -91,6 +95,14 @@ def list_sessions(
     params["limit"] = limit
     where = sql.SQL(" AND ").join(conds)
     return _select(conn, where, params, by_health=bool(health))
+
+
+def known_hosts(conn: psycopg.Connection) -> list[str]:
+    """The machines that indexed a session (``session.origin_host``), sorted."""
+    return [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT origin_host FROM ah.session WHERE origin_host IS NOT NULL ORDER BY 1")
+    ]
 
 
 def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | None:
@@ -120,7 +132,7 @@ def _select(
                s.started_at, s.ended_at, s.duration_ms, s.message_count, s.prompt_count,
                s.tool_call_count, s.tool_error_count, s.subagent_count,
                {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd,
-               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}')
+               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}'), s.origin_host
         FROM picked JOIN ah.session AS s ON s.id = picked.id
         {health_join}
         LEFT JOIN LATERAL (

@@ -30,7 +30,7 @@ from agent_history.session.filters import session_filter
 
 @dataclass(frozen=True, slots=True)
 class UsageCell:
-    """Calls of one (UTC day, agent, model, project, branch). Tokens in tokens, cost in USD;
+    """Calls of one (UTC day, agent, model, project, branch, host). Tokens in tokens, cost in USD;
     None = unknown."""
 
     day: date | None
@@ -46,10 +46,12 @@ class UsageCell:
     """The root session's working directory (None = not recorded)."""
     branch: str | None = None
     """The session's git branch (None = not recorded)."""
+    host: str | None = None
+    """The machine that indexed the session (``origin_host``; None = unknown)."""
 
 
-BREAKDOWNS = ("day", "model", "agent", "project", "branch")
-"""`rollup` keys. The host a call ran on is not recorded yet (the page says so)."""
+BREAKDOWNS = ("day", "model", "agent", "project", "branch", "host")
+"""`rollup` keys."""
 
 
 @dataclass(slots=True)
@@ -68,7 +70,8 @@ class UsageTotal:
 PRICED_CALLS_SQL = """
 WITH calls AS (
     SELECT mc.*, s.agent AS session_agent, (mc.ts AT TIME ZONE 'UTC')::date AS day,
-           coalesce(root.cwd, s.cwd) AS project, coalesce(s.git_branch, root.git_branch) AS branch
+           coalesce(root.cwd, s.cwd) AS project, coalesce(s.git_branch, root.git_branch) AS branch,
+           coalesce(s.origin_host, root.origin_host) AS host
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS root ON root.id = s.root_session_id
@@ -97,10 +100,10 @@ _USAGE_SQL = (
     PRICED_CALLS_SQL
     + """
 SELECT day, session_agent, model, count(*) AS calls, sum(tokens)::bigint, sum(output)::bigint,
-       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch
+       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch, host
 FROM priced
-GROUP BY 1, 2, 3, 10, 11
-ORDER BY 1 NULLS LAST, 2, 3, 10, 11
+GROUP BY 1, 2, 3, 10, 11, 12
+ORDER BY 1 NULLS LAST, 2, 3, 10, 11, 12
 """
 )
 
@@ -113,7 +116,7 @@ def usage_cells(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> list[UsageCell]:
-    """Usage per (UTC day, agent, model, project, branch) for calls matching the filters (`since` inclusive,
+    """Usage per (UTC day, agent, model, project, branch, host) for calls matching the filters (`since` inclusive,
     `until` exclusive, on the call's timestamp; a bound excludes calls without one)."""
     shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, time="mc.ts")
     conds: list[sql.Composable] = [sql.SQL("TRUE"), *shared]
@@ -132,7 +135,7 @@ def _add(a, b):
 
 def rollup(cells: list[UsageCell], by: str) -> list[UsageTotal]:
     """Totals of `cells` by one of `BREAKDOWNS` (``day`` | ``model`` | ``agent`` | ``project`` |
-    ``branch``): days in order (unknown day last), the others by tokens, largest first. Raises
+    ``branch`` | ``host``): days in order (unknown day last), the others by tokens, largest first. Raises
     ValueError for another `by`."""
     if by not in BREAKDOWNS:
         raise ValueError(f"unknown breakdown {by!r} ({', '.join(BREAKDOWNS)})")
