@@ -24,6 +24,7 @@ import psycopg
 import pytest
 
 from agent_history.config import ConfigError, dsn_is_remote, load_settings
+from agent_history.ingest.rebuild import rebuild_interrupted
 from tests.conftest import clone_database, drop_database
 from tests.corpus_db import corpus_rw_db  # noqa: F401 - fixture
 from tests.snapshot import snapshot
@@ -211,6 +212,21 @@ def test_one_hosts_rebuild_leaves_the_other_hosts_rows_untouched(world, pg_serve
             alpha_rows = _rows_of(conn, NAMESPACES["alpha"])
             beta_ids = _rows_of(conn, NAMESPACES["beta"])["source_file"]
         assert all(alpha_rows.values())
+        # alpha archives into its own archive directory a transcript it then loses: that copy is
+        # alpha's to restore, never a reason for beta's rebuild to refuse
+        from agent_history.ingest.archive.run import archive_pass
+        from agent_history.ingest.discovery import Source
+
+        gone = world["base"] / "rebuild" / "alpha-codex"
+        shutil.copytree(world["homes"]["alpha"] / ".codex", gone)
+        with database.connect(autocommit=True) as conn:
+            copied = archive_pass(
+                conn, [Source("codex-alpha", "codex", gone)], world["base"] / "rebuild" / "alpha-archive"
+            )
+        assert copied.copied > 0
+        shutil.rmtree(gone)
+        with database.connect() as conn:  # the archive's manifest is not a row-model table
+            before = snapshot(conn)
         done = cli("rebuild", "--home", str(world["homes"]["beta"]), env=env)
         assert done.returncode == 0 and done.stdout.startswith("rebuilt: "), done.stdout + done.stderr
         with database.connect() as conn:
@@ -220,6 +236,12 @@ def test_one_hosts_rebuild_leaves_the_other_hosts_rows_untouched(world, pg_serve
             assert snapshot(conn) == before  # … into the same content
             with world["dbs"]["both"].connect() as both:
                 assert per_namespace(conn) == per_namespace(both)
+            assert conn.execute("SELECT count(*) FROM ah.meta WHERE key LIKE 'rebuild:%%'").fetchone()[0] == 0
+            # a rebuild under way on beta is not an interrupted rebuild on alpha
+            conn.execute("INSERT INTO ah.meta (key, value) VALUES ('rebuild:started_at:beta', '2026-12-02T10:00:00Z')")
+            assert rebuild_interrupted(conn, "alpha") is None
+            assert rebuild_interrupted(conn, "beta") == "2026-12-02T10:00:00Z"
+            conn.rollback()
     finally:
         drop_database(database)
 
@@ -374,3 +396,23 @@ def test_namespaces_follow_the_host_only_with_a_named_host_or_a_remote_dsn(monke
 )
 def test_a_remote_dsn_is_one_reaching_its_server_over_tcp(dsn, remote):
     assert dsn_is_remote(dsn) is remote
+
+
+def test_archive_passes_lock_their_own_namespaces(db, corpus_home, own_tmp):
+    """Two machines archive at once: an archive pass holds only its namespaces' locks."""
+    from agent_history.ingest.archive.run import ARCHIVE_LOCK_CLASS, AnotherArchivePass, archive_pass
+    from agent_history.ingest.discovery import Source
+
+    homes = split_homes(corpus_home, own_tmp)
+    beta = [Source("pi-beta", "pi", homes["beta"] / ".pi" / "agent")]
+    with db.connect(autocommit=True) as holder, db.connect(autocommit=True) as conn:
+        holder.execute("SELECT pg_advisory_lock(%s::int, hashtext('codex-alpha'))", (ARCHIVE_LOCK_CLASS,))
+        summary = archive_pass(conn, beta, own_tmp / "archive")  # alpha's lock does not stop beta
+        assert summary.copied == len(list((homes["beta"] / ".pi").rglob("*.jsonl"))) > 0
+        alpha = [Source("codex-alpha", "codex", homes["alpha"] / ".codex")]
+        with pytest.raises(
+            AnotherArchivePass, match=r"^another archive pass is running \(it is archiving codex-alpha\)$"
+        ):
+            archive_pass(conn, alpha, own_tmp / "archive")
+        holder.execute("SELECT pg_advisory_unlock_all()")
+        assert archive_pass(conn, alpha, own_tmp / "archive").copied > 0

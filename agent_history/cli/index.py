@@ -206,7 +206,7 @@ def _warn_if_rebuild_interrupted(db) -> None:
     from agent_history.ingest.rebuild import rebuild_interrupted
 
     with db.connect() as conn:
-        at = rebuild_interrupted(conn)
+        at = rebuild_interrupted(conn, host_scope(db.settings).host)
     if at:
         print_warning(REBUILD_INTERRUPTED.format(at=at))
 
@@ -351,7 +351,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     with db.connect() as conn:
         data = catalogue_status(conn)
-        data["rebuild_interrupted_at"] = rebuild_interrupted(conn)
+        data["rebuild_interrupted_at"] = rebuild_interrupted(conn, host_scope(db.settings).host)
         catalogued = catalogued_sources(conn, host_scope(db.settings))
         data["embedding"] = embedding_status(conn, db.settings.embedding)
         data["journal_sync"] = journal_status(conn)
@@ -626,7 +626,7 @@ def rebuild_cmd(
         return
     except KeyboardInterrupt:
         with db.connect() as check:
-            at = rebuild_interrupted(check)
+            at = rebuild_interrupted(check, host_scope(db.settings).host)
         if at:
             print_event("interrupted: " + REBUILD_INTERRUPTED.format(at=at).removeprefix("a "))
         else:

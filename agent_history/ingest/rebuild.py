@@ -123,7 +123,8 @@ def outside_scope(conn: psycopg.Connection, scope: Scope) -> bool:
 def purge_scope(conn: psycopg.Connection, scope: Scope, namespaces: list[str], *, started: bool = False) -> None:
     """Delete the scope's catalogued files and their sessions (every row of theirs follows by
     cascade; sessions whose file is gone, in `namespaces`, too), in one transaction, leaving every
-    other host's rows untouched. With `started`, record `REBUILD_KEY` in the same transaction."""
+    other host's rows untouched. With `started`, record that host's `rebuild_keys` key in the same
+    transaction."""
     with conn.transaction():
         ids = [r[0] for r in conn.execute(f"SELECT sf.id FROM ah.source_file sf WHERE {Scope.SQL}", scope.params())]
         conn.execute(
@@ -136,7 +137,7 @@ def purge_scope(conn: psycopg.Connection, scope: Scope, namespaces: list[str], *
                 "INSERT INTO ah.meta (key, value) VALUES (%s, to_char(now() AT TIME ZONE 'UTC', "
                 '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\')) ON CONFLICT (key) DO UPDATE SET value = excluded.value, '
                 "updated_at = now()",
-                (REBUILD_KEY,),
+                (rebuild_keys(scope.host)[-1],),
             )
 
 
@@ -267,7 +268,8 @@ def rebuild(
             if staging is not None:
                 staging.mkdir(parents=True, exist_ok=True)
             work = Path(tempfile.mkdtemp(prefix="ah-restore-", dir=staging))
-            staged = stage(conn, archive, [*hot, *cold], work)
+            mine = set(scope_namespaces(conn, scope)) if scope.host is not None else None
+            staged = stage(conn, archive, [*hot, *cold], work, mine)
             if staged.unreadable and not allow_missing:
                 raise RebuildRefused(
                     f"{len(staged.unreadable)} archived transcript(s) have no readable copy (first: "
@@ -296,7 +298,7 @@ def rebuild(
             raise AnotherPassRunning("another index pass is running")
         relocate(conn, staged.paths)
         if not summary.interrupted:
-            finish_rebuild(conn)
+            finish_rebuild(conn, scope.host)
         return summary
     finally:
         if work is not None:
@@ -308,14 +310,21 @@ REBUILD_KEY = "rebuild:started_at"
 removed when the re-read completes: while it is there the catalogue is a partial rebuild."""
 
 
-def finish_rebuild(conn: psycopg.Connection) -> None:
-    """Mark the rebuild complete (remove `REBUILD_KEY`)."""
-    conn.execute("DELETE FROM ah.meta WHERE key = %s", (REBUILD_KEY,))
+def rebuild_keys(host: str | None = None) -> list[str]:
+    """The `REBUILD_KEY`s a machine's rebuild sets: the whole catalogue's, and with `host` its
+    own scope's (``rebuild:started_at:<host>``): another host's rebuild under way is not this
+    machine's interrupted one."""
+    return [REBUILD_KEY, *([f"{REBUILD_KEY}:{host}"] if host else [])]
 
 
-def rebuild_interrupted(conn: psycopg.Connection) -> str | None:
-    """When a rebuild emptied the catalogue and did not finish re-reading: the time it started
-    (ISO 8601 text), else None. `index` and `status` say so: only `rebuild` brings back the
-    transcripts that exist only in cold copies and the archive."""
-    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (REBUILD_KEY,)).fetchone()
+def finish_rebuild(conn: psycopg.Connection, host: str | None = None) -> None:
+    """Mark the rebuild complete (remove `rebuild_keys`)."""
+    conn.execute("DELETE FROM ah.meta WHERE key = ANY(%s)", (rebuild_keys(host),))
+
+
+def rebuild_interrupted(conn: psycopg.Connection, host: str | None = None) -> str | None:
+    """When a rebuild emptied the catalogue (with `host`: or that host's scope) and did not
+    finish re-reading: the time it started (ISO 8601 text), else None. `index` and `status` say
+    so: only `rebuild` brings back the transcripts that exist only in cold copies and the archive."""
+    row = conn.execute("SELECT min(value) FROM ah.meta WHERE key = ANY(%s)", (rebuild_keys(host),)).fetchone()
     return row[0] if row else None
