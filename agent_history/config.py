@@ -23,6 +23,11 @@ sections below are errors, unknown sections warnings (`KNOWN_KEYS`). Example::
     [archive]                          # `agent-history archive`: compressed, versioned copies
     path = "/mnt/archive/agent-history"   # default: <data dir>/archive
 
+    [host]                             # many machines, one server (README "Many machines")
+    name = "laptop"                    # this machine's name: namespaces `<agent>-laptop`, origin_host;
+                                       # default the system host name (short, lowercased) — used for
+                                       # namespaces only with a remote (TCP) DSN or when set here
+
     [index]
     redact = true                      # store text with secret-shaped spans [REDACTED] (default false)
 
@@ -86,6 +91,7 @@ AGENT_HISTORY_QUERY_IDLE_S (overrides ``service.query_idle_s``; 0 = no resident 
 AGENT_HISTORY_JOURNAL_SOURCE (journal-sync source; overrides ``journal.source``);
 AGENT_HISTORY_WEB_TOKEN (overrides ``web.token``);
 AGENT_HISTORY_ARCHIVE (the archive's root; overrides ``archive.path``);
+AGENT_HISTORY_HOST (this machine's name; overrides ``host.name``);
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT / OTEL_EXPORTER_OTLP_TIMEOUT
 (metrics export, see agent_history.telemetry.otlp).
 """
@@ -94,6 +100,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import socket
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -128,12 +136,65 @@ def data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "agent-history"
 
 
-def default_sources() -> dict[str, Path]:
-    """Default namespaces → agent homes: ``<agent>-local`` → each harness's default home for
+LOCAL_PROFILE = "local"
+"""The profile of the default namespaces on a machine that keeps its own catalogue (``claude-local``)."""
+
+HOST_NAME_RE = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?")
+"""A host name usable as a namespace's profile part: a lowercase DNS label (RFC 1123: letters,
+digits, inner hyphens, ≤ 63 characters) where ``_`` is also allowed."""
+
+
+def check_host_name(name: str, where: str) -> str:
+    """`name` when it can be the profile of every harness's namespace (``<agent>-<name>``): it
+    matches `HOST_NAME_RE` and no ``<agent>-<name>`` reads as another harness's namespace
+    (``ai-box`` would make ``claude-ai-box`` a claude.ai namespace). Raises ConfigError (one
+    line naming `where`) otherwise."""
+    from agent_history.harnesses import of_namespace
+
+    if not HOST_NAME_RE.fullmatch(name):
+        raise ConfigError(
+            f"{where}: host name {name!r} is not a valid namespace part (lowercase letters, digits, '-' or '_', "
+            "≤ 63 characters, starting and ending with a letter or digit)"
+        )
+    for h in HARNESSES:
+        if of_namespace(f"{h.name}-{name}") != h.name:
+            raise ConfigError(
+                f"{where}: host name {name!r} is not a valid namespace part ({h.name}-{name} would read as a "
+                f"{of_namespace(f'{h.name}-{name}')} namespace)"
+            )
+    return name
+
+
+def system_host_name() -> str:
+    """This machine's name as the system reports it (`socket.gethostname`), its first label, lowercased."""
+    return socket.gethostname().split(".", 1)[0].strip().lower()
+
+
+def dsn_is_remote(dsn: str | None) -> bool:
+    """Whether `dsn` reaches its server over TCP (a host name or address, ``localhost``
+    included) rather than a Unix socket directory or the embedded default (None): a server
+    several machines may push to. Both URL (``postgresql://h/db``) and key/value
+    (``host=h dbname=db``) forms; an unparsable DSN counts as not remote (connecting says why)."""
+    if not dsn:
+        return False
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        hosts = str(conninfo_to_dict(dsn).get("host") or "")
+    except Exception:  # noqa: BLE001 - psycopg's ProgrammingError; reported when connecting
+        return False
+    if not hosts:
+        return False  # libpq's default: the local Unix socket
+    return any(h and not h.startswith("/") and not h.startswith("@") for h in hosts.split(","))
+
+
+def default_sources(profile: str = LOCAL_PROFILE) -> dict[str, Path]:
+    """Default namespaces → agent homes: ``<agent>-<profile>`` (``<agent>-local`` unless this
+    machine indexes into a shared server, `Settings.profile`) → each harness's default home for
     this OS and environment (the registry's `Harness.home`, e.g. ``$CLAUDE_CONFIG_DIR`` or
     ``~/.claude``), in registry order; a harness with no default home (claude.ai exports) is
     configured explicitly only."""
-    return {f"{h.name}-local": resolve(h.home) for h in HARNESSES if h.home is not None}
+    return {f"{h.name}-{profile}": resolve(h.home) for h in HARNESSES if h.home is not None}
 
 
 EMBEDDING_PROVIDERS: tuple[str, ...] = ("openai", "local")
@@ -306,9 +367,24 @@ class Settings:
     """``[index] bulk``: "auto" | "always" | "never" — when a pass takes the bulk path (`ingest.bulk`)."""
     index_bulk_min_bytes: int | None = None
     """``[index] bulk_min_bytes``: new bytes from which "auto" takes it (None = 64 MiB)."""
+    host: str | None = None
+    """This machine's name (``[host] name``, ``$AGENT_HISTORY_HOST``, else the system's):
+    recorded as ``origin_host`` on every source file and session it indexes. None: the system
+    reports none usable and nothing set one (rows get NULL, unknown)."""
+    host_configured: bool = False
+    """``[host] name`` or ``$AGENT_HISTORY_HOST`` named the host (the namespaces follow it)."""
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """One-line warnings about the config file (unknown sections) for the caller to show."""
+
+    @property
+    def profile(self) -> str:
+        """The profile of this machine's default namespaces (``<agent>-<profile>``): the host
+        name when a host was named or the DSN is remote (`dsn_is_remote`: several machines may
+        index into that server), else ``local`` (the embedded laptop default, unchanged)."""
+        if self.host and (self.host_configured or dsn_is_remote(self.dsn)):
+            return self.host
+        return LOCAL_PROFILE
 
     @property
     def embedded_pgdata(self) -> Path:
@@ -337,6 +413,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     **{h.name: ("roots",) for h in HARNESSES if h.layout.projects},  # project harnesses (Aider, Crush)
     "archive": ("path",),  # `agent-history archive` (issue 29)
     "index": ("redact", "bulk", "bulk_min_bytes"),
+    "host": ("name",),  # many machines into one server (issue 29 item 2)
     "plans": None,  # keys are agent names, checked by usage.plans.parse_plans
     "service": ("query_idle_s",),  # the resident query process (cli.resident_server)
 }
@@ -411,6 +488,9 @@ KEY_HELP: dict[str, str] = {
     "plans.<agent>": "That agent's plan for `usage blocks --live`: a name (pro, max5, max20, plus, chatgpt-pro; "
     "its token limit is the highest past window's, ccusage's `--token-limit max` rule) or a table of "
     "`plan`, `block_tokens`, `block_cost_usd`, `week_tokens`, `week_cost_usd` (explicit limits win).",
+    "host.name": "This machine's name (AGENT_HISTORY_HOST overrides; default the system host name, first label, "
+    "lowercased): recorded as each source file's and session's `origin_host`; with it set, or a remote (TCP) DSN, "
+    "the default namespaces are `<agent>-<name>` instead of `<agent>-local`. Not a valid namespace part: an error.",
     "index.redact": "Store message and tool text with secret-shaped spans replaced by `[REDACTED]` (default false; "
     "the transcripts are untouched).",
     "index.bulk": "When a pass takes the bulk path (term statistics once at the end, search indexes rebuilt): "
@@ -532,6 +612,7 @@ def load_settings(dsn: str | None = None) -> Settings:
         if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 <= idle < math.inf:
             raise ConfigError(f"config database.idle_stop_s must be a number of seconds ≥ 0, not {idle!r}")
         s.idle_stop_s = float(idle)
+    _host_settings(s, _table(raw, "host"), dsn)
     s.sources.update(_paths(raw, "sources"))
     s.cold_sources.update(_paths(raw, "cold_sources"))
     s.memories.update(_paths(raw, "memories"))
@@ -576,6 +657,27 @@ def load_settings(dsn: str | None = None) -> Settings:
     if dsn:
         s.dsn = dsn
     return s
+
+
+def _host_settings(s: Settings, table: dict[str, Any], dsn_flag: str | None) -> None:
+    """``[host] name`` / ``$AGENT_HISTORY_HOST`` → `Settings.host`, and the default sources
+    under `Settings.profile`. Raises ConfigError for a name that is not a valid namespace part
+    (`check_host_name`) — the system's own name too, when it is the one the namespaces would use."""
+    env = os.environ.get("AGENT_HISTORY_HOST", "").strip()
+    configured = _text(table, "host", "name")
+    if env:
+        s.host, s.host_configured = check_host_name(env, "AGENT_HISTORY_HOST"), True
+    elif configured is not None:
+        s.host, s.host_configured = check_host_name(configured, "config host.name"), True
+    else:
+        name = system_host_name()
+        remote = dsn_is_remote(dsn_flag or os.environ.get("AGENT_HISTORY_DSN") or s.dsn)
+        if remote:  # the namespaces would carry it: a name that cannot be one is the user's to fix
+            check_host_name(name, "the system host name (set [host] name or AGENT_HISTORY_HOST)")
+        s.host = name if HOST_NAME_RE.fullmatch(name) else None
+    dsn = dsn_flag or os.environ.get("AGENT_HISTORY_DSN") or s.dsn
+    if s.host and (s.host_configured or dsn_is_remote(dsn)):
+        s.sources = default_sources(s.host)
 
 
 def _plans(table: dict[str, Any]) -> dict[str, Any]:

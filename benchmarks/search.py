@@ -66,7 +66,7 @@ def build(conn: psycopg.Connection, n_messages: int, words: list[str]) -> None:
             cp.write_row((i, w))
     src = conn.execute(
         "INSERT INTO ah.source_file (path, namespace, agent) VALUES ('/bench/synthetic.jsonl', 'claude-local', 'claude') "
-        "ON CONFLICT (path) DO UPDATE SET agent = EXCLUDED.agent RETURNING id"
+        "ON CONFLICT ON CONSTRAINT source_file_path_host_key DO UPDATE SET agent = EXCLUDED.agent RETURNING id"
     ).fetchone()[0]
     n_sessions = n_messages // 40 + 1
     conn.execute(

@@ -18,7 +18,7 @@ def source(conn: psycopg.Connection, path: str, namespace: str = "claude-local",
     """A source_file row (created if missing); returns its id."""
     return conn.execute(
         "INSERT INTO ah.source_file (path, namespace, agent) VALUES (%s, %s, %s) "
-        "ON CONFLICT (path) DO UPDATE SET namespace = EXCLUDED.namespace RETURNING id",
+        "ON CONFLICT ON CONSTRAINT source_file_path_host_key DO UPDATE SET namespace = EXCLUDED.namespace RETURNING id",
         (path, namespace, agent),
     ).fetchone()[0]
 

@@ -142,7 +142,7 @@ def test_an_unknown_section_is_a_warning_naming_file_and_section(tmp_path, monke
     s = load_settings()
     assert s.dsn is None  # the misspelt section is not read ...
     assert s.warnings == [  # ... and says so
-        f"config {path}: unknown section [databse] ignored (known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories, repos, identity, aider, crush, archive, index, plans, service)"
+        f"config {path}: unknown section [databse] ignored (known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories, repos, identity, aider, crush, archive, index, host, plans, service)"
     ]
 
 

@@ -58,6 +58,7 @@ def test_three_services_from_one_image_hardened_and_waiting_for_a_healthy_db(con
         env = s["environment"]
         assert env["AGENT_HISTORY_DSN"] == "postgresql://ah:change-me@db/agent_history"
         assert env["AGENT_HISTORY_CONFIG"] == "/config/config.toml"
+        assert env["AGENT_HISTORY_HOST"] == "homelab"  # a container's own host name is random
         assert env["OTEL_SERVICE_NAME"] == f"agent-history-{name}"
         assert {"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_RESOURCE_ATTRIBUTES"} <= set(env)
         mounts = {v.split(":")[1]: v for v in s["volumes"]}

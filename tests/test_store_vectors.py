@@ -104,7 +104,7 @@ def test_downgrade_restores_positional_vectors_and_upgrade_rewrites_them(corpus_
     digest = "SELECT md5(string_agg(tsv::text, ' ' ORDER BY id)) FROM ah.tool_call"
     with db.connect() as conn:
         tf_bytes, tf_digest = conn.execute(size).fetchone()[0], conn.execute(digest).fetchone()[0]
-    downgrade(db.dsn, "0022_repo_more")
+    downgrade(db.dsn, "0024_hosts")
     with db.connect() as conn:
         differ = conn.execute(f"SELECT count(*) FROM ah.tool_call WHERE tsv IS DISTINCT FROM {POSITIONAL}")
         assert differ.fetchone()[0] == 0

@@ -355,7 +355,8 @@ def test_by_attribution_keys_add_up_to_the_totals_and_host_says_unknown(env):
             assert priced == sorted(priced, reverse=True)  # the largest priced cost first
         if key == "host":
             assert [r["period"] for r in rows] == ["(unknown)"]
-            assert got["hostUnknown"].startswith("the catalogue records no origin host yet")
+            # the corpus catalogue was loaded without a host name: unknown, and said why
+            assert got["hostUnknown"].startswith("calls of sessions indexed before the catalogue recorded origin hosts")
     for key in ("model", "repo", "agent"):  # the first column is named by the key, not "period"
         shown = cli(env, "usage", "--by", key, "--timezone", "UTC")
         assert shown.returncode == 0, shown.stderr

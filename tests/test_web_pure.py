@@ -134,19 +134,24 @@ def test_the_web_token_comes_from_the_config_and_a_misspelt_key_is_an_error(tmp_
         load_settings()
 
 
-def test_rollup_by_project_and_branch_keeps_unknown_as_its_own_row():
+def test_rollup_by_project_branch_and_host_keeps_unknown_as_its_own_row():
     cells = [
-        UsageCell(date(2025, 11, 20), "claude", "m", 2, 100, 10, Decimal("1"), 0, None, "/p/a", "main"),
-        UsageCell(date(2025, 11, 21), "claude", "m", 1, 50, 5, None, 1, None, "/p/a", None),
-        UsageCell(date(2025, 11, 21), "pi", "m", 3, 300, 30, Decimal("2"), 0, None, "/p/b", "main"),
+        UsageCell(date(2025, 11, 20), "claude", "m", 2, 100, 10, Decimal("1"), 0, None, "/p/a", "main", "laptop"),
+        UsageCell(date(2025, 11, 21), "claude", "m", 1, 50, 5, None, 1, None, "/p/a", None, None),
+        UsageCell(date(2025, 11, 21), "pi", "m", 3, 300, 30, Decimal("2"), 0, None, "/p/b", "main", "desk"),
     ]
     assert [(t.key, t.calls, t.tokens, t.cost_usd, t.unpriced_calls) for t in rollup(cells, "project")] == [
         ("/p/b", 3, 300, Decimal("2"), 0),
         ("/p/a", 3, 150, Decimal("1"), 1),
     ]
     assert [(t.key, t.calls) for t in rollup(cells, "branch")] == [("main", 5), ("unknown", 1)]
-    with pytest.raises(ValueError, match="unknown breakdown 'host'"):
-        rollup(cells, "host")
+    assert [(t.key, t.calls, t.tokens) for t in rollup(cells, "host")] == [
+        ("desk", 3, 300),
+        ("laptop", 2, 100),
+        ("unknown", 1, 50),
+    ]
+    with pytest.raises(ValueError, match="unknown breakdown 'hostname'"):
+        rollup(cells, "hostname")
 
 
 def test_bidi_overrides_in_titles_links_and_snippets_are_shown_not_obeyed():

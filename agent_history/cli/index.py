@@ -131,9 +131,11 @@ def index_cmd(
     metrics = start_metrics("index", db, sources) if every else None
     pool = db.pool(min_size=2, max_size=2)
     failed = False
+    busy: list[str] = []  # why the last pass could not start (AnotherPassRunning's line)
 
     def one_pass() -> bool:
         nonlocal failed
+        busy.clear()
         try:
             with pool.connection() as conn, pool.connection() as writer:
                 summary = _one_pass(
@@ -144,6 +146,7 @@ def index_cmd(
                     show_progress=console.is_terminal and not json,
                     redact=_redactor(db.settings),
                     bulk_kw=_bulk_kw(db.settings),
+                    busy=busy,
                 )
         except psycopg.OperationalError as exc:
             if not every:
@@ -153,7 +156,7 @@ def index_cmd(
             print_event(f"pass failed, retrying in {every:g} s: {first}")
             return True
         if summary is None:
-            console.print("another index pass is running")
+            console.print(busy[0] if busy else "another index pass is running", highlight=False)
             return False
         if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES and not summary.interrupted:
             from agent_history.db.embedded import checkpoint
@@ -214,7 +217,7 @@ def _warn_if_rebuild_interrupted(db) -> None:
     from agent_history.ingest.rebuild import rebuild_interrupted
 
     with db.connect() as conn:
-        at = rebuild_interrupted(conn)
+        at = rebuild_interrupted(conn, host_scope(db.settings).host)
     if at:
         print_warning(REBUILD_INTERRUPTED.format(at=at))
 
@@ -249,9 +252,11 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
         fail(f"--file {path} is not a transcript of any source (no discovery rule of a configured home matches it)", 2)
     with db.connect(autocommit=True) as conn:
         try:
-            summary = Loader(conn, batch_lines=_batch_lines(), redact=_redactor(db.settings)).run(sources, refs=[ref])
-        except AnotherPassRunning:
-            console.print("another index pass is running")
+            summary = Loader(
+                conn, batch_lines=_batch_lines(), redact=_redactor(db.settings), host=db.settings.host
+            ).run(sources, refs=[ref])
+        except AnotherPassRunning as exc:
+            console.print(str(exc), highlight=False)
             return
     for line in summary.skipped_paths:
         print_event(f"skipped {line}")
@@ -279,18 +284,34 @@ def _batch_lines() -> int:
 
 
 def _bulk_kw(settings) -> dict:
-    """`Loader` keywords of ``[index] bulk`` / ``bulk_min_bytes``."""
-    return {"bulk": settings.index_bulk, "bulk_min_bytes": settings.index_bulk_min_bytes}
+    """`Loader` keywords of ``[index] bulk`` / ``bulk_min_bytes`` and this machine's ``host``."""
+    return {"bulk": settings.index_bulk, "bulk_min_bytes": settings.index_bulk_min_bytes, "host": settings.host}
 
 
-def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None, bulk_kw=None) -> PassSummary | None:
+def host_scope(settings):
+    """The `ingest.rebuild.Scope` of this machine: its own files when it indexes into a shared
+    server under host namespaces (`config.Settings.profile`), else the whole catalogue."""
+    from agent_history.config import LOCAL_PROFILE
+    from agent_history.ingest.rebuild import Scope
+
+    if settings.profile == LOCAL_PROFILE:
+        return Scope()
+    return Scope(settings.host, frozenset(s.namespace for s in resolve_sources(settings)))
+
+
+def _one_pass(
+    conn, writer, sources, stop, *, show_progress: bool, redact=None, bulk_kw=None, busy: list[str] | None = None
+) -> PassSummary | None:
+    """One pass; None when another pass holds a namespace it needs (its line appended to `busy`)."""
     bulk_kw = bulk_kw or {}
+    busy = busy if busy is not None else []
     if not show_progress:
         try:
             return Loader(
                 conn, stop=stop, batch_lines=_batch_lines(), writer_conn=writer, redact=redact, **bulk_kw
             ).run(sources)
-        except AnotherPassRunning:
+        except AnotherPassRunning as exc:
+            busy.append(str(exc))
             return None
     from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -317,7 +338,8 @@ def _one_pass(conn, writer, sources, stop, *, show_progress: bool, redact=None, 
             return Loader(
                 conn, stop=stop, progress=tick, batch_lines=_batch_lines(), writer_conn=writer, redact=redact, **bulk_kw
             ).run(sources, plan=plan)
-        except AnotherPassRunning:
+        except AnotherPassRunning as exc:
+            busy.append(str(exc))
             return None
 
 
@@ -340,8 +362,8 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     with db.connect() as conn:
         data = catalogue_status(conn)
-        data["rebuild_interrupted_at"] = rebuild_interrupted(conn)
-        catalogued = catalogued_sources(conn)
+        data["rebuild_interrupted_at"] = rebuild_interrupted(conn, host_scope(db.settings).host)
+        catalogued = catalogued_sources(conn, host_scope(db.settings))
         data["embedding"] = embedding_status(conn, db.settings.embedding)
         data["journal_sync"] = journal_status(conn)
         data["collector"] = collector_status(conn, embedded=db.is_embedded)
@@ -521,7 +543,7 @@ def rebuild_check_cmd(
 
     db = database()
     with db.connect() as conn:
-        result = rebuild_check(conn, cold_sources(db.settings), db.settings.archive_root)
+        result = rebuild_check(conn, cold_sources(db.settings), db.settings.archive_root, host_scope(db.settings))
         verified = verify_prefixes(conn) if verify else None
     data = result.as_dict()
     if verified is not None:
@@ -599,17 +621,19 @@ def rebuild_cmd(
             allow_missing=allow_missing,
             archive=db.settings.archive_root,
             staging=db.settings.data_dir / "restore",
+            scope=host_scope(db.settings),
+            host=db.settings.host,
             writer_conn=writer,
             redact=_redactor(db.settings),
         )
     except RebuildRefused as exc:
         fail(f"rebuild refused: {exc}", 1)
-    except AnotherPassRunning:
-        console.print("another index pass is running")
+    except AnotherPassRunning as exc:
+        console.print(str(exc), highlight=False)
         return
     except KeyboardInterrupt:
         with db.connect() as check:
-            at = rebuild_interrupted(check)
+            at = rebuild_interrupted(check, host_scope(db.settings).host)
         if at:
             print_event("interrupted: " + REBUILD_INTERRUPTED.format(at=at).removeprefix("a "))
         else:

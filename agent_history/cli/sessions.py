@@ -9,7 +9,7 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.options import _ask, _check_filter_values, _found, _namespaces
-from agent_history.cli.output import console, print_json
+from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import Record, compact_table, print_table_or_records
 from agent_history.cli.text import _short_ts
 from agent_history.read.requests import sessions_request
@@ -50,6 +50,9 @@ def sessions_cmd(
     health: str = typer.Option(
         None, "--health", help="Only sessions of this health grade: a letter (F), a range (C-F) or a list (A,F)."
     ),
+    host: list[str] = typer.Option(
+        None, "--host", help="Only sessions indexed by this machine (its `[host] name`); repeatable."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Recent sessions: title, agent, tokens, cost, duration, sub-agents (totals include sub-agents)
@@ -68,6 +71,7 @@ def sessions_cmd(
             "subagents": subagents,
             "limit": limit,
             "health": health,
+            "hosts": host,
         },
     )
     from agent_history.read.sessions import sessions_of
@@ -75,6 +79,7 @@ def sessions_cmd(
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         _check_filter_values(conn, namespace)
+        _check_hosts(conn, host)
         rows = sessions_of(conn, req)
     if json:
         print_json([r.as_dict() for r in rows])
@@ -84,6 +89,18 @@ def sessions_cmd(
         console.print("no sessions")
         _found(False)
     _print_sessions(rows)
+
+
+def _check_hosts(conn, hosts: list[str] | None) -> None:
+    """Exit 2 with one line when a ``--host`` names no machine any session was indexed by."""
+    if not hosts:
+        return
+    from agent_history.read.sessions import known_hosts
+
+    known = known_hosts(conn)
+    for name in hosts:
+        if name not in known:
+            fail(f"--host {name}: no session was indexed by it (hosts: {', '.join(known) or 'none recorded'})", 2)
 
 
 SESSION_HEADERS = ("started", "agent", "session", "tokens", "cost", "duration", "subagents", "tools", "health")

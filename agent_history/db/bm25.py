@@ -15,6 +15,8 @@ load is slow: `ingest.postpass`) and by ``db upgrade``. The queries over them li
 
 from __future__ import annotations
 
+import contextlib
+
 import psycopg
 
 FOLD = "'ascii_folding=true'"
@@ -72,12 +74,32 @@ def is_bm25(conn: psycopg.Connection) -> bool:
     return bool(row and row[0] == "bm25")
 
 
+BM25_BUILD_LOCK = 0x61685F626D32  # 'ah_bm2': held while the BM25 indexes are created
+
+
 def ensure_bm25_indexes(conn: psycopg.Connection) -> list[str]:
     """Create the BM25 indexes that do not exist yet; returns their names. No-op (returns [])
     when the backend is ``fts``. Call after a bulk load and from ``db upgrade``; building an
-    index over a large table takes a while and blocks writes to that table meanwhile."""
+    index over a large table takes a while and blocks writes to that table meanwhile. While another
+    session creates them (`BM25_BUILD_LOCK`) it returns [] at once."""
     if not is_bm25(conn):
         return []
+    # Two passes (two hosts') after their first loads would build the same index at once (CREATE
+    # INDEX takes a SHARE lock, which does not conflict with itself) and one would fail on the
+    # name: one builds, the other leaves it to its next call.
+    if not conn.execute("SELECT pg_try_advisory_lock(%s)", (BM25_BUILD_LOCK,)).fetchone()[0]:
+        return []
+    try:
+        created = _create_missing(conn)
+    except BaseException:
+        with contextlib.suppress(psycopg.Error):  # a failed transaction: the lock ends with the session
+            conn.execute("SELECT pg_advisory_unlock(%s)", (BM25_BUILD_LOCK,))
+        raise
+    conn.execute("SELECT pg_advisory_unlock(%s)", (BM25_BUILD_LOCK,))
+    return created
+
+
+def _create_missing(conn: psycopg.Connection) -> list[str]:
     existing = {
         r[0]
         for r in conn.execute(

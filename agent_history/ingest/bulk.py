@@ -29,7 +29,9 @@ end — the indexes built from the saved definitions, the triggers enabled, the 
 recomputed, the row deleted — in another. A pass killed in between leaves the row, and the next
 pass (whatever its size) continues in bulk mode and ends it; `status` reports it meanwhile.
 Only a role owning the tables can take the path (`can_bulk`); an indexer connected as the
-non-owning ``ah_writer`` always loads incrementally.
+non-owning ``ah_writer`` always loads incrementally. One pass at a time takes it (holding
+`loader.BULK_LOCK`); passes that start meanwhile — other hosts' — load incrementally beside it,
+and `finish` recounts their rows too (`LOCK_CORPORA`; docs/design.md §7 "Many machines").
 A pass stopped at a batch boundary (Ctrl-C, SIGTERM) recomputes the statistics before it exits
 (`refresh_statistics`), so search finds what was loaded; until the next pass ends the bulk pass,
 searches run without the GIN index (a sequential scan) and say so (`search` prints a note).
@@ -119,9 +121,17 @@ def _gin_indexes(conn: psycopg.Connection) -> dict[str, str]:
     return dict(rows)
 
 
+LOCK_CORPORA = "LOCK TABLE " + ", ".join(f"ah.{t}" for t in CORPORA) + " IN SHARE ROW EXCLUSIVE MODE"
+"""Taken first by `begin` and `finish`: both corpus tables at once, in the order a batch writes
+them, so the DDL waits for another pass's batch in flight (and blocks the next) instead of
+deadlocking with it (docs/design.md §7 "Many machines")."""
+
+
 def begin(conn: psycopg.Connection, run_id: int, *, drop_indexes: bool) -> BulkState:
-    """Open a bulk pass (one transaction; see the module docstring). `conn` is autocommit."""
+    """Open a bulk pass (one transaction; see the module docstring). `conn` is autocommit; the
+    caller holds `loader.BULK_LOCK`."""
     with conn.transaction():
+        conn.execute(LOCK_CORPORA)
         indexes = _gin_indexes(conn) if drop_indexes else {}
         state = BulkState(run_id, indexes)
         conn.execute(
@@ -194,8 +204,13 @@ def compact(conn: psycopg.Connection) -> list[str]:
 
 def finish(conn: psycopg.Connection, state: BulkState) -> None:
     """End a bulk pass (one transaction): build the dropped indexes, enable the statistics
-    triggers, recompute the statistics, delete the ``ah.meta`` row. `conn` is autocommit."""
+    triggers, recompute the statistics, delete the ``ah.meta`` row. `conn` is autocommit.
+
+    Other passes (other hosts') may have loaded beside the bulk pass with the triggers off:
+    `LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
+    enabled triggers, so the statistics equal a recount of the stored rows."""
     with conn.transaction():
+        conn.execute(LOCK_CORPORA)
         # the whole build may use more memory than a batch's maintenance (session setting)
         conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
         for name, definition in state.indexes.items():

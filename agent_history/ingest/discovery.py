@@ -84,10 +84,11 @@ def agent_of_namespace(namespace: str) -> str:
     return of_namespace(namespace)
 
 
-def home_layout(home: Path) -> dict[str, Path]:
-    """Namespaces for a directory laid out like ``~`` (``--home DIR``): ``<agent>-local`` → each
-    harness's default home under `home`, ignoring the environment (registry order)."""
-    return {f"{h.name}-local": resolve(h.home, home=home, env={}) for h in HARNESSES if h.home is not None}
+def home_layout(home: Path, profile: str = "local") -> dict[str, Path]:
+    """Namespaces for a directory laid out like ``~`` (``--home DIR``): ``<agent>-<profile>``
+    (``local``, or this machine's host name: `config.Settings.profile`) → each harness's
+    default home under `home`, ignoring the environment (registry order)."""
+    return {f"{h.name}-{profile}": resolve(h.home, home=home, env={}) for h in HARNESSES if h.home is not None}
 
 
 def _walk(root: Path, skipped: list[str] | None, suffixes: tuple[str, ...] = (".jsonl",)) -> Iterator[os.DirEntry]:

@@ -54,12 +54,22 @@ if TYPE_CHECKING:
 # (the common case: a timer or an after-turn hook) never loads the parsers, the row model or
 # multiprocessing (issue 18: whole-process time of a no-change pass).
 
-__all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassSummary"]
+__all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassLocks", "PassSummary"]
 
 BATCH_LINES = 20_000
 APPEND_KINDS = ("jsonl", "markdown")
 """Source kinds read by byte offset, complete lines only (Markdown: Aider's chat history)."""
 INDEX_LOCK = 0x61685F696478  # 'ah_idx'
+"""Every pass holds it *shared*; a `rebuild` that empties the whole catalogue holds it
+*exclusive* (docs/design.md §7 "Many machines")."""
+BULK_LOCK = 0x61685F626C6B  # 'ah_blk'
+"""Held by the one pass on the bulk path (its ``ah.meta`` mark, trigger and index DDL are every
+namespace's); the passes that start meanwhile load incrementally beside it."""
+NAMESPACE_LOCK = 0x61686E73  # 'ahns': (NAMESPACE_LOCK, hashtext(namespace)), one per namespace
+RUN_LOCK = 0x61687275  # 'ahru': (RUN_LOCK, index_run.id), held by the pass that runs that row
+DEADLOCK_RETRIES = 5
+"""Times a batch is written again after PostgreSQL broke a deadlock with another pass's batch
+(the term-statistics rows both update; SQLSTATE 40P01) before it counts as the files' failure."""
 PAUSE_ENV = "AGENT_HISTORY_PAUSE_AFTER_BATCHES"
 """Fault injection for the crash tests: after committing this many batches the writer says
 ``paused after batch N`` on stderr and waits for good (the test then SIGKILLs the process at a
@@ -67,7 +77,84 @@ known batch boundary). Unset in normal use."""
 
 
 class AnotherPassRunning(Exception):
-    """Another index pass holds the advisory lock."""
+    """Another index pass holds the advisory lock of a namespace this pass needs (or every
+    namespace's: a bulk load or a whole-catalogue `rebuild`)."""
+
+
+class PassLocks:
+    """The advisory locks of one pass on `conn` (docs/design.md §7 "Many machines"): `INDEX_LOCK`
+    shared plus one exclusive `NAMESPACE_LOCK` per namespace it reads, taken without waiting
+    (a second pass over a namespace exits saying so; passes over disjoint namespaces — two
+    hosts' — run at once). `take_all` upgrades to `INDEX_LOCK` exclusive when no other pass
+    holds it (a whole-catalogue rebuild); `take_bulk` takes `BULK_LOCK` for the bulk path.
+    Session locks: they die with the connection."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+        self.namespaces: list[str] = []
+        self.shared = False
+        self.exclusive = False
+        self.bulk = False
+
+    def take(self, namespaces: Iterable[str]) -> None:
+        """Take `INDEX_LOCK` shared and each namespace's lock (sorted). Raises AnotherPassRunning
+        (holding nothing) when any is held by another session."""
+        conn = self.conn
+        if not conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (INDEX_LOCK,)).fetchone()[0]:
+            raise AnotherPassRunning("another index pass is running (a bulk load or rebuild holds every namespace)")
+        self.shared = True
+        for namespace in sorted(set(namespaces)):
+            got = conn.execute(
+                "SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (NAMESPACE_LOCK, namespace)
+            ).fetchone()[0]
+            if not got:
+                self.release()
+                raise AnotherPassRunning(f"another index pass is running (it is indexing {namespace})")
+            self.namespaces.append(namespace)
+
+    def take_all(self) -> bool:
+        """Hold `INDEX_LOCK` exclusive too, if no other session holds it (shared or exclusive):
+        True when this pass is now the only one."""
+        if not self.exclusive:
+            self.exclusive = bool(self.conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0])
+        return self.exclusive
+
+    def take_bulk(self) -> bool:
+        """Hold `BULK_LOCK` if no other pass holds it: True when this pass may take (or end)
+        the bulk path."""
+        if not self.bulk:
+            self.bulk = bool(self.conn.execute("SELECT pg_try_advisory_lock(%s)", (BULK_LOCK,)).fetchone()[0])
+        return self.bulk
+
+    def release(self) -> None:
+        """Release every lock taken (a lost connection has released them already)."""
+        try:
+            for namespace in self.namespaces:
+                self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (NAMESPACE_LOCK, namespace))
+            if self.bulk:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (BULK_LOCK,))
+            if self.exclusive:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
+            if self.shared:
+                self.conn.execute("SELECT pg_advisory_unlock_shared(%s)", (INDEX_LOCK,))
+        except psycopg.Error:
+            pass  # connection lost: the locks died with the session
+        self.namespaces, self.shared, self.exclusive, self.bulk = [], False, False, False
+
+
+def mark_killed_runs(conn: psycopg.Connection) -> None:
+    """Mark ``interrupted`` every ``ah.index_run`` row still ``running`` whose pass no longer
+    holds its `RUN_LOCK` (killed: SIGKILL, a lost server) — another host's live pass holds its
+    own and is left alone. When it ended is unknown (finished_at stays NULL); when this pass
+    noticed is recorded."""
+    conn.execute(
+        "UPDATE ah.index_run r SET status = 'interrupted', summary = coalesce(r.summary, '{}'::jsonb) "
+        "|| jsonb_build_object('killed', true, 'noticed_at', now()) WHERE r.status = 'running' AND NOT EXISTS ("
+        "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "AND l.classid = %s::oid AND l.objid::bigint = r.id)",
+        (RUN_LOCK,),
+    )
 
 
 _Known = KnownFile  # the loader's short name for it
@@ -118,8 +205,13 @@ class Loader:
         redact: Callable[[str], str] | None = None,
         bulk: str = "auto",
         bulk_min_bytes: int | None = None,
+        host: str | None = None,
     ) -> None:
         self.conn = conn
+        self.host = host
+        """This machine's name (`config.Settings.host`): the ``origin_host`` of the files it
+        registers; it sees only its own files (and claims unknown-host rows of its namespaces).
+        None: unknown (rows get NULL)."""
         self.bulk_mode = bulk
         """``[index] bulk``: "auto" | "always" | "never" (`ingest.bulk.choose`)."""
         self.bulk_min_bytes = bulk_min_bytes
@@ -158,12 +250,30 @@ class Loader:
         plan: Callable[[int, int], None] | None = None,
         refs: list[FileRef] | None = None,
     ) -> PassSummary:
-        """One pass over `sources` under the index advisory lock — over just `refs` when given
-        (`index --file`: no discovery walk). Raises AnotherPassRunning."""
+        """One pass over `sources` under its namespaces' advisory locks (`PassLocks`) — over just
+        `refs` when given (`index --file`: no discovery walk). Raises AnotherPassRunning."""
         conn = self.conn
-        got = conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0]
-        if not got:
-            raise AnotherPassRunning("another index pass is running")
+        sources = list(sources)
+        namespaces = sorted({r.source.namespace for r in refs} if refs is not None else {s.namespace for s in sources})
+        locks = PassLocks(conn)
+        locks.take(namespaces)
+        try:
+            return self._run_locked(sources, locks, namespaces, plan=plan, refs=refs)
+        finally:
+            locks.release()
+
+    def _run_locked(
+        self,
+        sources: list[Source],
+        locks: PassLocks,
+        namespaces: list[str],
+        *,
+        plan: Callable[[int, int], None] | None,
+        refs: list[FileRef] | None,
+    ) -> PassSummary:
+        conn = self.conn
+        self._locks = locks
+        self._namespaces = namespaces
         # Each batch commits rows together with the files' offsets, so losing the last commits in
         # a server crash only means re-reading them: asynchronous commit is safe and saves an
         # fsync per batch.
@@ -179,14 +289,15 @@ class Loader:
         self._strategies: dict[str, SourceStrategy] = {}
         self._cwds: tuple[str, ...] | None = None
         self.used_workers = 0
-        # Holding the lock, no other pass runs: a row still `running` is a pass that was killed
-        # (SIGKILL, a lost server) before it could record its end. When it ended is unknown
-        # (finished_at stays NULL); when this pass noticed is recorded.
-        conn.execute(
-            "UPDATE ah.index_run SET status = 'interrupted', summary = coalesce(summary, '{}'::jsonb) "
-            "|| jsonb_build_object('killed', true, 'noticed_at', now()) WHERE status = 'running'"
-        )
-        run_id = conn.execute("INSERT INTO ah.index_run DEFAULT VALUES RETURNING id").fetchone()[0]
+        # Several passes may run (one per host and namespace set): a row still `running` whose
+        # pass holds no run lock was killed before it could record its end.
+        mark_killed_runs(conn)
+        with conn.transaction():  # the row and its run lock appear together to other passes
+            run_id = conn.execute(
+                "INSERT INTO ah.index_run (origin_host, namespaces) VALUES (%s, %s) RETURNING id",
+                (self.host, namespaces),
+            ).fetchone()[0]
+            conn.execute("SELECT pg_advisory_lock(%s::int, %s::int)", (RUN_LOCK, run_id))
         status = "failed"
         try:
             files: list[tuple[FileRef, os.stat_result]] = []
@@ -214,6 +325,7 @@ class Loader:
                         summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
             if plan:
                 plan(len(files), sum(st.st_size for _, st in files))
+            self._claim(files)
             self._mark_missing(walked, listed if refs is None else {ref.path for ref, _ in files}, summary)
             known = self._known()
             self._register([ref for ref, _ in files if ref.path not in known], known)
@@ -247,7 +359,8 @@ class Loader:
 
                     bulk.refresh_statistics(conn)
             else:
-                summary.sessions_rolled_up = run_postpasses(conn)
+                # only this pass's namespaces: another host's pass rolls up its own sessions
+                summary.sessions_rolled_up = run_postpasses(conn, namespaces=namespaces)
                 if bulk_state is not None:
                     from agent_history.ingest import bulk
 
@@ -276,7 +389,7 @@ class Loader:
                         run_id,
                     ),
                 )
-                conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
+                conn.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", (RUN_LOCK, run_id))
             except psycopg.Error:
                 pass  # connection lost: the lock dies with the session
 
@@ -291,7 +404,10 @@ class Loader:
             return None
         state = bulk.pending(self.conn)
         if state is not None:
-            return state
+            # one bulk pass at a time (its mark, triggers and dropped indexes are every
+            # namespace's); a pass that cannot take it loads incrementally (the end recomputes
+            # the statistics from every stored row, the index builds cover every row)
+            return state if self._locks.take_bulk() else None
         if file_mode or self.bulk_mode == "never":
             return None
         new_bytes = sum(
@@ -305,6 +421,8 @@ class Loader:
         # one sort-based build beats row-by-row maintenance when the pass at least doubles the
         # catalogue (docs/performance.md, "Bulk path")
         drop = new_bytes >= bulk.indexed_bytes(self.conn)
+        if not self._locks.take_bulk():  # another pass is on the bulk path: load incrementally
+            return None
         return bulk.begin(self.conn, run_id, drop_indexes=drop)
 
     def _start_pool(self, files: list[tuple[FileRef, os.stat_result]], known: dict[str, _Known]) -> ParsePool | None:
@@ -349,7 +467,9 @@ class Loader:
         """The distinct absolute working directories of catalogued sessions (cached per pass)."""
         if self._cwds is None:
             rows = self.conn.execute(
-                "SELECT DISTINCT cwd FROM ah.session WHERE cwd LIKE '/%' AND source_type = 'session' ORDER BY 1"
+                "SELECT DISTINCT cwd FROM ah.session WHERE cwd LIKE '/%%' AND source_type = 'session' "
+                "AND (origin_host IS NULL OR origin_host = %s) ORDER BY 1",
+                (self.host,),
             ).fetchall()
             self._cwds = tuple(r[0] for r in rows)
         return self._cwds
@@ -361,14 +481,19 @@ class Loader:
         error, ``new`` when never read, ``parser_upgraded`` when it has that issue, else ``ok``);
         counts both in `summary` (``files_missing``, ``files_returned``). A file not listed that
         still exists (another pass's home of the same namespace) is left as it is; with no
-        namespace (``index --file``) only the listed files are looked at."""
+        namespace (``index --file``) only the listed files are looked at. Only this host's
+        files: another machine's paths say nothing about this disk."""
         if namespaces:
             rows = self.conn.execute(
-                "SELECT id, path, status = 'missing' FROM ah.source_file WHERE namespace = ANY(%s)", (list(namespaces),)
+                "SELECT id, path, status = 'missing' FROM ah.source_file "
+                "WHERE namespace = ANY(%s) AND origin_host IS NOT DISTINCT FROM %s",
+                (list(namespaces), self.host),
             ).fetchall()
         else:
             rows = self.conn.execute(
-                "SELECT id, path, status = 'missing' FROM ah.source_file WHERE path = ANY(%s)", (list(listed),)
+                "SELECT id, path, status = 'missing' FROM ah.source_file "
+                "WHERE path = ANY(%s) AND origin_host IS NOT DISTINCT FROM %s",
+                (list(listed), self.host),
             ).fetchall()
         gone = [i for i, path, missing in rows if not missing and path not in listed and not os.path.exists(path)]
         back = [i for i, path, missing in rows if missing and path in listed]
@@ -385,11 +510,57 @@ class Loader:
         summary.files_missing, summary.files_returned = len(gone), len(back)
 
     def _known(self) -> dict[str, _Known]:
+        """This host's catalogued files by path (another host's files may have the same paths)."""
         rows = self.conn.execute(
             "SELECT path, id, size, mtime_ns, indexed_offset, line_count, head_sha256, checkpoint_sha256, "
-            "parser_version, status FROM ah.source_file"
+            "parser_version, status FROM ah.source_file WHERE origin_host IS NOT DISTINCT FROM %s",
+            (self.host,),
         ).fetchall()
         return {r[0]: _Known(*r[1:]) for r in rows}
+
+    def _claim(self, files: list[tuple[FileRef, os.stat_result]]) -> None:
+        """Give this host's name to the unknown-host rows (loaded before migration 0024) of the
+        files this pass lists — the same file, seen again by the machine indexing it — where the
+        row is in the namespace the file is listed under, or in ``<agent>-local``: a machine that
+        indexed into a shared server before it had host namespaces (the homelab's ``claude-local``
+        becoming ``claude-<host>``), whose rows (file, sessions, messages) move to the namespace
+        the file is listed under now instead of being read again beside the old ones."""
+        if self.host is None or not files:
+            return
+        if self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM ah.source_file WHERE origin_host IS NULL)").fetchone()[
+            0
+        ]:
+            return  # the usual case once every machine has run: nothing to claim, no arrays sent
+        with self.conn.transaction():
+            claimed = self.conn.execute(
+                "WITH f AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS f(path, namespace, legacy)), "
+                "prior AS (SELECT sf.id, sf.namespace AS was FROM ah.source_file sf JOIN f ON sf.path = f.path "
+                "AND sf.namespace IN (f.namespace, f.legacy) WHERE sf.origin_host IS NULL FOR UPDATE OF sf) "
+                "UPDATE ah.source_file sf SET origin_host = %s, namespace = f.namespace FROM f, prior "
+                "WHERE prior.id = sf.id AND sf.path = f.path "
+                "AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = sf.path AND x.origin_host = %s) "
+                "RETURNING sf.id, sf.namespace, prior.was",
+                (
+                    [r.path for r, _ in files],
+                    [r.source.namespace for r, _ in files],
+                    [f"{r.source.agent}-local" for r, _ in files],
+                    self.host,
+                    self.host,
+                ),
+            ).fetchall()
+            if claimed:
+                self.conn.execute(
+                    "UPDATE ah.session SET origin_host = %s WHERE source_id = ANY(%s) AND origin_host IS NULL",
+                    (self.host, [r[0] for r in claimed]),
+                )
+            moved = [(i, ns) for i, ns, was in claimed if ns != was]
+            if moved:
+                for table in ("session", "message"):
+                    self.conn.execute(
+                        f"UPDATE ah.{table} t SET namespace = m.namespace FROM unnest(%s::bigint[], %s::text[]) "
+                        "AS m(id, namespace) WHERE t.source_id = m.id AND t.namespace IS DISTINCT FROM m.namespace",
+                        ([i for i, _ in moved], [ns for _, ns in moved]),
+                    )
 
     def _register(self, refs: list[FileRef], known: dict[str, _Known]) -> None:
         """Insert new files into ah.source_file in one statement (status 'new', offset 0)."""
@@ -404,10 +575,12 @@ class Loader:
             except (KeyError, ImportError):
                 versions[ref.source.agent] = None
         rows = self.conn.execute(
-            "INSERT INTO ah.source_file (path, namespace, agent, role, tier, rel_path, parser_version) "
-            "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
-            "ON CONFLICT (path) DO UPDATE SET namespace = EXCLUDED.namespace RETURNING path, id",
+            "INSERT INTO ah.source_file (path, namespace, agent, role, tier, rel_path, parser_version, origin_host) "
+            "SELECT *, %s::text FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
+            "ON CONFLICT ON CONSTRAINT source_file_path_host_key DO UPDATE SET namespace = EXCLUDED.namespace "
+            "RETURNING path, id",
             (
+                self.host,
                 [r.path for r in refs],
                 [r.source.namespace for r in refs],
                 [r.source.agent for r in refs],
@@ -633,6 +806,19 @@ class Loader:
         raise_if_lost(exc, self.conn, self._writer_conn)
 
     def _write(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
+        """`_write_once`, again when PostgreSQL broke a deadlock with another pass's batch (two
+        hosts' batches update the same term-statistics rows): the batch was rolled back whole,
+        so writing it again neither loses nor double-counts a row (`DEADLOCK_RETRIES`)."""
+        for attempt in range(DEADLOCK_RETRIES + 1):
+            try:
+                return self._write_once(batch, conn)
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+                if attempt == DEADLOCK_RETRIES:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        return None
+
+    def _write_once(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
         from agent_history.ingest.writer import Part, prepare_staging, write_parts
         from agent_history.model.rows import ParseIssueRow
 

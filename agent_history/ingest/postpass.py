@@ -19,10 +19,21 @@ from agent_history.db.prices import resolve_new_models
 from agent_history.ingest.isolate import raise_if_lost
 from agent_history.ingest.loops import refresh_loops
 
+DIRTY_IN_SCOPE = (
+    "SELECT d.session_id FROM ah.dirty_session d LEFT JOIN ah.session s ON s.id = d.session_id "
+    "WHERE %(ns)s::text[] IS NULL OR s.id IS NULL OR s.namespace = ANY(%(ns)s::text[])"
+)
+"""The dirty sessions a pass over namespaces ``ns`` rolls up (every one when NULL): those of its
+namespaces, and marks whose session is gone (a purge). Another host's pass, running at the same
+time over its own namespaces, rolls up its own."""
 
-def run_postpasses(conn: psycopg.Connection, *, now: datetime | None = None) -> int:
+
+def run_postpasses(
+    conn: psycopg.Connection, *, now: datetime | None = None, namespaces: list[str] | None = None
+) -> int:
     """Roll up every dirty session and clear the marks, in one transaction; returns the count.
     `now` is the loop post-pass's clock (default: the current time; tests pass their own).
+    `namespaces`: only the dirty sessions of these namespaces (`DIRTY_IN_SCOPE`; None = all).
 
     If that fails on a live connection (a value derived from one session that no column holds),
     it is rolled back and run again one session at a time: a session that still fails loses its
@@ -32,26 +43,36 @@ def run_postpasses(conn: psycopg.Connection, *, now: datetime | None = None) -> 
     """
     try:
         with conn.transaction():
-            rolled = _roll_up(conn, None, now)
+            rolled = _roll_up(conn, None, now, namespaces)
     except Exception as exc:  # noqa: BLE001 - sorted out: lost connection raises, else one by one
         raise_if_lost(exc, conn)
-        rolled = _one_session_at_a_time(conn, now)
+        rolled = _one_session_at_a_time(conn, now, namespaces)
     # ParadeDB: BM25 indexes are built after the first bulk load (docs/design.md §7); no-op on FTS
     ensure_bm25_indexes(conn)
     return rolled
 
 
-def _roll_up(conn: psycopg.Connection, only: int | None, now: datetime | None) -> int:
-    """The post-passes over the dirty sessions (`only` that one), clearing their marks; runs in
-    the caller's transaction; returns the sessions rolled up."""
+def _roll_up(
+    conn: psycopg.Connection, only: int | None, now: datetime | None, namespaces: list[str] | None = None
+) -> int:
+    """The post-passes over the dirty sessions (`only` that one; else those `DIRTY_IN_SCOPE` of
+    `namespaces`), clearing their marks; runs in the caller's transaction; returns the sessions
+    rolled up."""
     exists = conn.execute("SELECT to_regprocedure('ah.refresh_sessions(bigint[])')").fetchone()[0]
     if exists is None:
         return 0
     ids = conn.execute(
-        "WITH d AS (DELETE FROM ah.dirty_session WHERE %s::bigint IS NULL OR session_id = %s RETURNING session_id) "
+        "WITH d AS (DELETE FROM ah.dirty_session WHERE CASE WHEN %(only)s::bigint IS NULL "
+        f"THEN session_id IN ({DIRTY_IN_SCOPE}) ELSE session_id = %(only)s END RETURNING session_id) "
         "SELECT coalesce(array_agg(session_id), '{}') FROM d",
-        (only, only),
+        {"only": only, "ns": namespaces},
     ).fetchone()[0]
+    # each session is its source file's host's (migration 0024; NULL = unknown stays unknown)
+    conn.execute(
+        "UPDATE ah.session s SET origin_host = sf.origin_host FROM ah.source_file sf WHERE s.id = ANY(%s) "
+        "AND sf.id = s.source_id AND sf.origin_host IS NOT NULL AND s.origin_host IS DISTINCT FROM sf.origin_host",
+        (ids,),
+    )
     # model names first seen in these sessions get their price row before the rollup prices them
     resolve_new_models(conn, ids)
     rolled = int(conn.execute("SELECT ah.refresh_sessions(%s::bigint[])", (ids,)).fetchone()[0] or 0)
@@ -65,9 +86,9 @@ def _roll_up(conn: psycopg.Connection, only: int | None, now: datetime | None) -
     return rolled
 
 
-def _one_session_at_a_time(conn: psycopg.Connection, now: datetime | None) -> int:
+def _one_session_at_a_time(conn: psycopg.Connection, now: datetime | None, namespaces: list[str] | None) -> int:
     rolled = 0
-    for (session_id,) in conn.execute("SELECT session_id FROM ah.dirty_session ORDER BY 1").fetchall():
+    for (session_id,) in conn.execute(DIRTY_IN_SCOPE + " ORDER BY 1", {"ns": namespaces}).fetchall():
         try:
             with conn.transaction():
                 rolled += _roll_up(conn, session_id, now)

@@ -9,6 +9,13 @@ archive manifest and the tables listed in `KEPT_TABLES`), re-reads every hot fil
 cold file whose relative path is not present hot, then the archived transcripts whose hot file is
 gone (decompressed into a staging home, `archive.restore.stage`; their rows keep the original
 path with ``tier = 'archive'``).
+
+Many machines (docs/design.md §7 "Many machines"): a rebuild run with a host name covers *its
+scope* — the files that host indexed (``origin_host``), and the unknown-host rows (loaded before
+migration 0024) of the namespaces it indexes (`Scope`). When the catalogue holds nothing else
+and no other pass runs, the derived tables are emptied as before; otherwise only the scope's
+files and sessions are deleted (their rows follow by cascade) and another host's rows are
+untouched.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from agent_history.db.roles import COLLECTOR_TABLES
 from agent_history.harnesses import BY_NAME
 from agent_history.ingest.archive.restore import Staged, archived, relocate, stage
 from agent_history.ingest.discovery import Source
-from agent_history.ingest.loader import INDEX_LOCK, AnotherPassRunning, Loader, PassSummary
+from agent_history.ingest.loader import AnotherPassRunning, Loader, PassLocks, PassSummary
 from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
 
 DERIVED_TABLES: tuple[str, ...] = (
@@ -82,6 +89,58 @@ def truncate_derived(conn: psycopg.Connection, *, started: bool = False) -> None
             conn.execute("UPDATE ah.session_summary SET session_id = NULL WHERE session_id IS NOT NULL")
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The catalogued files a rebuild (or rebuild-check) covers: every file when `host` is None,
+    else those whose ``origin_host`` is `host` and the unknown-host ones (NULL) of `namespaces`."""
+
+    host: str | None = None
+    namespaces: frozenset[str] = frozenset()
+
+    SQL = "(%(host)s::text IS NULL OR sf.origin_host = %(host)s OR (sf.origin_host IS NULL AND sf.namespace = ANY(%(ns)s::text[])))"
+    """The scope as a condition on ``ah.source_file sf`` (parameters `params`)."""
+
+    def params(self) -> dict:
+        """The query parameters of `SQL`."""
+        return {"host": self.host, "ns": sorted(self.namespaces)}
+
+
+def scope_namespaces(conn: psycopg.Connection, scope: Scope) -> list[str]:
+    """The namespaces of the scope's catalogued files and of `scope.namespaces`, sorted."""
+    rows = conn.execute(f"SELECT DISTINCT namespace FROM ah.source_file sf WHERE {Scope.SQL}", scope.params())
+    return sorted({r[0] for r in rows} | set(scope.namespaces))
+
+
+def outside_scope(conn: psycopg.Connection, scope: Scope) -> bool:
+    """Whether the catalogue holds a file outside `scope` (another host's)."""
+    return bool(
+        conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM ah.source_file sf WHERE NOT {Scope.SQL})", scope.params()
+        ).fetchone()[0]
+    )
+
+
+def purge_scope(conn: psycopg.Connection, scope: Scope, namespaces: list[str], *, started: bool = False) -> None:
+    """Delete the scope's catalogued files and their sessions (every row of theirs follows by
+    cascade; sessions whose file is gone, in `namespaces`, too), in one transaction, leaving every
+    other host's rows untouched. With `started`, record that host's `rebuild_keys` key in the same
+    transaction."""
+    with conn.transaction():
+        ids = [r[0] for r in conn.execute(f"SELECT sf.id FROM ah.source_file sf WHERE {Scope.SQL}", scope.params())]
+        conn.execute(
+            "DELETE FROM ah.session WHERE source_id = ANY(%s) OR (source_id IS NULL AND namespace = ANY(%s))",
+            (ids, namespaces),
+        )
+        conn.execute("DELETE FROM ah.source_file WHERE id = ANY(%s)", (ids,))
+        if started:
+            conn.execute(
+                "INSERT INTO ah.meta (key, value) VALUES (%s, to_char(now() AT TIME ZONE 'UTC', "
+                '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\')) ON CONFLICT (key) DO UPDATE SET value = excluded.value, '
+                "updated_at = now()",
+                (rebuild_keys(scope.host)[-1],),
+            )
+
+
 class RebuildRefused(Exception):
     """A catalogued transcript is missing from both the hot and the cold tier."""
 
@@ -121,12 +180,14 @@ MAX_LISTED_MISSING = 100
 """Missing files `rebuild_check` keeps by path (what `rebuild-check` prints; the counts cover all)."""
 
 
-def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
-    """The hot homes the catalogue was built from (home = path minus its relative path)."""
+def catalogued_sources(conn: psycopg.Connection, scope: Scope = Scope()) -> list[Source]:
+    """The hot homes the catalogue (within `scope`: this host's files) was built from (home =
+    path minus its relative path)."""
     out: dict[tuple[str, str], Source] = {}
     for namespace, agent, path, rel in conn.execute(
         "SELECT DISTINCT ON (namespace, left(path, length(path) - length(rel_path) - 1)) namespace, agent, path, rel_path "
-        "FROM ah.source_file WHERE tier = 'hot' AND rel_path IS NOT NULL AND path LIKE '%%/' || rel_path"
+        f"FROM ah.source_file sf WHERE tier = 'hot' AND rel_path IS NOT NULL AND path LIKE '%%/' || rel_path AND {Scope.SQL}",
+        scope.params(),
     ):
         home = path[: len(path) - len(rel) - 1]
         row = BY_NAME.get(agent)
@@ -136,12 +197,15 @@ def catalogued_sources(conn: psycopg.Connection) -> list[Source]:
     return list(out.values())
 
 
-def rebuild_check(conn: psycopg.Connection, cold: list[Source], archive: Path | None = None) -> CheckResult:
-    """Count catalogued files per namespace: hot (the catalogued hot file exists), cold (a copy
-    exists under the namespace's cold copy at the same relative path), archive (a good copy is in
-    the archive at `archive`), cold_only (cold or archive, not hot), missing. The catalogue is
-    streamed (`verify.stream_rows`) and at most `MAX_LISTED_MISSING` paths kept: memory stays
-    bounded whatever its size (the archive's good copies are held as a set of keys)."""
+def rebuild_check(
+    conn: psycopg.Connection, cold: list[Source], archive: Path | None = None, scope: Scope = Scope()
+) -> CheckResult:
+    """Count catalogued files (within `scope`: this host's) per namespace: hot (the catalogued
+    hot file exists), cold (a copy exists under the namespace's cold copy at the same relative
+    path), archive (a good copy is in the archive at `archive`), cold_only (cold or archive, not
+    hot), missing. The catalogue is streamed (`verify.stream_rows`) and at most
+    `MAX_LISTED_MISSING` paths kept: memory stays bounded whatever its size (the archive's good
+    copies are held as a set of keys)."""
     from agent_history.ingest.verify import stream_rows
 
     cold_home = {s.namespace: s.home for s in cold}
@@ -149,7 +213,8 @@ def rebuild_check(conn: psycopg.Connection, cold: list[Source], archive: Path | 
     result = CheckResult()
     for namespace, path, rel, tier in stream_rows(
         conn,
-        "SELECT namespace, path, rel_path, tier FROM ah.source_file ORDER BY namespace, path",
+        f"SELECT namespace, path, rel_path, tier FROM ah.source_file sf WHERE {Scope.SQL} ORDER BY namespace, path",
+        scope.params(),
         name="ah_rebuild_check",
     ):
         counts = result.namespaces.setdefault(
@@ -179,6 +244,8 @@ def rebuild(
     allow_missing: bool = False,
     archive: Path | None = None,
     staging: Path | None = None,
+    scope: Scope = Scope(),
+    host: str | None = None,
     **loader_kw,
 ) -> PassSummary:
     """Empty the derived tables and re-read hot, then cold-only, then archive-only copies; returns
@@ -190,16 +257,22 @@ def rebuild(
     `allow_missing` drops the transcripts that are gone from every tier instead of refusing
     (the way to retire a deleted home).
 
+    `scope` limits the rebuild to one host's files (`Scope`; the default: the whole catalogue,
+    one machine) — the unknown-host files of the given sources' namespaces are in it too —,
+    leaving every other host's rows untouched. `host` is the ``origin_host`` the re-read rows get.
+
     Raises RebuildRefused (nothing truncated) if a catalogued file is in neither tier, and
-    AnotherPassRunning if an index pass holds the lock.
+    AnotherPassRunning if an index pass holds the lock of a namespace in scope.
     """
-    if not conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0]:
-        raise AnotherPassRunning("another index pass is running")
+    if scope.host is not None:
+        scope = Scope(scope.host, frozenset({*scope.namespaces, *(s.namespace for s in [*hot, *cold])}))
+    locks = PassLocks(conn)
+    locks.take(scope_namespaces(conn, scope))
     work: Path | None = None
     try:
         known = {(s.namespace, s.home) for s in hot}
-        hot = [*hot, *(s for s in catalogued_sources(conn) if (s.namespace, s.home) not in known)]
-        check = rebuild_check(conn, cold, archive)
+        hot = [*hot, *(s for s in catalogued_sources(conn, scope) if (s.namespace, s.home) not in known)]
+        check = rebuild_check(conn, cold, archive, scope)
         if check.would_refuse and not allow_missing:
             n = check.missing_count
             raise RebuildRefused(
@@ -214,32 +287,37 @@ def rebuild(
             if staging is not None:
                 staging.mkdir(parents=True, exist_ok=True)
             work = Path(tempfile.mkdtemp(prefix="ah-restore-", dir=staging))
-            staged = stage(conn, archive, [*hot, *cold], work)
+            mine = set(scope_namespaces(conn, scope)) if scope.host is not None else None
+            staged = stage(conn, archive, [*hot, *cold], work, mine)
             if staged.unreadable and not allow_missing:
                 raise RebuildRefused(
                     f"{len(staged.unreadable)} archived transcript(s) have no readable copy (first: "
                     f"{staged.unreadable[0]}); nothing was changed — `archive` re-copies files still on disk, "
                     "`rebuild --allow-missing` drops the others"
                 )
-        truncate_derived(conn, started=True)
+        # the whole catalogue only when it is all in scope and no other pass runs
+        if not outside_scope(conn, scope) and locks.take_all():
+            truncate_derived(conn, started=True)
+        else:
+            purge_scope(conn, scope, scope_namespaces(conn, scope), started=True)
     except BaseException:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
         raise
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
+        locks.release()
     hot_homes = {s.namespace: s.home for s in hot}
     shadowed = [
         dataclasses.replace(s, tier="cold", shadowed_by=(hot_homes[s.namespace],) if s.namespace in hot_homes else ())
         for s in cold
     ]
     try:
-        summary = Loader(conn, **loader_kw).run([*hot, *shadowed, *staged.sources])
+        summary = Loader(conn, host=host, **loader_kw).run([*hot, *shadowed, *staged.sources])
         if summary is None:
             raise AnotherPassRunning("another index pass is running")
         relocate(conn, staged.paths)
         if not summary.interrupted:
-            finish_rebuild(conn)
+            finish_rebuild(conn, scope.host)
         return summary
     finally:
         if work is not None:
@@ -251,14 +329,21 @@ REBUILD_KEY = "rebuild:started_at"
 removed when the re-read completes: while it is there the catalogue is a partial rebuild."""
 
 
-def finish_rebuild(conn: psycopg.Connection) -> None:
-    """Mark the rebuild complete (remove `REBUILD_KEY`)."""
-    conn.execute("DELETE FROM ah.meta WHERE key = %s", (REBUILD_KEY,))
+def rebuild_keys(host: str | None = None) -> list[str]:
+    """The `REBUILD_KEY`s a machine's rebuild sets: the whole catalogue's, and with `host` its
+    own scope's (``rebuild:started_at:<host>``): another host's rebuild under way is not this
+    machine's interrupted one."""
+    return [REBUILD_KEY, *([f"{REBUILD_KEY}:{host}"] if host else [])]
 
 
-def rebuild_interrupted(conn: psycopg.Connection) -> str | None:
-    """When a rebuild emptied the catalogue and did not finish re-reading: the time it started
-    (ISO 8601 text), else None. `index` and `status` say so: only `rebuild` brings back the
-    transcripts that exist only in cold copies and the archive."""
-    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (REBUILD_KEY,)).fetchone()
+def finish_rebuild(conn: psycopg.Connection, host: str | None = None) -> None:
+    """Mark the rebuild complete (remove `rebuild_keys`)."""
+    conn.execute("DELETE FROM ah.meta WHERE key = ANY(%s)", (rebuild_keys(host),))
+
+
+def rebuild_interrupted(conn: psycopg.Connection, host: str | None = None) -> str | None:
+    """When a rebuild emptied the catalogue (with `host`: or that host's scope) and did not
+    finish re-reading: the time it started (ISO 8601 text), else None. `index` and `status` say
+    so: only `rebuild` brings back the transcripts that exist only in cold copies and the archive."""
+    row = conn.execute("SELECT min(value) FROM ah.meta WHERE key = ANY(%s)", (rebuild_keys(host),)).fetchone()
     return row[0] if row else None

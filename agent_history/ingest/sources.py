@@ -12,19 +12,20 @@ from agent_history.ingest.discovery import PROJECT_HOME, Source, agent_of_namesp
 def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list[str] | None = None) -> list[Source]:
     """Sources for a pass: ``--home DIR`` (laid out like ~) replaces the configured homes;
     ``--source NAMESPACE=PATH`` adds one. A harness that keeps its files in each project (Aider,
-    Crush) gets ``<name>-local`` searching its ``[<name>] roots`` — or ``DIR`` with ``--home`` —
+    Crush) gets ``<name>-<profile>`` (``-local`` unless `Settings.profile` is the host) searching its ``[<name>] roots`` — or ``DIR`` with ``--home`` —
     (the loader adds the working directories the catalogue knows); a ``--source`` or
     ``[sources]`` path of such a harness is one more root of that namespace. Raises ValueError
     for a malformed ``--source``."""
     root = home.expanduser().resolve() if home else None
-    homes = home_layout(root) if root else dict(settings.sources)
+    profile = settings.profile  # `local`, or the host name when indexing into a shared server
+    homes = home_layout(root, profile) if root else dict(settings.sources)
     for spec in extra or []:
         if "=" not in spec:
             raise ValueError(f"--source must be NAMESPACE=PATH, got {spec!r}")
         name, path = spec.split("=", 1)
         homes[name.strip()] = Path(path).expanduser().resolve()
     projects = {
-        f"{h.name}-local": (h.name, (root,) if root else tuple(settings.project_roots.get(h.name, ())))
+        f"{h.name}-{profile}": (h.name, (root,) if root else tuple(settings.project_roots.get(h.name, ())))
         for h in HARNESSES
         if h.layout.projects
     }

@@ -85,7 +85,7 @@ STREAM_ROWS = 2000
 """Catalogue rows fetched per round trip: the check holds this many at a time, never the table."""
 
 
-def stream_rows(conn: psycopg.Connection, sql: str, params: tuple = (), *, name: str) -> Iterator[tuple]:
+def stream_rows(conn: psycopg.Connection, sql: str, params: tuple | dict = (), *, name: str) -> Iterator[tuple]:
     """The rows of `sql`, `STREAM_ROWS` at a time through a server-side cursor `name` (inside a
     transaction, or a savepoint of the caller's): memory bounded whatever the catalogue's size."""
     with conn.transaction(), conn.cursor(name=name) as cur:

@@ -65,7 +65,9 @@ KEYS: dict[str, frozenset[str]] = {
             "rank",
         }
     ),  # fmt: skip
-    "sessions": frozenset({"agents", "namespaces", "since", "until", "project", "subagents", "limit", "health"}),
+    "sessions": frozenset(
+        {"agents", "namespaces", "since", "until", "project", "subagents", "limit", "health", "hosts"}
+    ),
     "session": frozenset({"uid", "agent_id", "from", "to", "max_chars"}),
     "usage": frozenset(
         {"view", "by", "since", "until", "agents", "namespaces", "project", "model", "timezone", "window"}
@@ -260,11 +262,13 @@ class SessionsRequest:
     include_subagents: bool = False
     limit: int = SESSIONS_DEFAULT_LIMIT
     health: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
 
 
 def sessions_request(params: Mapping[str, Any], *, now: datetime | None = None, flags: bool = True) -> SessionsRequest:
     """The `SessionsRequest` for `params` (keys: `KEYS["sessions"]`; ``health`` a letter, a
-    range ``C-F`` or a list ``A,F``; ``subagents`` a bool). Raises RequestError."""
+    range ``C-F`` or a list ``A,F``; ``subagents`` a bool; ``hosts`` machine names, checked
+    against the catalogue by the caller). Raises RequestError."""
     check_keys("sessions", params)
     from agent_history.classify.health import grades_in
 
@@ -283,6 +287,7 @@ def sessions_request(params: Mapping[str, Any], *, now: datetime | None = None, 
         include_subagents=bool(params.get("subagents")),
         limit=_limit(params, SESSIONS_DEFAULT_LIMIT, MAX_LIMIT, flags),
         health=grades,
+        hosts=_values(params, "hosts"),
     )
 
 

@@ -50,6 +50,8 @@ class SessionSummary:
     health_score: int | None = None
     health_reasons: list[str] = field(default_factory=list)
     health_unknown: list[str] = field(default_factory=list)
+    origin_host: str | None = None
+    """The machine that indexed the session (migration 0024; None = unknown)."""
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -77,16 +79,20 @@ def list_sessions(
     include_subagents: bool = False,
     health: tuple[str, ...] = (),
     until: datetime | None = None,
+    hosts: tuple[str, ...] = (),
 ) -> list[SessionSummary]:
     """Sessions newest first (by start, else end). `project` is a cwd prefix; `since`
-    (inclusive) and `until` (exclusive) bound the start (or end) time; `health` keeps only
-    sessions graded one of these letters
+    (inclusive) and `until` (exclusive) bound the start (or end) time; `hosts` keeps the
+    sessions these machines indexed (``origin_host``); `health` keeps only sessions graded one
+    of these letters
     (`classify.health.grades_in` parses ``C-F``). Curated-out sessions
     (`search.filters.not_excluded`) are left out."""
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
     if not include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
-    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, project=project)
+    shared, params = session_filter(
+        agents=agents, namespaces=namespaces, since=since, until=until, project=project, hosts=hosts
+    )
     conds += shared
     if health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
@@ -109,7 +115,16 @@ def sessions_of(conn: psycopg.Connection, req: SessionsRequest) -> list[SessionS
         limit=req.limit,
         include_subagents=req.include_subagents,
         health=req.health,
+        hosts=req.hosts,
     )
+
+
+def known_hosts(conn: psycopg.Connection) -> list[str]:
+    """The machines that indexed a session (``session.origin_host``), sorted."""
+    return [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT origin_host FROM ah.session WHERE origin_host IS NOT NULL ORDER BY 1")
+    ]
 
 
 def summary_of(conn: psycopg.Connection, session_id: int) -> SessionSummary | None:
@@ -139,7 +154,7 @@ def _select(
                s.started_at, s.ended_at, s.duration_ms, s.message_count, s.prompt_count,
                s.tool_call_count, s.tool_error_count, s.subagent_count,
                {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd,
-               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}')
+               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}'), s.origin_host
         FROM picked JOIN ah.session AS s ON s.id = picked.id
         {health_join}
         LEFT JOIN LATERAL (

@@ -28,7 +28,7 @@ WITH calls AS (
            mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.cache_write_1h, mc.output, mc.reasoning,
            mc.recorded_cost_usd, s.id AS session_id, coalesce(s.root_session_id, s.id) AS root_id, coalesce(s.repo_id, r.repo_id) AS repo_id,
            coalesce(s.git_branch, r.git_branch) AS branch, mc.source_id AS call_source, mc.byte_offset AS call_offset,
-           mc.ttft_ms, mc.thinking_ms
+           mc.ttft_ms, mc.thinking_ms, coalesce(s.origin_host, r.origin_host) AS host
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS r ON r.id = s.root_session_id
@@ -56,7 +56,7 @@ SELECT k.ts, k.agent, k.namespace, k.session_uid, k.project, k.model,
        rp.name, k.recorded_cost_usd,
        1, NULL::bigint, NULL::bigint, NULL::timestamptz, NULL::boolean[], k.branch,
        (o.source_id IS NOT NULL)::int,
-       k.ttft_ms, (k.ttft_ms IS NOT NULL)::int, k.ttft_ms, k.thinking_ms, (k.thinking_ms IS NOT NULL)::int
+       k.ttft_ms, (k.ttft_ms IS NOT NULL)::int, k.ttft_ms, k.thinking_ms, (k.thinking_ms IS NOT NULL)::int, k.host
 FROM calls AS k
 LEFT JOIN out_of_range AS o ON o.source_id = k.call_source AND o.byte_offset = k.call_offset
 LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = coalesce((k.ts AT TIME ZONE 'UTC')::date, current_date)
@@ -68,7 +68,8 @@ ORDER BY k.ts NULLS LAST, k.id
 # loop, repo, branch): the rows of `Call(n=…)` for every view but blocks. Column order = Call's fields.
 _GROUPED_SQL = """
 WITH c (ts, agent, namespace, session_uid, project, model, iu, cr, w5, w1, out, rs, cost, priced, loop_id, repo,
-        recorded, n1, kn1, up1, last1, unknown1, branch, oor, ttft, ttft_n, ttft_max, think, think_n) AS ({calls})
+        recorded, n1, kn1, up1, last1, unknown1, branch, oor, ttft, ttft_n, ttft_max, think, think_n, host)
+     AS ({calls})
 SELECT min(ts), agent, namespace, session_uid, project, model,
        -- sum(bigint) is numeric: back to bigint, so token counts stay integers in the JSON
        sum(iu)::bigint, sum(cr)::bigint, sum(w5)::bigint, sum(w1)::bigint, sum(out)::bigint, sum(rs)::bigint,
@@ -80,10 +81,10 @@ SELECT min(ts), agent, namespace, session_uid, project, model,
        ARRAY[bool_or(iu IS NULL), bool_or(out IS NULL), bool_or(w5 IS NULL AND w1 IS NULL), bool_or(cr IS NULL),
              bool_or(num_nonnulls(iu, cr, w5, w1, out) = 0 OR oor = 1), bool_or(rs IS NULL)],
        branch, sum(oor)::int,
-       sum(ttft)::bigint, sum(ttft_n)::int, max(ttft_max), sum(think)::bigint, sum(think_n)::int
+       sum(ttft)::bigint, sum(ttft_n)::int, max(ttft_max), sum(think)::bigint, sum(think_n)::int, host
 FROM c
 GROUP BY date_bin('15 minutes', ts, TIMESTAMPTZ '2000-01-01 00:00+00'),
-         agent, namespace, session_uid, project, model, loop_id, repo, branch
+         agent, namespace, session_uid, project, model, loop_id, repo, branch, host
 ORDER BY 1 NULLS LAST
 """
 

@@ -1,4 +1,4 @@
-"""Usage per (UTC day, agent, model, project, branch): one query over ``ah.model_call`` joined to
+"""Usage per (UTC day, agent, model, project, branch, host): one query over ``ah.model_call`` joined to
 its session, cost from ``ah.priced_cost_usd`` at ``ah.price_for`` (sql/20_pricing.sql) — the web
 UI's usage page and the session page's by-model table (`read.analytics`). Rules:
 
@@ -26,7 +26,7 @@ from agent_history.session.filters import session_filter
 
 @dataclass(frozen=True, slots=True)
 class UsageCell:
-    """Calls of one (UTC day, agent, model, project, branch). Tokens in tokens, cost in USD;
+    """Calls of one (UTC day, agent, model, project, branch, host). Tokens in tokens, cost in USD;
     None = unknown."""
 
     day: date | None
@@ -42,12 +42,15 @@ class UsageCell:
     """The root session's working directory (None = not recorded)."""
     branch: str | None = None
     """The session's git branch (None = not recorded)."""
+    host: str | None = None
+    """The machine that indexed the session (``origin_host``; None = unknown)."""
 
 
 PRICED_CALLS_SQL = """
 WITH calls AS (
     SELECT mc.*, s.agent AS session_agent, (mc.ts AT TIME ZONE 'UTC')::date AS day,
-           coalesce(root.cwd, s.cwd) AS project, coalesce(s.git_branch, root.git_branch) AS branch
+           coalesce(root.cwd, s.cwd) AS project, coalesce(s.git_branch, root.git_branch) AS branch,
+           coalesce(s.origin_host, root.origin_host) AS host
     FROM ah.model_call AS mc
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS root ON root.id = s.root_session_id
@@ -76,10 +79,10 @@ _USAGE_SQL = (
     PRICED_CALLS_SQL
     + """
 SELECT day, session_agent, model, count(*) AS calls, sum(tokens)::bigint, sum(output)::bigint,
-       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch
+       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch, host
 FROM priced
-GROUP BY 1, 2, 3, 10, 11
-ORDER BY 1 NULLS LAST, 2, 3, 10, 11
+GROUP BY 1, 2, 3, 10, 11, 12
+ORDER BY 1 NULLS LAST, 2, 3, 10, 11, 12
 """
 )
 
@@ -92,7 +95,7 @@ def usage_cells(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> list[UsageCell]:
-    """Usage per (UTC day, agent, model, project, branch) for calls matching the filters (`since` inclusive,
+    """Usage per (UTC day, agent, model, project, branch, host) for calls matching the filters (`since` inclusive,
     `until` exclusive, on the call's timestamp; a bound excludes calls without one)."""
     shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, time="mc.ts")
     conds: list[sql.Composable] = [sql.SQL("TRUE"), *shared]

@@ -41,12 +41,14 @@ def session_filter(
     project: str | None = None,
     alias: str = "s",
     time: str | None = None,
+    hosts: tuple[str, ...] | list[str] = (),
 ) -> tuple[list[sql.Composable], dict]:
     """The filter conditions shared by the session listings (`read.sessions`, `read.efficiency`,
     the web pages): ``(conditions, params)`` to AND into a WHERE over a row `alias` with ``agent``,
     ``namespace`` and ``cwd`` columns. `since` is inclusive, `until` exclusive, both on the SQL
     expression `time` (default: the session's start, else its end); `project` is a cwd and
-    everything below it. Parameter names: agents, namespaces, since, until, project, project_like."""
+    everything below it; `hosts` the machines that indexed the session (``origin_host``).
+    Parameter names: agents, namespaces, since, until, project, project_like, hosts."""
     time = time or f"coalesce({alias}.started_at, {alias}.ended_at)"
     conds: list[sql.Composable] = []
     params: dict = {}
@@ -56,6 +58,9 @@ def session_filter(
     if namespaces:
         conds.append(sql.SQL(f"{alias}.namespace = ANY(%(namespaces)s)"))
         params["namespaces"] = list(namespaces)
+    if hosts:
+        conds.append(sql.SQL(f"{alias}.origin_host = ANY(%(hosts)s)"))
+        params["hosts"] = list(hosts)
     if since is not None:
         conds.append(sql.SQL(f"{time} >= %(since)s"))
         params["since"] = since

@@ -53,17 +53,20 @@ VIEW_KEY = {
 ATTRIBUTION: dict[str, str | None] = {
     "project": "project",
     "branch": "branch",
-    "host": None,
+    "host": "host",
     "model": "model",
     "agent": "agent",
 }
 """Attribution views (`usage --by KEY`) → the `Call` field grouped on: the root session's working
 directory, the session's git branch (its transcript's git context), the model as written, the
-harness. ``host``: the catalogue records no origin host yet (None), so every call is in one
-``(unknown)`` row and the totals say why (`HOST_UNKNOWN`)."""
+harness. ``host``: the session's ``origin_host`` (migration 0024); calls indexed before hosts
+were recorded are in the ``(unknown)`` row and the report says why (`HOST_UNKNOWN`)."""
 UNKNOWN_KEY = "(unknown)"
 """The row of an attribution view holding the calls whose key is not recorded."""
-HOST_UNKNOWN = "the catalogue records no origin host yet (a later schema change adds one)"
+HOST_UNKNOWN = (
+    "calls of sessions indexed before the catalogue recorded origin hosts (the next index pass on their machine "
+    "names them)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,8 @@ class Call:
     thinking_ms: int | None = None
     """Sum of the recorded thinking times of the `n` calls, ms (None: none recorded)."""
     thinking_calls: int = 0
+    host: str | None = None
+    """The machine that indexed the call's session (``session.origin_host``; None = unknown)."""
 
     def unknown(self, i: int) -> bool:
         """Whether the count of `PARTIAL_FIELDS[i]` is unknown for any call this row stands for."""
@@ -370,6 +375,6 @@ def build_report(
     totals["cost_usd"] = totals["pricedCost"]
     totals["unpriced_calls"] = totals["unpricedCalls"]
     out = {VIEW_KEY[view]: rows, "totals": totals}
-    if view == "host":
+    if view == "host" and any(r["period"] == UNKNOWN_KEY for r in rows):
         out["hostUnknown"] = HOST_UNKNOWN
     return out

@@ -34,6 +34,7 @@ LISTS = {
     "exclude_agent": "exclude_agents",
     "source_type": "source_types",
     "class": "classes",
+    "host": "hosts",
 }
 """Repeatable GET parameters → the request key holding their list."""
 RENAMED = {"q": "query"}

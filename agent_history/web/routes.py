@@ -289,6 +289,7 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
         by_agent=rollup(cells, "agent"),
         by_project=rollup(cells, "project"),
         by_branch=rollup(cells, "branch"),
+        by_host=rollup(cells, "host"),
         roles=roles,
         triggers=TRIGGERS,
         loops=loops,

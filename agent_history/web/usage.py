@@ -1,6 +1,6 @@
 """The usage page's tables and charts: breakdowns (`rollup`) and the charts' JSON (`chart_payload`)
 of the usage cells `read.usage_cells.usage_cells` reads (tokens and list-price cost per UTC day,
-agent, model, project and branch; its docstring gives the rules). Pure: unknown (None) stays
+agent, model, project, branch and host; its docstring gives the rules). Pure: unknown (None) stays
 unknown through every sum, never 0; cells without a day are shown in the tables, not on the
 charts.
 """
@@ -13,8 +13,8 @@ from decimal import Decimal
 
 from agent_history.read.usage_cells import UsageCell
 
-BREAKDOWNS = ("day", "model", "agent", "project", "branch")
-"""`rollup` keys. The host a call ran on is not recorded yet (the page says so)."""
+BREAKDOWNS = ("day", "model", "agent", "project", "branch", "host")
+"""`rollup` keys."""
 
 
 @dataclass(slots=True)
@@ -41,7 +41,7 @@ def _add(a, b):
 
 def rollup(cells: list[UsageCell], by: str) -> list[UsageTotal]:
     """Totals of `cells` by one of `BREAKDOWNS` (``day`` | ``model`` | ``agent`` | ``project`` |
-    ``branch``): days in order (unknown day last), the others by tokens, largest first. Raises
+    ``branch`` | ``host``): days in order (unknown day last), the others by tokens, largest first. Raises
     ValueError for another `by`."""
     if by not in BREAKDOWNS:
         raise ValueError(f"unknown breakdown {by!r} ({', '.join(BREAKDOWNS)})")

@@ -27,14 +27,14 @@ ParadeDB catalogues: the BM25 index does not read ``tsv``; unchanged. Message ve
 positions: prose is where phrases rank (the implicit phrase bonus checks ``tsv`` directly).
 
 Revision ID: 0025_store
-Revises: 0022_repo_more
+Revises: 0024_hosts
 Create Date: 2026-12-02
 """
 
 from alembic import op
 
 revision = "0025_store"
-down_revision = "0022_repo_more"
+down_revision = "0024_hosts"
 branch_labels = None
 depends_on = None
 

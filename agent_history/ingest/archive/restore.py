@@ -72,16 +72,20 @@ def choose_version(root: Path, copies: list[Copy]) -> Copy | None:
     return None
 
 
-def stage(conn: psycopg.Connection, root: Path, hot: list[Source], staging: Path) -> Staged:
+def stage(
+    conn: psycopg.Connection, root: Path, hot: list[Source], staging: Path, namespaces: set[str] | None = None
+) -> Staged:
     """Decompress into `staging` (``<staging>/<namespace>/<rel_path>``) the chosen version of every
-    archived transcript whose file is neither at its recorded path nor under a hot home of its
-    namespace; returns the cold sources to read (shadowed by the hot homes) and the path map."""
+    archived transcript (of `namespaces` when given: one machine's rebuild, another machine's
+    copies are in its own archive) whose file is neither at its recorded path nor under a hot home
+    of its namespace; returns the cold sources to read (shadowed by the hot homes) and the path map."""
     homes: dict[str, list[Path]] = defaultdict(list)
     for s in hot:
         homes[s.namespace].append(s.home)
     by_key: dict[tuple[str, str], list[Copy]] = defaultdict(list)
     for c in manifest.all_copies(conn):
-        by_key[(c.namespace, c.rel_path)].append(c)
+        if namespaces is None or c.namespace in namespaces:
+            by_key[(c.namespace, c.rel_path)].append(c)
     out = Staged()
     agents: dict[str, str] = {}
     for (namespace, rel), copies in sorted(by_key.items()):
@@ -130,6 +134,7 @@ def relocate(conn: psycopg.Connection, paths: dict[str, str]) -> int:
         return conn.execute(
             "UPDATE ah.source_file AS sf SET path = m.original, tier = 'archive' "
             "FROM unnest(%s::text[], %s::text[]) AS m(staged, original) "
-            "WHERE sf.path = m.staged AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = m.original)",
+            "WHERE sf.path = m.staged AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = m.original "
+            "AND x.origin_host IS NOT DISTINCT FROM sf.origin_host)",
             (list(paths), list(paths.values())),
         ).rowcount

@@ -20,8 +20,9 @@ new version's old copy is never touched. A copy whose manifest row cannot be wri
 manifest refuses) is removed again and the file reported in `ArchiveSummary.skipped`; a file of a
 kind not in `harnesses.spec.SOURCE_KINDS` is reported there unread.
 
-The pass holds its own advisory lock (`ARCHIVE_LOCK`, not the index lock: archiving and indexing
-run side by side). Errors are per file and one line each (`ArchiveSummary.skipped`), except a full
+The pass holds its own advisory locks, one per namespace it archives (`(ARCHIVE_LOCK_CLASS,
+hashtext(namespace))`, not the index locks: archiving and indexing run side by side, and two
+machines archive their own namespaces at once). Errors are per file and one line each (`ArchiveSummary.skipped`), except a full
 archive filesystem (`ArchiveFull`: the pass stops, nothing of the copy in progress counts) and an
 archive root that cannot be written (`ArchiveUnwritable`, before anything is read).
 """
@@ -57,7 +58,7 @@ from agent_history.ingest.archive.manifest import Copy
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.prefix import edge_hashes, prefix_change, update_windows
 
-ARCHIVE_LOCK = 0x61685F617263  # 'ah_arc'
+ARCHIVE_LOCK_CLASS = 0x61686172  # 'ahar': (ARCHIVE_LOCK_CLASS, hashtext(namespace)), one per namespace
 
 
 class AnotherArchivePass(Exception):
@@ -380,8 +381,15 @@ def archive_pass(
     Raises ArchiveUnwritable (nothing read), AnotherArchivePass, ArchiveFull (the pass stops;
     copies made before it count, the one in progress does not)."""
     check_writable(root)
-    if not conn.execute("SELECT pg_try_advisory_lock(%s)", (ARCHIVE_LOCK,)).fetchone()[0]:
-        raise AnotherArchivePass("another archive pass is running")
+    sources = list(sources)
+    held: list[str] = []
+    for namespace in sorted({s.namespace for s in sources}):
+        if not conn.execute(
+            "SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (ARCHIVE_LOCK_CLASS, namespace)
+        ).fetchone()[0]:
+            _unlock(conn, held)
+            raise AnotherArchivePass(f"another archive pass is running (it is archiving {namespace})")
+        held.append(namespace)
     started = time.monotonic()
     summary = ArchiveSummary()
     try:
@@ -398,12 +406,18 @@ def archive_pass(
         return summary
     finally:
         summary.seconds = time.monotonic() - started
-        with contextlib.suppress(psycopg.Error):
-            conn.execute("SELECT pg_advisory_unlock(%s)", (ARCHIVE_LOCK,))
+        _unlock(conn, held)
+
+
+def _unlock(conn: psycopg.Connection, namespaces: list[str]) -> None:
+    """Release the archive locks of `namespaces` (a lost connection has released them)."""
+    with contextlib.suppress(psycopg.Error):
+        for namespace in namespaces:
+            conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (ARCHIVE_LOCK_CLASS, namespace))
 
 
 __all__ = [
-    "ARCHIVE_LOCK",
+    "ARCHIVE_LOCK_CLASS",
     "AnotherArchivePass",
     "ArchiveFull",
     "ArchiveSummary",

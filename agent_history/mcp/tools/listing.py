@@ -69,6 +69,11 @@ SESSIONS = ToolSpec(
             "type": "string",
             "description": "Only sessions of this health grade: a letter (F), a range (C-F) or a list (A,F).",
         },
+        "hosts": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Only sessions indexed by these machines (their `[host] name`, `origin_host`).",
+        },
         "limit": limit_schema(20, MAX_SESSIONS, "sessions"),
     },
     handler=sessions_handler,
