@@ -92,3 +92,17 @@ def test_an_out_of_range_count_is_partial_usage_and_a_missing_one_is_not(db, cli
     assert "≥$0.00" in total_row and "unpriced" not in total_row
     assert "1 call wrote a token count out of range (stored unknown" in table.stdout
     assert "1 call unpriced (cost unknown, never 0): acme-proxy-large; the priced calls cost $0.00" in table.stdout
+
+
+def test_the_web_usage_cells_mark_the_same_day_as_a_lower_bound(db, own_tmp):
+    """The web page's cells (`read.usage_cells`) count the out-of-range call as partial, as the
+    CLI does, so the page shows ≥ and "1 with unknown token counts" rather than a whole total."""
+    from agent_history.read.usage_cells import usage_cells
+    from agent_history.web.usage import rollup
+
+    assert index(db, _home(own_tmp / "home-partial")).files_failed == 0
+    with db.connect() as conn:
+        days = {t.key: t for t in rollup(usage_cells(conn), "day")}
+    day1, day2 = days["2026-02-01"], days["2026-02-02"]
+    assert (day1.calls, day1.tokens, day1.output_tokens, day1.partial_calls) == (2, 380, 30, 1)
+    assert (day2.calls, day2.tokens, day2.partial_calls) == (1, 50, 0)

@@ -160,3 +160,12 @@ def test_bidi_overrides_in_titles_links_and_snippets_are_shown_not_obeyed():
     assert "\u202e" not in got and "\u2067" not in got
     assert got.count("invoice&lt;U+202E&gt;gpj.exe") == 2
     assert "<mark>inv&lt;U+2067&gt;oice</mark>" in got
+
+
+def test_a_title_with_terminal_controls_shows_them_as_the_snippets_do():
+    """A title (any ``{{ … }}`` value) shows ESC and BEL as control pictures, as `visible` does in
+    snippets and the CLI does with ``^[`` — never dropped by the browser; layout controls stay."""
+
+    title = "\x1b]0;pwned\x07 a\tb\r\nc \u202e"
+    html = environment().from_string("<h1>{{ t }}</h1>").render(t=title)
+    assert html == "<h1>\u241b]0;pwned\u2407 a\tb\r\nc &lt;U+202E&gt;</h1>"

@@ -44,9 +44,12 @@ class UsageCell:
     """The session's git branch (None = not recorded)."""
     host: str | None = None
     """The machine that indexed the session (``origin_host``; None = unknown)."""
+    partial_calls: int = 0
+    """Calls whose token counts are unknown (none recorded) or were written out of range (stored
+    NULL with a ``value_out_of_range`` issue): the cell's tokens and cost are lower bounds."""
 
 
-PRICED_CALLS_SQL = """
+PRICED_CALLS_SQL = r"""
 WITH calls AS (
     SELECT mc.*, s.agent AS session_agent, (mc.ts AT TIME ZONE 'UTC')::date AS day,
            coalesce(root.cwd, s.cwd) AS project, coalesce(s.git_branch, root.git_branch) AS branch,
@@ -55,6 +58,12 @@ WITH calls AS (
     JOIN ah.session AS s ON s.id = mc.session_id
     LEFT JOIN ah.session AS root ON root.id = s.root_session_id
     WHERE NOT coalesce(mc.is_api_error, false) AND {where}
+), out_of_range AS (
+    -- calls with a token count outside its column's range (model/limits.py stored it NULL and
+    -- recorded a value_out_of_range issue at the call's record), as read.usage counts them
+    SELECT DISTINCT source_id, byte_offset FROM ah.parse_issue
+    WHERE kind = 'value_out_of_range'
+      AND detail ~ 'model_call\.(input_uncached|cache_read|cache_write_5m|cache_write_1h|output|reasoning)'
 ), prices AS (
     -- one price lookup per (model, UTC day), as the session rollup does: ah.price_for scans the
     -- pattern table, and a long session has thousands of calls of one model on one day
@@ -66,9 +75,12 @@ WITH calls AS (
                               c.output) AS cost,
            CASE WHEN num_nonnulls(c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output) > 0
                 THEN coalesce(c.input_uncached, 0) + coalesce(c.cache_read, 0) + coalesce(c.cache_write_5m, 0)
-                   + coalesce(c.cache_write_1h, 0) + coalesce(c.output, 0) END AS tokens
+                   + coalesce(c.cache_write_1h, 0) + coalesce(c.output, 0) END AS tokens,
+           num_nonnulls(c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output) = 0
+             OR o.source_id IS NOT NULL AS partial
     FROM calls AS c
     LEFT JOIN prices AS p ON p.model = c.model AND p.day IS NOT DISTINCT FROM c.day
+    LEFT JOIN out_of_range AS o ON o.source_id = c.source_id AND o.byte_offset = c.byte_offset
 )
 """
 """Model calls matching {where} (aliases `mc`, `s`) with their list-price `cost` (USD, NULL =
@@ -79,7 +91,8 @@ _USAGE_SQL = (
     PRICED_CALLS_SQL
     + """
 SELECT day, session_agent, model, count(*) AS calls, sum(tokens)::bigint, sum(output)::bigint,
-       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch, host
+       sum(cost), count(*) FILTER (WHERE cost IS NULL), sum(recorded_cost_usd), project, branch, host,
+       count(*) FILTER (WHERE partial)
 FROM priced
 GROUP BY 1, 2, 3, 10, 11, 12
 ORDER BY 1 NULLS LAST, 2, 3, 10, 11, 12

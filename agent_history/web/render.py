@@ -102,12 +102,19 @@ def query(params: dict, **changes) -> str:
     return urlencode({k: v for k, v in merged.items() if v not in (None, "", [])}, doseq=True)
 
 
+_SHOWN_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""C0 controls but tab, newline and carriage return (text layout, kept), and DEL."""
+
+
 def _finalize(value):
-    """Every ``{{ … }}`` output: bidi overrides shown as ``<U+XXXX>`` (`agent_history.bidi`) in
-    titles, link text and everything else, escaped as the value is (Markup stays Markup)."""
+    """Every ``{{ … }}`` output: bidi overrides shown as ``<U+XXXX>`` (`agent_history.bidi`) and
+    other controls (ESC, BEL …) as their control pictures, as `visible` shows them in snippets —
+    in titles, link text and everything else — escaped as the value is (Markup stays Markup)."""
     if isinstance(value, Markup):
         return Markup(BIDI.sub(lambda m: f"&lt;U+{ord(m.group()):04X}&gt;", str(value)))
-    return show_bidi(value) if isinstance(value, str) else value
+    if isinstance(value, str):
+        return show_bidi(_SHOWN_CONTROLS.sub(lambda m: visible(m.group(0)), value))
+    return value
 
 
 def environment() -> jinja2.Environment:

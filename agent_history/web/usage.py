@@ -28,6 +28,8 @@ class UsageTotal:
     cost_usd: Decimal | None = None
     unpriced_calls: int = 0
     recorded_cost_usd: Decimal | None = None
+    partial_calls: int = 0
+    """Calls with unknown or out-of-range token counts: tokens and cost are lower bounds (≥)."""
 
 
 def _add(a, b):
@@ -56,6 +58,7 @@ def rollup(cells: list[UsageCell], by: str) -> list[UsageTotal]:
         t.cost_usd = _add(t.cost_usd, c.cost_usd)
         t.unpriced_calls += c.unpriced_calls
         t.recorded_cost_usd = _add(t.recorded_cost_usd, c.recorded_cost_usd)
+        t.partial_calls += c.partial_calls
     rows = list(out.values())
     if by == "day":
         return sorted(rows, key=lambda t: (t.key == "unknown", t.key))
