@@ -378,6 +378,13 @@ class Settings:
     """One-line warnings about the config file (unknown sections) for the caller to show."""
 
     @property
+    def archive_host(self) -> str:
+        """``ah.archive_copy.origin_host`` of this machine's archive copies: its host name when
+        the namespaces follow it (several machines share the catalogue, each with its own
+        archive), else '' (one machine; also every copy archived before hosts existed)."""
+        return self.host if self.host and self.profile == self.host else ""
+
+    @property
     def profile(self) -> str:
         """The profile of this machine's default namespaces (``<agent>-<profile>``): the host
         name when a host was named or the DSN is remote (`dsn_is_remote`: several machines may

@@ -246,6 +246,32 @@ def test_one_hosts_rebuild_leaves_the_other_hosts_rows_untouched(world, pg_serve
         drop_database(database)
 
 
+def test_each_host_archives_verifies_and_counts_its_own_copies(world, pg_server):
+    """Two machines archive into one manifest, each into its own archive directory: every copy
+    is recorded with its machine's name, and `archive --verify` and `status` on one machine see
+    its copies only — the other's are on another disk, never "missing" here."""
+    database = clone_database(pg_server, template=world["dbs"]["both"].name, prefix="hosts_archive")
+    try:
+        envs = {h: host_env(world["base"] / "archive", h, database.dsn, database.reader_dsn) for h in HOSTS}
+        copied = {}
+        for h in HOSTS:
+            done = cli("archive", "--home", str(world["homes"][h]), "--json", env=envs[h])
+            assert done.returncode == 0, done.stdout + done.stderr
+            copied[h] = json.loads(done.stdout)["copied"]
+        with database.connect() as conn:
+            rows = dict(conn.execute("SELECT origin_host, count(*) FROM ah.archive_copy GROUP BY 1").fetchall())
+        assert rows == copied and all(copied.values())  # no copy of unknown machine ('')
+        for h in HOSTS:
+            verified = cli("archive", "--verify", "--json", env=envs[h])
+            assert verified.returncode == 0, verified.stdout + verified.stderr
+            result = json.loads(verified.stdout)
+            assert (result["checked"], result["bad"]) == (copied[h], [])
+            status = json.loads(cli("status", "--json", env=envs[h]).stdout)
+            assert status["archive"]["copies"] == copied[h]
+    finally:
+        drop_database(database)
+
+
 def test_usage_by_host_and_sessions_by_host(world):
     dbs, envs = world["dbs"], world["envs"]
     by_host = json.loads(cli("usage", "--by", "host", "--json", "--timezone", "UTC", env=envs["alpha"]).stdout)

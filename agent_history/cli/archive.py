@@ -54,7 +54,7 @@ def run_archive_pass(
     from agent_history.ingest.archive.run import AnotherArchivePass, ArchiveFull, ArchiveUnwritable, archive_pass
 
     try:
-        summary = archive_pass(conn, sources, db.settings.archive_root, stop=stop)
+        summary = archive_pass(conn, sources, db.settings.archive_root, stop=stop, host=db.settings.archive_host)
     except ArchiveUnwritable as exc:
         if keep_going:
             print_event(f"archive pass skipped: {exc}")
@@ -151,7 +151,7 @@ def _verify(db, *, json: bool) -> None:
     from agent_history.ingest.archive.verify import verify_archive
 
     with db.connect(autocommit=True) as conn:
-        result = verify_archive(conn, db.settings.archive_root)
+        result = verify_archive(conn, db.settings.archive_root, db.settings.archive_host)
     if json:
         print_json(result.as_dict())
     else:

@@ -367,7 +367,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         data["embedding"] = embedding_status(conn, db.settings.embedding)
         data["journal_sync"] = journal_status(conn)
         data["collector"] = collector_status(conn, embedded=db.is_embedded)
-        data["archive"] = archive_status(conn, db.settings.archive_root)
+        data["archive"] = archive_status(conn, db.settings.archive_root, db.settings.archive_host)
         data["secrets"] = secret_counts(conn)
         dbs = server_summary(db, conn)  # on this connection: one query, no row counts
     # the homes this catalogue holds transcripts of (the configured ones when it holds none yet)

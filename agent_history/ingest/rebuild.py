@@ -209,7 +209,7 @@ def rebuild_check(
     from agent_history.ingest.verify import stream_rows
 
     cold_home = {s.namespace: s.home for s in cold}
-    in_archive = archived(conn, archive) if archive is not None else set()
+    in_archive = archived(conn, archive, None) if archive is not None else set()  # files are scoped
     result = CheckResult()
     for namespace, path, rel, tier in stream_rows(
         conn,

@@ -128,7 +128,8 @@ def _archive_tier(conn: psycopg.Connection, ctx: CollectContext, out: list[Sampl
         return {}
     rows = conn.execute(
         "SELECT namespace, rel_path, archive_file, compressed_size, source_mtime_ns, verify_error "
-        "FROM ah.archive_copy WHERE origin_host = ''"
+        "FROM ah.archive_copy WHERE origin_host = %s",
+        (ctx.settings.archive_host,),
     ).fetchall()
     if not rows:
         return {}

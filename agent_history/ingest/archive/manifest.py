@@ -51,32 +51,34 @@ def _copy(row) -> Copy:
     return Copy(*values)
 
 
-def all_copies(conn: psycopg.Connection, *, namespace: str | None = None) -> list[Copy]:
-    """Every row of this machine's archive (origin_host ''), by namespace, path, version."""
-    where = "origin_host = '' " + ("AND namespace = %s " if namespace else "")
+def all_copies(conn: psycopg.Connection, *, namespace: str | None = None, host: str | None = "") -> list[Copy]:
+    """Every row of one machine's archive, by namespace, path, version: `host` is the
+    ``origin_host`` of that machine's copies (`config.Settings.archive_host`: '' on a single
+    machine, its host name when several share the catalogue); None: every machine's rows."""
+    where = "(%(host)s::text IS NULL OR origin_host = %(host)s) " + ("AND namespace = %(ns)s " if namespace else "")
     return [
         _copy(r)
         for r in conn.execute(
             f"SELECT {COLUMNS} FROM ah.archive_copy WHERE {where}ORDER BY namespace, rel_path, version",
-            (namespace,) if namespace else (),
+            {"host": host, "ns": namespace},
         )
     ]
 
 
-def newest_versions(conn: psycopg.Connection) -> dict[tuple[str, str], Copy]:
-    """(namespace, rel_path) → the row of its highest version."""
+def newest_versions(conn: psycopg.Connection, host: str = "") -> dict[tuple[str, str], Copy]:
+    """(namespace, rel_path) → the row of its highest version, of `host`'s copies (`all_copies`)."""
     out: dict[tuple[str, str], Copy] = {}
-    for c in all_copies(conn):
+    for c in all_copies(conn, host=host):
         out[(c.namespace, c.rel_path)] = c  # ordered by version: the last one wins
     return out
 
 
-def insert(conn: psycopg.Connection, c: Copy) -> int:
-    """Insert a new version's row; returns its id."""
+def insert(conn: psycopg.Connection, c: Copy, host: str = "") -> int:
+    """Insert a new version's row, a copy of machine `host` (`all_copies`); returns its id."""
     return conn.execute(
         "INSERT INTO ah.archive_copy (namespace, agent, kind, path, rel_path, version, archive_file, size, sha256, "
-        "compressed_size, source_size, source_mtime_ns, head_sha256, checkpoint_sha256, prefix_windows, table_rows) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        "compressed_size, source_size, source_mtime_ns, head_sha256, checkpoint_sha256, prefix_windows, table_rows, "
+        "origin_host) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
         (
             c.namespace,
             c.agent,
@@ -94,6 +96,7 @@ def insert(conn: psycopg.Connection, c: Copy) -> int:
             c.checkpoint_sha256,
             Jsonb(c.prefix_windows) if c.prefix_windows is not None else None,
             Jsonb(c.table_rows) if c.table_rows is not None else None,
+            host,
         ),
     ).fetchone()[0]
 

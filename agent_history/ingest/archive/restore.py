@@ -40,12 +40,15 @@ class Staged:
     unreadable: list[str] = field(default_factory=list)
 
 
-def archived(conn: psycopg.Connection, root: Path) -> set[tuple[str, str]]:
-    """(namespace, rel_path) of every transcript with a good copy on disk under `root`. Reads
-    only those three columns of the good copies, row by row (no `manifest.Copy` per version)."""
+def archived(conn: psycopg.Connection, root: Path, host: str | None = "") -> set[tuple[str, str]]:
+    """(namespace, rel_path) of every transcript with a good copy on disk under `root`, of
+    machine `host`'s copies (`manifest.all_copies`; None: every machine's). Reads only those
+    three columns of the good copies, row by row (no `manifest.Copy` per version)."""
     out: set[tuple[str, str]] = set()
     for namespace, rel_path, archive_file in conn.execute(
-        "SELECT namespace, rel_path, archive_file FROM ah.archive_copy WHERE origin_host = '' AND verify_error IS NULL"
+        "SELECT namespace, rel_path, archive_file FROM ah.archive_copy "
+        "WHERE (%(host)s::text IS NULL OR origin_host = %(host)s) AND verify_error IS NULL",
+        {"host": host},
     ):
         if (namespace, rel_path) not in out and (root / archive_file).is_file():
             out.add((namespace, rel_path))
@@ -83,7 +86,7 @@ def stage(
     for s in hot:
         homes[s.namespace].append(s.home)
     by_key: dict[tuple[str, str], list[Copy]] = defaultdict(list)
-    for c in manifest.all_copies(conn):
+    for c in manifest.all_copies(conn, host=None):  # by namespace: one machine's are its own
         if namespaces is None or c.namespace in namespaces:
             by_key[(c.namespace, c.rel_path)].append(c)
     out = Staged()

@@ -168,9 +168,9 @@ def _sha256_of(fh, size: int) -> bytes:
 
 
 class _Pass:
-    def __init__(self, conn, root: Path, summary: ArchiveSummary, on_file):
-        self.conn, self.root, self.summary, self.on_file = conn, root, summary, on_file
-        self.newest = manifest.newest_versions(conn)
+    def __init__(self, conn, root: Path, summary: ArchiveSummary, on_file, host: str = ""):
+        self.conn, self.root, self.summary, self.on_file, self.host = conn, root, summary, on_file, host
+        self.newest = manifest.newest_versions(conn, host)
 
     def one(self, ref: FileRef) -> None:
         s = self.summary
@@ -342,7 +342,7 @@ class _Pass:
                 if grow and old is not None:
                     manifest.replace(self.conn, row)
                 else:
-                    row.id = manifest.insert(self.conn, row)
+                    row.id = manifest.insert(self.conn, row, self.host)
         except psycopg.Error as exc:
             # no row names the copy just written: remove it (never an orphan in the archive)
             if old is None or old.archive_file != written.archive_file:
@@ -374,9 +374,11 @@ def archive_pass(
     *,
     stop: threading.Event | None = None,
     on_file: Callable[[FileRef], None] | None = None,
+    host: str = "",
 ) -> ArchiveSummary:
     """Copy what changed in `sources` (hot homes) into the archive at `root`; see the module
-    docstring. `on_file(ref)` is called before a file is read for copying (progress).
+    docstring. `on_file(ref)` is called before a file is read for copying (progress). `host`:
+    this machine's ``origin_host`` in the manifest (`config.Settings.archive_host`).
 
     Raises ArchiveUnwritable (nothing read), AnotherArchivePass, ArchiveFull (the pass stops;
     copies made before it count, the one in progress does not)."""
@@ -393,7 +395,7 @@ def archive_pass(
     started = time.monotonic()
     summary = ArchiveSummary()
     try:
-        one = _Pass(conn, root, summary, on_file)
+        one = _Pass(conn, root, summary, on_file, host)
         for source in sources:
             if source.tier != "hot" or not (source.home.is_dir() or source.home.is_file()):
                 continue

@@ -10,19 +10,21 @@ import psycopg
 from agent_history.ingest.archive.restore import archived
 
 
-def archive_status(conn: psycopg.Connection, root: Path) -> dict:
+def archive_status(conn: psycopg.Connection, root: Path, host: str = "") -> dict:
     """The archive at `root` as a JSON-ready dict: ``path``; ``files`` (transcripts with a copy),
     ``copies`` (versions), ``bytes`` (uncompressed) and ``compressed_bytes``; ``bad_copies`` (failed
     their last verification); ``last_archived_at``; ``archive_only_sessions``: catalogued sessions
-    (main threads) whose transcript is gone from its home and kept only in the archive."""
+    (main threads) whose transcript is gone from its home and kept only in the archive. Of
+    machine `host`'s copies (`manifest.all_copies`): another machine's archive is its own."""
     files, copies, size, compressed, bad, last = conn.execute(
         "SELECT count(DISTINCT (namespace, rel_path)), count(*), coalesce(sum(size), 0), "
         "coalesce(sum(compressed_size), 0), count(*) FILTER (WHERE verify_error IS NOT NULL), max(archived_at) "
-        "FROM ah.archive_copy WHERE origin_host = ''"
+        "FROM ah.archive_copy WHERE origin_host = %s",
+        (host,),
     ).fetchone()
     only = 0
     if copies:
-        kept = archived(conn, root)
+        kept = archived(conn, root, host)
         for namespace, rel, path in conn.execute(
             "SELECT sf.namespace, sf.rel_path, sf.path FROM ah.session AS s "
             "JOIN ah.source_file AS sf ON sf.id = s.source_id WHERE s.agent_id = ''"

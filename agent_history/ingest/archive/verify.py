@@ -50,12 +50,13 @@ def verify_copy(root: Path, c: manifest.Copy) -> str | None:
     return None
 
 
-def verify_archive(conn: psycopg.Connection, root: Path) -> VerifyResult:
-    """Re-hash every copy (this machine's rows); record each outcome in the manifest
+def verify_archive(conn: psycopg.Connection, root: Path, host: str = "") -> VerifyResult:
+    """Re-hash every copy of this machine's rows (`host`: `manifest.all_copies`; another
+    machine's copies are on its disk, not missing here); record each outcome in the manifest
     (``verified_at``, ``verify_error``). Returns what was found."""
     started = time.monotonic()
     result = VerifyResult()
-    for c in manifest.all_copies(conn):
+    for c in manifest.all_copies(conn, host=host):
         error = verify_copy(root, c)
         result.checked += 1
         if error is None:
