@@ -1,6 +1,7 @@
 """`skills`, `permissions`, `closeouts` (issue 30): thin, over `read.installed`; what `collect`
 read of the harnesses' configuration and the loops' charters and closeouts. Each exits 1 when
-it has nothing to show (and says to run `collect`)."""
+it has nothing to show: before any `collect` it says to run it, after one it says where `collect`
+looked (`repos.installed`'s directories) and found none."""
 
 from __future__ import annotations
 
@@ -15,6 +16,19 @@ from agent_history.timestamps import minute
 NOTHING = "nothing collected: run `agent-history collect`"
 
 
+def _none_found(what: str, repositories: int | None, in_repository: str, in_homes: str = "") -> str:
+    """The line for an empty list: `NOTHING` before any `collect` (`repositories` None), else
+    what was looked for where: `in_repository` (paths in each collected repository) and
+    `in_homes` (paths in the harness homes, when `collect` reads them)."""
+    if repositories is None:
+        return NOTHING
+    homes = f" and in the harness homes ({in_homes})" if in_homes else ""
+    return (
+        f"no {what} found: `collect` looked in {count(repositories, 'collected repository', 'collected repositories')} "
+        f"({in_repository}){homes}"
+    )
+
+
 def _print(text: str) -> None:
     console.print(text, soft_wrap=True, highlight=False, markup=False)
 
@@ -27,19 +41,23 @@ def skills_cmd(
 ) -> None:
     """Installed skills and plugins (name, source, version or SKILL.md hash) and the sessions that used them."""
     from agent_history.cli.read import _agents
-    from agent_history.read.installed import list_skills
+    from agent_history.read.installed import collected_repositories, list_skills
+    from agent_history.repos.installed import PLUGINS_FILE, PROJECT_SKILL_DIRS, USER_SKILL_DIRS
 
     if agent is not None:
         (agent,) = _agents([agent])  # an unknown agent is a usage error (exit 2)
     with database().connect() as conn:
         rows = list_skills(conn, harness=agent, include_gone=gone)
         collected = bool(rows) or bool(list_skills(conn, harness=None, include_gone=True))
+        repositories = None if rows or collected else collected_repositories(conn)
     if json:
         print_json({"skills": [r.as_dict() for r in rows]})
     elif not rows and collected:  # the filters (an agent, installed only) leave nothing
         _print("no skill or plugin matches" + ("" if gone else " (`--gone` lists those no longer installed)"))
     elif not rows:
-        _print(NOTHING)
+        in_homes = ", ".join(f"{h} {d}/" for h, d in USER_SKILL_DIRS) + f", claude {PLUGINS_FILE}"
+        in_repository = ", ".join(f"{d}/" for _, d in PROJECT_SKILL_DIRS)
+        _print(_none_found("skill or plugin", repositories, in_repository, in_homes))
     else:
         table = compact_table("agent", "kind", "scope", "name", "source", "version", "sessions", "last used")
         for r in rows:
@@ -55,10 +73,12 @@ def skills_cmd(
 @app.command("permissions")
 def permissions_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Allow/deny/ask rules of the harnesses' settings files, beside the denials transcripts record."""
-    from agent_history.read.installed import permission_view
+    from agent_history.read.installed import collected_repositories, permission_view
+    from agent_history.repos.installed import PROJECT_SETTINGS, USER_SETTINGS
 
     with database().connect() as conn:
         rules, denials = permission_view(conn)
+        repositories = None if rules else collected_repositories(conn)
     if json:
         print_json({"rules": [r.as_dict() for r in rules], "denials": [d.as_dict() for d in denials]})
     else:
@@ -68,7 +88,9 @@ def permissions_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.
                 table.add_row(r.harness, r.scope, r.list, r.rule, f"{r.denials:,}")
             console.print(table)
         else:
-            _print(f"no permission rules: {NOTHING}")
+            in_repository = ", ".join(f for _, _, f in PROJECT_SETTINGS)
+            in_homes = ", ".join(f"{h} {f}" for h, f in USER_SETTINGS)
+            _print(_none_found("permission rule", repositories, in_repository, in_homes))
         if denials:
             _print("denied tool calls in transcripts:")
             table = compact_table("agent", "tool", "denied", "sessions", "last")
@@ -83,14 +105,23 @@ def permissions_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.
 @app.command("closeouts")
 def closeouts_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Loop charters and closeouts in the collected repositories: path, SHA-256, first line, mtime (never the body)."""
-    from agent_history.read.installed import loop_files
+    from agent_history.read.installed import collected_repositories, loop_files
+    from agent_history.repos.git import LOOP_FILES_PATHSPEC
 
     with database().connect() as conn:
         rows = loop_files(conn)
+        repositories = None if rows else collected_repositories(conn)
     if json:
         print_json({"files": [r.as_dict() for r in rows]})
     elif not rows:
-        _print(NOTHING)
+        pathspec = LOOP_FILES_PATHSPEC.removeprefix(":(glob)")
+        _print(
+            _none_found(
+                "loop charter or closeout",
+                repositories,
+                f"{pathspec}: closeouts codex/closeout-<date>-loop<N>.md and the charters beside them",
+            )
+        )
     for r in [] if json else rows:
         gone = " (gone)" if r.gone else ""
         _print(f"{r.kind} {r.repository}/{r.path}{gone}  {minute(r.mtime)}  {count(r.size_bytes, 'byte')}")
