@@ -11,7 +11,7 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json, write_document
+from agent_history.cli.output import check_limit, console, fail, print_json, write_document
 from agent_history.cli.read import _body, _found
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.loops.rules import STATUSES
@@ -36,13 +36,14 @@ def loops_cmd(
     status: str = typer.Option(None, "--status", help=f"Only this status: {', '.join(STATUSES)}."),
     since: str = typer.Option(None, "--since", help="Launched since: 7d, 12h, YYYY-MM-DD …"),
     repo: str = typer.Option(None, "--repo", help="Only this repository (as the closeout names it)."),
-    limit: int = typer.Option(50, "--limit", "-n", help="Loops to list."),
+    limit: int = typer.Option(50, "--limit", "-n", help="Loops to list (1–1000)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Loop runs: status, repo, loop, started, wall time, lanes, calls, cost, landed/parked ('-' = unknown)."""
     from agent_history.read.loops import list_loops
     from agent_history.search.request import parse_when
 
+    check_limit(limit)
     if status is not None and status not in STATUSES:
         fail(f"unknown status {status!r} (known: {', '.join(STATUSES)})", 2)
     try:

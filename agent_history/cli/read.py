@@ -19,7 +19,7 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
-from agent_history.cli.output import console, count, fail, print_json
+from agent_history.cli.output import check_limit, console, count, fail, print_json
 from agent_history.cli.tables import (
     Indented,
     Record,
@@ -91,9 +91,9 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_limit(limit: int) -> None:
-    """``--limit`` must be 1–`MAX_LIMIT` (as the search request requires); else exit 2."""
-    if not 1 <= limit <= MAX_LIMIT:
-        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
+    """``--limit`` must be 1–`MAX_LIMIT` (as the search request requires); else exit 2
+    (`cli.output.check_limit`)."""
+    check_limit(limit, high=MAX_LIMIT)
 
 
 def _session_arg(value: str | None, option: str) -> str | None:
@@ -539,10 +539,11 @@ def _page_range(page: int | None, start: int | None, end: int | None, every: boo
     ranged = start is not None or end is not None
     if sum((page is not None, ranged, every)) > 1:
         fail("--page, --all and --from/--to exclude each other", 2)
+    for option, value in (("--page", page), ("--from", start), ("--to", end)):
+        if value is not None and value < 1:
+            fail(f"{option} must be 1 or more (got {value})", 2)
     if start is not None and end is not None and end < start:
         fail("--to must not be before --from", 2)
-    if page is not None and page < 1:
-        fail(f"--page must be 1 or more (got {page})", 2)
     if ranged or every:
         return start, end
     first = ((page or 1) - 1) * PAGE_EVENTS + 1
@@ -603,6 +604,10 @@ def session_cmd(
     pages = max(1, -(-tl.total // PAGE_EVENTS))
     if page is not None and page > pages:
         fail(f"session {tl.session.session_uid} has {count(pages, 'page')} of {PAGE_EVENTS} events, not {page}", 2)
+    for option, value in (("--from", start), ("--to", end)):
+        if value is not None and value > tl.total:
+            valid = f"must be between 1 and {tl.total:,}" if tl.total else "has nothing to select"
+            fail(f"session {tl.session.session_uid} has {count(tl.total, 'event')}: {option} {valid} (got {value})", 2)
     shown_to = tl.events[-1].seq if tl.events else 0
     remaining = max(tl.total - max(shown_to, (first or 1) - 1), 0)
     paged = start is None and end is None and not every
@@ -733,6 +738,14 @@ def why_cmd(
     for o in origins:
         s = o.session
         flow(console, [Text(f"{o.op} {o.sha}", style="bold red"), o.branch or "", _short_ts(o.ts)])
+        if o.sha and len(o.sha) < len(sha.strip()):  # the transcript printed an abbreviation of what was asked
+            console.print(
+                f"  matched the abbreviation {o.sha} the transcript printed (the commit {sha.strip().lower()} "
+                f"unless another commit also starts with {o.sha})",
+                highlight=False,
+                soft_wrap=True,
+                markup=False,
+            )
         if o.subject:
             console.print(_body(Text(o.subject, style="italic"), 2))
         thread = s.session_uid + (f"/{s.agent_id}" if s.agent_id else "")
@@ -759,17 +772,20 @@ def touched_cmd(
     pattern: str = typer.Argument(
         ..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."
     ),
-    op: list[str] = typer.Option(None, "--op", help="Only these operations: read, create, edit, delete, move."),
+    op: list[str] = typer.Option(
+        None, "--op", help="Only these operations: read, create, edit, delete, move; repeatable."
+    ),
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
     since: str = typer.Option(None, "--since", help="Touched since: 7d, 12h, YYYY-MM-DD …"),
-    limit: int = typer.Option(50, "--limit", "-n", help="Sessions to list."),
+    limit: int = typer.Option(50, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Sessions that read, created, edited, deleted or moved matching files, newest first."""
     from agent_history.read.touched import touched
 
+    _check_limit(limit)
     db = database()
     try:
         with db.connect() as conn:
