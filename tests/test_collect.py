@@ -258,7 +258,7 @@ def test_the_default_set_skips_session_directories_that_are_not_repositories(cli
         conn.commit()
     out = _cli(cli_env, "collect", "--json")
     assert out.returncode == 0, out.stderr
-    assert "skipped 2 not repositories (session directories)" in out.stderr.splitlines()
+    assert "skipped 2 session directories that are not in a git repository" in out.stderr.splitlines()
     assert "not a git repository" not in out.stderr
     data = json.loads(out.stdout)
     assert data["not_repositories"] == 2

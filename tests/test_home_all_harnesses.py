@@ -124,7 +124,8 @@ def build_home(root: Path) -> Path:
 EXPECTED = {
     # files, sessions, messages, model calls, tokens (input + cache + output), issues
     "cursor-local": ({"ok": 7}, 7, 31, 0, None, {}),
-    "copilot-local": ({"ok": 5}, 6, 21, 8, 146, {"invalid_json": 1}),
+    # bad_value: the small sample's 16 timestamps read "[trimmed for fixture]"
+    "copilot-local": ({"ok": 5}, 6, 21, 8, 146, {"bad_value": 16, "invalid_json": 1}),
     "copilot-vscode-local": ({"ok": 3}, 3, 20, 5, 2209, {}),
     "codex-local": ({"ok": 2}, 2, 2, 0, None, {}),
     "claude-local": ({"ok": 2}, 2, 2, 0, None, {}),

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, count, fail, print_json
+from agent_history.cli.output import check_limit, console, count, fail, print_json
 
 if TYPE_CHECKING:  # imported by the commands themselves: httpx and the worker stay off every other command's start-up
     from agent_history.embed.worker import EmbedSummary, EmbedWorker
@@ -47,17 +47,22 @@ def _one_pass(worker: EmbedWorker, show_progress: bool) -> EmbedSummary:
 @app.command("embed")
 def embed_cmd(
     every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
-    limit: int = typer.Option(None, "--limit", help="Send at most N inputs to the provider per pass."),
+    limit: int = typer.Option(None, "--limit", help="Send at most N (≥ 1) inputs to the provider per pass."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Chunk, redact and embed pending messages and tool output (resumable; cached by model + input)."""
     from agent_history.embed.provider import EmbeddingError, make_embedder
     from agent_history.embed.worker import AnotherEmbedRunning, EmbedWorker
 
+    check_limit(limit, high=0)
     db = database()
     settings = db.settings.embedding
     if settings is None:
-        fail("embeddings are off: configure [embedding] in the config file (see `agent-history --help`)", 2)
+        fail(
+            "embeddings are off: configure [embedding] in the config file (at least `provider`; every key is in "
+            "docs/cli.md under Configuration keys, set-ups in the README's Search, embeddings, MCP section)",
+            2,
+        )
     stop = stop_on_signals()  # from here on SIGINT/SIGTERM end the pass cleanly, between chunks
     try:
         embedder = make_embedder(settings)
@@ -107,7 +112,7 @@ def _record(conn, summary: EmbedSummary | None) -> None:
 @app.command("similar")
 def similar_cmd(
     ref: str = typer.Argument(..., help="A session uid (or a unique prefix of ≥ 6 characters) or a message uid."),
-    limit: int = typer.Option(10, "--limit", "-n", help="Number of results."),
+    limit: int = typer.Option(10, "--limit", "-n", help="Number of results (1–1000)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Sessions nearest a session, or messages nearest a message (by their embeddings)."""
@@ -115,6 +120,7 @@ def similar_cmd(
     from agent_history.search import vector
     from agent_history.search.request import SearchRequest
 
+    check_limit(limit)
     db = database()
     settings = db.settings.embedding
     if settings is None:

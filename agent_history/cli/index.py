@@ -12,8 +12,9 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import (
+    check_limit,
     console,
     count,
     fail,
@@ -90,7 +91,8 @@ def index_cmd(
         False, "--archive", help="After each pass, also copy new and grown transcripts into the archive (as `archive`)."
     ),
 ) -> None:
-    """Index agent homes into the catalogue (incremental; unchanged files are not read)."""
+    """Index agent homes into the catalogue (incremental; unchanged files are not read). Exit 75
+    (EX_TEMPFAIL) when another index pass is running: nothing was done, try again later."""
     if home is not None and not home.expanduser().is_dir():
         fail(f"--home {home} is not a directory", 2)
     if claude_export is not None:  # issue 16: namespace claude-ai-export
@@ -130,11 +132,12 @@ def index_cmd(
     # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.
     metrics = start_metrics("index", db, sources) if every else None
     pool = db.pool(min_size=2, max_size=2)
-    failed = False
+    failed = interrupted = False
     busy: list[str] = []  # why the last pass could not start (AnotherPassRunning's line)
+    skipped_said: set[str] = set()  # skipped paths (a symlink …) already said: an --every loop says each once
 
     def one_pass() -> bool:
-        nonlocal failed
+        nonlocal failed, interrupted
         busy.clear()
         try:
             with pool.connection() as conn, pool.connection() as writer:
@@ -157,7 +160,9 @@ def index_cmd(
             return True
         if summary is None:
             console.print(busy[0] if busy else "another index pass is running", highlight=False)
+            busy.append("")  # the exit code: 75 when the last pass could not start
             return False
+        interrupted = summary.interrupted
         if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES and not summary.interrupted:
             from agent_history.db.embedded import checkpoint
 
@@ -177,10 +182,12 @@ def index_cmd(
                 "bulk load stopped at a batch boundary: the next index pass rebuilds the search indexes "
                 "and term statistics"
             )
-        for line in summary.skipped_paths[:20]:
+        new = [line for line in summary.skipped_paths if line not in skipped_said]
+        skipped_said.update(new)
+        for line in new[:20]:
             print_event(f"skipped {line}")
-        if len(summary.skipped_paths) > 20:
-            print_event(f"… and {len(summary.skipped_paths) - 20} more skipped paths (see --json)")
+        if len(new) > 20:
+            print_event(f"… and {len(new) - 20} more skipped paths (see --json)")
         if verbose:
             for line in summary.load_errors:
                 print_event(f"load error: {line}")
@@ -207,8 +214,13 @@ def index_cmd(
         if metrics is not None:
             metrics.close()  # one last collection, one flush
     if stop.signum == signal.SIGINT:  # Ctrl-C: what was done is committed; say so, exit 130
-        print_event("interrupted: the files indexed so far are committed; run index again to finish")
+        if interrupted:  # a pass was cut short
+            print_event("interrupted: the files indexed so far are committed; run index again to finish")
+        else:  # between passes of a loop (or after the last): nothing was in flight
+            print_event("stopped: every pass finished and is committed")
         raise typer.Exit(INTERRUPTED_EXIT)
+    if busy:
+        raise typer.Exit(BUSY_EXIT)
     if failed:
         raise typer.Exit(1)
 
@@ -242,7 +254,7 @@ def _explicit_namespaces(settings, home: Path | None, extra: list[str] | None) -
 def _index_one(db, sources, path: Path, *, json: bool) -> None:
     """`index --file PATH`: one pass over that transcript alone, on one connection (no discovery
     walk, no writer thread, no pool: the after-turn hook path). Exit 2 when no source discovers
-    the file, 1 when it failed to load; a pass already running means there is nothing to do."""
+    the file, 1 when it failed to load, `BUSY_EXIT` (75) when another pass is running."""
     from agent_history.ingest.discovery import file_ref
 
     if not path.exists():
@@ -257,7 +269,7 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
             ).run(sources, refs=[ref])
         except AnotherPassRunning as exc:
             console.print(str(exc), highlight=False)
-            return
+            raise typer.Exit(BUSY_EXIT) from None
     for line in summary.skipped_paths:
         print_event(f"skipped {line}")
     if json:
@@ -355,6 +367,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     from agent_history.ingest.collect import collector_status
     from agent_history.ingest.collect import status_line as collector_line
     from agent_history.ingest.rebuild import catalogued_sources, rebuild_interrupted
+    from agent_history.ingest.secret_scan import scanned_once
     from agent_history.ingest.sources import resolve_sources
     from agent_history.journal.status import journal_status
     from agent_history.journal.status import status_line as journal_line
@@ -370,6 +383,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         data["archive"] = archive_status(conn, db.settings.archive_root, db.settings.archive_host)
         data["secrets"] = secret_counts(conn)
         dbs = server_summary(db, conn)  # on this connection: one query, no row counts
+        data["secrets_scanned"] = scanned_once(conn)
     # the homes this catalogue holds transcripts of (the configured ones when it holds none yet)
     data["retention_warnings"] = [w.as_dict() for w in retention_warnings(catalogued or resolve_sources(db.settings))]
     data["database"] = {
@@ -415,7 +429,7 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
     print_wrapped(journal_line(data["journal_sync"]))
     print_wrapped(collector_line(data["collector"]))
     print_wrapped(_archive_line(data["archive"]))
-    print_wrapped(_secrets_line(data["secrets"]))
+    print_wrapped(_secrets_line(data["secrets"], scanned=data["secrets_scanned"]))
     for w in data["retention_warnings"]:
         print_warning(_retention_line(w))
     if data["rebuild_interrupted_at"]:
@@ -449,8 +463,11 @@ def _archive_line(a: dict) -> str:
     )
 
 
-def _secrets_line(counts: dict[str, int]) -> str:
-    """Secret-shaped spans found by the last `secrets` scan, by detector, in one line of `status`."""
+def _secrets_line(counts: dict[str, int], *, scanned: bool) -> str:
+    """Secret-shaped spans found by the last `secrets` scan, by detector, in one line of `status`;
+    "not scanned yet" when no scan ever ran (`scanned` False: no finding is not "none found")."""
+    if not scanned:
+        return "secrets: not scanned yet (`agent-history secrets` scans stored text and lists what it finds)"
     if not counts:
         return "secrets: none found by the last scan of stored text (`agent-history secrets` scans)"
     total = sum(counts.values())
@@ -487,7 +504,7 @@ def _print_namespaces(namespaces: dict[str, dict]) -> None:
 def issues_cmd(
     kind: str = typer.Option(None, "--kind", help="Only this kind (invalid_json, bad_record, load_error …)."),
     namespace: str = typer.Option(None, "--namespace", "-n", help="Only files of this namespace."),
-    limit: int = typer.Option(100, "--limit", help="Issues to list (by file, then byte offset)."),
+    limit: int = typer.Option(100, "--limit", help="Issues to list (by file, then byte offset; 1–1000)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List parse issues with file and byte offset, then what `collect` could not read (no namespace)."""
@@ -496,6 +513,7 @@ def issues_cmd(
     from agent_history.ingest.status import issue_kinds
     from agent_history.model.issues import KINDS
 
+    check_limit(limit)
     db = database()
     with db.connect() as conn:
         _check_filter_values(conn, [namespace] if namespace else None)
@@ -602,7 +620,7 @@ def rebuild_cmd(
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Empty the derived tables and re-read every transcript (hot, then cold copies and the archive);
-    keeps caches."""
+    keeps caches. Exit 75 (EX_TEMPFAIL) when an index pass is running."""
     from agent_history.ingest.rebuild import RebuildRefused, rebuild, rebuild_interrupted
     from agent_history.ingest.sources import cold_sources
 
@@ -630,7 +648,7 @@ def rebuild_cmd(
         fail(f"rebuild refused: {exc}", 1)
     except AnotherPassRunning as exc:
         console.print(str(exc), highlight=False)
-        return
+        raise typer.Exit(BUSY_EXIT) from None
     except KeyboardInterrupt:
         with db.connect() as check:
             at = rebuild_interrupted(check, host_scope(db.settings).host)

@@ -33,6 +33,11 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT
 (a service manager stopping a loop) stays an ordinary exit 0."""
 
 
+BUSY_EXIT = 75
+"""Exit status when another pass holds the lock (`index`, `rebuild`): sysexits.h's EX_TEMPFAIL —
+nothing was done, try again later — so cron and scripts can tell it from a pass that ran (0)."""
+
+
 def run_every(every: float | None, stop: threading.Event, one_pass: Callable[[], bool], db=None) -> None:
     """Run `one_pass` now, then every `every` seconds until `stop` is set or it returns False.
 

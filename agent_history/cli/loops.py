@@ -38,7 +38,7 @@ def loops_cmd(
     status: str = typer.Option(None, "--status", help=f"Only this status: {', '.join(STATUSES)}."),
     since: str = typer.Option(None, "--since", help="Launched since: 7d, 12h, YYYY-MM-DD …"),
     repo: str = typer.Option(None, "--repo", help="Only this repository (as the closeout names it)."),
-    limit: int = typer.Option(50, "--limit", "-n", help="Loops to list."),
+    limit: int = typer.Option(50, "--limit", "-n", help="Loops to list (1–1000)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Loop runs: status, repo, loop, started, wall time, lanes, calls, cost, landed/parked ('-' = unknown)."""

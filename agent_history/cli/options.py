@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import typer
 
-from agent_history.cli.output import fail
+from agent_history.cli.output import check_limit, fail
 from agent_history.read.requests import RequestError, agents_of, search_request, session_ref
 from agent_history.search.request import MAX_LIMIT, parse_when
 
@@ -71,9 +71,9 @@ def _agents(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _check_limit(limit: int) -> None:
-    """``--limit`` must be 1–`MAX_LIMIT` (as the search request requires); else exit 2."""
-    if not 1 <= limit <= MAX_LIMIT:
-        fail(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})", 2)
+    """``--limit`` must be 1–`MAX_LIMIT` (as the search request requires); else exit 2
+    (`cli.output.check_limit`)."""
+    check_limit(limit, high=MAX_LIMIT)
 
 
 def _session_arg(value: str | None, option: str) -> str | None:

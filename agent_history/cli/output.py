@@ -161,6 +161,24 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def check_limit(value: int | None, option: str = "--limit", *, high: int | None = None) -> None:
+    """Exit 2 (usage) unless the limit-like option `option` (a count of rows to list or inputs to
+    send) is within 1–`high` (default `search.request.MAX_LIMIT`, 1000; ``high=0``: no upper
+    bound). None (not given) passes. The one check every command's ``--limit``/``-n`` goes
+    through: 0 or a negative count would otherwise list nothing (a false "none found") or reach
+    PostgreSQL as ``LIMIT -1`` (an error)."""
+    if value is None:
+        return
+    if high is None:
+        from agent_history.search.request import MAX_LIMIT
+
+        high = MAX_LIMIT
+    if high and not 1 <= value <= high:
+        fail(f"{option} must be between 1 and {high} (got {value})", 2)
+    if not high and value < 1:
+        fail(f"{option} must be 1 or more (got {value})", 2)
+
+
 def nothing_found_line(what: str, verb: str, homes: list, missing: int) -> str:
     """The one line a pass that found no transcript prints (`index`, `archive`): where it looked
     (`homes`: the sources that are homes, not project searches; `missing` of them do not exist)

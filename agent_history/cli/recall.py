@@ -217,14 +217,16 @@ def exclude_cmd(
 def restore_cmd(uid: str = typer.Argument(..., help="Session uid, or a unique prefix of ≥ 6 characters.")) -> None:
     """Lift an exclusion (also for a session no longer in the catalogue)."""
     from agent_history.ingest.curation import excluded, restore
+    from agent_history.session.refs import ambiguous_message
 
     uid = _session_arg(uid, "UID")
     with database().connect() as conn:
         matches = excluded(conn, uid)
         if not matches:
             _not_found(uid, "UID", LookupError(f"no excluded session {uid!r}"))
-        if len({u for _, u in matches}) > 1:
-            fail(f"{uid!r} matches {len(matches)} excluded sessions: " + ", ".join(u for _, u in matches[:5]), 2)
+        uids = sorted({u for _, u in matches})
+        if len(uids) > 1:
+            fail(ambiguous_message(uid, uids, len(uids), "excluded sessions"), 2)
         for agent, session_uid in matches:
             restore(conn, agent, session_uid)
         conn.commit()
@@ -290,6 +292,8 @@ def import_cmd(file: Path = typer.Argument(..., help="A file written by `session
         data = orjson.loads(file.read_bytes())
     except orjson.JSONDecodeError as exc:
         fail(f"{file}: not JSON ({exc})", 2)
+    except OSError as exc:  # missing, a directory, unreadable: one plain line
+        fail(f"cannot read {file}: {exc.strerror or exc}", 2)
     with database().connect() as conn:
         try:
             added = import_exclusions(conn, data)

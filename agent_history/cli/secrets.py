@@ -6,7 +6,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, count, print_event, print_json
+from agent_history.cli.output import check_limit, console, count, print_event, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records
 
 
@@ -15,7 +15,7 @@ def secrets_cmd(
     since: str = typer.Option(None, "--since", help="Found in text from: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only these agents (repeatable)."),
     detector: list[str] = typer.Option(None, "--detector", help="Only these detector types (repeatable)."),
-    limit: int = typer.Option(1000, "--limit", min=1, help="Findings to list (by file, then byte offset)."),
+    limit: int = typer.Option(1000, "--limit", help="Findings to list (by file, then byte offset; 1–1000)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List every secret-shaped span in stored text (detector, session, file, byte offset, redacted
@@ -25,6 +25,7 @@ def secrets_cmd(
     from agent_history.ingest.secret_scan import scan
     from agent_history.read.secrets import list_secrets, secret_counts
 
+    check_limit(limit)
     agents = _agents(agent)
     lo = _when(since, "--since")
     unknown = [d for d in detector or () if d not in DETECTORS]

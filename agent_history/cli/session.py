@@ -26,8 +26,9 @@ def _page_range(page: int | None, start: int | None, end: int | None, every: boo
     ranged = start is not None or end is not None
     if sum((page is not None, ranged, every)) > 1:
         fail("--page, --all and --from/--to exclude each other", 2)
-    if page is not None and page < 1:
-        fail(f"--page must be 1 or more (got {page})", 2)
+    for option, value in (("--page", page), ("--from", start), ("--to", end)):
+        if value is not None and value < 1:
+            fail(f"{option} must be 1 or more (got {value})", 2)
     if ranged or every:
         return start, end
     first = ((page or 1) - 1) * PAGE_EVENTS + 1
@@ -95,6 +96,10 @@ def session_cmd(
     pages = max(1, -(-tl.total // PAGE_EVENTS))
     if page is not None and page > pages:
         fail(f"session {tl.session.session_uid} has {count(pages, 'page')} of {PAGE_EVENTS} events, not {page}", 2)
+    for option, value in (("--from", start), ("--to", end)):
+        if value is not None and value > tl.total:
+            valid = f"must be between 1 and {tl.total:,}" if tl.total else "has nothing to select"
+            fail(f"session {tl.session.session_uid} has {count(tl.total, 'event')}: {option} {valid} (got {value})", 2)
     shown_to = tl.events[-1].seq if tl.events else 0
     remaining = max(tl.total - max(shown_to, (first or 1) - 1), 0)
     paged = start is None and end is None and not every

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import check_limit, console, fail, print_json
+from agent_history.cli.tables import compact_table
 from agent_history.timestamps import minute
 
 
@@ -22,12 +22,13 @@ def _ts(ts: datetime | None) -> str:
 def tasks_cmd(
     status: str = typer.Option(None, "--status", help="Only tasks with this status (e.g. 'To Do', Done)."),
     repo: str = typer.Option(None, "--repo", help="Only this repository (its directory name)."),
-    limit: int = typer.Option(200, "--limit", "-n", min=1, help="Tasks to list."),
+    limit: int = typer.Option(200, "--limit", "-n", help="Tasks to list (1–1000)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Backlog.md tasks the collector read: id, status, title, commits naming it ('collect' fills them)."""
     from agent_history.read.tasks import list_tasks
 
+    check_limit(limit)
     with database().connect() as conn:
         rows = list_tasks(conn, status=status, repo=repo, limit=limit)
         filtered = not rows and (status or repo) and bool(list_tasks(conn, limit=1))
@@ -38,7 +39,7 @@ def tasks_cmd(
     elif not rows:
         console.print("No tasks found: run `agent-history collect` over repositories with a backlog/ folder.")
     else:
-        table = Table("repo", "task", "status", "title", "labels", "commits")
+        table = compact_table("repo", "task", "status", "title", "labels", "commits")
         for r in rows:
             table.add_row(r.repository, r.task_id, r.status or "-", r.title or "-", ", ".join(r.labels), str(r.commits))
         console.print(table)

@@ -13,7 +13,7 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.options import _agents, _ask, _check_filter_values, _found, _namespaces, _when
 from agent_history.cli.output import console, count, fail, print_json
-from agent_history.cli.tables import Record, compact_table, fits, print_records
+from agent_history.cli.tables import Record, compact_table, fits, print_records, print_table_or_records
 from agent_history.read.requests import USAGE_BY, usage_request
 from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
 
@@ -120,13 +120,18 @@ def _render(view: str, report: dict, key: str) -> None:
             )
         ),
     )
+    rows_out = (*cells, total)
+    if view == "model":  # each row is one model: a models column would repeat its name
+        headers, rows_out = headers[:-1], tuple(c[:-1] for c in rows_out)
     table: Table = compact_table(*headers)
-    for c in (*cells, total):
+    for c in rows_out:
         table.add_row(*c)
     if fits(console, table):
         console.print(table)
+    elif view == "model":
+        print_records(console, headers, [Record(c) for c in rows_out])
     else:
-        print_records(console, headers[:-1], [Record(c[:-1], lines=(c[-1],) if c[-1] else ()) for c in (*cells, total)])
+        print_records(console, headers[:-1], [Record(c[:-1], lines=(c[-1],) if c[-1] else ()) for c in rows_out])
     if t["unpricedModels"]:
         priced = "" if t["pricedCost"] is None else f"; the priced calls cost ${t['pricedCost']:,.2f}"
         console.print(
@@ -266,7 +271,9 @@ def pricing_cmd(
     if json:
         print_json(data)
         return
-    headers = ("price row", "from", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source")
+    headers = (
+        "price row", "effective", "input", "output", "cache read", "write 5m", "write 1h", "long context", "source",
+    )  # fmt: skip
 
     def p(v) -> str:
         return "-" if v is None else f"{v:g}"
@@ -274,7 +281,7 @@ def pricing_cmd(
     cells = [
         (
             r["price_key"],
-            r["effective_from"] or "always",
+            f"since {r['effective_from']}" if r["effective_from"] else "always",
             p(r["input_per_mtok"]),
             p(r["output_per_mtok"]),
             p(r["cache_read_per_mtok"]),
@@ -288,7 +295,13 @@ def pricing_cmd(
         )
         for r in data["prices"]
     ]
-    print_records(console, headers[:-1], [Record(c[:-1], paths=(c[-1],)) for c in cells])
+    table = compact_table(*headers)
+    for c in cells:
+        table.add_row(*c)
+    # a rule under the header as every table has; the source on a line of its own when narrow
+    table.columns[-1].overflow = "fold"  # a long source (a page's URL) wraps in its column
+    records = [Record(c[:-1], paths=(c[-1],)) for c in cells]
+    print_table_or_records(console, table, headers[:-1], records, wrapped={len(headers) - 1: 24})
     if data["models"]:
         console.print("models seen → price row:", highlight=False)
         for m in data["models"]:

@@ -9,11 +9,12 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
-from agent_history.cli.options import _agents, _check_filter_values, _found, _namespaces, _when
+from agent_history.cli.options import _agents, _check_filter_values, _check_limit, _found, _namespaces, _when
 from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.sessions import TITLE_WIDTH
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
+from agent_history.search.request import MAX_LIMIT
 
 
 @app.command("why")
@@ -49,6 +50,14 @@ def why_cmd(
     for o in origins:
         s = o.session
         flow(console, [Text(f"{o.op} {o.sha}", style="bold red"), o.branch or "", _short_ts(o.ts)])
+        if o.sha and len(o.sha) < len(sha.strip()):  # the transcript printed an abbreviation of what was asked
+            console.print(
+                f"  matched the abbreviation {o.sha} the transcript printed (the commit {sha.strip().lower()} "
+                f"unless another commit also starts with {o.sha})",
+                highlight=False,
+                soft_wrap=True,
+                markup=False,
+            )
         if o.subject:
             console.print(_body(Text(o.subject, style="italic"), 2))
         thread = s.session_uid + (f"/{s.agent_id}" if s.agent_id else "")
@@ -75,16 +84,20 @@ def touched_cmd(
     pattern: str = typer.Argument(
         ..., help="A path (file or directory, absolute or relative) or a glob (*, **, ?, [..])."
     ),
-    op: list[str] = typer.Option(None, "--op", help="Only these operations: read, create, edit, delete, move."),
+    op: list[str] = typer.Option(
+        None, "--op", help="Only these operations: read, create, edit, delete, move; repeatable."
+    ),
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
     since: str = typer.Option(None, "--since", help="Touched since: 7d, 12h, YYYY-MM-DD …"),
-    limit: int = typer.Option(50, "--limit", "-n", help="Sessions to list."),
+    limit: int = typer.Option(50, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Sessions that read, created, edited, deleted or moved matching files, newest first."""
     from agent_history.read.touched import touched
+
+    _check_limit(limit)
 
     db = database()
     try:

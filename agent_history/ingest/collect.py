@@ -182,8 +182,11 @@ def collect(
                 summary.not_repositories += 1
                 continue
             summary.repositories.append(RepoResult(str(path), "not_a_repository"))
-            summary.lines.append(f"not a git repository: {path}")
-            _issue(conn, None, str(path), "not_a_repository", "not inside a git work tree")
+            missing = not path.exists()
+            summary.lines.append(f"does not exist: {path}" if missing else f"not a git repository: {path}")
+            _issue(
+                conn, None, str(path), "not_a_repository", "does not exist" if missing else "not inside a git work tree"
+            )
             continue
         if str(top) in seen:
             continue
@@ -201,7 +204,9 @@ def collect(
             skipped[r.ci_skipped] = skipped.get(r.ci_skipped, 0) + 1
     if summary.not_repositories:
         n = summary.not_repositories
-        summary.lines.append(f"skipped {n} not repositor{'y' if n == 1 else 'ies'} (session directories)")
+        summary.lines.append(
+            f"skipped {n} session director{'y that is' if n == 1 else 'ies that are'} not in a git repository"
+        )
     for reason, n in skipped.items():
         summary.lines.append(f"CI runs not collected ({n} repositor{'y' if n == 1 else 'ies'}): {reason}")
     for path in _newly_gone(conn):

@@ -113,6 +113,12 @@ RULES_KEY = "secrets:rules_version"
 """``ah.meta`` key: the `RULES_VERSION` the marks in ``ah.secret_scan`` were made with."""
 
 
+def scanned_once(conn: psycopg.Connection) -> bool:
+    """Whether a scan ever ran on this catalogue (it records `RULES_KEY` first): False means its
+    findings are not "none" but unknown (`status` says "not scanned yet")."""
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM ah.meta WHERE key = %s)", (RULES_KEY,)).fetchone()[0]
+
+
 def _forget_marks_made_by_other_rules(conn: psycopg.Connection) -> None:
     with conn.transaction():
         row = conn.execute("SELECT value FROM ah.meta WHERE key = %s FOR UPDATE", (RULES_KEY,)).fetchone()

@@ -15,15 +15,17 @@ def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list
     Crush) gets ``<name>-<profile>`` (``-local`` unless `Settings.profile` is the host) searching its ``[<name>] roots`` — or ``DIR`` with ``--home`` —
     (the loader adds the working directories the catalogue knows); a ``--source`` or
     ``[sources]`` path of such a harness is one more root of that namespace. Raises ValueError
-    for a malformed ``--source``."""
+    for a malformed ``--source`` (no ``=``, an empty namespace or path)."""
     root = home.expanduser().resolve() if home else None
     profile = settings.profile  # `local`, or the host name when indexing into a shared server
     homes = home_layout(root, profile) if root else dict(settings.sources)
     for spec in extra or []:
         if "=" not in spec:
             raise ValueError(f"--source must be NAMESPACE=PATH, got {spec!r}")
-        name, path = spec.split("=", 1)
-        homes[name.strip()] = Path(path).expanduser().resolve()
+        name, path = (part.strip() for part in spec.split("=", 1))
+        if not name or not path:  # an empty path would resolve to the working directory
+            raise ValueError(f"--source must be NAMESPACE=PATH with both given, got {spec!r}")
+        homes[name] = Path(path).expanduser().resolve()
     projects = {
         f"{h.name}-{profile}": (h.name, (root,) if root else tuple(settings.project_roots.get(h.name, ())))
         for h in HARNESSES

@@ -313,10 +313,14 @@ class FileTouchRow(Row):
     tool_call_uid: str | None = col(Merge.KEEP_FIRST)
     path: str = col(Merge.KEEP_FIRST, "")
     op: str = col(Merge.KEEP_FIRST, "")
-    """read | create | edit | delete | move."""
+    """read | create | edit | delete | move (`FILE_OPS`)."""
     ts: datetime | None = col(Merge.MIN)
     byte_offset: int | None = col(Merge.KEEP_FIRST)
     line_number: int | None = col(Merge.KEEP_FIRST)
+
+
+FILE_OPS = ("read", "create", "edit", "delete", "move")
+"""The operations a `FileTouchRow` records (``file_touch.op``), in the order help texts list them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,9 +30,7 @@ def _parser_error(exc: BaseException, byte_offset: int, line_number: int | None,
 
 
 def _refused(noted: list[str], byte_offset: int, line_number: int | None) -> ParseIssueRow:
-    return ParseIssueRow(
-        "bad_value", byte_offset, line_number, "not an integer, read as unknown (NULL): " + ", ".join(noted)
-    )
+    return ParseIssueRow("bad_value", byte_offset, line_number, "read as unknown (NULL): " + "; ".join(noted))
 
 
 def feed_bytes(parser: Parser, buf: bytes, base_offset: int = 0, base_line: int = 1) -> Iterator[Row]:
@@ -46,10 +44,15 @@ def feed_bytes(parser: Parser, buf: bytes, base_offset: int = 0, base_line: int 
     """
     if parser.RAW_LINES:
         for raw, pos in iter_lines(buf, base_offset, base_line):
+            token, noted = start_noting()
             try:
                 rows = list(parser.feed(raw, pos))
             except Exception as exc:  # noqa: BLE001 - a bad line costs that line
                 rows = [_parser_error(exc, pos.byte_offset, pos.line_number, "line skipped")]
+            finally:
+                stop_noting(token)
+            if noted:
+                rows.append(_refused(noted, pos.byte_offset, pos.line_number))
             yield from check_rows(rows, pos.byte_offset, pos.line_number)
         return
     for pos, objs, issues in iter_records(buf, base_offset, base_line):

@@ -3,7 +3,10 @@
 - **Markdown** (for a pull request): a header with agent, session, working directory, times,
   tokens and cost; prompts and replies as sections; reasoning, context the harness injected, tool
   calls (input and output) and sub-agents in ``<details>`` blocks (collapsed on GitHub); code in
-  fences longer than any backtick run inside them.
+  fences longer than any backtick run inside them. Transcript text is never obeyed as HTML: in
+  prompts, replies and summaries every ``<`` outside code (fences and inline code spans, which
+  show it literally) is written ``&lt;`` (`md_text`), so ``<script>`` or ``</details>`` is shown
+  and the rest of the Markdown still renders.
 - **HTML**: one self-contained file — inline CSS, no script, no external asset (a
   ``Content-Security-Policy`` meta tag forbids loading anything), every transcript string escaped
   with `html.escape`; readable offline; reasoning, tool calls and sub-agents collapsed.
@@ -23,6 +26,7 @@ from typing import Any
 import orjson
 
 from agent_history.bidi import show_bidi
+from agent_history.embed.redact import REDACTED
 from agent_history.timestamps import second
 
 PROMPT_CLASSES = frozenset({"human_prompt", "queued_prompt"})
@@ -108,7 +112,11 @@ def _title(thread: dict[str, Any]) -> str:
     title = (m.get("title") or thread["session"].get("title") or "").strip()
     line = next((ln.strip() for ln in title.splitlines() if ln.strip()), "") or thread["session"]["session_uid"]
     if len(line) > TITLE_CHARS or line != title:
-        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+        cut = TITLE_CHARS - 1
+        for marker in re.finditer(re.escape(REDACTED), line):  # never half a marker (`[REDACT…`)
+            if marker.start() < cut < marker.end():
+                cut = marker.start()
+        line = line[:cut].rstrip() + "…"
     return line
 
 
@@ -139,38 +147,80 @@ def _md_inline(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+def _escape_outside_code_spans(text: str) -> str:
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [text[at : span.start()].replace("<", "&lt;"), span.group(0)]
+        at = span.end()
+    return "".join(out) + text[at:].replace("<", "&lt;")
+
+
+def md_text(text: str) -> str:
+    """Transcript text as a Markdown body that is shown, never obeyed as HTML: every ``<``
+    outside code — fenced blocks (CommonMark: a line of three or more backticks or tildes, up
+    to the closing fence of the same character and at least its length) and inline code spans —
+    becomes ``&lt;``. Markdown itself (emphasis, lists, links, code) renders as written."""
+    out: list[str] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        if fence:
+            out.append(line)
+            closing = line.strip()
+            if closing.startswith(fence) and set(closing) == {fence[0]}:
+                fence = ""
+            continue
+        opened = _FENCE_OPEN.match(line)
+        if opened and not (opened.group(1)[0] == "`" and "`" in line[opened.end() :]):
+            if prose:
+                out.append(_escape_outside_code_spans("\n".join(prose)))
+            prose = []
+            out.append(line)
+            fence = opened.group(1)
+            continue
+        prose.append(line)
+    if prose:
+        out.append(_escape_outside_code_spans("\n".join(prose)))
+    return "\n".join(out)
+
+
 def _md_events(thread: dict[str, Any], depth: int) -> list[str]:
     out: list[str] = []
     for ev in thread["events"]:
         kind, label, text = ev["kind"], ev.get("label"), ev.get("text") or ""
         when = f" · {_when(ev['ts'])}" if ev.get("ts") else ""
         if kind == "message" and label in PROMPT_CLASSES | REPLY_CLASSES:
-            out.append(f"#### {ROLE_TITLE.get(label, label)}{when}\n\n{text}\n")
+            out.append(f"#### {ROLE_TITLE.get(label, label)}{when}\n\n{md_text(text)}\n")
         elif kind == "message":
-            out.append(
-                f"<details><summary>{ROLE_TITLE.get(label or '', label)}{when}</summary>\n\n{_fence(text)}\n\n</details>\n"
-            )
+            role = _md_inline(str(ROLE_TITLE.get(label or "", label)))
+            out.append(f"<details><summary>{role}{when}</summary>\n\n{_fence(text)}\n\n</details>\n")
         elif kind == "tool_call":
             d = ev.get("detail") or {}
             body = f"**Input**\n\n{_fence(text, 'json' if text.lstrip().startswith(('{', '[')) else '')}\n"
             if d.get("output") is not None:
                 body += f"\n**Output**\n\n{_fence(d['output'])}\n"
-            out.append(f"<details><summary>Tool: {_tool_summary(ev)}{when}</summary>\n\n{body}\n</details>\n")
+            out.append(
+                f"<details><summary>Tool: {_md_inline(_tool_summary(ev))}{when}</summary>\n\n{body}\n</details>\n"
+            )
         elif kind == "spawn":
             d = ev.get("detail") or {}
             head = f"Sub-agent: {label or 'agent'}" + (f" — {d['description']}" if d.get("description") else "")
             inner = f"**Brief**\n\n{_fence(text)}\n" if text else ""
             if ev.get("thread"):
                 inner += "\n" + "\n".join(_md_thread(ev["thread"], depth + 1))
-            out.append(f"<details><summary>{head}</summary>\n\n{inner}\n</details>\n")
+            out.append(f"<details><summary>{_md_inline(head)}</summary>\n\n{inner}\n</details>\n")
         elif kind == "compaction":
             d = ev.get("detail") or {}
             out.append(
-                f"*Context compacted ({label or 'unknown trigger'}): {_tokens(d.get('tokens_before'))} → {_tokens(d.get('tokens_after'))} tokens*\n"
+                f"*Context compacted ({_md_inline(label or 'unknown trigger')}): {_tokens(d.get('tokens_before'))} → {_tokens(d.get('tokens_after'))} tokens*\n"
             )
         elif kind == "git":
             d = ev.get("detail") or {}
-            out.append(f"*git {label}: {d.get('sha') or ''} {d.get('branch') or ''} {text}*\n")
+            out.append(_md_inline(f"*git {label}: {d.get('sha') or ''} {d.get('branch') or ''} {text}*") + "\n")
     return out
 
 
@@ -178,7 +228,7 @@ def _md_thread(thread: dict[str, Any], depth: int) -> list[str]:
     m = thread.get("summary") or {}
     facts = f"Tokens {_tokens(m.get('tokens'))} · cost {_money(m.get('cost_usd'))}"
     return [
-        f"**Thread {thread['session']['session_uid']} {thread['session']['agent_id']}** ({facts})\n",
+        _md_inline(f"**Thread {thread['session']['session_uid']} {thread['session']['agent_id']}** ({facts})") + "\n",
         *_md_events(thread, depth),
     ]
 
@@ -193,7 +243,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     lines += ["", "---", ""]
     lines += _md_events(thread, 0)
     for extra in doc.get("unlinked_threads") or ():
-        lines.append(f"<details><summary>Sub-agent thread {extra['session']['agent_id']}</summary>\n")
+        lines.append(f"<details><summary>Sub-agent thread {_md_inline(extra['session']['agent_id'])}</summary>\n")
         lines += _md_thread(extra, 1)
         lines.append("</details>\n")
     lines.append("*Exported by agent-history.*")

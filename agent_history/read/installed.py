@@ -35,6 +35,14 @@ def _has(conn: psycopg.Connection, table: str) -> bool:
     return conn.execute("SELECT to_regclass(%s)", (f"ah.{table}",)).fetchone()[0] is not None
 
 
+def collected_repositories(conn: psycopg.Connection) -> int | None:
+    """Repositories `collect` holds (not gone), or None when `collect` never ran (no
+    ``ah.collect_run`` row): the difference between "nothing collected" and "collected, none found"."""
+    if not _has(conn, "collect_run") or conn.execute("SELECT NOT EXISTS (SELECT 1 FROM ah.collect_run)").fetchone()[0]:
+        return None
+    return conn.execute("SELECT count(*) FROM ah.repository WHERE NOT gone").fetchone()[0]
+
+
 @dataclass(slots=True)
 class SkillRow:
     """An installed skill or plugin and its use: sessions (count) and the newest uids."""

@@ -20,6 +20,7 @@ from datetime import datetime
 
 import psycopg
 
+from agent_history.model.rows import FILE_OPS
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
 
@@ -122,7 +123,13 @@ def touched(
     touches_per_session: int = 20,
 ) -> list[TouchedSession]:
     """Sessions whose file touches match `pattern`, newest first (at most `limit`); curated-out
-    sessions (`search.filters.not_excluded`) are left out."""
+    sessions (`search.filters.not_excluded`) are left out.
+
+    Raises ValueError naming the known operations (`model.rows.FILE_OPS`) for an unknown one in
+    `ops` (it would otherwise match nothing: a false "no session touched")."""
+    unknown = [op for op in ops if op not in FILE_OPS]
+    if unknown:
+        raise ValueError(f"unknown --op {', '.join(map(repr, unknown))} (known: {', '.join(FILE_OPS)})")
     regex = path_regex(pattern)
     params: dict = {"re": regex, "limit": limit}
     conds = ["f.path ~ %(re)s", not_excluded("s")]  # curated-out sessions never answer

@@ -31,6 +31,19 @@ class AmbiguousSession(LookupError):
         self.candidates = candidates
 
 
+AMBIGUOUS_SHOWN = 5
+"""Uids an ambiguous-prefix message lists (the count it gives is whole)."""
+
+
+def ambiguous_message(prefix: str, uids: list[str], total: int, what: str = "sessions") -> str:
+    """``'0fae00' matches 60 sessions: a, b, c, d, e, … (5 of 60 shown)``: the true count `total`
+    of `what` whose uid starts with `prefix`, the first `AMBIGUOUS_SHOWN` of the sorted `uids`,
+    and a mark when the list is partial."""
+    shown = sorted(uids)[:AMBIGUOUS_SHOWN]
+    more = f", … ({len(shown)} of {total:,} shown)" if total > len(shown) else ""
+    return f"{prefix!r} matches {total:,} {what}: " + ", ".join(shown) + more
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRef:
     """Enough of a session to name it: natural key, where it ran, what it is called."""
@@ -82,8 +95,11 @@ def resolve_session(conn: psycopg.Connection, uid: str, agent_id: str | None = N
     if not rows:
         raise SessionNotFound(f"no session {uid!r}")
     uids = sorted({r[2] for r in rows})
-    if len(uids) > 1:
-        raise AmbiguousSession(f"{uid!r} matches {len(uids)} sessions: " + ", ".join(uids[:5]), uids)
+    if len(uids) > 1:  # the rows stop at 50 threads: count the sessions whole
+        total = conn.execute(
+            "SELECT count(DISTINCT session_uid) FROM ah.session WHERE session_uid LIKE %s", (like_prefix(uid),)
+        ).fetchone()[0]
+        raise AmbiguousSession(ambiguous_message(uid, uids, total), uids)
     if agent_id is not None:
         rows = [r for r in rows if r[3] == agent_id]
         if not rows:

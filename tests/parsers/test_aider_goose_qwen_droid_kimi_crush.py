@@ -139,7 +139,12 @@ def test_qwen_run_counts_tokens_and_tool_result_from_the_raw_file():
 def test_qwen_trimmed_records_are_all_known_types():
     recs = _records(QWEN_TRIMMED)
     f = _jsonl("qwen-code", QWEN_TRIMMED.read_bytes(), str(QWEN_TRIMMED))
-    _clean(f)
+    # every record's timestamp is "[trimmed for fixture]": unknown, each with its bad_value issue
+    detail = "read as unknown (NULL): str '[trimmed for fixture]' is not a timestamp"
+    assert [(i.kind, i.line_number, i.detail) for i in f[ParseIssueRow]] == [
+        ("bad_value", n, detail) for n in range(1, len(recs) + 1)
+    ]
+    _clean({**f, ParseIssueRow: []})
     seen = Counter()
     for r in f[RecordTypeRow]:
         seen[(r.record_type, r.subtype)] += r.count

@@ -68,6 +68,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Parser, Pos
+from agent_history.parsers.common.coerce import note_refused
 from agent_history.parsers.common.shell import touches_from_shell
 from agent_history.parsers.common.touches import file_touch_rows
 
@@ -322,6 +323,7 @@ class AiderParser(Parser):
             try:
                 started = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").astimezone(UTC)
             except (ValueError, OverflowError, OSError):
+                note_refused(m.group(1), "a timestamp")
                 started = None
         return [self._session_row(started, pos)]
 

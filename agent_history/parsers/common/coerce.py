@@ -15,7 +15,8 @@ the semantics its tests pin down):
 A value `as_int` / `as_strict_int` refuses (a bool posing as an int, a string, a fraction, a
 container) is read as unknown (None) — and, while `refused_numbers` is active, noted so the
 driver can record one ``bad_value`` issue for the record (issue 25: NULL *with* an issue, never
-silently). Absent values (None) are not noted.
+silently). Absent values (None) are not noted. `note_refused` notes any other value a reader
+refuses the same way (`timeutil.parse_ts`: a timestamp that is not one, such as month 13).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "as_nonempty_str",
     "as_str",
     "as_strict_int",
+    "note_refused",
     "refused_numbers",
     "start_noting",
     "stop_noting",
@@ -42,11 +44,18 @@ _NOTED = 5
 """At most this many refused values are noted per record."""
 
 
-def _refuse(value: Any) -> None:
+def note_refused(value: Any, expected: str) -> None:
+    """Note `value` (type and value, cut at 40 characters) as refused for not being `expected`
+    (``"an integer"``, ``"a timestamp"``) while noting is active (`start_noting`,
+    `refused_numbers`); at most 5 per record. Nothing happens when noting is not active."""
     sink = _REFUSED.get()
     if sink is not None and len(sink) < _NOTED:
         shown = repr(value)
-        sink.append(f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '…'}")
+        sink.append(f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '…'} is not {expected}")
+
+
+def _refuse(value: Any) -> None:
+    note_refused(value, "an integer")
 
 
 def start_noting() -> tuple[Token, list[str]]:

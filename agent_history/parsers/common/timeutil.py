@@ -9,7 +9,12 @@ Forms seen in the harnesses' files:
   tool results carry epoch seconds. A number above ``1e11`` is milliseconds (1e11 seconds is the
   year 5138; 1e11 ms is 1973), otherwise seconds. Numeric strings (``"1717236000"``) count too.
 
-Anything else (None, bool, empty or garbage string, NaN, out-of-range year) → None.
+Anything else (None, bool, empty or garbage string, NaN, out-of-range year) → None; a value that
+was given but is no timestamp (anything but None and ``""``: ``"2025-13-45T99:00:00Z"``, a bool,
+a list) is also noted (`coerce.note_refused`), so the driver records a ``bad_value`` issue for
+the record — NULL with an issue, as for a number of the wrong type. Every parser reads its
+timestamps through `parse_ts` (or notes a refused one itself, as the OpenHands local-time reader
+and Aider's session header do).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime, timedelta, timezone
+
+from agent_history.parsers.common.coerce import note_refused
 
 __all__ = ["parse_ts"]
 
@@ -80,8 +87,16 @@ def parse_ts(value: object) -> datetime | None:
     """Parse an ISO-8601 string or an epoch number (seconds, or ms when > 1e11) → UTC datetime.
 
     Returns a timezone-aware datetime in UTC, or None when `value` is not a usable timestamp
-    (wrong type, unparsable, out of range). Never raises. See the module docstring for the forms.
+    (wrong type, unparsable, out of range) — noted then unless `value` is None or ``""`` (see
+    the module docstring). Never raises. See the module docstring for the forms.
     """
+    parsed = _parse(value)
+    if parsed is None and value is not None and value != "":
+        note_refused(value, "a timestamp")
+    return parsed
+
+
+def _parse(value: object) -> datetime | None:
     try:
         if isinstance(value, bool) or value is None:
             return None

@@ -69,7 +69,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import DocumentParser, Pos, record_type_row
-from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str
+from agent_history.parsers.common.coerce import as_dict, as_int, as_list, as_nonempty_str, as_str, note_refused
 from agent_history.parsers.common.document import load_document
 from agent_history.parsers.common.errors import classify_error
 from agent_history.parsers.common.results import tool_result_rows
@@ -125,6 +125,7 @@ def local_ts(value: Any) -> datetime | None:
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
+        note_refused(value, "a timestamp")
         return None
     return dt.astimezone(UTC)
 
