@@ -205,7 +205,7 @@ def usage_cmd(
     (or per loop, repo, project, branch, host, model or agent with --by), with per-model
     breakdowns and totals. Costs of models with no
     list price are unknown (null), and the models are named."""
-    from agent_history.read.usage import usage_calls
+    from agent_history.read.usage import sessions_without_usage, usage_calls
     from agent_history.usage.report import build_report
 
     if view is not None and view not in VIEWS:
@@ -241,16 +241,33 @@ def usage_cmd(
             model=model,
             grouped=view != "blocks",  # blocks need each call's time
         )
+        # a model filter cannot match a session whose calls are unknown: no note then
+        unrecorded = (
+            {}
+            if model
+            else sessions_without_usage(
+                conn,
+                since=span[0],
+                until=span[1],
+                agents=_agents(agent),
+                namespaces=_namespaces(namespace, context, db.settings.contexts),
+                project=project,
+            )
+        )
     report = build_report(view, calls, tz, clock, block_length=WINDOWS[window])
+    report["sessionsWithoutUsage"] = unrecorded
     report["timezone"] = str(tz)
     key = VIEW_KEY[view]
     if json:  # the same exit code as the table: 1 when nothing matched
         print_json(report)
         _found(bool(report[key]))
         return
+    note = _unrecorded_note(unrecorded)
     if not report[key]:
-        fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
+        fail("no model calls match" + (f" in any {view}" if view in BY else "") + (f"; {note}" if note else ""), 1)
     _render(view, report, key)
+    if note:
+        console.print(f"not counted: {note}", highlight=False)
     if report.get("hostUnknown"):
         console.print(f"host: unknown — {report['hostUnknown']}", highlight=False)
     if breakdown and view != "blocks":
@@ -263,6 +280,15 @@ def usage_cmd(
                     f"{_usd(m['cost'])}",
                     highlight=False,
                 )
+
+
+def _unrecorded_note(unrecorded: dict[str, int]) -> str:
+    """``model calls unknown in 2 sessions whose transcripts record no usage (codex 2)``, or ""."""
+    if not unrecorded:
+        return ""
+    n = sum(unrecorded.values())
+    per = ", ".join(f"{agent} {k:,}" for agent, k in unrecorded.items())
+    return f"model calls unknown in {count(n, 'session')} whose transcripts record no usage ({per})"
 
 
 def _live(agent: list[str] | None, tz: tzinfo, now: str | None, refresh: float, json: bool) -> None:
