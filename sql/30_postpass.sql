@@ -49,7 +49,9 @@ CREATE OR REPLACE FUNCTION ah.repo_name(root_path text) RETURNS text
 --      message_count     every message
 --      prompt_count      messages of class human_prompt or queued_prompt
 --      tool_call_count   every tool call; tool_error_count those with is_error or an error_class
---      model_call_count  calls that are not API-error notices (is_api_error)
+--      model_call_count  calls that are not API-error notices (is_api_error); NULL (unknown,
+--                        not 0) when the session has assistant messages and no model call at
+--                        all: its transcript recorded no usage (Codex field cases E22/E23)
 --      subagent_count    spawns made by the session
 --      token buckets     sums over non-error calls; NULL when no such call reports the bucket
 --      cost_usd          sum of ah.priced_cost_usd over non-error calls, priced on the UTC day
@@ -275,6 +277,7 @@ BEGIN
         SELECT session_id,
                count(*) AS message_count,
                count(*) FILTER (WHERE message_class IN ('human_prompt', 'queued_prompt')) AS prompt_count,
+               count(*) FILTER (WHERE role = 'assistant') AS reply_count,
                min(ts) AS first_ts,
                max(ts) AS last_ts,
                -- file-order key of the first human prompt (arrays compare element-wise)
@@ -333,7 +336,9 @@ BEGIN
                coalesce(m.prompt_count, 0)     AS prompt_count,
                coalesce(t.tool_call_count, 0)  AS tool_call_count,
                coalesce(t.tool_error_count, 0) AS tool_error_count,
-               coalesce(c.model_call_count, 0) AS model_call_count,
+               CASE WHEN c.model_call_count IS NULL AND m.reply_count > 0
+                         AND NOT EXISTS (SELECT 1 FROM ah.model_call AS x WHERE x.session_id = s.id)
+                    THEN NULL ELSE coalesce(c.model_call_count, 0) END AS model_call_count,
                coalesce(sp.subagent_count, 0)  AS subagent_count,
                c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output, c.reasoning,
                -- rounded to the column's scale, or the guard below would never see "equal"; NULL when

@@ -240,6 +240,12 @@ SAMPLE_TOKEN_DIFFERENCES: dict[tuple[str, str, str], tuple[int, ...]] = {
             ("session", "0198f2c1-5a6b-7c8d-9e0f-1a2b3c4d5e6f"),
         )
     },
+    # OpenCode's `output` excludes reasoning (Session.getUsage: outputTokens − reasoningTokens):
+    # we add its 10 reasoning tokens back into output, ccusage reports output alone
+    **{
+        ("opencode", v, p): (0, 10, 0, 0)
+        for v, p in (("daily", "2025-06-19"), ("monthly", "2025-06"), ("session", "test-session"))
+    },
     **{
         ("qwen", v, p): QWEN_CACHED
         for v, p in (
@@ -253,9 +259,10 @@ SAMPLE_TOKEN_DIFFERENCES: dict[tuple[str, str, str], tuple[int, ...]] = {
 lacks counts as zeros)."""
 SAMPLE_COSTS: dict[tuple[str, str, str], tuple[float, float]] = {
     # OpenCode's message records its own cost ($0.01, the fixture's figure): ccusage reports it,
-    # we price the tokens (100 in + 50 out of claude-3-5-sonnet at $3 / $15 per MTok)
+    # we price the tokens (100 in + 60 out — 50 + 10 reasoning — of claude-3-5-sonnet at $3 / $15
+    # per MTok)
     **{
-        ("opencode", v, p): (0.00105, 0.01)
+        ("opencode", v, p): (0.0012, 0.01)
         for v, p in (("daily", "2025-06-19"), ("monthly", "2025-06"), ("session", "test-session"))
     },
     # Amp's gpt-5 prompt: ccusage charges it as cache creation at 1.25 × the input rate

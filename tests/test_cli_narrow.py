@@ -77,8 +77,9 @@ def test_parse_at_80_columns_keeps_every_file_name_and_figure(env, corpus_home):
     assert len(records) == len(data)
     for (figures, path), f in zip(records, data, strict=True):
         assert "…" not in figures
+        calls = "-" if f["model_calls"] is None else str(f["model_calls"])  # unknown: no usage recorded
         assert figures.split() == [f["agent"], str(f["sessions"]), str(f["messages"]), str(f["human_prompts"]),
-                                   str(f["model_calls"])] + figures.split()[5:], (figures, f)  # fmt: skip
+                                   calls] + figures.split()[5:], (figures, f)  # fmt: skip
         assert path.endswith(Path(f["path"]).name), (path, f["path"])  # the file name whole
 
 

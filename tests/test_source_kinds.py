@@ -130,8 +130,9 @@ def test_status_shows_each_namespace_with_tokens(home_db, tmp_path):
     ns = json.loads(out.stdout)["namespaces"]
     assert set(ns) == {"gemini-local", "opencode-local", "claude-ai-export"}
     assert ns["gemini-local"]["tokens"] == _gemini_total() == 24597
-    # OpenCode: export messages 39521 (not again from step-finish) + storage msg-002 150 + msg_0002 136
-    assert ns["opencode-local"]["tokens"] == 39521 + 150 + 136
+    # OpenCode: export steps 39521 (one per message, counted once) + storage msg-002 160 (its 10
+    # reasoning tokens added to output: OpenCode's output excludes them) + msg_0002 136
+    assert ns["opencode-local"]["tokens"] == 39521 + 160 + 136
     assert ns["claude-ai-export"]["tokens"] is None  # claude.ai records no usage: NULL, not 0
     assert ns["claude-ai-export"]["model_calls"] == 1
 

@@ -26,7 +26,10 @@ RESUME_PAIR = ("71c9afe9-d9cc-4583-86b3-e62ba682b83a", "b45ad5d8-81fb-4bcb-baba-
 def craft(src: Path, dst_dir: Path) -> tuple[str, set[str]]:
     """A transcript reusing `src`'s user-record uuids under a new session id with other text →
     (its session id, the uuids whose text it changed)."""
-    session = str(uuid.uuid4())
+    # a fixed id sorting after the real one: the crafted copy starts and ends with the real
+    # session, so the rows it copies unchanged go by session uid (`ingest.owners`,
+    # tests/test_uid_owner.py) — here they stay the real session's
+    session = "ffffffff-0000-4000-8000-" + uuid.uuid4().hex[:12]
     changed: set[str] = set()
     out = []
     for line in src.read_text(encoding="utf-8").splitlines():

@@ -56,7 +56,7 @@ def parse_cmd(
             _totals_line(Text(name, style="bold") + ":", [
                 count(t["files"], "file"), f"{count(t.get('sessions', 0), 'session')} ({t.get('subagent_sessions', 0)} sub-agent)",
                 count(t.get("messages", 0), "message"), count(t.get("human_prompts", 0), "human prompt"),
-                f"{count(t.get('model_calls', 0), 'model call')} (+{count(t.get('api_error_notices', 0), 'error notice')})",
+                _calls_text(t),
             ])  # fmt: skip
             _totals_line(
                 "  tokens:", [f"{b} {tok[b]:,}" if tok.get(b) is not None else f"{b} -" for b in TOKEN_BUCKETS]
@@ -88,6 +88,20 @@ def _parse_with_progress(paths: list[Path], agent: str | None):
         return parse_paths(paths, agent, lambda done, total: bar.update(task, completed=done, total=total))
 
 
+def _or_dash(n: int | None) -> str:
+    return "-" if n is None else str(n)
+
+
+def _calls_text(t: dict) -> str:
+    """The model-call figure of a totals line: unknown (not 0) where replies record no usage."""
+    notices = count(t.get("api_error_notices", 0), "error notice")
+    replies = t.get("replies_without_usage") or 0
+    if t.get("model_calls") is None and replies:
+        return f"model calls unknown ({count(replies, 'reply', 'replies')} with no usage recorded)"
+    unrecorded = f"; {count(replies, 'reply', 'replies')} with no usage recorded" if replies else ""
+    return f"{count(t.get('model_calls') or 0, 'model call')} (+{notices}{unrecorded})"
+
+
 def _token_total(tokens: dict) -> str:
     """Sum of the disjoint buckets (reasoning is inside output); '-' when no call reports any."""
     known = [v for k, v in tokens.items() if k != "reasoning" and v is not None]
@@ -109,7 +123,7 @@ def _print_files(reports) -> None:
             records.append(Record(figures, lines=(f"error: {r.error}",), paths=(r.path,), styles=("red",)))
             continue
         fields = (
-            r.agent, str(s["sessions"]), str(s["messages"]), str(s["human_prompts"]), str(s["model_calls"]),
+            r.agent, str(s["sessions"]), str(s["messages"]), str(s["human_prompts"]), _or_dash(s["model_calls"]),
             _token_total(s["tokens"]), str(s["tool_calls"]), str(sum(s["tool_errors_by_class"].values())),
             str(sum(s["issues_by_kind"].values())),
         )  # fmt: skip

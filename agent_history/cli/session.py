@@ -80,9 +80,10 @@ def session_cmd(
             journal = summaries_for_sessions(conn, [tl.session.id]).get(tl.session.id)
             excluded = is_excluded(conn, tl.session.id)
             if calls:
-                from agent_history.read.usage import call_timings
+                from agent_history.read.usage import call_timings, replies_without_usage
 
                 model_calls = call_timings(conn, tl.session.id)
+                unrecorded = replies_without_usage(conn, tl.session.id)
     except SessionNotFound as exc:
         _not_found(uid, "session", exc)
     except AmbiguousSession as exc:
@@ -105,7 +106,7 @@ def session_cmd(
     paged = start is None and end is None and not every
     if json:
         where = {"page": page or 1, "pages": pages, "page_size": PAGE_EVENTS} if paged else {}
-        extra = {"model_calls": model_calls} if calls else {}
+        extra = {"model_calls": model_calls, "replies_without_usage": unrecorded} if calls else {}
         print_json(
             tl.as_dict() | where | {"remaining": remaining} | ({"journal_summary": journal} if journal else {}) | extra
         )
@@ -115,16 +116,23 @@ def session_cmd(
         how = f"--page {(page or 1) + 1}" if paged else f"--from {shown_to + 1}"
         console.print(Text(f"{remaining:,} more events ({how}, or --all)", style="dim"), soft_wrap=True)
     if calls:
-        _print_calls(model_calls)
+        _print_calls(model_calls, unrecorded)
 
 
 def _ms(value: int | None) -> str:
     return "-" if value is None else f"{value:,} ms"
 
 
-def _print_calls(model_calls: list[dict]) -> None:
+def _print_calls(model_calls: list[dict], unrecorded: int = 0) -> None:
     """The thread's model calls (`read.usage.call_timings`): time, model, tokens, duration, time to
-    first token, thinking time — ``-`` where the transcript records none."""
+    first token, thinking time — ``-`` where the transcript records none. A thread with replies
+    and no call (`unrecorded` replies) has an unknown count, said so, never "0 model calls"."""
+    if not model_calls and unrecorded:
+        console.print(
+            Text(f"model calls unknown: {count(unrecorded, 'reply', 'replies')}, no usage recorded in the transcript"),
+            style="bold",
+        )
+        return
     console.print(Text(count(len(model_calls), "model call"), style="bold"))
     headers = ("time", "model", "tokens", "duration", "first token", "thinking")
     cells = [

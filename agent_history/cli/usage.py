@@ -220,9 +220,12 @@ def usage_cmd(
         print_json(report)
         _found(bool(report[key]))
         return
+    note = _unrecorded_note(report["sessionsWithoutUsage"])
     if not report[key]:
-        fail("no model calls match" + (f" in any {view}" if view in BY else ""), 1)
+        fail("no model calls match" + (f" in any {view}" if view in BY else "") + (f"; {note}" if note else ""), 1)
     _render(view, report, key)
+    if note:
+        console.print(f"not counted: {note}", highlight=False)
     if report.get("hostUnknown"):
         console.print(f"host: unknown — {report['hostUnknown']}", highlight=False)
     if breakdown and view != "blocks":
@@ -235,6 +238,15 @@ def usage_cmd(
                     f"{_usd(m['cost'])}",
                     highlight=False,
                 )
+
+
+def _unrecorded_note(unrecorded: dict[str, int]) -> str:
+    """``model calls unknown in 2 sessions whose transcripts record no usage (codex 2)``, or ""."""
+    if not unrecorded:
+        return ""
+    n = sum(unrecorded.values())
+    per = ", ".join(f"{agent} {k:,}" for agent, k in unrecorded.items())
+    return f"model calls unknown in {count(n, 'session')} whose transcripts record no usage ({per})"
 
 
 def _live(agent: list[str] | None, tz: tzinfo, now: str | None, refresh: float, json: bool) -> None:

@@ -1,6 +1,7 @@
 """Post-passes over dirty sessions only (set-based SQL in `sql/30_postpass.sql`).
 
-The price rows of model names seen for the first time (`db.prices.resolve_new_models`), then
+Shared rows go to their owner first (`ingest.owners`: a row two sessions' files hold, e.g. a
+Claude Code resume's copies). The price rows of model names seen for the first time (`db.prices.resolve_new_models`), then
 lineage (parent/root), spawn → child session, repository from cwd, per-session rollups; then
 the loop post-pass (`ingest.loops.refresh_loops`: launches, lanes, closeouts, status), then thread
 roles and model-call triggers (`sql/35_efficiency.sql`, issue 11) — all over the same dirty
@@ -18,6 +19,7 @@ from agent_history.db.bm25 import ensure_bm25_indexes
 from agent_history.db.prices import resolve_new_models
 from agent_history.ingest.isolate import raise_if_lost
 from agent_history.ingest.loops import refresh_loops
+from agent_history.ingest.owners import resolve_owners
 
 DIRTY_IN_SCOPE = (
     "SELECT d.session_id FROM ah.dirty_session d LEFT JOIN ah.session s ON s.id = d.session_id "
@@ -61,6 +63,8 @@ def _roll_up(
     exists = conn.execute("SELECT to_regprocedure('ah.refresh_sessions(bigint[])')").fetchone()[0]
     if exists is None:
         return 0
+    if only is None:  # shared rows to their owner first: both sessions are then rolled up
+        resolve_owners(conn)
     ids = conn.execute(
         "WITH d AS (DELETE FROM ah.dirty_session WHERE CASE WHEN %(only)s::bigint IS NULL "
         f"THEN session_id IN ({DIRTY_IN_SCOPE}) ELSE session_id = %(only)s END RETURNING session_id) "

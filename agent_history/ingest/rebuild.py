@@ -40,6 +40,7 @@ DERIVED_TABLES: tuple[str, ...] = (
     *EVENT_TABLES,
     *PER_SOURCE_TABLES,
     "dirty_session",
+    "row_claim",  # owners of shared rows (migration 0026_owner): claimed again as files are read
     "session",
     "repo",
     "source_file",

@@ -26,8 +26,9 @@ CONTENT_COLUMNS: dict[type[Row], tuple[str, ...]] = {MessageRow: ("text", "role"
 the columns that must agree for a row of another session to merge into the stored one. Claude
 Code re-emits a record with the same ``uuid`` and text under the new ``sessionId`` when a
 session is resumed (FORMATS.md, "the same uuid appears in two Claude Code session files"): those
-copies merge, counted once. A row of another session whose content differs is a *uid
-conflict*: the stored row is kept and a `uid_conflict` parse issue names both sessions."""
+copies merge, counted once (owned by one session, `ingest.owners`). A row of another session
+whose content differs is a *uid conflict*: the stored row is kept and a `uid_conflict` parse
+issue names both sessions."""
 
 
 def pg_type(annotation: str) -> str:
@@ -144,7 +145,7 @@ def merge_sql(row_type: type[Row]) -> str:
         else (f" WHERE {olds[0]} IS DISTINCT FROM {news[0]}" if sets else "")
     )
     if row_type in CONTENT_COLUMNS and sets:
-        where += f" AND ({_same_content(row_type, 't', 'EXCLUDED')} OR t.session_id = EXCLUDED.session_id)"
+        where += f" AND ({same_content(row_type, 't', 'EXCLUDED')} OR t.session_id = EXCLUDED.session_id)"
     action = f"DO UPDATE SET {', '.join(sets)}{where}" if sets else "DO NOTHING"
     return (
         f"INSERT INTO ah.{table} AS t ({', '.join(target)}) SELECT {', '.join(select)} FROM {source} "
@@ -169,7 +170,7 @@ def count_sql(merge: str) -> str:
     return f"WITH up AS ({merge}) " + _COUNTS
 
 
-def _same_content(row_type: type[Row], a: str, b: str) -> str:
+def same_content(row_type: type[Row], a: str, b: str) -> str:
     cols = CONTENT_COLUMNS[row_type]
     return f"({', '.join(f'{a}.{c}' for c in cols)}) IS NOT DISTINCT FROM ({', '.join(f'{b}.{c}' for c in cols)})"
 
@@ -191,7 +192,7 @@ def uid_conflict_sql(row_type: type[Row]) -> str:
         f"'{uid}', s.{uid}, s.session_uid, ses.session_uid) AS detail "
         f"FROM {stg} s JOIN ah.{table} t ON {on} JOIN ah.session ses ON ses.id = t.session_id "
         f"WHERE (ses.agent, ses.session_uid, ses.agent_id) IS DISTINCT FROM (s.agent, s.session_uid, s.agent_id) "
-        f"AND NOT {_same_content(row_type, 't', 's')} ORDER BY 1, 2, s.{uid}), "
+        f"AND NOT {same_content(row_type, 't', 's')} ORDER BY 1, 2, s.{uid}), "
         "ins AS (INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
         "SELECT source_id, 'uid_conflict', byte_offset, line_number, detail FROM c "
         "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail RETURNING 1) "

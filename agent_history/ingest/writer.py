@@ -18,6 +18,7 @@ from functools import cache
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.ingest.owners import EVENT_TYPES, claim_params, claim_sql, fold_claim_sql
 from agent_history.ingest.search_ready import READY, Prepared, ready_of
 from agent_history.ingest.sql_merge import (
     CONTENT_COLUMNS,
@@ -91,13 +92,16 @@ class Part:
     """Search text of these rows analysed ahead of the writer (`search_ready.Prepared`), if any."""
 
 
-def _fold_parts(parts: list[Part], issues: Counter[str]) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
+def _fold_parts(
+    parts: list[Part], issues: Counter[str], shared: dict[type[Row], list[tuple]] | None = None
+) -> dict[type[Row], dict[tuple, tuple[Row, int, str]]]:
     """Fold rows across parts in order → {type: {key: (row, source_id, namespace)}}.
 
     The first part to contribute a row owns it (keep-first ``source_id``); per-source rows are
     keyed with their ``source_id``. A row reusing another session's key with other content
     (`sql_merge.CONTENT_COLUMNS`) is not merged: a `uid_conflict` issue of its part takes its
-    place (counted in `issues`). Every session an event names gets at least a stub
+    place (counted in `issues`). Rows of two sessions that do merge are listed in `shared` as
+    `owners.claim_params` of each copy (their owner is decided after the pass, `ingest.owners`). Every session an event names gets at least a stub
     SessionRow, so the event merges can join it.
     """
     out: dict[type[Row], dict[tuple, tuple[Row, int, str]]] = {}
@@ -117,6 +121,10 @@ def _fold_parts(parts: list[Part], issues: Counter[str]) -> dict[type[Row], dict
                         recorded[ikey] = (issue, part.source_id, part.namespace)
                         issues[issue.kind] += 1
                 else:
+                    if shared is not None and not row_type.PER_SOURCE and _session_of(prev[0]) != _session_of(row):
+                        shared.setdefault(row_type, []).extend(
+                            [claim_params(prev[0], prev[1]), claim_params(row, part.source_id)]
+                        )
                     table[k] = (merge_pair(prev[0], row), prev[1], prev[2])
     sessions = out.setdefault(SessionRow, {})
     for row_type, table in out.items():
@@ -131,6 +139,10 @@ def _fold_parts(parts: list[Part], issues: Counter[str]) -> dict[type[Row], dict
                     namespace,
                 )
     return out
+
+
+def _session_of(row: Row) -> tuple:
+    return (row.agent, row.session_uid, row.agent_id)  # type: ignore[attr-defined]
 
 
 def _conflicts(old: Row, new: Row) -> bool:
@@ -167,7 +179,8 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
     prepare_staging(conn)
     prepared = next((p.prepared for p in parts if p.prepared is not None), None)
     written = Written(Counter(), Counter())
-    folded = _fold_parts(parts, written.issues)
+    shared: dict[type[Row], list[tuple]] = {}
+    folded = _fold_parts(parts, written.issues, shared)
     with conn.cursor() as cur:
         for row_type in ROW_TYPES:
             recs = folded.get(row_type)
@@ -196,6 +209,10 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
             new, merged = cur.fetchone()
             written.new[row_type.TABLE] += new
             written.merged[row_type.TABLE] += merged
+            if row_type in EVENT_TYPES:  # rows another session also holds: claims (`ingest.owners`)
+                cur.execute(claim_sql(row_type))
+                if shared.get(row_type):
+                    cur.executemany(fold_claim_sql(row_type), shared[row_type])
     return written
 
 

@@ -26,7 +26,10 @@ def summarize(folded: dict) -> dict[str, Any]:
     """Counts for folded rows (`model.merge.fold` output).
 
     Keys: sessions, subagent_sessions, messages_by_class, human_prompts, model_calls (billable:
-    not API-error notices), api_error_notices, tokens {bucket: tokens} (NULL buckets are
+    not API-error notices; None — unknown, not 0 — when there are assistant replies and no
+    model call at all: the format recorded no usage, Codex field cases E22/E23),
+    replies_without_usage (assistant messages of sessions with no model call: the calls
+    behind them are not counted), api_error_notices, tokens {bucket: tokens} (NULL buckets are
     skipped, not counted as 0), tool_calls, tool_errors_by_class, spawns, compactions,
     file_touches, git_events, issues_by_kind, unknown_record_types {type/subtype: count}.
     A token bucket no call reports is None (unknown), not 0.
@@ -45,6 +48,8 @@ def summarize(folded: dict) -> dict[str, Any]:
         for b in TOKEN_BUCKETS
         for vals in [[getattr(c, b) for c in billable]]
     }
+    with_calls = {(c.session_uid, c.agent_id) for c in calls}
+    replies = sum(1 for m in messages if m.role == "assistant" and (m.session_uid, m.agent_id) not in with_calls)
     unknown: Counter[str] = Counter()
     for r in rows(RecordTypeRow):
         if not r.known:
@@ -55,7 +60,8 @@ def summarize(folded: dict) -> dict[str, Any]:
         "messages": len(messages),
         "messages_by_class": dict(Counter(m.message_class or "?" for m in messages)),
         "human_prompts": sum(1 for m in messages if m.message_class in classes.PROMPTS),
-        "model_calls": len(billable),
+        "model_calls": len(billable) if calls or not replies else None,
+        "replies_without_usage": replies,
         "api_error_notices": len(calls) - len(billable),
         "tokens": tokens,
         "tool_calls": len(tools),
@@ -70,7 +76,8 @@ def summarize(folded: dict) -> dict[str, Any]:
 
 
 def add_summaries(total: dict[str, Any], one: dict[str, Any]) -> dict[str, Any]:
-    """Add summary `one` into `total` (numbers add, dicts add per key); returns `total`."""
+    """Add summary `one` into `total` (numbers add, dicts add per key, None — unknown — adds
+    nothing and stays None only while no summary knows the figure); returns `total`."""
     for k, v in one.items():
         if isinstance(v, dict):
             d = total.setdefault(k, {})
@@ -80,5 +87,7 @@ def add_summaries(total: dict[str, Any], one: dict[str, Any]) -> dict[str, Any]:
                 else:
                     d[kk] = (d.get(kk) or 0) + vv
         elif isinstance(v, int):
-            total[k] = total.get(k, 0) + v
+            total[k] = (total.get(k) or 0) + v
+        elif v is None:  # unknown: the total is the known part, None while nothing is known
+            total.setdefault(k, None)
     return total

@@ -135,7 +135,8 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
     """The answer to a `read.requests.UsageRequest`: `usage.report.build_report` over the matching
     calls (`usage_calls`; summed in the database for every view but ``blocks``), periods in the
     request's zone, the active block judged at aware `now`; ccusage's JSON shape plus
-    ``"timezone"``. The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
+    ``"timezone"`` and ``"sessionsWithoutUsage"`` (agent → sessions whose model calls are
+    unknown: `sessions_without_usage`). The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
     UI's ``/api/usage/report`` give."""
     from agent_history.usage.plans import WINDOWS
     from agent_history.usage.report import build_report
@@ -150,7 +151,21 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
         model=req.model,
         grouped=req.view != "blocks",  # blocks need each call's time
     )
+    # a model filter cannot match a session whose calls are unknown: no note then
+    unrecorded = (
+        {}
+        if req.model
+        else sessions_without_usage(
+            conn,
+            since=req.since,
+            until=req.until,
+            agents=req.agents,
+            namespaces=req.namespaces,
+            project=req.project,
+        )
+    )
     report = build_report(req.view, calls, req.timezone, now, block_length=WINDOWS[req.window])
+    report["sessionsWithoutUsage"] = unrecorded
     report["timezone"] = str(req.timezone)
     return report
 
@@ -259,3 +274,53 @@ def call_timings(conn: psycopg.Connection, session_id: int) -> list[dict]:
     ).fetchall()
     keys = ("ts", "model", "tokens", "output", "reasoning", "duration_ms", "duration_basis", "ttft_ms", "thinking_ms")
     return [dict(zip((*keys, "is_api_error"), r, strict=True)) for r in rows]
+
+
+def replies_without_usage(conn: psycopg.Connection, session_id: int) -> int:
+    """Assistant messages of one thread (`ah.session.id`) when it has no model call at all: its
+    transcript recorded no usage (Codex field cases E22/E23: replies, no ``token_count``), so
+    the count of calls behind them is unknown, never 0. 0 when the thread has a model call."""
+    row = conn.execute(
+        """
+        SELECT count(*) FROM ah.message AS m
+        WHERE m.session_id = %(sid)s AND m.role = 'assistant'
+          AND NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = %(sid)s)
+        """,
+        {"sid": session_id},
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def sessions_without_usage(
+    conn: psycopg.Connection,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    agents: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+    project: str | None = None,
+) -> dict[str, int]:
+    """Agent → number of sessions matching the filters (`usage_calls`'s, by session start) whose
+    model-call count is unknown (``ah.session.model_call_count`` NULL: replies, no usage
+    recorded — Codex field cases E22/E23): what `usage` cannot count, named, never 0 calls."""
+    where, params = ["s.model_call_count IS NULL"], []
+    if since is not None:
+        where.append("s.started_at >= %s")
+        params.append(since)
+    if until is not None:
+        where.append("s.started_at < %s")
+        params.append(until)
+    if agents:
+        where.append("s.agent = ANY(%s)")
+        params.append(list(agents))
+    if namespaces:
+        where.append("s.namespace = ANY(%s)")
+        params.append(list(namespaces))
+    if project:
+        where.append("s.cwd ILIKE %s")
+        params.append(f"%{_escape(project)}%")
+    rows = conn.execute(
+        f"SELECT s.agent, count(*) FROM ah.session AS s WHERE {' AND '.join(where)} GROUP BY 1 ORDER BY 1",
+        params,
+    ).fetchall()
+    return {agent: int(n) for agent, n in rows}

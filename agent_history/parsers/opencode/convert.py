@@ -8,15 +8,30 @@ finish, error{name, data}}``; a *part* ``{id, sessionID, messageID, type, …}``
 ``text`` | ``reasoning`` | ``tool`` ({callID, tool, state{status, input, output, metadata,
 time{start, end}}}) | ``file`` | ``step-start`` | ``step-finish`` | … . Timestamps are unix ms.
 
-Accounting: one model call per assistant *message* (its ``tokens``/``cost``). ``step-finish``
-parts repeat the same tokens and cost (code-session-memory export: equal on every message), so
-they give no rows: summing both would double-count. Buckets are already disjoint (export: total
+Accounting: one model call per *step* of an assistant message when its ``step-finish`` parts
+carry usage, else one per message. OpenCode's session processor (``packages/opencode/src/
+session/processor.ts``, case ``finish-step``) writes each step's ``tokens`` and ``cost`` on its
+``step-finish`` part, then sets the message's ``tokens`` to that step's (overwritten: the last
+step's) and *adds* its ``cost`` (field case E34: two steps, input 2000 + 2200, message input 2200,
+cost 0.0061 + 0.0062 = message cost 0.0123). So the steps are the model calls; the message's
+own numbers are used only when it has no step with usage (older exports, hand fixtures), and
+never summed with the steps. The first step keeps the message id as ``call_uid`` (a message read
+before its steps, or with one step, is the same call), later steps are keyed by their part id.
+Readers pass a message its step parts (`message_rows(steps=…)`): the export nests them, the
+database reader selects them with the message row. The storage tree keeps message and part files
+apart (a message file does not list its parts): there a message is one call with the message's
+numbers (last step's tokens, all steps' cost), an undercount for multi-step messages.
+
+Buckets are already disjoint (export: total
 12751 = input 2 + output 55 + cache.read 12352 + cache.write 342): ``input → input_uncached``,
 ``cache.read → cache_read``, ``cache.write → cache_write_5m`` (OpenCode records no TTL; 5 min is
-Anthropic's default), ``output → output``, ``reasoning → reasoning`` (taken as the part of
-output the provider reported as reasoning). ``cost`` (USD number) → ``recorded_cost_usd``; the
+Anthropic's default), ``output + reasoning → output``, ``reasoning → reasoning``: OpenCode
+stores ``output`` *without* reasoning (``Session.getUsage``: ``output: outputTokens −
+reasoningTokens``), our ``reasoning`` is a subset of ``output`` (as Gemini's thoughts; E34 total
+7940 = input 4200 + cache 1800 + 1800 + output 120 + reasoning 20). ``cost`` (USD number) → ``recorded_cost_usd``; the
 ``{input, output}`` object of one hand fixture has no stated unit → NULL. Duration is
-``time.completed − time.created`` (basis ``request_to_response``).
+``time.completed − time.created`` (basis ``request_to_response``) for a one-step message; the
+steps of a multi-step message record no times of their own (NULL).
 
 Sub-agents are child sessions with ``parentID``: ``is_subagent`` and ``parent_session_uid``.
 A part does not say its message's role; readers pass it (`part_rows(role=…)`) from the message
@@ -48,8 +63,9 @@ from agent_history.parsers.common.timeutil import parse_ts
 AGENT = "opencode"
 
 # part `type` values (OpenCode MessageV2.Part; those seen in the samples first). Types without
-# a handler are known and give no rows: step-start/step-finish are bookkeeping (step-finish
-# repeats the message's usage, see module docstring); snapshot/patch are file snapshots.
+# a handler are known and give no rows of their own: step-start is bookkeeping, step-finish usage
+# is read through its message (`message_rows(steps=…)`, module docstring); snapshot/patch are
+# file snapshots.
 PART_TYPES = frozenset(
     {
         "text",
@@ -119,8 +135,27 @@ def turn_of(rec: dict) -> str | None:
     return as_nonempty_str(rec.get("parentID"))
 
 
-def message_rows(rec: dict, pos: Pos, record_type: str = "message") -> list[Row]:
-    """Rows of a message record: its turn, and for an assistant message its model call."""
+def is_step_usage(part: dict) -> bool:
+    """True for a ``step-finish`` part that records its step's usage (a ``tokens`` object)."""
+    return part.get("type") == "step-finish" and isinstance(part.get("tokens"), dict)
+
+
+def _cost(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _with_reasoning(output: int | None, reasoning: int | None) -> int | None:
+    """Our ``output`` (reasoning included) from OpenCode's ``output`` (reasoning excluded)."""
+    return output if output is None or reasoning is None else output + reasoning
+
+
+def message_rows(rec: dict, pos: Pos, record_type: str = "message", steps: list[dict] | None = None) -> list[Row]:
+    """Rows of a message record: its turn, and for an assistant message its model calls.
+
+    `steps`: the message's ``step-finish`` parts in order (None or empty: none known). Those
+    with usage (`is_step_usage`) give one model call each; without any, the message gives one
+    from its own ``tokens``/``cost`` (module docstring).
+    """
     role = as_str(rec.get("role")) or ""
     rows: list[Row] = [record_type_row(AGENT, rec, record_type, role, role in ROLES)]
     mid, sid = as_nonempty_str(rec.get("id")), as_nonempty_str(rec.get("sessionID"))
@@ -153,32 +188,44 @@ def message_rows(rec: dict, pos: Pos, record_type: str = "message") -> list[Row]
         rows.append(
             SessionRow(agent=AGENT, session_uid=sid, agent_id="", cwd=cwd, model=model if role == "assistant" else None)
         )
-    if role == "assistant":
-        tok = as_dict(rec.get("tokens"))
+    if role != "assistant":
+        return rows
+    err = as_dict(rec.get("error"))
+    c_ms, d_ms = _ms(t.get("created")), _ms(t.get("completed"))
+    duration = d_ms - c_ms if c_ms is not None and d_ms is not None and d_ms >= c_ms else None
+    usage = [p for p in steps or () if is_step_usage(p)]
+    if not usage:
+        usage = [rec]  # the message's own tokens/cost: one call
+    for i, step in enumerate(usage):
+        tok = as_dict(step.get("tokens"))
         cache = as_dict(tok.get("cache"))
-        cost = rec.get("cost")
-        err = as_dict(rec.get("error"))
-        c_ms, d_ms = _ms(t.get("created")), _ms(t.get("completed"))
+        last = i == len(usage) - 1
+        one = len(usage) == 1
+        uid = mid if i == 0 else as_nonempty_str(step.get("id")) or f"{mid}/step{i + 1}"
+        reason = as_nonempty_str(step.get("reason")) if step is not rec else None
         rows.append(
             ModelCallRow(
                 agent=AGENT,
-                call_uid=mid,
+                call_uid=uid,
                 session_uid=sid,
                 agent_id="",
                 turn_uid=turn,
                 model=model,
-                stop_reason=as_nonempty_str(rec.get("finish")) or as_nonempty_str(err.get("name")),
+                stop_reason=reason
+                or (as_nonempty_str(rec.get("finish")) or as_nonempty_str(err.get("name")) if last else None),
                 input_uncached=as_int(tok.get("input")),
                 cache_read=as_int(cache.get("read")),
                 cache_write_5m=as_int(cache.get("write")),
-                output=as_int(tok.get("output")),
+                output=_with_reasoning(as_int(tok.get("output")), as_int(tok.get("reasoning"))),
                 reasoning=as_int(tok.get("reasoning")),
-                is_api_error=bool(err) and err.get("name") != "MessageAbortedError" or None,
-                is_complete=bool(rec.get("finish")) or completed is not None or None,
+                is_api_error=(bool(err) and err.get("name") != "MessageAbortedError" or None) if last else None,
+                is_complete=True
+                if step is not rec and not last
+                else (bool(rec.get("finish")) or completed is not None or None),
                 ts=created,
-                recorded_cost_usd=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-                duration_ms=d_ms - c_ms if c_ms is not None and d_ms is not None and d_ms >= c_ms else None,
-                duration_basis="request_to_response" if c_ms is not None and d_ms is not None else None,
+                recorded_cost_usd=_cost(step.get("cost")),
+                duration_ms=duration if one else None,
+                duration_basis="request_to_response" if one and c_ms is not None and d_ms is not None else None,
                 **loc,
             )
         )

@@ -79,13 +79,15 @@ class OpencodeDocumentParser(DocumentParser):
         for m in doc["messages"]:
             m = as_dict(m)
             info = as_dict(m.get("info"))
-            rows += message_rows(info, Pos(n, 0, n + 1), "export/message")
+            parts = [as_dict(part) for part in as_list(m.get("parts"))]
+            steps = [p for p in parts if p.get("type") == "step-finish"]
+            rows += message_rows(info, Pos(n, 0, n + 1), "export/message", steps=steps)
             n += 1
             role, turn = as_str(info.get("role")), turn_of(info)
             # parts of an export may omit their ids' context: they belong to their message's session
             session = as_str(info.get("sessionID")) or as_str(as_dict(doc["info"]).get("id"))
-            for part in as_list(m.get("parts")):
-                rows += part_rows(as_dict(part), Pos(n, 0, n + 1), role, turn, "export/part", session=session)
+            for part in parts:
+                rows += part_rows(part, Pos(n, 0, n + 1), role, turn, "export/part", session=session)
                 n += 1
         return rows
 
@@ -102,13 +104,24 @@ def _with_data(record: dict, extra: dict) -> dict:
 class OpencodeDbParser(DatabaseParser):
     """``opencode.db`` (OpenCode ≥ 1.2, Drizzle schema): tables ``session`` (columns), ``message``
     and ``part`` (a ``data`` JSON column plus ``id``/``session_id``/``message_id``), all with
-    ``time_created``/``time_updated`` in unix ms. Parts are read with their message's role."""
+    ``time_created``/``time_updated`` in unix ms. Parts are read with their message's role, a
+    message with its ``step-finish`` parts (one model call per step, `convert` docstring)."""
 
     AGENT = AGENT
     VERSION = VERSION
     TABLES = (
         DbTable("session", "SELECT s.*, s.rowid AS _rowid FROM session s WHERE", ("s.time_updated", "s.id")),
-        DbTable("message", "SELECT m.*, m.rowid AS _rowid FROM message m WHERE", ("m.time_updated", "m.id")),
+        # a message with its step-finish parts in id order (ascending ids, OpenCode
+        # PartID.ascending); OpenCode updates the message after each step-finish part
+        # (processor.ts `finish-step`), so a re-read message row brings its steps so far.
+        DbTable(
+            "message",
+            "SELECT m.*, m.rowid AS _rowid, (SELECT json_group_array(json(s.data)) FROM "
+            "(SELECT data FROM part WHERE message_id = m.id AND json_valid(data) "
+            "AND json_extract(data, '$.type') = 'step-finish' ORDER BY id) s) AS _steps "
+            "FROM message m WHERE",
+            ("m.time_updated", "m.id"),
+        ),
         DbTable(
             "part",
             "SELECT p.*, p.rowid AS _rowid, json_extract(m.data, '$.role') AS _role, "
@@ -136,7 +149,8 @@ class OpencodeDbParser(DatabaseParser):
                 return [
                     ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "message data is not a JSON object")
                 ]
-            return message_rows(rec, pos)
+            steps, _ = load_document(record.get("_steps") or "[]")
+            return message_rows(rec, pos, steps=[as_dict(p) for p in as_list(steps)])
         rec = _with_data(
             record,
             {"id": record.get("id"), "sessionID": record.get("session_id"), "messageID": record.get("message_id")},

@@ -1,0 +1,115 @@
+"""Which session owns a row two sessions share (docs/design.md §7 "Message uids reused by
+another session"; migration 0026_owner).
+
+Event rows merge by natural key ``(agent, <uid>)``. A Claude Code resume re-emits records — same
+``uuid``, same ``message.id``, tool-use ids — under the new ``sessionId``, so the resumed
+session's file holds copies of the original's messages, model calls, tool calls and turns; the
+copies merge into one row, counted once. The merge keeps the first stored session, which made
+ownership depend on reading order (bulk vs incremental, file names, `rebuild`'s namespace
+order). So the writer records in ``ah.row_claim`` every session that holds a merged row (with
+where its copy sits), and the post-pass (`resolve_owners`, before the rollup) gives each claimed
+row to the **owner**: the claiming session that started first, then ended first, then the
+smaller ``(session_uid, agent_id)`` — NULL times last. A resume copies the original's records
+with their timestamps, so both sessions start together; the original ended before its resume
+went on, so it ends first and keeps its messages. The row takes the owner's copy's file, byte
+offset and line (and, for messages, its namespace); both sessions are rolled up again.
+A copy whose content differs (a `uid_conflict`, `sql_merge.CONTENT_COLUMNS`) never merges and
+never claims. Limit: a session whose times tie another's in full (a byte-identical copy under
+another session id) loses or wins by its uid.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import psycopg
+
+from agent_history.ingest.sql_merge import CONTENT_COLUMNS, same_content, staging_name
+from agent_history.model.rows import ROW_TYPES, Row, SessionRow
+
+EVENT_TYPES: tuple[type[Row], ...] = tuple(t for t in ROW_TYPES if t is not SessionRow and not t.PER_SOURCE)
+"""Row types merged by a natural key another session's file may hold: every event table."""
+
+_POSITION = ("source_id", "byte_offset", "line_number")
+
+
+@cache
+def claim_sql(row_type: type[Row]) -> str:
+    """Record claims for the staged rows of `row_type` whose stored row belongs to another
+    session: the stored owner's (with the stored position) and the staged session's (with its
+    copy's position); sessions with a new claim are marked dirty (the post-pass resolves them).
+    Run after the type's merge; returns nothing."""
+    table, stg = row_type.TABLE, staging_name(row_type)
+    on = " AND ".join(f"t.{c} = s.{c}" for c in row_type.key_columns())
+    same = f" AND {same_content(row_type, 't', 's')}" if row_type in CONTENT_COLUMNS else ""
+    return (
+        f"WITH m AS (SELECT t.id, t.session_id AS owner, t.source_id AS o_source, t.byte_offset AS o_offset, "
+        "t.line_number AS o_line, ses.id AS claimant, s.source_id, s.byte_offset, s.line_number "
+        f"FROM {stg} s JOIN ah.session ses ON ses.agent = s.agent AND ses.session_uid = s.session_uid "
+        f"AND ses.agent_id = s.agent_id JOIN ah.{table} t ON {on} WHERE t.session_id <> ses.id{same}) "
+        ", ins AS (INSERT INTO ah.row_claim (row_table, row_id, session_id, source_id, byte_offset, line_number) "
+        f"SELECT '{table}', id, owner, o_source, o_offset, o_line FROM m "
+        f"UNION ALL SELECT '{table}', id, claimant, source_id, byte_offset, line_number FROM m "
+        "ON CONFLICT DO NOTHING RETURNING session_id) "
+        "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM ins ON CONFLICT DO NOTHING"
+    )
+
+
+@cache
+def fold_claim_sql(row_type: type[Row]) -> str:
+    """Record one claim named by natural key and session key (rows of two sessions folded into
+    one within a batch, `writer._fold_parts`); parameters: source_id, byte_offset, line_number,
+    agent, session_uid, agent_id, then the key columns."""
+    table = row_type.TABLE
+    on = " AND ".join(f"t.{c} = %s" for c in row_type.key_columns())
+    return (
+        "INSERT INTO ah.row_claim (row_table, row_id, session_id, source_id, byte_offset, line_number) "
+        f"SELECT '{table}', t.id, ses.id, %s, %s, %s FROM ah.{table} t JOIN ah.session ses "
+        f"ON ses.agent = %s AND ses.session_uid = %s AND ses.agent_id = %s WHERE {on} ON CONFLICT DO NOTHING"
+    )
+
+
+def claim_params(row: Row, source_id: int) -> tuple:
+    """`fold_claim_sql` parameters for `row` read from `source_id`."""
+    keys = tuple(getattr(row, c) for c in type(row).key_columns())
+    pos = (source_id, getattr(row, "byte_offset", None), getattr(row, "line_number", None))
+    return (*pos, row.agent, row.session_uid, row.agent_id, *keys)  # type: ignore[attr-defined]
+
+
+@cache
+def resolve_sql(row_type: type[Row]) -> str:
+    """Give each claimed row of `row_type` that a dirty session claims to its owner (module
+    docstring), with the owner's position; mark the sessions it left and joined dirty."""
+    table = row_type.TABLE
+    moved = list(_POSITION) + (["namespace"] if row_type.TABLE == "message" else [])
+    pick = ", ".join(f"w.{c}" for c in moved)
+    return f"""
+WITH claimed AS (
+    SELECT DISTINCT c.row_id FROM ah.row_claim c JOIN ah.dirty_session d ON d.session_id = c.session_id
+    WHERE c.row_table = '{table}'
+), win AS (
+    SELECT DISTINCT ON (c.row_id) c.row_id, c.session_id, c.source_id, c.byte_offset, c.line_number, s.namespace
+    FROM ah.row_claim c JOIN claimed USING (row_id) JOIN ah.session s ON s.id = c.session_id
+    WHERE c.row_table = '{table}'
+    ORDER BY c.row_id, s.started_at NULLS LAST, s.ended_at NULLS LAST, s.session_uid, s.agent_id
+), old AS (
+    SELECT t.id, t.session_id FROM ah.{table} t JOIN win w ON w.row_id = t.id
+    WHERE (t.session_id, {", ".join(f"t.{c}" for c in moved)}) IS DISTINCT FROM (w.session_id, {pick})
+), upd AS (
+    UPDATE ah.{table} t SET session_id = w.session_id, {", ".join(f"{c} = w.{c}" for c in moved)}
+    FROM win w JOIN old o ON o.id = w.row_id WHERE t.id = w.row_id
+    RETURNING t.id, t.session_id
+)
+INSERT INTO ah.dirty_session (session_id)
+SELECT session_id FROM upd UNION SELECT o.session_id FROM old o JOIN upd USING (id)
+ON CONFLICT (session_id) DO NOTHING
+"""
+
+
+def resolve_owners(conn: psycopg.Connection) -> None:
+    """Re-decide the owner of every shared row a dirty session claims (`resolve_sql` per event
+    table); runs in the caller's transaction, before the rollup reads the dirty set."""
+    if conn.execute("SELECT to_regclass('ah.row_claim')").fetchone()[0] is None:
+        return
+    for row_type in EVENT_TYPES:
+        conn.execute(resolve_sql(row_type))

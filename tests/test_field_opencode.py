@@ -1,0 +1,114 @@
+"""Field case E34 (../shared/field/EXPECTED.md): an OpenCode assistant message of two steps is
+two model calls with each step's usage — not the message's (the last step's tokens) and not the
+message plus its steps. Read through `parse`, the export parser and an ``opencode.db`` indexed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_history.model.rows import ModelCallRow
+from agent_history.parsers.base import ParseContext
+from agent_history.parsers.opencode.parser import OpencodeDocumentParser
+from tests.homes import cli
+from tests.new_formats_home import export_to_sqlite
+
+# EXPECTED.md E34: input 4200, output 120 + reasoning 20 (OpenCode's output excludes reasoning;
+# ours includes it), cache read 1800, cache write 1800: total 7940; cost $0.0123.
+E34_TOKENS = {
+    "input_uncached": 4200,
+    "cache_read": 1800,
+    "cache_write_5m": 1800,
+    "cache_write_1h": None,
+    "output": 140,
+    "reasoning": 20,
+}
+
+
+def test_e34_parse_json_gives_one_model_call_per_step(field_dir):
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_history", "parse", str(field_dir / "E34.jsonl"), "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AGENT_HISTORY_QUERY_IDLE_S": "0"},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    (f,) = json.loads(out.stdout)["files"]
+    assert (f["agent"], f["model_calls"], f["tool_calls"], f["issues_by_kind"]) == ("opencode", 2, 1, {})
+    assert f["tokens"] == E34_TOKENS
+    t = f["tokens"]
+    assert t["input_uncached"] + t["cache_read"] + t["cache_write_5m"] + t["output"] == 7940
+
+
+def test_e34_each_step_call_has_its_own_tokens_and_cost(field_dir):
+    path = field_dir / "E34.jsonl"
+    rows = OpencodeDocumentParser(ParseContext(str(path))).parse(path.read_bytes())
+    calls = [r for r in rows if isinstance(r, ModelCallRow)]
+    got = [
+        (c.call_uid, c.input_uncached, c.output, c.reasoning, c.cache_read, c.cache_write_5m, c.recorded_cost_usd)
+        for c in calls
+    ]
+    # the first step keeps the message id (the call a one-step message always was)
+    assert got == [
+        ("msg_0034assistant0000000", 2000, 55, 5, 0, 1800, 0.0061),
+        ("prt_34f", 2200, 85, 15, 1800, 0, 0.0062),
+    ]
+    assert [c.stop_reason for c in calls] == ["tool-calls", "stop"]
+    assert sum(c.recorded_cost_usd for c in calls) == pytest.approx(0.0123)
+
+
+def _e34_db(field_dir: Path, home: Path) -> Path:
+    """E34 stored as OpenCode ≥ 1.2 stores it: an ``opencode.db`` whose part rows name their
+    message and session (the export nests parts without those ids)."""
+    doc = json.loads((field_dir / "E34.jsonl").read_text())
+    for m in doc["messages"]:
+        for p in m["parts"]:
+            p.setdefault("messageID", m["info"]["id"])
+            p.setdefault("sessionID", m["info"]["sessionID"])
+    db = home / ".local" / "share" / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    export_to_sqlite(doc, db).close()
+    return db
+
+
+def test_e34_indexed_from_an_opencode_db_sums_the_steps(field_dir, cli_env, db):
+    _e34_db(field_dir, Path(cli_env["HOME"]))
+    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    with db.connect() as conn:
+        calls = conn.execute(
+            "SELECT count(*), sum(input_uncached), sum(output), sum(reasoning), sum(cache_read), "
+            "sum(cache_write_5m), sum(recorded_cost_usd) FROM ah.model_call WHERE agent = 'opencode'"
+        ).fetchone()
+        session = conn.execute(
+            "SELECT model_call_count, input_uncached, output, cache_read, cache_write_5m FROM ah.session "
+            "WHERE session_uid = 'ses_0034examplesession00'"
+        ).fetchone()
+    assert calls[:6] == (2, 4200, 140, 20, 1800, 1800)
+    assert float(calls[6]) == pytest.approx(0.0123)
+    assert session == (2, 4200, 140, 1800, 1800)
+
+
+def test_e34_db_message_read_before_and_after_its_steps_is_still_two_calls(field_dir):
+    """A database pass may read the assistant message before its steps are written (OpenCode
+    updates the message after each step): the early row's call is the first step's, not a third."""
+    from agent_history.parsers.base import Pos
+    from agent_history.parsers.opencode.parser import OpencodeDbParser
+
+    doc = json.loads((field_dir / "E34.jsonl").read_text())
+    m = doc["messages"][1]
+    data = json.dumps({k: v for k, v in m["info"].items() if k not in ("id", "sessionID")})
+    record = {"id": m["info"]["id"], "session_id": m["info"]["sessionID"], "data": data}
+    parser = OpencodeDbParser(ParseContext("/x/opencode.db"))
+    steps = [p for p in m["parts"] if p["type"] == "step-finish"]
+    uids = set()
+    for seen in ([], steps[:1], steps):
+        rows = parser.rows("message", {**record, "_steps": json.dumps(seen)}, Pos(0, 0, 1))
+        uids |= {r.call_uid for r in rows if isinstance(r, ModelCallRow)}
+    assert uids == {"msg_0034assistant0000000", "prt_34f"}
