@@ -164,8 +164,8 @@ def test_skills_closeouts_permissions_after_collect_say_where_collect_looked(db,
     ))  # fmt: skip
     assert (permissions.returncode, permissions.stdout) == (1, (
         "no permission rule found: `collect` looked in 1 collected repository (.claude/settings.json, "
-        ".claude/settings.local.json, .gemini/settings.json) and in the harness homes (claude settings.json, "
-        "gemini settings.json)\n"
+        ".claude/settings.local.json, .codex/rules/*.rules, .gemini/settings.json) and in the harness homes "
+        "(claude settings.json, codex rules/*.rules, gemini settings.json)\n"
     ))  # fmt: skip
 
 
