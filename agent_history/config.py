@@ -170,6 +170,13 @@ def system_host_name() -> str:
     return socket.gethostname().split(".", 1)[0].strip().lower()
 
 
+def default_host() -> str | None:
+    """The host name a machine that names none gets (`Settings.host` without ``[host] name`` or
+    ``$AGENT_HISTORY_HOST``): `system_host_name` when it is a valid namespace part, else None."""
+    name = system_host_name()
+    return name if HOST_NAME_RE.fullmatch(name) else None
+
+
 def dsn_is_remote(dsn: str | None) -> bool:
     """Whether `dsn` reaches its server over TCP (a host name or address, ``localhost``
     included) rather than a Unix socket directory or the embedded default (None): a server
@@ -681,7 +688,7 @@ def _host_settings(s: Settings, table: dict[str, Any], dsn_flag: str | None) -> 
         remote = dsn_is_remote(dsn_flag or os.environ.get("AGENT_HISTORY_DSN") or s.dsn)
         if remote:  # the namespaces would carry it: a name that cannot be one is the user's to fix
             check_host_name(name, "the system host name (set [host] name or AGENT_HISTORY_HOST)")
-        s.host = name if HOST_NAME_RE.fullmatch(name) else None
+        s.host = default_host()
     dsn = dsn_flag or os.environ.get("AGENT_HISTORY_DSN") or s.dsn
     if s.host and (s.host_configured or dsn_is_remote(dsn)):
         s.sources = default_sources(s.host)

@@ -564,8 +564,9 @@ SEARCH_TAB = _tab(
         f"SELECT {TOOL_TS} AS time, s.agent, {LOOKUP} AS lookup,\n"
         "  left(coalesce(CASE WHEN t.input IS JSON OBJECT THEN t.input::jsonb ->> 'query' END, cmd.program), 200) AS query\n"
         f"FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id\n{CMD}\n"
-        f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {LOOKUP} IS NOT NULL\nORDER BY time DESC NULLS LAST LIMIT 30",
-        "The 30 latest look-ups with what was asked.",
+        f"WHERE $__timeFilter({TOOL_TS}) AND {S} AND {LOOKUP} IS NOT NULL\n"
+        "ORDER BY time DESC NULLS LAST, t.byte_offset DESC NULLS LAST, t.id DESC LIMIT 30",
+        "The 30 latest look-ups with what was asked (calls without a time of their own: later in the file first).",
         width=24,
     ),
 )

@@ -124,7 +124,7 @@ def test_config_mistakes_are_an_error_or_a_one_line_warning(env):
     assert bad_section.returncode == 0, bad_section.stderr
     assert bad_section.stderr == (
         f"warning: config {config}: unknown section [databse] ignored "
-        "(known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories, repos, identity, aider, crush, archive, index, plans, service)\n"
+        "(known: database, sources, cold_sources, contexts, embedding, metrics, journal, web, litellm, memories, repos, identity, aider, crush, archive, index, host, plans, service)\n"
     )
     missing = cli("sessions", env={**env, "AGENT_HISTORY_CONFIG": str(config.parent / "nope.toml")})
     assert missing.returncode == 2

@@ -442,3 +442,26 @@ def test_archive_passes_lock_their_own_namespaces(db, corpus_home, own_tmp):
             archive_pass(conn, alpha, own_tmp / "archive")
         holder.execute("SELECT pg_advisory_unlock_all()")
         assert archive_pass(conn, alpha, own_tmp / "archive").copied > 0
+
+
+def test_a_laptop_whose_system_name_changed_keeps_its_catalogue_without_reading_it_again(db, corpus_home):
+    """One machine, single-machine namespaces (``claude-local`` …): its system name changes (a
+    laptop on another network). The next pass claims its rows under the new name — nothing is
+    read again, no file is registered twice, the catalogue is the same."""
+    from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
+    from agent_history.ingest.loader import Loader
+
+    sources = [Source(ns, agent_of_namespace(ns), p) for ns, p in home_layout(corpus_home).items()]
+    with db.connect(autocommit=True) as conn:
+        first = Loader(conn, host="oldname").run(sources)
+        assert first.files_failed == 0 and first.files_changed > 0
+        before = snapshot(conn)
+        files = conn.execute("SELECT count(*) FROM ah.source_file").fetchone()[0]
+        again = Loader(conn, host="newname").run(sources)
+        assert (again.files_changed, again.bytes_read) == (0, 0)
+        assert conn.execute("SELECT count(*) FROM ah.source_file").fetchone()[0] == files
+        hosts = conn.execute(
+            "SELECT DISTINCT origin_host FROM ah.source_file UNION SELECT DISTINCT origin_host FROM ah.session"
+        ).fetchall()
+        assert hosts == [("newname",)]
+        assert snapshot(conn) == before  # origin_host aside (the snapshot leaves it out)

@@ -191,6 +191,7 @@ _ROW_TABLES = {t.TABLE: t for t in ROW_TYPES}
 NOT_FROM_TRANSCRIPTS = {
     "namespace": "a configured source's name (discovery)",
     "thread_role": "derived by the efficiency post-pass from a fixed set of roles",
+    "origin_host": "this machine's configured or system host name (config.check_host_name bounds it)",
 }
 """Indexed text columns whose values no transcript writes, so no row check bounds them."""
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.config import default_host
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
 from agent_history.ingest.postpass import run_postpasses
@@ -174,6 +175,11 @@ class AppendStrategy(SourceStrategy):
         self._loader._index_append(ref, st, known, ctx.summary)
 
 
+DEFAULT_HOST: str = "\0system"
+"""`Loader(host=…)`'s default: this machine's system name (`config.default_host`), as the CLI
+records it when nothing names the host."""
+
+
 class Loader:
     """Runs index passes over sources on one owner connection (autocommit; explicit transactions).
 
@@ -205,13 +211,15 @@ class Loader:
         redact: Callable[[str], str] | None = None,
         bulk: str = "auto",
         bulk_min_bytes: int | None = None,
-        host: str | None = None,
+        host: str | None = DEFAULT_HOST,
     ) -> None:
         self.conn = conn
-        self.host = host
-        """This machine's name (`config.Settings.host`): the ``origin_host`` of the files it
-        registers; it sees only its own files (and claims unknown-host rows of its namespaces).
-        None: unknown (rows get NULL)."""
+        self.host = default_host() if host is DEFAULT_HOST else host
+        """This machine's name (`config.Settings.host`; by default the system's, as the CLI
+        gives it when nothing names the host): the ``origin_host`` of the files it registers; it
+        sees only its own files (and claims unknown-host rows of its namespaces, and any host's
+        rows of the ``<agent>-local`` namespace it lists a file under — the same laptop under a
+        new name). None: unknown (rows get NULL)."""
         self.bulk_mode = bulk
         """``[index] bulk``: "auto" | "always" | "never" (`ingest.bulk.choose`)."""
         self.bulk_min_bytes = bulk_min_bytes
@@ -527,15 +535,20 @@ class Loader:
         the file is listed under now instead of being read again beside the old ones."""
         if self.host is None or not files:
             return
-        if self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM ah.source_file WHERE origin_host IS NULL)").fetchone()[
-            0
-        ]:
+        if self.conn.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM ah.source_file WHERE origin_host IS NULL "
+            "OR (origin_host <> %s AND namespace LIKE '%%-local'))",
+            (self.host,),
+        ).fetchone()[0]:
             return  # the usual case once every machine has run: nothing to claim, no arrays sent
         with self.conn.transaction():
             claimed = self.conn.execute(
                 "WITH f AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS f(path, namespace, legacy)), "
                 "prior AS (SELECT sf.id, sf.namespace AS was FROM ah.source_file sf JOIN f ON sf.path = f.path "
-                "AND sf.namespace IN (f.namespace, f.legacy) WHERE sf.origin_host IS NULL FOR UPDATE OF sf) "
+                "AND sf.namespace IN (f.namespace, f.legacy) WHERE sf.origin_host IS NULL "
+                # one laptop whose system name changed: its single-machine namespace is its own
+                "OR (sf.namespace = f.legacy AND f.namespace = f.legacy AND sf.origin_host <> %s) "
+                "FOR UPDATE OF sf) "
                 "UPDATE ah.source_file sf SET origin_host = %s, namespace = f.namespace FROM f, prior "
                 "WHERE prior.id = sf.id AND sf.path = f.path "
                 "AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = sf.path AND x.origin_host = %s) "
@@ -546,12 +559,14 @@ class Loader:
                     [f"{r.source.agent}-local" for r, _ in files],
                     self.host,
                     self.host,
+                    self.host,
                 ),
             ).fetchall()
             if claimed:
                 self.conn.execute(
-                    "UPDATE ah.session SET origin_host = %s WHERE source_id = ANY(%s) AND origin_host IS NULL",
-                    (self.host, [r[0] for r in claimed]),
+                    "UPDATE ah.session SET origin_host = %s WHERE source_id = ANY(%s) "
+                    "AND origin_host IS DISTINCT FROM %s",
+                    (self.host, [r[0] for r in claimed], self.host),
                 )
             moved = [(i, ns) for i, ns, was in claimed if ns != was]
             if moved:
