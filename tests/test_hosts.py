@@ -320,11 +320,14 @@ EXPECTED = {
 
 
 def test_a_catalogue_loaded_before_hosts_is_claimed_and_moved_not_read_again(
-    corpus_rw_db,  # noqa: F811 - the imported fixture: the corpus loaded with no host, `<agent>-local`
+    corpus_rw_db,  # noqa: F811 - the imported fixture: the corpus loaded under `<agent>-local`
     corpus_home,
     own_tmp,
 ):
-    with corpus_rw_db.connect() as conn:
+    with corpus_rw_db.connect() as conn:  # as a catalogue loaded before migration 0024: no host
+        conn.execute("UPDATE ah.source_file SET origin_host = NULL")
+        conn.execute("UPDATE ah.session SET origin_host = NULL")
+        conn.commit()
         before = snapshot(conn)
         files = conn.execute("SELECT id, namespace FROM ah.source_file ORDER BY id").fetchall()
         assert {ns for _, ns in files} == {"claude-local", "codex-local", "pi-local"}
