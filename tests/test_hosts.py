@@ -328,6 +328,14 @@ def test_a_catalogue_loaded_before_hosts_is_claimed_and_moved_not_read_again(
         conn.execute("UPDATE ah.source_file SET origin_host = NULL")
         conn.execute("UPDATE ah.session SET origin_host = NULL")
         conn.commit()
+        from datetime import UTC, datetime
+
+        from agent_history.read.requests import usage_request
+        from agent_history.read.usage import usage_report
+
+        by_host = usage_report(conn, usage_request({"by": "host"}, flags=False), datetime.now(UTC))
+        assert [r["period"] for r in by_host["host"]] == ["(unknown)"]  # unknown, and said why
+        assert by_host["hostUnknown"].startswith("calls of sessions indexed before the catalogue recorded origin hosts")
         before = snapshot(conn)
         files = conn.execute("SELECT id, namespace FROM ah.source_file ORDER BY id").fetchall()
         assert {ns for _, ns in files} == {"claude-local", "codex-local", "pi-local"}
