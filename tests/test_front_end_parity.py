@@ -15,6 +15,7 @@ import sys
 import httpx
 import pytest
 
+from agent_history.config import default_host
 from agent_history.harnesses import ACCEPTED_NAMES
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call_tools, server_env
@@ -98,14 +99,19 @@ BAD = {  # the same mistake through each front end → the same line, naming the
         ("usage", {"timezone": "Mars/Olympus"}),
         ("/api/usage/report", [("timezone", "Mars/Olympus")]),
     ),
+    "{host} nosuch: no session was indexed by it (hosts: {hosts})": (
+        ("sessions", "--host", "nosuch"),
+        ("sessions", {"hosts": ["nosuch"]}),
+        ("/api/sessions", [("host", "nosuch")]),
+    ),
     "unknown agent 'vim' (accepted: {accepted})": (
         ("sessions", "--agent", "vim"),
         None,  # the MCP tools' JSON schema lists the accepted names: 'vim' never reaches a request
         ("/api/sessions", [("agent", "vim")]),
     ),
 }
-CLI_NAMES = {"since": "--since", "until": "--until", "timezone": "--timezone"}
-KEY_NAMES = {"since": "since", "until": "until", "timezone": "timezone"}
+CLI_NAMES = {"since": "--since", "until": "--until", "timezone": "--timezone", "host": "--host"}
+KEY_NAMES = {"since": "since", "until": "until", "timezone": "timezone", "host": "host"}
 
 
 @pytest.fixture(scope="module")
@@ -160,9 +166,13 @@ def test_usage_gives_the_same_report_everywhere(cli_env, web, mcp_answers):
 def test_a_bad_request_reads_the_same_everywhere(cli_env, web, mcp_answers, n):
     template, (argv, tool, (path, params)) = list(BAD.items())[n]
     accepted = ", ".join(ACCEPTED_NAMES)
+    hosts = default_host() or "none recorded"  # the corpus catalogue was indexed on this machine
     r = cli(cli_env, *argv, "--json")
-    assert (r.returncode, r.stderr) == (2, "error: " + template.format(**CLI_NAMES, accepted=accepted) + "\n")
-    message = template.format(**KEY_NAMES, accepted=accepted)
+    assert (r.returncode, r.stderr) == (
+        2,
+        "error: " + template.format(**CLI_NAMES, accepted=accepted, hosts=hosts) + "\n",
+    )
+    message = template.format(**KEY_NAMES, accepted=accepted, hosts=hosts)
     if tool is not None:
         mcp = mcp_answers[3 + sum(1 for ways in list(BAD.values())[:n] if ways[1])]
         assert (mcp.is_error, mcp.text) == (True, message)

@@ -476,3 +476,33 @@ def test_a_laptop_whose_system_name_changed_keeps_its_catalogue_without_reading_
         ).fetchall()
         assert hosts == [("newname",)]
         assert snapshot(conn) == before  # origin_host aside (the snapshot leaves it out)
+
+
+def test_a_row_another_hosts_pass_takes_leaves_both_sessions_rolled_up(db, corpus_home, own_tmp):
+    """Host beta holds a copy of one of alpha's transcripts under another session id (a synced
+    or copied home): the shared rows go to their owner (`ingest.owners`), and beta's pass rolls up
+    alpha's session too — its figures match its rows at once, not at alpha's next pass."""
+    from agent_history.ingest.discovery import Source
+    from agent_history.ingest.loader import Loader
+
+    name = "5ed31c36-bca8-40fd-8d24-f1a1f0af7901"
+    original = corpus_home / ".claude/projects/-Users-user1-workspace-example-site-dev-next" / f"{name}.jsonl"
+    copy_uid = "00000000-2222-4333-8444-555555555555"  # sorts first: the tie on times goes its way
+    homes = {h: own_tmp / h / ".claude" / "projects" / "-p" for h in HOSTS}
+    for h in HOSTS:
+        homes[h].mkdir(parents=True)
+    shutil.copy(original, homes["alpha"] / f"{name}.jsonl")
+    (homes["beta"] / f"{copy_uid}.jsonl").write_text(original.read_text().replace(name, copy_uid))
+    counts = (
+        "SELECT s.session_uid, s.message_count, (SELECT count(*) FROM ah.message m WHERE m.session_id = s.id) "
+        "FROM ah.session s WHERE s.agent_id = '' ORDER BY 1"
+    )
+    with db.connect(autocommit=True) as conn:
+        for h in HOSTS:
+            summary = Loader(conn, host=h).run([Source(f"claude-{h}", "claude", own_tmp / h / ".claude")])
+            assert summary.files_failed == 0
+        rows = conn.execute(counts).fetchall()
+        assert [r[0] for r in rows] == [copy_uid, name]
+        assert all(stored == counted for _, stored, counted in rows), rows
+        assert rows[0][2] > 0 and rows[1][2] == 0  # the copy owns the shared rows (same times, smaller uid)
+        assert conn.execute("SELECT count(*) FROM ah.dirty_session").fetchone()[0] == 0

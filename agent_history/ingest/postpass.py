@@ -63,13 +63,29 @@ def _roll_up(
     exists = conn.execute("SELECT to_regprocedure('ah.refresh_sessions(bigint[])')").fetchone()[0]
     if exists is None:
         return 0
+    moved: list[int] = []
     if only is None:  # shared rows to their owner first: both sessions are then rolled up
         resolve_owners(conn)
+        if namespaces is not None and conn.execute("SELECT to_regclass('ah.row_claim')").fetchone()[0]:
+            # a dirty session of another namespace (another host's) sharing a row with one of
+            # ours is rolled up now, not at that host's next pass: the rows it lost or gained
+            # never disagree with its figures meanwhile
+            moved = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT c2.session_id FROM ah.row_claim c1 JOIN ah.row_claim c2 "
+                    "ON c2.row_table = c1.row_table AND c2.row_id = c1.row_id "
+                    "JOIN ah.dirty_session d ON d.session_id = c2.session_id "
+                    f"WHERE c1.session_id IN ({DIRTY_IN_SCOPE})",
+                    {"ns": namespaces},
+                )
+            ]
     ids = conn.execute(
         "WITH d AS (DELETE FROM ah.dirty_session WHERE CASE WHEN %(only)s::bigint IS NULL "
-        f"THEN session_id IN ({DIRTY_IN_SCOPE}) ELSE session_id = %(only)s END RETURNING session_id) "
+        f"THEN session_id IN ({DIRTY_IN_SCOPE}) OR session_id = ANY(%(moved)s::bigint[]) "
+        "ELSE session_id = %(only)s END RETURNING session_id) "
         "SELECT coalesce(array_agg(session_id), '{}') FROM d",
-        {"only": only, "ns": namespaces},
+        {"only": only, "ns": namespaces, "moved": moved},
     ).fetchone()[0]
     # each session is its source file's host's (migration 0024; NULL = unknown stays unknown)
     conn.execute(

@@ -102,9 +102,28 @@ def list_sessions(
     return _select(conn, where, params, by_health=bool(health))
 
 
-def sessions_of(conn: psycopg.Connection, req: SessionsRequest) -> list[SessionSummary]:
+def check_hosts(conn: psycopg.Connection, hosts: tuple[str, ...] | list[str], *, flags: bool = True) -> None:
+    """Raise `read.requests.RequestError` (one line, the same from every front end but the
+    option's name: ``--host`` on the CLI, ``host`` elsewhere) when a host names no machine any
+    session was indexed by (`known_hosts`)."""
+    if not hosts:
+        return
+    from agent_history.read.requests import RequestError
+
+    known = known_hosts(conn)
+    for name in hosts:
+        if name not in known:
+            option = "--host" if flags else "host"
+            raise RequestError(
+                f"{option} {name}: no session was indexed by it (hosts: {', '.join(known) or 'none recorded'})"
+            )
+
+
+def sessions_of(conn: psycopg.Connection, req: SessionsRequest, *, flags: bool = False) -> list[SessionSummary]:
     """The answer to a `read.requests.SessionsRequest` (`list_sessions`): the one listing the CLI's
-    ``sessions``, the MCP ``sessions`` tool and the web UI's ``/api/sessions`` give."""
+    ``sessions``, the MCP ``sessions`` tool and the web UI's ``/api/sessions`` give. Raises
+    RequestError for an unknown host (`check_hosts`; `flags`: name it as the CLI option)."""
+    check_hosts(conn, req.hosts, flags=flags)
     return list_sessions(
         conn,
         agents=req.agents,
