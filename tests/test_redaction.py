@@ -186,3 +186,17 @@ def test_a_token_in_a_url_path_is_an_id_but_the_same_token_elsewhere_is_a_secret
     for text in (f"printed {doc_id} here", f"https://example.com/cb?token={doc_id}", f"x=({doc_id})"):
         spans = find_secrets(text)  # found: by rule 3, or a keyword rule when one names it
         assert [text[s.start : s.end] for s in spans] == [doc_id], text
+
+
+def test_an_aws_secret_key_after_its_key_id_is_redacted_without_a_keyword():
+    """A newcomer's MCP finding: "AKIA… secret wJalr…" — the 40-character secret access key has
+    no keyword of its own; the key id before it on the line anchors it."""
+    from agent_history.embed.redact import find_secrets, redact
+
+    text = "keys: AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY (rotate)"
+    assert redact(text) == "keys: [REDACTED] secret [REDACTED] (rotate)"
+    assert [s.rule for s in find_secrets(text)] == ["AWSKeyDetector[0]", "aws_secret_access_key"]
+    # a 40-character run that is a path piece or all one case is not taken for the secret
+    assert redact("AKIAIOSFODNN7EXAMPLE in build/output/artifacts/final/bundle") == (
+        "[REDACTED] in build/output/artifacts/final/bundle"
+    )

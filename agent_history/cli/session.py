@@ -97,10 +97,9 @@ def session_cmd(
     pages = max(1, -(-tl.total // PAGE_EVENTS))
     if page is not None and page > pages:
         fail(f"session {tl.session.session_uid} has {count(pages, 'page')} of {PAGE_EVENTS} events, not {page}", 2)
-    for option, value in (("--from", start), ("--to", end)):
-        if value is not None and value > tl.total:
-            valid = f"must be between 1 and {tl.total:,}" if tl.total else "has nothing to select"
-            fail(f"session {tl.session.session_uid} has {count(tl.total, 'event')}: {option} {valid} (got {value})", 2)
+    if start is not None and start > tl.total:  # `--to` past the end means "to the end" (shown as such)
+        valid = f"must be between 1 and {tl.total:,}" if tl.total else "has nothing to select"
+        fail(f"session {tl.session.session_uid} has {count(tl.total, 'event')}: --from {valid} (got {start})", 2)
     shown_to = tl.events[-1].seq if tl.events else 0
     remaining = max(tl.total - max(shown_to, (first or 1) - 1), 0)
     paged = start is None and end is None and not every

@@ -186,6 +186,20 @@ OWN_RULES: tuple[Rule, ...] = (
     Rule("slack_token", re.compile(_B + r"xox[abposre]-[A-Za-z0-9-]{10,}" + _E)),
     Rule("slack_app_token", re.compile(_B + r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+" + _E)),
     Rule("aws_access_key_id", re.compile(_B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E)),
+    Rule(
+        # the 40-character secret access key written after its key id on one line (`AKIA… wJalr…`,
+        # "id AKIA… secret wJalr…"): no keyword to anchor it, so the id nearby is the anchor
+        "aws_secret_access_key",
+        re.compile(
+            _B
+            + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}[^\n]{1,60}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})"
+            + r"(?![A-Za-z0-9/+=])"
+        ),
+        group=1,
+        check=lambda v: (
+            any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c in "/+0123456789" for c in v)
+        ),
+    ),
     Rule("jwt", re.compile(_B + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?" + _E)),
     Rule("credential_url", re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:([^\s@/]+)@"), group=1),
     Rule(
