@@ -69,7 +69,7 @@ PAGE_EVENTS = 200
 # Every event's key, numbered in timeline order (`k` orders events read from the same line; the
 # id breaks the last ties, so numbers are stable). Only the keys: the texts of the selected
 # slice are read afterwards (`_CONTENT_SQL`), so a page of a 100,000-event session reads 200.
-_KEYS_SQL = """
+NUMBERED_KEYS_SQL = """
 WITH keys AS (
     SELECT 1 AS k, 'compaction' AS kind, id, source_id, byte_offset, ts FROM ah.compaction WHERE session_id = %(sid)s
     UNION ALL
@@ -85,10 +85,18 @@ WITH keys AS (
            count(*) OVER () AS total, kind, id
     FROM keys
 )
+"""
+"""`numbered`: every event key of session ``%(sid)s`` (kind, id) with its ``seq`` in timeline
+order and the ``total``; shared with `read.timeline_pages`."""
+
+_KEYS_SQL = (
+    NUMBERED_KEYS_SQL
+    + """
 SELECT seq, total, kind, id FROM numbered
 WHERE seq >= %(lo)s AND (%(hi)s::bigint IS NULL OR seq <= %(hi)s)
 ORDER BY seq
 """
+)
 
 _COUNT_SQL = """
 SELECT (SELECT count(*) FROM ah.compaction WHERE session_id = %(sid)s)

@@ -15,27 +15,8 @@ from datetime import datetime
 
 import psycopg
 
-PAGE_EVENTS = 200
-"""Timeline events per page."""
-
-
-_KEYS_SQL = """
-WITH keys AS (
-    SELECT 1 AS k, 'compaction' AS kind, id, source_id, byte_offset, ts FROM ah.compaction WHERE session_id = %(sid)s
-    UNION ALL
-    SELECT 2, 'message', id, source_id, byte_offset, ts FROM ah.message WHERE session_id = %(sid)s
-    UNION ALL
-    SELECT 3, 'tool_call', id, source_id, byte_offset, started_at FROM ah.tool_call WHERE session_id = %(sid)s
-    UNION ALL
-    SELECT 4, 'spawn', id, source_id, byte_offset, ts FROM ah.subagent_spawn WHERE session_id = %(sid)s
-    UNION ALL
-    SELECT 5, 'git', id, source_id, byte_offset, ts FROM ah.git_event WHERE session_id = %(sid)s
-), numbered AS (
-    SELECT row_number() OVER (ORDER BY source_id, byte_offset NULLS LAST, k, ts NULLS LAST, id) AS seq,
-           count(*) OVER () AS total, kind, id
-    FROM keys
-)
-"""
+from agent_history.read.timeline import NUMBERED_KEYS_SQL as _KEYS_SQL
+from agent_history.read.timeline import PAGE_EVENTS
 
 _CONTENT_SQL: dict[str, str] = {
     "compaction": "SELECT id, ts, byte_offset, line_number, trigger, NULL::text, "
