@@ -304,7 +304,7 @@ def test_index_every_survives_a_database_restart(cli_env, home, own_tmp):
         events.wait_for(lambda kind, _: kind == "summary")  # the first pass is done
         embedded.stop(pgdata)
         # The server stays down until the loop says so: a pass that was running, or the next
-        # one once the pool gives up waiting for a connection (30 s), reports one retry line.
+        # one once the pool gives up waiting for a connection (5 s with --every 1), reports one retry line.
         events.wait_for(lambda kind, line: kind == "log" and line.startswith("pass failed"))
         failed_at = len(events.summaries)
         embedded.ensure_running(pgdata)

@@ -131,7 +131,9 @@ def index_cmd(
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
     # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.
     metrics = start_metrics("index", db, sources) if every else None
-    pool = db.pool(min_size=2, max_size=2)
+    # A loop waits for a connection no longer than about one interval (5–30 s) before it says
+    # the pass failed and tries again: a server that is down is reported, not waited on silently.
+    pool = db.pool(min_size=2, max_size=2, timeout_s=POOL_WAIT_S if not every else max(5.0, min(POOL_WAIT_S, every)))
     failed = interrupted = False
     busy: list[str] = []  # why the last pass could not start (AnotherPassRunning's line)
     skipped_said: set[str] = set()  # skipped paths (a symlink …) already said: an --every loop says each once
@@ -223,6 +225,10 @@ def index_cmd(
         raise typer.Exit(BUSY_EXIT)
     if failed:
         raise typer.Exit(1)
+
+
+POOL_WAIT_S = 30.0
+"""Longest wait for a database connection in one pass (psycopg-pool's timeout), seconds."""
 
 
 def _warn_if_rebuild_interrupted(db) -> None:
