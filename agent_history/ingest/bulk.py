@@ -30,7 +30,7 @@ recomputed, the row deleted — in another. A pass killed in between leaves the 
 pass (whatever its size) continues in bulk mode and ends it; `status` reports it meanwhile.
 Only a role owning the tables can take the path (`can_bulk`); an indexer connected as the
 non-owning ``ah_writer`` always loads incrementally. One pass at a time takes it (holding
-`loader.BULK_LOCK`); passes that start meanwhile — other hosts' — load incrementally beside it,
+`pass_locks.BULK_LOCK`); passes that start meanwhile — other hosts' — load incrementally beside it,
 and `finish` recounts their rows too (`LOCK_CORPORA`; docs/design.md §7 "Many machines").
 A pass stopped at a batch boundary (Ctrl-C, SIGTERM) recomputes the statistics before it exits
 (`refresh_statistics`), so search finds what was loaded; until the next pass ends the bulk pass,
@@ -129,7 +129,7 @@ deadlocking with it (docs/design.md §7 "Many machines")."""
 
 def begin(conn: psycopg.Connection, run_id: int, *, drop_indexes: bool) -> BulkState:
     """Open a bulk pass (one transaction; see the module docstring). `conn` is autocommit; the
-    caller holds `loader.BULK_LOCK`."""
+    caller holds `pass_locks.BULK_LOCK`."""
     with conn.transaction():
         conn.execute(LOCK_CORPORA)
         indexes = _gin_indexes(conn) if drop_indexes else {}

@@ -42,7 +42,9 @@ from psycopg.types.json import Jsonb
 
 from agent_history.config import default_host
 from agent_history.ingest.discovery import FileRef, Source, iter_files
+from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
+from agent_history.ingest.pass_locks import INDEX_LOCK, RUN_LOCK, AnotherPassRunning, PassLocks, mark_killed_runs
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import HASH_WINDOW, crc_range, prefix_change
 from agent_history.ingest.strategy import KnownFile, PassContext, PassSummary, SourceStrategy
@@ -60,14 +62,6 @@ __all__ = ["HASH_WINDOW", "INDEX_LOCK", "AnotherPassRunning", "Loader", "PassLoc
 BATCH_LINES = 20_000
 APPEND_KINDS = ("jsonl", "markdown")
 """Source kinds read by byte offset, complete lines only (Markdown: Aider's chat history)."""
-INDEX_LOCK = 0x61685F696478  # 'ah_idx'
-"""Every pass holds it *shared*; a `rebuild` that empties the whole catalogue holds it
-*exclusive* (docs/design.md §7 "Many machines")."""
-BULK_LOCK = 0x61685F626C6B  # 'ah_blk'
-"""Held by the one pass on the bulk path (its ``ah.meta`` mark, trigger and index DDL are every
-namespace's); the passes that start meanwhile load incrementally beside it."""
-NAMESPACE_LOCK = 0x61686E73  # 'ahns': (NAMESPACE_LOCK, hashtext(namespace)), one per namespace
-RUN_LOCK = 0x61687275  # 'ahru': (RUN_LOCK, index_run.id), held by the pass that runs that row
 DEADLOCK_RETRIES = 5
 """Times a batch is written again after PostgreSQL broke a deadlock with another pass's batch
 (the term-statistics rows both update; SQLSTATE 40P01) before it counts as the files' failure."""
@@ -75,87 +69,6 @@ PAUSE_ENV = "AGENT_HISTORY_PAUSE_AFTER_BATCHES"
 """Fault injection for the crash tests: after committing this many batches the writer says
 ``paused after batch N`` on stderr and waits for good (the test then SIGKILLs the process at a
 known batch boundary). Unset in normal use."""
-
-
-class AnotherPassRunning(Exception):
-    """Another index pass holds the advisory lock of a namespace this pass needs (or every
-    namespace's: a bulk load or a whole-catalogue `rebuild`)."""
-
-
-class PassLocks:
-    """The advisory locks of one pass on `conn` (docs/design.md §7 "Many machines"): `INDEX_LOCK`
-    shared plus one exclusive `NAMESPACE_LOCK` per namespace it reads, taken without waiting
-    (a second pass over a namespace exits saying so; passes over disjoint namespaces — two
-    hosts' — run at once). `take_all` upgrades to `INDEX_LOCK` exclusive when no other pass
-    holds it (a whole-catalogue rebuild); `take_bulk` takes `BULK_LOCK` for the bulk path.
-    Session locks: they die with the connection."""
-
-    def __init__(self, conn: psycopg.Connection) -> None:
-        self.conn = conn
-        self.namespaces: list[str] = []
-        self.shared = False
-        self.exclusive = False
-        self.bulk = False
-
-    def take(self, namespaces: Iterable[str]) -> None:
-        """Take `INDEX_LOCK` shared and each namespace's lock (sorted). Raises AnotherPassRunning
-        (holding nothing) when any is held by another session."""
-        conn = self.conn
-        if not conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (INDEX_LOCK,)).fetchone()[0]:
-            raise AnotherPassRunning("another index pass is running (a bulk load or rebuild holds every namespace)")
-        self.shared = True
-        for namespace in sorted(set(namespaces)):
-            got = conn.execute(
-                "SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (NAMESPACE_LOCK, namespace)
-            ).fetchone()[0]
-            if not got:
-                self.release()
-                raise AnotherPassRunning(f"another index pass is running (it is indexing {namespace})")
-            self.namespaces.append(namespace)
-
-    def take_all(self) -> bool:
-        """Hold `INDEX_LOCK` exclusive too, if no other session holds it (shared or exclusive):
-        True when this pass is now the only one."""
-        if not self.exclusive:
-            self.exclusive = bool(self.conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK,)).fetchone()[0])
-        return self.exclusive
-
-    def take_bulk(self) -> bool:
-        """Hold `BULK_LOCK` if no other pass holds it: True when this pass may take (or end)
-        the bulk path."""
-        if not self.bulk:
-            self.bulk = bool(self.conn.execute("SELECT pg_try_advisory_lock(%s)", (BULK_LOCK,)).fetchone()[0])
-        return self.bulk
-
-    def release(self) -> None:
-        """Release every lock taken (a lost connection has released them already)."""
-        try:
-            for namespace in self.namespaces:
-                self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (NAMESPACE_LOCK, namespace))
-            if self.bulk:
-                self.conn.execute("SELECT pg_advisory_unlock(%s)", (BULK_LOCK,))
-            if self.exclusive:
-                self.conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
-            if self.shared:
-                self.conn.execute("SELECT pg_advisory_unlock_shared(%s)", (INDEX_LOCK,))
-        except psycopg.Error:
-            pass  # connection lost: the locks died with the session
-        self.namespaces, self.shared, self.exclusive, self.bulk = [], False, False, False
-
-
-def mark_killed_runs(conn: psycopg.Connection) -> None:
-    """Mark ``interrupted`` every ``ah.index_run`` row still ``running`` whose pass no longer
-    holds its `RUN_LOCK` (killed: SIGKILL, a lost server) — another host's live pass holds its
-    own and is left alone. When it ended is unknown (finished_at stays NULL); when this pass
-    noticed is recorded."""
-    conn.execute(
-        "UPDATE ah.index_run r SET status = 'interrupted', summary = coalesce(r.summary, '{}'::jsonb) "
-        "|| jsonb_build_object('killed', true, 'noticed_at', now()) WHERE r.status = 'running' AND NOT EXISTS ("
-        "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
-        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-        "AND l.classid = %s::oid AND l.objid::bigint = r.id)",
-        (RUN_LOCK,),
-    )
 
 
 _Known = KnownFile  # the loader's short name for it
@@ -333,8 +246,10 @@ class Loader:
                         summary.skipped_paths.append(f"{ref.path}: {exc.strerror}")
             if plan:
                 plan(len(files), sum(st.st_size for _, st in files))
-            self._claim(files)
-            self._mark_missing(walked, listed if refs is None else {ref.path for ref, _ in files}, summary)
+            claim(self.conn, self.host, files)
+            mark_missing(
+                self.conn, self.host, walked, listed if refs is None else {ref.path for ref, _ in files}, summary
+            )
             known = self._known()
             self._register([ref for ref, _ in files if ref.path not in known], known)
             bulk_state = self._begin_bulk(files, known, run_id, file_mode=refs is not None)
@@ -482,41 +397,6 @@ class Loader:
             self._cwds = tuple(r[0] for r in rows)
         return self._cwds
 
-    def _mark_missing(self, namespaces: set[str], listed: set[str], summary: PassSummary) -> None:
-        """Set ``status = 'missing'`` on the catalogued files of `namespaces` this pass did not
-        list and that no longer exist on disk (their sessions stay: nothing is deleted), and
-        give a listed file marked missing earlier its status back (``error`` when it has a load
-        error, ``new`` when never read, ``parser_upgraded`` when it has that issue, else ``ok``);
-        counts both in `summary` (``files_missing``, ``files_returned``). A file not listed that
-        still exists (another pass's home of the same namespace) is left as it is; with no
-        namespace (``index --file``) only the listed files are looked at. Only this host's
-        files: another machine's paths say nothing about this disk."""
-        if namespaces:
-            rows = self.conn.execute(
-                "SELECT id, path, status = 'missing' FROM ah.source_file "
-                "WHERE namespace = ANY(%s) AND origin_host IS NOT DISTINCT FROM %s",
-                (list(namespaces), self.host),
-            ).fetchall()
-        else:
-            rows = self.conn.execute(
-                "SELECT id, path, status = 'missing' FROM ah.source_file "
-                "WHERE path = ANY(%s) AND origin_host IS NOT DISTINCT FROM %s",
-                (list(listed), self.host),
-            ).fetchall()
-        gone = [i for i, path, missing in rows if not missing and path not in listed and not os.path.exists(path)]
-        back = [i for i, path, missing in rows if missing and path in listed]
-        if gone:
-            self.conn.execute("UPDATE ah.source_file SET status = 'missing' WHERE id = ANY(%s)", (gone,))
-        if back:
-            self.conn.execute(
-                "UPDATE ah.source_file AS f SET status = CASE WHEN f.last_error IS NOT NULL THEN 'error' "
-                "WHEN f.size IS NULL AND f.indexed_offset = 0 THEN 'new' "
-                "WHEN EXISTS (SELECT 1 FROM ah.parse_issue AS i WHERE i.source_id = f.id "
-                "AND i.kind = 'parser_upgraded') THEN 'parser_upgraded' ELSE 'ok' END WHERE f.id = ANY(%s)",
-                (back,),
-            )
-        summary.files_missing, summary.files_returned = len(gone), len(back)
-
     def _known(self) -> dict[str, _Known]:
         """This host's catalogued files by path (another host's files may have the same paths)."""
         rows = self.conn.execute(
@@ -525,57 +405,6 @@ class Loader:
             (self.host,),
         ).fetchall()
         return {r[0]: _Known(*r[1:]) for r in rows}
-
-    def _claim(self, files: list[tuple[FileRef, os.stat_result]]) -> None:
-        """Give this host's name to the unknown-host rows (loaded before migration 0024) of the
-        files this pass lists — the same file, seen again by the machine indexing it — where the
-        row is in the namespace the file is listed under, or in ``<agent>-local``: a machine that
-        indexed into a shared server before it had host namespaces (the homelab's ``claude-local``
-        becoming ``claude-<host>``), whose rows (file, sessions, messages) move to the namespace
-        the file is listed under now instead of being read again beside the old ones."""
-        if self.host is None or not files:
-            return
-        if self.conn.execute(
-            "SELECT NOT EXISTS (SELECT 1 FROM ah.source_file WHERE origin_host IS NULL "
-            "OR (origin_host <> %s AND namespace LIKE '%%-local'))",
-            (self.host,),
-        ).fetchone()[0]:
-            return  # the usual case once every machine has run: nothing to claim, no arrays sent
-        with self.conn.transaction():
-            claimed = self.conn.execute(
-                "WITH f AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS f(path, namespace, legacy)), "
-                "prior AS (SELECT sf.id, sf.namespace AS was FROM ah.source_file sf JOIN f ON sf.path = f.path "
-                "AND sf.namespace IN (f.namespace, f.legacy) WHERE sf.origin_host IS NULL "
-                # one laptop whose system name changed: its single-machine namespace is its own
-                "OR (sf.namespace = f.legacy AND f.namespace = f.legacy AND sf.origin_host <> %s) "
-                "FOR UPDATE OF sf) "
-                "UPDATE ah.source_file sf SET origin_host = %s, namespace = f.namespace FROM f, prior "
-                "WHERE prior.id = sf.id AND sf.path = f.path "
-                "AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = sf.path AND x.origin_host = %s) "
-                "RETURNING sf.id, sf.namespace, prior.was",
-                (
-                    [r.path for r, _ in files],
-                    [r.source.namespace for r, _ in files],
-                    [f"{r.source.agent}-local" for r, _ in files],
-                    self.host,
-                    self.host,
-                    self.host,
-                ),
-            ).fetchall()
-            if claimed:
-                self.conn.execute(
-                    "UPDATE ah.session SET origin_host = %s WHERE source_id = ANY(%s) "
-                    "AND origin_host IS DISTINCT FROM %s",
-                    (self.host, [r[0] for r in claimed], self.host),
-                )
-            moved = [(i, ns) for i, ns, was in claimed if ns != was]
-            if moved:
-                for table in ("session", "message"):
-                    self.conn.execute(
-                        f"UPDATE ah.{table} t SET namespace = m.namespace FROM unnest(%s::bigint[], %s::text[]) "
-                        "AS m(id, namespace) WHERE t.source_id = m.id AND t.namespace IS DISTINCT FROM m.namespace",
-                        ([i for i, _ in moved], [ns for _, ns in moved]),
-                    )
 
     def _register(self, refs: list[FileRef], known: dict[str, _Known]) -> None:
         """Insert new files into ah.source_file in one statement (status 'new', offset 0)."""

@@ -239,7 +239,7 @@ def _lock_held(conn: psycopg.Connection, key: int) -> bool:
 
 
 def _index_runs(conn: psycopg.Connection) -> list[Sample]:
-    from agent_history.ingest.loader import INDEX_LOCK
+    from agent_history.ingest.pass_locks import INDEX_LOCK
 
     out = [S("ah_run_lock_held", 1 if _lock_held(conn, INDEX_LOCK) else 0, run="index")]
     totals = {"success": 0, "failure": 0}
