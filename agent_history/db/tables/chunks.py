@@ -281,3 +281,19 @@ def summary_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:
     ).fetchone()
     keys = ("summaries", "examined", "embedded", "chunks", "chunks_embedded")
     return dict(zip(keys, (int(v) for v in row), strict=True))
+
+
+def record_embed_pass(conn: psycopg.Connection, key: str, *, init: str, last: str, count: str) -> None:
+    """One atomic upsert of the embed passes' record, a JSON object in ``ah.meta`` `key`: a new
+    record is `init` (JSON text); an existing one is merged with `last` (JSON text: the last
+    pass's figures) and its counter `count` (e.g. ``success_total``) goes up by one."""
+    conn.execute(
+        """
+        INSERT INTO ah.meta (key, value) VALUES (%(key)s, %(init)s)
+        ON CONFLICT (key) DO UPDATE SET updated_at = now(), value = (
+            ah.meta.value::jsonb || %(last)s::jsonb
+            || jsonb_build_object(%(count)s::text, coalesce((ah.meta.value::jsonb ->> %(count)s::text)::bigint, 0) + 1)
+        )::text
+        """,
+        {"key": key, "init": init, "last": last, "count": count},
+    )
