@@ -4,7 +4,7 @@
   Nothing is deleted: the source record and rows stay, so passes stay incremental, and the
   decision outlives passes and `rebuild` (the table is kept, `ingest.rebuild.KEPT_TABLES`). Every
   search backend (`session.exclusions` via `search.filters`), recall, `recent_sessions`, the embed pass
-  (`embed.store._PENDING`) and the MCP tools leave excluded sessions out, sub-agent threads
+  (`db.tables.chunks.pending_statements`) and the MCP tools leave excluded sessions out, sub-agent threads
   included (they share the uid).
 - **Delete** purges every row of the transcript files that hold the session (`ingest.writer.
   purge_source`), drops those files' source records, and the session's remaining rows: the next
