@@ -15,7 +15,8 @@ collection, since a parent becomes a root and a loop gains lanes without the thr
 
 A record with a time PostgreSQL holds as ±infinity cannot be placed in time: it is counted in
 ``agent_efficiency_unreadable_records`` (per agent) and skipped, as ``ah.agent_efficiency``
-skips it. Nothing is exported for a signal no thread shows (no 0 for unknown).
+skips it. Nothing is exported for a signal no thread shows (no 0 for unknown). The statements
+are :mod:`agent_history.read.thread_activity`'.
 """
 
 from __future__ import annotations

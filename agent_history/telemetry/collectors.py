@@ -6,7 +6,9 @@ own health.
 A collector is ``fn(conn, ctx) -> list[Sample]``: it reads (never writes), inspects text only
 inside the process and returns counts labelled from the closed sets. Families are declared in
 :mod:`agent_history.telemetry.families`; the label guard drops anything else. The ``self``
-collector is built by :mod:`agent_history.telemetry.runner` from the others' outcomes.
+collector is built by :mod:`agent_history.telemetry.runner` from the others' outcomes. The
+statements they run are :mod:`agent_history.read.metrics`' (the embed pass record's upsert is
+:mod:`agent_history.db.tables.chunks`').
 
 The classifier's and loops' tables (``ah.model_call.trigger``, ``ah.session.thread_role``,
 view ``ah.efficiency``: migration 0006 and sql/35_efficiency.sql; ``ah.loops``: migration 0007)
