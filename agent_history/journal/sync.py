@@ -84,24 +84,20 @@ def _write(conn: psycopg.Connection, summaries: list[Summary], *, full: bool, wi
     """Inside the pass transaction: wipe, stage, upsert newer, replace topics, prune, link."""
     if wipe:
         result.wiped = journal.wipe_summaries(conn)
-    cols = ", ".join(_STAGE_COLUMNS)
-    conn.execute(
-        f"CREATE TEMP TABLE journal_in ({', '.join(f'{c} text' for c in _STAGE_COLUMNS)}, topics jsonb) ON COMMIT DROP"
+    staged = (
+        (
+            s.conversation_id,
+            s.agent,
+            s.session_uid,
+            s.agent_id,
+            s.analysed_at.isoformat(),
+            s.app_instance_id,
+            *(s.text[c] for c in TEXT_COLUMNS),
+            json.dumps(list(s.topics)),
+        )
+        for s in summaries
     )
-    with conn.cursor().copy(f"COPY journal_in ({cols}, topics) FROM STDIN") as copy:
-        for s in summaries:
-            copy.write_row(
-                (
-                    s.conversation_id,
-                    s.agent,
-                    s.session_uid,
-                    s.agent_id,
-                    s.analysed_at.isoformat(),
-                    s.app_instance_id,
-                    *(s.text[c] for c in TEXT_COLUMNS),
-                    json.dumps(list(s.topics)),
-                )
-            )
+    journal.stage(conn, _STAGE_COLUMNS, staged)
     changed = journal.upsert_staged(conn, _STAGE_COLUMNS, TEXT_COLUMNS)
     result.inserted = sum(1 for r in changed if r[2])
     result.updated = len(changed) - result.inserted

@@ -1,13 +1,13 @@
 """journal-sync's statements (issue 15, `journal.sync`): its cursor and instance keys in
 ``ah.meta``, the summaries (``ah.session_summary``) upserted from the staged export
-(``journal_in``, a temporary table the caller creates and fills), their topics
+(``journal_in``, a temporary table staged by `stage`), their topics
 (``ah.session_topic``), the prune, the link to sessions, the pass record
 (``ah.journal_sync_run``); and the reads of `status`'s journal line (`journal.status`).
 The caller owns the pass transaction; nothing here commits."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -31,6 +31,19 @@ def set_meta(conn: psycopg.Connection, key: str, value: str) -> None:
 def wipe_summaries(conn: psycopg.Connection) -> int:
     """Delete every summary (their topics go with them); returns how many."""
     return conn.execute("DELETE FROM ah.session_summary").rowcount
+
+
+def stage(conn: psycopg.Connection, stage_columns: Sequence[str], rows: Iterable[tuple]) -> None:
+    """Create the temporary table ``journal_in`` (`stage_columns` as text, then ``topics``
+    jsonb; dropped at commit) and COPY `rows` into it (each: the `stage_columns` values, then the
+    topics as a JSON array text)."""
+    cols = ", ".join(stage_columns)
+    conn.execute(
+        f"CREATE TEMP TABLE journal_in ({', '.join(f'{c} text' for c in stage_columns)}, topics jsonb) ON COMMIT DROP"
+    )
+    with conn.cursor().copy(f"COPY journal_in ({cols}, topics) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
 
 
 def upsert_staged(
