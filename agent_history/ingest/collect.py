@@ -1,7 +1,7 @@
 """The repository collector (issue 30): checkouts → the collector tables (migration 0019).
 
-`collect(conn, paths, emails)` reads each checkout with `repos.git` and writes, one transaction
-per repository:
+`collect(conn, paths, emails)` reads each checkout with `repos.git` and writes (the statements:
+`db.tables.repos`), one transaction per repository:
 
 1. ``ah.repository``: the top-level path, name, default branch (`git.default_branch`), shallow flag.
 2. ``ah.repo_commit`` / ``ah.repo_commit_file``: every commit on a local branch (`repos.log`),

@@ -1,5 +1,6 @@
 """The collector's installed-things half (issue 30, migration 0022): skills and plugins, permission
-rules, loop charter/closeout metadata — read with `repos.installed`, written here.
+rules, loop charter/closeout metadata — read with `repos.installed`, written through
+`db.tables.installed` (and `db.tables.loops` for the loop files).
 
 Where each harness keeps them is its registry row's `installed` (`harnesses.spec.InstalledPlaces`:
 skill directories, plugin lists, permission files with their reader); nothing here names a harness.
