@@ -366,10 +366,10 @@ class Settings:
     plans: dict[str, Any] = field(default_factory=dict)
     """``[plans]``: agent → `usage.plans.PlanConfig` (a named plan and/or explicit limits)."""
     index_redact: bool = False
+    """``[index] redact``: the loader stores text with secret-shaped spans replaced (`embed.redact`)."""
     query_idle_s: float = 900.0
     """``[service] query_idle_s`` (``$AGENT_HISTORY_QUERY_IDLE_S``): the resident query process
     exits after this many seconds without a command; 0 = no resident process."""
-    """``[index] redact``: the loader stores text with secret-shaped spans replaced (`embed.redact`)."""
     index_bulk: str = "auto"
     """``[index] bulk``: "auto" | "always" | "never" — when a pass takes the bulk path (`ingest.bulk`)."""
     index_bulk_min_bytes: int | None = None

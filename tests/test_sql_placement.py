@@ -24,14 +24,10 @@ modules of the package."""
 
 PENDING: dict[str, str] = {
     "ingest/bulk.py": "moving to the query layer (h-sqlload)",
-    "ingest/collect.py": "moving to the query layer (h-sqlrepo)",
-    "ingest/collect_installed.py": "moving to the query layer (h-sqlrepo)",
     "ingest/databases.py": "moving to the query layer (h-sqlload)",
     "ingest/documents.py": "moving to the query layer (h-sqlload)",
     "ingest/host_files.py": "moving to the query layer (h-sqlload)",
     "ingest/loader.py": "moving to the query layer (h-sqlload)",
-    "ingest/loop_evidence.py": "moving to the query layer (h-sqlrepo)",
-    "ingest/loops.py": "moving to the query layer (h-sqlrepo)",
     "ingest/owners.py": "moving to the query layer (h-sqlload)",
     "ingest/pass_locks.py": "moving to the query layer (h-sqlload)",
     "ingest/postpass.py": "moving to the query layer (h-sqlload)",

@@ -1,7 +1,7 @@
 """The repository collector (issue 30): checkouts → the collector tables (migration 0019).
 
-`collect(conn, paths, emails)` reads each checkout with `repos.git` and writes, one transaction
-per repository:
+`collect(conn, paths, emails)` reads each checkout with `repos.git` and writes (the statements:
+`db.tables.repos`), one transaction per repository:
 
 1. ``ah.repository``: the top-level path, name, default branch (`git.default_branch`), shallow flag.
 2. ``ah.repo_commit`` / ``ah.repo_commit_file``: every commit on a local branch (`repos.log`),
@@ -49,9 +49,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from agent_history.db.roles import COLLECTOR
+from agent_history.db.tables import loops as loop_rows
+from agent_history.db.tables import repos as repo_rows
 from agent_history.ingest.collect_installed import write_project_level, write_user_level
 from agent_history.ingest.loops import refresh_loops
 from agent_history.loops import statelog
@@ -137,10 +138,7 @@ def expand_paths(patterns: list[str]) -> list[Path]:
 def linked_paths(conn: psycopg.Connection) -> list[Path]:
     """The default `[repos] paths`: repositories the catalogue links sessions to (``ah.repo``)
     that exist on this machine, and repositories collected before."""
-    rows = conn.execute(
-        "SELECT root_path FROM ah.repo UNION SELECT path FROM ah.repository WHERE NOT gone ORDER BY 1"
-    ).fetchall()
-    return [Path(r[0]) for r in rows if Path(r[0]).is_dir()]
+    return [Path(p) for p in repo_rows.linked_repository_paths(conn) if Path(p).is_dir()]
 
 
 def collect(
@@ -167,16 +165,12 @@ def collect(
         for p in problems:
             summary.lines.append(f"unreadable {p.path}: {p.detail} (the rest is collected)")
             _issue(conn, None, p.path, "unreadable_config", p.detail)
-        conn.execute(
-            "DELETE FROM ah.collect_issue WHERE repository_id IS NULL AND kind = 'unreadable_config' "
-            "AND NOT (path = ANY (%s))",
-            ([p.path for p in problems],),
-        )
+        repo_rows.clear_user_config_issues(conn, [p.path for p in problems])
     seen: set[str] = set()
     for path in paths:
         top = git.toplevel(path)
         if top is None:
-            if _known(conn, str(path)):
+            if repo_rows.repository_known(conn, str(path)):
                 continue  # reported below as gone
             if skip_not_repositories:
                 summary.not_repositories += 1
@@ -212,7 +206,7 @@ def collect(
     for path in _newly_gone(conn):
         summary.repositories.append(RepoResult(path, "gone"))
         summary.lines.append(f"repository gone: {path} (its rows are kept, marked gone)")
-    if conn.execute("SELECT has_table_privilege('ah.loops', 'UPDATE')").fetchone()[0]:
+    if loop_rows.may_update_loops(conn):
         with conn.transaction():
             summary.loops_refreshed = refresh_loops(conn, [])
     _record_run(conn, started, summary)
@@ -224,70 +218,37 @@ def _record_run(conn: psycopg.Connection, started: datetime, summary: CollectSum
     rs = summary.repositories
     failed = sum(r.state in ("not_a_repository", "failed") for r in rs)
     with conn.transaction():
-        conn.execute(
-            "INSERT INTO ah.collect_run (started_at, finished_at, repositories, failed, commits_new, rows_written, ok) "
-            "VALUES (%s, clock_timestamp(), %s, %s, %s, %s, %s)",
-            (started, sum(r.state == "collected" for r in rs), failed, sum(r.commits_new for r in rs),
-             sum(r.changed for r in rs), failed == 0),
+        repo_rows.record_collect_run(
+            conn, started, sum(r.state == "collected" for r in rs), failed, sum(r.commits_new for r in rs),
+            sum(r.changed for r in rs), failed == 0,
         )  # fmt: skip
 
 
-def _known(conn: psycopg.Connection, path: str) -> bool:
-    return conn.execute("SELECT 1 FROM ah.repository WHERE path = %s", (path,)).fetchone() is not None
-
-
 def _newly_gone(conn: psycopg.Connection) -> list[str]:
-    gone = [
-        path
-        for (path,) in conn.execute("SELECT path FROM ah.repository WHERE NOT gone ORDER BY path").fetchall()
-        if git.toplevel(Path(path)) != Path(path)
-    ]
+    gone = [path for path in repo_rows.live_repository_paths(conn) if git.toplevel(Path(path)) != Path(path)]
     if gone:
         with conn.transaction():
-            conn.execute("UPDATE ah.repository SET gone = true WHERE path = ANY (%s)", (gone,))
+            repo_rows.mark_repositories_gone(conn, gone)
     return gone
 
 
 def _issue(conn: psycopg.Connection, repo_id: int | None, path: str, kind: str, detail: str) -> int:
     with conn.transaction():
-        cur = conn.execute(
-            """
-            INSERT INTO ah.collect_issue AS i (repository_id, path, kind, detail) VALUES (%s, %s, %s, %s)
-            ON CONFLICT (repository_id, path, kind) DO UPDATE SET detail = EXCLUDED.detail
-            WHERE i.detail IS DISTINCT FROM EXCLUDED.detail
-            """,
-            (repo_id, path, kind, detail),
-        )
-    return cur.rowcount
+        return repo_rows.upsert_collect_issue(conn, repo_id, path, kind, detail)
 
 
 def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: list[str]) -> RepoResult:
     shallow = git.is_shallow(top)
     branch = git.default_branch(top)
-    repo_id = conn.execute(
-        """
-        INSERT INTO ah.repository AS r (path, name, default_branch, is_shallow, gone)
-        VALUES (%s, %s, %s, %s, false)
-        ON CONFLICT (path) DO UPDATE SET name = EXCLUDED.name, default_branch = EXCLUDED.default_branch,
-            is_shallow = EXCLUDED.is_shallow, gone = false
-        WHERE (r.name, r.default_branch, r.is_shallow, r.gone)
-              IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.default_branch, EXCLUDED.is_shallow, false)
-        RETURNING id
-        """,
-        (str(top), top.name, branch, shallow),
-    ).fetchone()
-    changed = int(repo_id is not None)
-    if repo_id is None:
-        repo_id = conn.execute("SELECT id FROM ah.repository WHERE path = %s", (str(top),)).fetchone()
-    repo_id = repo_id[0]
+    repo_id, changed = repo_rows.upsert_repository(conn, str(top), top.name, branch, shallow)
     result = RepoResult(str(top), "collected", default_branch=branch, shallow=shallow)
     result.changed = changed
     if shallow:
         lines.append(f"shallow clone: {top}: history before its boundary is missing (commits, Done flips incomplete)")
-        result.changed += _issue_in_tx(
+        result.changed += repo_rows.upsert_collect_issue(
             conn, repo_id, str(top), "shallow_clone", "history before the shallow boundary is not collected"
         )
-    cursor = conn.execute("SELECT history_cursor FROM ah.repository WHERE id = %s", (repo_id,)).fetchone()[0]
+    cursor = repo_rows.history_cursor(conn, repo_id)
     tips = git.branch_tips(top)
     result.history = history_mode(top, cursor, tips, branch, shallow)
     if result.history == "incremental":
@@ -304,11 +265,7 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
         result.on_default_branch = len(reached)
         result.commits_new, n = _write_commits(conn, repo_id, commits, reached)
         result.changed += n
-    new_cursor = Jsonb({"refs": tips, "default": branch})
-    result.changed += conn.execute(
-        "UPDATE ah.repository SET history_cursor = %s WHERE id = %s AND history_cursor IS DISTINCT FROM %s",
-        (new_cursor, repo_id, new_cursor),
-    ).rowcount
+    result.changed += repo_rows.set_history_cursor(conn, repo_id, {"refs": tips, "default": branch})
     result.pushes, n = _write_pushes(conn, repo_id, top)
     result.changed += n
     result.tasks, bad, n = _write_tasks(conn, repo_id, top)
@@ -320,18 +277,14 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
     bad_config = [(str(Path(p.path).relative_to(top)), p.detail) for p in problems]
     for rel, detail in bad_config:
         lines.append(f"unreadable {top / rel}: {detail} (the rest is collected)")
-        result.changed += _issue_in_tx(conn, repo_id, rel, "unreadable_config", detail)
+        result.changed += repo_rows.upsert_collect_issue(conn, repo_id, rel, "unreadable_config", detail)
     for rel, detail in bad:
         lines.append(f"bad task file {top / rel}: {detail} (the other tasks are collected)")
-        result.changed += _issue_in_tx(conn, repo_id, rel, "bad_frontmatter", detail)
+        result.changed += repo_rows.upsert_collect_issue(conn, repo_id, rel, "bad_frontmatter", detail)
     for rel, detail in bad_lines:
         lines.append(f"bad state log line {top / rel}: {detail} (the other lines are collected)")
-        result.changed += _issue_in_tx(conn, repo_id, rel, "bad_state_line", detail)
-    result.changed += conn.execute(
-        "DELETE FROM ah.collect_issue WHERE repository_id = %s "
-        "AND kind IN ('bad_frontmatter', 'bad_state_line', 'unreadable_config') AND NOT (path = ANY (%s))",
-        (repo_id, [rel for rel, _ in bad + bad_lines + bad_config]),
-    ).rowcount
+        result.changed += repo_rows.upsert_collect_issue(conn, repo_id, rel, "bad_state_line", detail)
+    result.changed += repo_rows.clear_repository_issues(conn, repo_id, [rel for rel, _ in bad + bad_lines + bad_config])
     result.issues = len(bad) + len(bad_lines) + len(bad_config) + int(shallow)
     if branch:
         result.status_changes, n = _write_status_history(conn, repo_id, top, branch, since_default)
@@ -345,93 +298,27 @@ def _collect_one(conn: psycopg.Connection, top: Path, emails: list[str], lines: 
         result.ci_skipped = f"gh printed an unexpected shape: {exc}"
     if result.changed:
         # the loop post-pass recomputes the loops of a repository changed after their last refresh
-        conn.execute("UPDATE ah.repository SET changed_at = clock_timestamp() WHERE id = %s", (repo_id,))
+        repo_rows.mark_repository_changed(conn, repo_id)
     return result
-
-
-def _issue_in_tx(conn: psycopg.Connection, repo_id: int, path: str, kind: str, detail: str) -> int:
-    return conn.execute(
-        """
-        INSERT INTO ah.collect_issue AS i (repository_id, path, kind, detail) VALUES (%s, %s, %s, %s)
-        ON CONFLICT (repository_id, path, kind) DO UPDATE SET detail = EXCLUDED.detail
-        WHERE i.detail IS DISTINCT FROM EXCLUDED.detail
-        """,
-        (repo_id, path, kind, detail),
-    ).rowcount
 
 
 def _write_commits(conn: psycopg.Connection, repo_id: int, commits: list[log.Commit], reached: dict) -> tuple[int, int]:
     """Upsert commits and their files; returns (commits that were new, rows written)."""
-    conn.execute(
-        """
-        CREATE TEMP TABLE IF NOT EXISTS collect_commit (
-            sha text, parents text[], authored_at timestamptz, committed_at timestamptz, subject text,
-            trailers jsonb, task_ids text[], authored_by_me boolean, files_changed integer, lines_added integer,
-            lines_deleted integer, on_default_branch boolean, reached_default_at timestamptz
-        ) ON COMMIT DROP;
-        CREATE TEMP TABLE IF NOT EXISTS collect_file (
-            sha text, path text, lines_added integer, lines_deleted integer
-        ) ON COMMIT DROP
-        """
-    )
-    with conn.cursor().copy("COPY collect_commit FROM STDIN") as copy:
-        for c in commits:
-            copy.write_row((
-                c.sha, c.parents, c.authored_at, c.committed_at, c.subject, Jsonb([list(t) for t in c.trailers]),
-                c.task_ids, c.authored_by_me, len(c.files),
-                c.lines_added, c.lines_deleted, c.sha in reached, reached.get(c.sha),
-            ))  # fmt: skip
-    with conn.cursor().copy("COPY collect_file FROM STDIN") as copy:
-        for c in commits:
-            for f in c.files:
-                copy.write_row((c.sha, f.path, f.added, f.deleted))
-    new = conn.execute(
-        "SELECT count(*) FROM collect_commit AS s "
-        "WHERE NOT EXISTS (SELECT 1 FROM ah.repo_commit AS c WHERE c.repository_id = %s AND c.sha = s.sha)",
-        (repo_id,),
-    ).fetchone()[0]
-    written = conn.execute(
-        """
-        INSERT INTO ah.repo_commit AS c (repository_id, sha, parents, authored_at, committed_at, subject, trailers,
-            task_ids, authored_by_me, files_changed, lines_added, lines_deleted, on_default_branch, reached_default_at)
-        SELECT %s, sha, parents, authored_at, committed_at, subject, trailers, task_ids, authored_by_me,
-               files_changed, lines_added, lines_deleted, on_default_branch, reached_default_at
-        FROM collect_commit
-        ON CONFLICT (repository_id, sha) DO UPDATE SET
-            trailers = EXCLUDED.trailers, task_ids = EXCLUDED.task_ids, authored_by_me = EXCLUDED.authored_by_me,
-            files_changed = EXCLUDED.files_changed, lines_added = EXCLUDED.lines_added,
-            lines_deleted = EXCLUDED.lines_deleted, on_default_branch = EXCLUDED.on_default_branch,
-            reached_default_at = EXCLUDED.reached_default_at
-        WHERE (c.trailers, c.task_ids, c.authored_by_me, c.files_changed, c.lines_added, c.lines_deleted,
-               c.on_default_branch, c.reached_default_at)
-              IS DISTINCT FROM (EXCLUDED.trailers, EXCLUDED.task_ids, EXCLUDED.authored_by_me, EXCLUDED.files_changed,
-               EXCLUDED.lines_added, EXCLUDED.lines_deleted, EXCLUDED.on_default_branch, EXCLUDED.reached_default_at)
-        """,
-        (repo_id,),
-    ).rowcount
-    written += conn.execute(
-        """
-        INSERT INTO ah.repo_commit_file (commit_id, path, lines_added, lines_deleted)
-        SELECT c.id, f.path, f.lines_added, f.lines_deleted
-        FROM collect_file AS f JOIN ah.repo_commit AS c ON c.repository_id = %s AND c.sha = f.sha
-        ON CONFLICT (commit_id, path) DO NOTHING
-        """,
-        (repo_id,),
-    ).rowcount
-    conn.execute("TRUNCATE collect_commit, collect_file")
-    return new, written
+    return repo_rows.write_commits(
+        conn,
+        repo_id,
+        (
+            (c.sha, c.parents, c.authored_at, c.committed_at, c.subject, [list(t) for t in c.trailers], c.task_ids,
+             c.authored_by_me, len(c.files), c.lines_added, c.lines_deleted, c.sha in reached, reached.get(c.sha))
+            for c in commits
+        ),
+        ((c.sha, f.path, f.added, f.deleted) for c in commits for f in c.files),
+    )  # fmt: skip
 
 
 def _write_pushes(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, int]:
     pushes = [p for ref in git.remote_refs(top) for p in log.parse_pushes(ref, git.reflog(top, ref))]
-    written = 0
-    for p in pushes:
-        written += conn.execute(
-            "INSERT INTO ah.repo_push (repository_id, ref, sha, pushed_at) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (repository_id, ref, sha, pushed_at) DO NOTHING",
-            (repo_id, p.ref, p.sha, p.pushed_at),
-        ).rowcount
-    return len(pushes), written
+    return len(pushes), repo_rows.insert_pushes(conn, repo_id, ((p.ref, p.sha, p.pushed_at) for p in pushes))
 
 
 NO_GITHUB_REMOTE = "no GitHub remote"
@@ -444,24 +331,12 @@ def _write_ci_runs(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[i
     if not any("github" in url for url in git.remote_urls(top)):
         raise ci.CiUnavailable(NO_GITHUB_REMOTE)
     runs = ci.parse_runs(ci.run_list(top))
-    written = 0
-    for r in runs:
-        written += conn.execute(
-            """
-            INSERT INTO ah.ci_run AS x (repository_id, run_id, workflow, event, branch, head_sha, status, conclusion,
-                created_at, updated_at, url)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, run_id) DO UPDATE SET workflow = EXCLUDED.workflow, event = EXCLUDED.event,
-                branch = EXCLUDED.branch, head_sha = EXCLUDED.head_sha, status = EXCLUDED.status,
-                conclusion = EXCLUDED.conclusion, created_at = EXCLUDED.created_at,
-                updated_at = EXCLUDED.updated_at, url = EXCLUDED.url
-            WHERE (x.workflow, x.event, x.branch, x.head_sha, x.status, x.conclusion, x.created_at, x.updated_at, x.url)
-                  IS DISTINCT FROM (EXCLUDED.workflow, EXCLUDED.event, EXCLUDED.branch, EXCLUDED.head_sha,
-                  EXCLUDED.status, EXCLUDED.conclusion, EXCLUDED.created_at, EXCLUDED.updated_at, EXCLUDED.url)
-            """,
-            (repo_id, r.run_id, r.workflow, r.event, r.branch, r.head_sha, r.status, r.conclusion, r.created_at,
-             r.updated_at, r.url),
-        ).rowcount  # fmt: skip
+    written = repo_rows.upsert_ci_runs(
+        conn,
+        repo_id,
+        ((r.run_id, r.workflow, r.event, r.branch, r.head_sha, r.status, r.conclusion, r.created_at, r.updated_at,
+          r.url) for r in runs),
+    )  # fmt: skip
     return len(runs), written
 
 
@@ -481,34 +356,18 @@ def _task_files(top: Path) -> list[str]:
 def _write_tasks(conn: psycopg.Connection, repo_id: int, top: Path) -> tuple[int, list[tuple[str, str]], int]:
     """Upsert the work tree's tasks; returns (tasks read, [(relative path, problem)], rows written)."""
     bad: list[tuple[str, str]] = []
-    n = written = 0
+    tasks: list[tuple] = []
     for rel in _task_files(top):
         try:
             task = backlog.parse_task((top / rel).read_text(encoding="utf-8", errors="replace"), rel)
         except (backlog.TaskFileError, OSError) as exc:
             bad.append((rel, str(exc)))
             continue
-        n += 1
-        written += conn.execute(
-            """
-            INSERT INTO ah.backlog_task AS t (repository_id, task_id, path, folder, title, status, labels, assignee,
-                created_date, updated_date, dependencies)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, task_id) DO UPDATE SET path = EXCLUDED.path, folder = EXCLUDED.folder,
-                title = EXCLUDED.title, status = EXCLUDED.status, labels = EXCLUDED.labels,
-                assignee = EXCLUDED.assignee, created_date = EXCLUDED.created_date,
-                updated_date = EXCLUDED.updated_date, dependencies = EXCLUDED.dependencies
-            WHERE (t.path, t.folder, t.title, t.status, t.labels, t.assignee, t.created_date, t.updated_date,
-                   t.dependencies)
-                  IS DISTINCT FROM (EXCLUDED.path, EXCLUDED.folder, EXCLUDED.title, EXCLUDED.status, EXCLUDED.labels,
-                   EXCLUDED.assignee, EXCLUDED.created_date, EXCLUDED.updated_date, EXCLUDED.dependencies)
-            """,
-            (
-                repo_id, task.task_id, rel, backlog.folder_of(rel), task.title, task.status, list(task.labels),
-                list(task.assignee), task.created_date, task.updated_date, list(task.dependencies),
-            ),
-        ).rowcount  # fmt: skip
-    return n, bad, written
+        tasks.append((
+            task.task_id, rel, backlog.folder_of(rel), task.title, task.status, list(task.labels),
+            list(task.assignee), task.created_date, task.updated_date, list(task.dependencies),
+        ))  # fmt: skip
+    return len(tasks), bad, repo_rows.upsert_backlog_tasks(conn, repo_id, tasks)
 
 
 def _write_status_history(
@@ -518,7 +377,7 @@ def _write_status_history(
     the tip a previous run read, when given: each task's last stored status seeds the
     comparison); returns (changes stored for the repository, rows written)."""
     if since is not None and since == git.branch_tips(top).get(f"refs/heads/{branch}"):
-        return _count_changes(conn, repo_id), 0
+        return repo_rows.count_status_changes(conn, repo_id), 0
     raw = git.backlog_history(top, branch, BACKLOG_DIRS, since)
     wanted: list[tuple[str, str, object]] = []  # (sha, path, commit time)
     for chunk in raw.split(b"\x1e")[1:]:
@@ -540,37 +399,17 @@ def _write_status_history(
             continue  # an unreadable past version says nothing about the status then
         observations.append((task.task_id, sha, at, task.status))
     if since is not None:
-        seeds = conn.execute(
-            "SELECT DISTINCT ON (task_id) task_id, changed_at, new_status FROM ah.backlog_status_change "
-            "WHERE repository_id = %s ORDER BY task_id, changed_at DESC, id DESC",
-            (repo_id,),
-        ).fetchall()
+        seeds = repo_rows.last_task_statuses(conn, repo_id)
         observations = [(t, SEED, at, status) for t, at, status in seeds] + observations
     changes = [ch for ch in backlog.status_changes(observations) if ch.sha != SEED]
-    written = 0
-    for ch in changes:
-        written += conn.execute(
-            """
-            INSERT INTO ah.backlog_status_change AS s (repository_id, task_id, sha, changed_at, old_status, new_status)
-            VALUES (%s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, task_id, sha) DO UPDATE SET changed_at = EXCLUDED.changed_at,
-                old_status = EXCLUDED.old_status, new_status = EXCLUDED.new_status
-            WHERE (s.changed_at, s.old_status, s.new_status)
-                  IS DISTINCT FROM (EXCLUDED.changed_at, EXCLUDED.old_status, EXCLUDED.new_status)
-            """,
-            (repo_id, ch.task_id, ch.sha, ch.changed_at, ch.old, ch.new),
-        ).rowcount
-    return (_count_changes(conn, repo_id) if since is not None else len(changes)), written
+    written = repo_rows.upsert_status_changes(
+        conn, repo_id, ((ch.task_id, ch.sha, ch.changed_at, ch.old, ch.new) for ch in changes)
+    )
+    return (repo_rows.count_status_changes(conn, repo_id) if since is not None else len(changes)), written
 
 
 SEED = "seed"
 """The sha of the stored last statuses that seed an incremental read (never written)."""
-
-
-def _count_changes(conn: psycopg.Connection, repo_id: int) -> int:
-    return conn.execute(
-        "SELECT count(*) FROM ah.backlog_status_change WHERE repository_id = %s", (repo_id,)
-    ).fetchone()[0]
 
 
 def history_mode(top: Path, cursor: dict | None, tips: dict[str, str], branch: str | None, shallow: bool) -> str:
@@ -605,9 +444,7 @@ def _write_commits_incremental(
     authors = log.authorship(git.branch_authors(top), emails)
     parents: dict[str, list[str]] = {}
     times: dict = {}
-    for sha, ps, ct in conn.execute(
-        "SELECT sha, parents, committed_at FROM ah.repo_commit WHERE repository_id = %s", (repo_id,)
-    ):
+    for sha, ps, ct in repo_rows.stored_commit_graph(conn, repo_id):
         parents[sha], times[sha] = ps, ct
     for c in new:
         parents[c.sha], times[c.sha] = c.parents, c.committed_at
@@ -616,25 +453,9 @@ def _write_commits_incremental(
     result.commits = len(authors)
     result.on_default_branch = len(reached)
     result.commits_new, written = _write_commits(conn, repo_id, new, reached)
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS collect_reach (sha text, authored_by_me boolean, "
-        "on_default_branch boolean, reached_default_at timestamptz) ON COMMIT DROP"
+    written += repo_rows.update_commit_reach(
+        conn, repo_id, ((sha, mine, sha in reached, reached.get(sha)) for sha, mine in authors.items())
     )
-    with conn.cursor().copy("COPY collect_reach FROM STDIN") as copy:
-        for sha, mine in authors.items():
-            copy.write_row((sha, mine, sha in reached, reached.get(sha)))
-    written += conn.execute(
-        """
-        UPDATE ah.repo_commit AS c SET authored_by_me = r.authored_by_me, on_default_branch = r.on_default_branch,
-            reached_default_at = r.reached_default_at
-        FROM collect_reach AS r
-        WHERE c.repository_id = %s AND c.sha = r.sha
-          AND (c.authored_by_me, c.on_default_branch, c.reached_default_at)
-              IS DISTINCT FROM (r.authored_by_me, r.on_default_branch, r.reached_default_at)
-        """,
-        (repo_id,),
-    ).rowcount
-    conn.execute("TRUNCATE collect_reach")
     return written
 
 
@@ -643,7 +464,7 @@ def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tupl
     problem)] — the first bad line of each file —, rows written). A line that is no longer in its
     file keeps its row (append-only logs: nothing lost)."""
     bad: list[tuple[str, str]] = []
-    n = written = 0
+    lines: list[tuple] = []
     for rel in git.state_log_files(top):
         try:
             text = (top / rel).read_text(encoding="utf-8", errors="replace")
@@ -661,19 +482,8 @@ def _write_state_logs(conn: psycopg.Connection, repo_id: int, top: Path) -> tupl
                     bad.append((rel, f"line {number}: {exc}"))
                     said = True
                 continue
-            n += 1
-            written += conn.execute(
-                """
-                INSERT INTO ah.loop_state_line AS s (repository_id, path, line_number, ts, event, task, lane, loop)
-                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-                ON CONFLICT (repository_id, path, line_number) DO UPDATE SET ts = EXCLUDED.ts,
-                    event = EXCLUDED.event, task = EXCLUDED.task, lane = EXCLUDED.lane, loop = EXCLUDED.loop
-                WHERE (s.ts, s.event, s.task, s.lane, s.loop)
-                      IS DISTINCT FROM (EXCLUDED.ts, EXCLUDED.event, EXCLUDED.task, EXCLUDED.lane, EXCLUDED.loop)
-                """,
-                (repo_id, rel, number, line.ts, line.event, line.task, line.lane, line.loop),
-            ).rowcount
-    return n, bad, written
+            lines.append((rel, number, line.ts, line.event, line.task, line.lane, line.loop))
+    return len(lines), bad, repo_rows.upsert_state_lines(conn, repo_id, lines)
 
 
 COLLECT_ISSUE_KINDS: tuple[str, ...] = (
@@ -686,22 +496,11 @@ def list_collect_issues(conn: psycopg.Connection, *, kind: str | None = None, li
     """Collect issues in the shape of `ingest.status.list_issues` rows (namespace, byte offset and
     line None; path absolute: a repository's relative path joined to it), by path; [] before
     migration 0019."""
-    if conn.execute("SELECT to_regclass('ah.collect_issue')").fetchone()[0] is None:
-        return []
-    rows = conn.execute(
-        """
-        SELECT CASE WHEN r.path IS NULL OR i.path LIKE '/%%' THEN i.path ELSE r.path || '/' || i.path END,
-               i.kind, i.detail, i.seen_at
-        FROM ah.collect_issue AS i LEFT JOIN ah.repository AS r ON r.id = i.repository_id
-        WHERE %(kind)s::text IS NULL OR i.kind = %(kind)s
-        ORDER BY 1, i.kind LIMIT %(limit)s
-        """,
-        {"kind": kind, "limit": limit},
-    ).fetchall()
+    found = repo_rows.collect_issues(conn, kind, limit)
     return [
         {"namespace": None, "path": path, "kind": k, "byte_offset": None, "line_number": None, "detail": detail,
          "created_at": seen}
-        for path, k, detail, seen in rows
+        for path, k, detail, seen in found
     ]  # fmt: skip
 
 
@@ -709,15 +508,11 @@ def collector_status(conn: psycopg.Connection, *, embedded: bool) -> dict | None
     """The collector part of `status`: ``{"repositories", "gone", "commits", "tasks", "issues",
     "runs_as"}``; ``runs_as`` says who may run `collect` — the owner on the embedded default,
     else the ``ah_collector`` role. None before migration 0019."""
-    if conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is None:
+    counts = repo_rows.collector_counts(conn)
+    if counts is None:
         return None
-    repos, gone = conn.execute("SELECT count(*), count(*) FILTER (WHERE gone) FROM ah.repository").fetchone()
-    commits = conn.execute("SELECT count(*) FROM ah.repo_commit").fetchone()[0]
-    tasks = conn.execute("SELECT count(*) FROM ah.backlog_task").fetchone()[0]
-    issues = conn.execute("SELECT count(*) FROM ah.collect_issue").fetchone()[0]
     runs_as = "the owner (embedded default)" if embedded else f"{COLLECTOR} (or the schema owner)"
-    return {"repositories": repos, "gone": gone, "commits": commits, "tasks": tasks, "issues": issues,
-            "runs_as": runs_as}  # fmt: skip
+    return {**counts, "runs_as": runs_as}
 
 
 def status_line(data: dict | None) -> str:

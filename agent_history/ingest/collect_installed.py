@@ -1,5 +1,6 @@
 """The collector's installed-things half (issue 30, migration 0022): skills and plugins, permission
-rules, loop charter/closeout metadata — read with `repos.installed`, written here.
+rules, loop charter/closeout metadata — read with `repos.installed`, written through
+`db.tables.installed` (and `db.tables.loops` for the loop files).
 
 Where each harness keeps them is its registry row's `installed` (`harnesses.spec.InstalledPlaces`:
 skill directories, plugin lists, permission files with their reader); nothing here names a harness.
@@ -25,6 +26,8 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.db.tables import installed as installed_rows
+from agent_history.db.tables import loops as loop_rows
 from agent_history.harnesses import HARNESSES as ROWS
 from agent_history.harnesses.places import resolve
 from agent_history.harnesses.spec import Harness, PermissionFile
@@ -49,58 +52,23 @@ def _rules(base: Path, harness: str, spec: PermissionFile) -> list[tuple[Path, l
     ]
 
 
-def _upsert_installed(conn: psycopg.Connection, items: list[Installed], repo_id: int | None) -> int:
-    written = 0
-    for it in items:
-        written += conn.execute(
-            """
-            INSERT INTO ah.installed_skill AS k (harness, kind, scope, name, path, source, version, description,
-                repository_id, gone)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, false)
-            ON CONFLICT (harness, kind, path, name) DO UPDATE SET scope = EXCLUDED.scope, source = EXCLUDED.source,
-                version = EXCLUDED.version, description = EXCLUDED.description,
-                repository_id = EXCLUDED.repository_id, gone = false
-            WHERE (k.scope, k.source, k.version, k.description, k.repository_id, k.gone)
-                  IS DISTINCT FROM (EXCLUDED.scope, EXCLUDED.source, EXCLUDED.version, EXCLUDED.description,
-                  EXCLUDED.repository_id, false)
-            """,
-            (it.harness, it.kind, it.scope, it.name, it.path, it.source, it.version, it.description, repo_id),
-        ).rowcount
-    return written
-
-
-def _mark_gone(conn: psycopg.Connection, items: list[Installed], repo_id: int | None) -> int:
-    """Rows of this level (user: no repository; project: `repo_id`) not among `items` → gone."""
-    seen = [f"{i.harness}\x1f{i.kind}\x1f{i.path}\x1f{i.name}" for i in items]
-    return conn.execute(
-        """
-        UPDATE ah.installed_skill SET gone = true
-        WHERE NOT gone AND repository_id IS NOT DISTINCT FROM %s
-          AND NOT (harness || chr(31) || kind || chr(31) || path || chr(31) || name = ANY (%s))
-        """,
-        (repo_id, seen),
-    ).rowcount
+def _write_items(conn: psycopg.Connection, items: list[Installed], repo_id: int | None) -> int:
+    """Upsert `items` of this level (user: no repository; project: `repo_id`) and mark the level's
+    rows not among them gone; returns rows written."""
+    written = installed_rows.upsert_installed(
+        conn,
+        [(i.harness, i.kind, i.scope, i.name, i.path, i.source, i.version, i.description) for i in items],
+        repo_id,
+    )
+    return written + installed_rows.mark_installed_gone(
+        conn, [(i.harness, i.kind, i.path, i.name) for i in items], repo_id
+    )
 
 
 def _replace_rules(conn: psycopg.Connection, path: str, rules: list[Rule], repo_id: int | None) -> int:
-    keep = [f"{r.list}\x1f{r.rule}" for r in rules]
-    written = conn.execute(
-        "DELETE FROM ah.permission_rule WHERE settings_path = %s AND NOT (list || chr(31) || rule = ANY (%s))",
-        (path, keep),
-    ).rowcount
-    for r in rules:
-        written += conn.execute(
-            """
-            INSERT INTO ah.permission_rule AS p (harness, scope, settings_path, list, rule, repository_id)
-            VALUES (%s, %s, %s, %s, %s, %s)
-            ON CONFLICT (settings_path, list, rule) DO UPDATE SET harness = EXCLUDED.harness, scope = EXCLUDED.scope,
-                repository_id = EXCLUDED.repository_id
-            WHERE (p.harness, p.scope, p.repository_id)
-                  IS DISTINCT FROM (EXCLUDED.harness, EXCLUDED.scope, EXCLUDED.repository_id)
-            """,
-            (r.harness, r.scope, r.settings_path, r.list, r.rule, repo_id),
-        ).rowcount
-    return written
+    return installed_rows.replace_rules(
+        conn, path, [(r.harness, r.scope, r.settings_path, r.list, r.rule) for r in rules], repo_id
+    )
 
 
 def write_user_level(conn: psycopg.Connection, homes: Mapping[str, Path]) -> tuple[int, int, list[Problem], int]:
@@ -119,7 +87,7 @@ def write_user_level(conn: psycopg.Connection, homes: Mapping[str, Path]) -> tup
             found, bad = installed.PLUGIN_READERS[fmt](homes[h.name] / rel, h.name)
             items += found
             problems += bad
-    written = _upsert_installed(conn, items, None) + _mark_gone(conn, items, None)
+    written = _write_items(conn, items, None)
     n_rules = 0
     read: list[str] = []
     for h in rows:
@@ -134,9 +102,7 @@ def write_user_level(conn: psycopg.Connection, homes: Mapping[str, Path]) -> tup
                     written += _replace_rules(conn, str(path), rules, None)
     # user-level rules of settings files this run did not read (a home gone or moved) are no
     # longer in force here: the permissions report shows what collect found, nothing older
-    written += conn.execute(
-        "DELETE FROM ah.permission_rule WHERE repository_id IS NULL AND NOT (settings_path = ANY (%s))", (read,)
-    ).rowcount
+    written += installed_rows.delete_user_rules_except(conn, read)
     return len(items), n_rules, problems, written
 
 
@@ -150,7 +116,7 @@ def write_project_level(conn: psycopg.Connection, repo_id: int, top: Path) -> tu
             found, bad = installed.skills_in(top / sub, h.name, "project")
             items += found
             problems += bad
-    written = _upsert_installed(conn, items, repo_id) + _mark_gone(conn, items, repo_id)
+    written = _write_items(conn, items, repo_id)
     n_rules = 0
     read: list[str] = []
     for h in INSTALLED:
@@ -164,26 +130,10 @@ def write_project_level(conn: psycopg.Connection, repo_id: int, top: Path) -> tu
                     n_rules += len(rules)
                     written += _replace_rules(conn, str(path), rules, repo_id)
     # rules of a project's permission files no longer there (a removed `.codex/rules/x.rules`)
-    written += conn.execute(
-        "DELETE FROM ah.permission_rule WHERE repository_id = %s AND NOT (settings_path = ANY (%s))", (repo_id, read)
-    ).rowcount
+    written += installed_rows.delete_project_rules_except(conn, repo_id, read)
     files = installed.loop_files(top, git.loop_md_files(top))
-    for f in files:
-        written += conn.execute(
-            """
-            INSERT INTO ah.loop_run_metadata AS m (repository_id, kind, path, sha256, first_line, mtime, size_bytes,
-                gone)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, false)
-            ON CONFLICT (repository_id, path) DO UPDATE SET kind = EXCLUDED.kind, sha256 = EXCLUDED.sha256,
-                first_line = EXCLUDED.first_line, mtime = EXCLUDED.mtime, size_bytes = EXCLUDED.size_bytes, gone = false
-            WHERE (m.kind, m.sha256, m.first_line, m.mtime, m.size_bytes, m.gone)
-                  IS DISTINCT FROM (EXCLUDED.kind, EXCLUDED.sha256, EXCLUDED.first_line, EXCLUDED.mtime,
-                  EXCLUDED.size_bytes, false)
-            """,
-            (repo_id, f.kind, f.rel, f.sha256, f.first_line, f.mtime, f.size_bytes),
-        ).rowcount
-    written += conn.execute(
-        "UPDATE ah.loop_run_metadata SET gone = true WHERE repository_id = %s AND NOT gone AND NOT (path = ANY (%s))",
-        (repo_id, [f.rel for f in files]),
-    ).rowcount
+    written += loop_rows.upsert_loop_files(
+        conn, repo_id, [(f.kind, f.rel, f.sha256, f.first_line, f.mtime, f.size_bytes) for f in files]
+    )
+    written += loop_rows.mark_loop_files_gone(conn, repo_id, [f.rel for f in files])
     return len(items), n_rules, len(files), problems, written
