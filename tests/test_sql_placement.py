@@ -23,32 +23,18 @@ vocabulary), the query modules of `read/` and `search/`. Migrations and `sql/` a
 modules of the package."""
 
 PENDING: dict[str, str] = {
-    "embed/status.py": "moving to the query layer (h-sqlsvc)",
-    "embed/store.py": "moving to the query layer (h-sqlsvc)",
-    "evaluation/search.py": "moving to the query layer (h-sqlsvc)",
-    "ingest/archive/manifest.py": "moving to the query layer (h-sqlsvc)",
-    "ingest/archive/restore.py": "moving to the query layer (h-sqlsvc)",
-    "ingest/archive/status.py": "moving to the query layer (h-sqlsvc)",
     "ingest/bulk.py": "moving to the query layer (h-sqlload)",
-    "ingest/curation.py": "moving to the query layer (h-sqlsvc)",
     "ingest/databases.py": "moving to the query layer (h-sqlload)",
     "ingest/documents.py": "moving to the query layer (h-sqlload)",
     "ingest/host_files.py": "moving to the query layer (h-sqlload)",
-    "ingest/litellm.py": "moving to the query layer (h-sqlsvc)",
     "ingest/loader.py": "moving to the query layer (h-sqlload)",
     "ingest/owners.py": "moving to the query layer (h-sqlload)",
     "ingest/pass_locks.py": "moving to the query layer (h-sqlload)",
     "ingest/postpass.py": "moving to the query layer (h-sqlload)",
     "ingest/rebuild.py": "moving to the query layer (h-sqlload)",
-    "ingest/secret_scan.py": "moving to the query layer (h-sqlsvc)",
     "ingest/sql_merge.py": "moving to the query layer (h-sqlload)",
-    "ingest/status.py": "moving to the query layer (h-sqlsvc)",
     "ingest/verify.py": "moving to the query layer (h-sqlload)",
     "ingest/writer.py": "moving to the query layer (h-sqlload)",
-    "journal/status.py": "moving to the query layer (h-sqlsvc)",
-    "journal/sync.py": "moving to the query layer (h-sqlsvc)",
-    "telemetry/activity.py": "moving to the query layer (h-sqlsvc)",
-    "telemetry/collectors.py": "moving to the query layer (h-sqlsvc)",
 }
 """Modules outside the query layer that still hold SQL over ``ah``, each with why (empty: none)."""
 

@@ -7,6 +7,7 @@ from typing import Any
 import psycopg
 
 from agent_history.config import EmbeddingSettings
+from agent_history.db.tables import chunks
 from agent_history.embed import store
 
 
@@ -21,7 +22,7 @@ def embedding_status(conn: psycopg.Connection, settings: EmbeddingSettings | Non
         return {"configured": False}
     model = settings.model_key
     counts = store.embedding_counts(conn, model)
-    row = conn.execute("SELECT dimensions, index_name FROM ah.embedding_model WHERE model = %s", (model,)).fetchone()
+    row = chunks.model_row(conn, model)
     return {
         "configured": True,
         "provider": settings.provider,

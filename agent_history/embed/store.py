@@ -1,4 +1,5 @@
-"""SQL of the embedder: pending sources, chunk rows, the vector cache, usage, per-model indexes.
+"""The embedder's store: pending sources, chunk rows, the vector cache, usage, per-model indexes
+(the statements are `db.tables.chunks`'s; this module applies the chunking rules to them).
 
 Tables: migration ``0003_embeddings`` (its docstring is the storage contract). A *source* is a
 message or a tool call the embedder looks at; it is pending when it was never examined, its
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 import psycopg
 from psycopg import sql
 
+from agent_history.db.tables import chunks
 from agent_history.embed.chunking import (
     CONTEXT_CHARS,
     HEAD_CHARS,
@@ -55,67 +57,10 @@ class Source:
     sha256: bytes | None = None
 
 
-# The chunked text of a tool call, as SQL (twin of `worker._tool_source`): the error excerpt of a
-# failed call, else the first TOOL_OUTPUT_MAX_CHARS characters of its output.
-_TOOL_IS_ERROR = "(t.is_error OR t.error_class IS NOT NULL) AND length(btrim(coalesce(t.error_excerpt, ''))) >= %(min)s"
-_TOOL_TEXT = f"CASE WHEN {_TOOL_IS_ERROR} THEN t.error_excerpt ELSE left(t.output, {TOOL_OUTPUT_MAX_CHARS}) END"
-_TOOL_CANDIDATE = f"(({_TOOL_IS_ERROR}) OR length(t.output) >= {TOOL_OUTPUT_MIN_CHARS})"
-
-_UNEMBEDDED = """EXISTS (
-    SELECT 1 FROM ah.chunk AS c
-    WHERE c.{col} = {alias}.id
-      AND NOT EXISTS (SELECT 1 FROM ah.embedding AS e WHERE e.model = %(model)s AND e.input_sha256 = c.input_sha256)
-      AND NOT EXISTS (SELECT 1 FROM ah.embedding_failure AS x WHERE x.model = %(model)s AND x.input_sha256 = c.input_sha256))"""
-
-_PENDING: dict[str, str] = {
-    "message": f"""
-SELECT m.id, m.message_class, s.cwd,
-       CASE WHEN length(m.text) <= %(max)s THEN m.text ELSE left(m.text, %(head)s) END,
-       CASE WHEN length(m.text) > %(max)s THEN right(m.text, %(tail)s) END,
-       length(m.text), m.text_sha256
-FROM ah.message AS m
-JOIN ah.session AS s ON s.id = m.session_id
-WHERE m.id > %(after)s
-  AND NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS ex WHERE ex.agent = s.agent AND ex.session_uid = s.session_uid)
-  AND m.message_class = ANY(%(classes)s)
-  AND length(btrim(m.text)) >= %(min)s
-  AND (NOT EXISTS (SELECT 1 FROM ah.chunk_source AS cs WHERE cs.message_id = m.id AND cs.source_sha256 = m.text_sha256)
-       OR {_UNEMBEDDED.format(col="message_id", alias="m")})""",
-    "tool_call": f"""
-SELECT t.id, ({_TOOL_IS_ERROR}) AS failed, coalesce(t.name, 'tool'), s.cwd, {_TOOL_TEXT}
-FROM ah.tool_call AS t
-JOIN ah.session AS s ON s.id = t.session_id
-WHERE t.id > %(after)s
-  AND NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS ex WHERE ex.agent = s.agent AND ex.session_uid = s.session_uid)
-  AND {_TOOL_CANDIDATE}
-  AND (NOT EXISTS (SELECT 1 FROM ah.chunk_source AS cs
-                   WHERE cs.tool_call_id = t.id AND cs.source_sha256 = ah.utf8_sha256({_TOOL_TEXT}))
-       OR {_UNEMBEDDED.format(col="tool_call_id", alias="t")})""",
-}
-# A journal summary's embedded text (migration 0013_summary_chunks): its prose fields in reading
-# order, joined by blank lines; classification, topics and ids are metadata, not meaning.
-SUMMARY_TEXT_SQL = "concat_ws(E'\\n\\n', ss.title, ss.objective, ss.narrative, ss.outcomes)"
-_PENDING["summary"] = f"""
-SELECT ss.id, coalesce(s.cwd, ss.project), {SUMMARY_TEXT_SQL}
-FROM ah.session_summary AS ss
-LEFT JOIN ah.session AS s ON s.id = ss.session_id
-WHERE ss.id > %(after)s
-  AND NOT EXISTS (SELECT 1 FROM ah.session_exclusion AS ex WHERE ex.agent = ss.agent AND ex.session_uid = ss.session_uid)
-  AND length(btrim({SUMMARY_TEXT_SQL})) >= %(min)s
-  AND (NOT EXISTS (SELECT 1 FROM ah.summary_chunk_source AS cs
-                   WHERE cs.summary_id = ss.id AND cs.source_sha256 = ah.utf8_sha256({SUMMARY_TEXT_SQL}))
-       OR {_UNEMBEDDED.replace("ah.chunk ", "ah.summary_chunk ").format(col="summary_id", alias="ss")})"""
-"""Pending sources per table (keyset on id > %(after)s); sessions curated out
-(``ah.session_exclusion``, `sessions exclude`) are never pending — a summary by its natural key."""
-SOURCE_TABLES: tuple[str, ...] = ("message", "tool_call", "summary")
-
-CHUNK_TABLES: dict[str, tuple[str, str, str]] = {
-    "message": ("chunk_source", "chunk", "message_id"),
-    "tool_call": ("chunk_source", "chunk", "tool_call_id"),
-    "summary": ("summary_chunk_source", "summary_chunk", "summary_id"),
-}
-"""Source table → (its examined-sources table, its chunk table, the source id column)."""
-_ALIAS = {"message": "m", "tool_call": "t", "summary": "ss"}
+SUMMARY_TEXT_SQL = chunks.SUMMARY_TEXT_SQL
+SOURCE_TABLES = chunks.SOURCE_TABLES
+CHUNK_TABLES = chunks.CHUNK_TABLES
+_RULES = {"tool_output_min_chars": TOOL_OUTPUT_MIN_CHARS, "tool_output_max_chars": TOOL_OUTPUT_MAX_CHARS}
 
 
 def _params(model: str, after: int, limit: int) -> dict:
@@ -125,9 +70,7 @@ def _params(model: str, after: int, limit: int) -> dict:
 
 def pending_sources(conn: psycopg.Connection, table: str, model: str, after: int, limit: int) -> list[Source]:
     """Up to `limit` pending sources of `table` ('message' | 'tool_call' | 'summary') with id > `after`, in id order."""
-    rows = conn.execute(
-        f"{_PENDING[table]}\nORDER BY {_ALIAS[table]}.id LIMIT %(limit)s", _params(model, after, limit)
-    ).fetchall()
+    rows = chunks.pending_rows(conn, table, _params(model, after, limit), **_RULES)
     if table == "summary":
         return [Source("summary", r[0], KIND_SUMMARY, "summary", r[1], r[2] or "") for r in rows]
     if table == "message":
@@ -141,53 +84,27 @@ def pending_sources(conn: psycopg.Connection, table: str, model: str, after: int
 
 def count_pending_sources(conn: psycopg.Connection, model: str) -> int:
     """How many sources a pass would look at now (for the progress bar and `status`)."""
-    return sum(
-        conn.execute(f"SELECT count(*) FROM ({_PENDING[t]}) AS p", _params(model, 0, 0)).fetchone()[0]
-        for t in SOURCE_TABLES
-    )
+    return chunks.count_pending(conn, _params(model, 0, 0), **_RULES)
 
 
-def replace_chunks(conn: psycopg.Connection, source: Source, source_sha256: bytes, chunks: list[Chunk]) -> None:
-    """Make `chunks` the source's chunk set (deleting an older set) and record it as examined."""
-    examined, chunk_table, col = CHUNK_TABLES[source.table]
-    conn.execute(f"DELETE FROM ah.{chunk_table} WHERE {col} = %s", (source.id,))
-    conn.execute(f"DELETE FROM ah.{examined} WHERE {col} = %s", (source.id,))
-    conn.execute(
-        f"INSERT INTO ah.{examined} ({col}, kind, source_sha256, chunks) VALUES (%s, %s, %s, %s)",
-        (source.id, source.kind, source_sha256, len(chunks)),
-    )
-    if chunks:
-        with conn.cursor().copy(
-            f"COPY ah.{chunk_table} ({col}, kind, seq, char_start, char_end, input_sha256, input_chars, redactions) FROM STDIN"
-        ) as copy:
-            for c in chunks:
-                copy.write_row(
-                    (source.id, source.kind, c.seq, c.start, c.end, c.input_sha256, len(c.input), c.redactions)
-                )
+def replace_chunks(conn: psycopg.Connection, source: Source, source_sha256: bytes, pieces: list[Chunk]) -> None:
+    """Make `pieces` the source's chunk set (deleting an older set) and record it as examined."""
+    rows = [(c.seq, c.start, c.end, c.input_sha256, len(c.input), c.redactions) for c in pieces]
+    chunks.replace_chunk_set(conn, source.table, source.id, source.kind, source_sha256, rows)
 
 
-def chunk_set_matches(conn: psycopg.Connection, source: Source, source_sha256: bytes, chunks: list[Chunk]) -> bool:
-    """True when the stored chunk set of `source` is exactly `chunks` of this text (nothing to write)."""
-    examined, chunk_table, col = CHUNK_TABLES[source.table]
-    row = conn.execute(f"SELECT source_sha256 FROM ah.{examined} WHERE {col} = %s", (source.id,)).fetchone()
-    if row is None or bytes(row[0]) != source_sha256:
+def chunk_set_matches(conn: psycopg.Connection, source: Source, source_sha256: bytes, pieces: list[Chunk]) -> bool:
+    """True when the stored chunk set of `source` is exactly `pieces` of this text (nothing to write)."""
+    if chunks.examined_sha256(conn, source.table, source.id) != source_sha256:
         return False
-    stored = conn.execute(
-        f"SELECT seq, input_sha256 FROM ah.{chunk_table} WHERE {col} = %s ORDER BY seq", (source.id,)
-    ).fetchall()
-    return [(s, bytes(h)) for s, h in stored] == [(c.seq, c.input_sha256) for c in chunks]
+    return chunks.stored_chunks(conn, source.table, source.id) == [(c.seq, c.input_sha256) for c in pieces]
 
 
 def cached(conn: psycopg.Connection, model: str, shas: list[bytes]) -> set[bytes]:
     """Which of `shas` already have a vector (or a recorded failure) for `model`."""
     if not shas:
         return set()
-    rows = conn.execute(
-        "SELECT input_sha256 FROM ah.embedding WHERE model = %(m)s AND input_sha256 = ANY(%(s)s) "
-        "UNION SELECT input_sha256 FROM ah.embedding_failure WHERE model = %(m)s AND input_sha256 = ANY(%(s)s)",
-        {"m": model, "s": shas},
-    ).fetchall()
-    return {bytes(r[0]) for r in rows}
+    return chunks.cached(conn, model, shas)
 
 
 def vector_literal(vector: list[float]) -> str:
@@ -197,11 +114,7 @@ def vector_literal(vector: list[float]) -> str:
 
 def register_model(conn: psycopg.Connection, model: str, provider: str, dimensions: int) -> None:
     """Record `model`'s dimension; raises ValueError when the catalogue knows another one."""
-    conn.execute(
-        "INSERT INTO ah.embedding_model (model, provider, dimensions) VALUES (%s, %s, %s) ON CONFLICT (model) DO NOTHING",
-        (model, provider, dimensions),
-    )
-    known = conn.execute("SELECT dimensions FROM ah.embedding_model WHERE model = %s", (model,)).fetchone()[0]
+    known = chunks.add_model(conn, model, provider, dimensions)
     if known != dimensions:
         raise ValueError(
             f"model {model!r} has {known}-dimensional vectors in the catalogue but the provider returned {dimensions}; "
@@ -211,49 +124,29 @@ def register_model(conn: psycopg.Connection, model: str, provider: str, dimensio
 
 def model_dimensions(conn: psycopg.Connection, model: str) -> int | None:
     """The recorded dimension of `model` (None: no vectors yet)."""
-    row = conn.execute("SELECT dimensions FROM ah.embedding_model WHERE model = %s", (model,)).fetchone()
-    return row[0] if row else None
+    return chunks.model_dimensions(conn, model)
 
 
 def store_vectors(conn: psycopg.Connection, model: str, items: list[tuple[bytes, list[float]]]) -> int:
     """Insert vectors (existing keys are kept); returns rows inserted."""
     if not items:
         return 0
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO ah.embedding (model, input_sha256, vector) VALUES (%s, %s, %s::vector) "
-            "ON CONFLICT (model, input_sha256) DO NOTHING",
-            [(model, sha, vector_literal(v)) for sha, v in items],
-        )
-        return cur.rowcount
+    return chunks.insert_vectors(conn, model, [(sha, vector_literal(v)) for sha, v in items])
 
 
 def store_failures(conn: psycopg.Connection, model: str, items: list[tuple[bytes, str]]) -> None:
     """Record inputs the endpoint rejected (skipped until a rebuild)."""
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO ah.embedding_failure (model, input_sha256, error) VALUES (%s, %s, %s) "
-            "ON CONFLICT (model, input_sha256) DO UPDATE SET error = EXCLUDED.error, failed_at = now()",
-            [(model, sha, err[:500]) for sha, err in items],
-        )
+    chunks.insert_failures(conn, model, [(sha, err[:500]) for sha, err in items])
 
 
 def tokens_today(conn: psycopg.Connection, model: str) -> int:
     """Tokens spent on `model` today (UTC), all runs."""
-    row = conn.execute(
-        "SELECT tokens FROM ah.embedding_usage WHERE day = %s AND model = %s", (datetime.now(UTC).date(), model)
-    ).fetchone()
-    return int(row[0]) if row else 0
+    return chunks.tokens_on(conn, datetime.now(UTC).date(), model)
 
 
 def add_usage(conn: psycopg.Connection, model: str, tokens: int, inputs: int, requests: int) -> None:
     """Add to today's (UTC) usage of `model`."""
-    conn.execute(
-        "INSERT INTO ah.embedding_usage AS u (day, model, tokens, inputs, requests) VALUES (%s, %s, %s, %s, %s) "
-        "ON CONFLICT (day, model) DO UPDATE SET tokens = u.tokens + EXCLUDED.tokens, "
-        "inputs = u.inputs + EXCLUDED.inputs, requests = u.requests + EXCLUDED.requests",
-        (datetime.now(UTC).date(), model, tokens, inputs, requests),
-    )
+    chunks.add_usage(conn, datetime.now(UTC).date(), model, tokens, inputs, requests)
 
 
 def index_name(model: str) -> str:
@@ -273,19 +166,15 @@ def ensure_index(conn: psycopg.Connection, model: str) -> str | None:
     Returns the name of an index built now, else None. Needs the table owner; without the
     privilege the search runs as an exact scan and this returns None.
     """
-    row = conn.execute("SELECT dimensions, index_name FROM ah.embedding_model WHERE model = %s", (model,)).fetchone()
+    row = chunks.model_row(conn, model)
     if row is None or row[1] is not None:
         return None
     dims = row[0]
     name = index_name(model)
     ops = "vector_cosine_ops" if dims <= HNSW_MAX_VECTOR_DIMS else "halfvec_cosine_ops"
-    stmt = sql.SQL("CREATE INDEX IF NOT EXISTS {} ON ah.embedding USING hnsw ({} {}) WHERE model = {}").format(
-        sql.Identifier(name), vector_expr(dims, sql.SQL("vector")), sql.SQL(ops), sql.Literal(model)
-    )
     try:
         with conn.transaction():
-            conn.execute(stmt)
-            conn.execute("UPDATE ah.embedding_model SET index_name = %s WHERE model = %s", (name, model))
+            chunks.create_model_index(conn, model, name, vector_expr(dims, sql.SQL("vector")), ops)
     except psycopg.errors.InsufficientPrivilege:
         return None
     return name
@@ -293,49 +182,15 @@ def ensure_index(conn: psycopg.Connection, model: str) -> str | None:
 
 def elided_sources(conn: psycopg.Connection) -> int:
     """Examined messages too long to embed whole (embedded by head and tail, `chunking.is_elided`)."""
-    return conn.execute(
-        "SELECT count(*) FROM ah.chunk_source AS cs JOIN ah.message AS m ON m.id = cs.message_id "
-        "WHERE cs.chunks > 0 AND octet_length(m.text) > %(max)s AND length(m.text) > %(max)s",
-        {"max": MAX_SOURCE_CHARS},
-    ).fetchone()[0]
+    return chunks.elided_sources(conn, MAX_SOURCE_CHARS)
 
 
 def embedding_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:
     """Chunks, chunks with a vector for `model`, failed chunks, chunks waiting for a vector."""
-    row = conn.execute(
-        """
-        SELECT count(*),
-               count(*) FILTER (WHERE e.input_sha256 IS NOT NULL),
-               count(*) FILTER (WHERE e.input_sha256 IS NULL AND x.input_sha256 IS NOT NULL),
-               count(*) FILTER (WHERE e.input_sha256 IS NULL AND x.input_sha256 IS NULL)
-        FROM ah.chunk AS c
-        LEFT JOIN ah.embedding AS e ON e.model = %(m)s AND e.input_sha256 = c.input_sha256
-        LEFT JOIN ah.embedding_failure AS x ON x.model = %(m)s AND x.input_sha256 = c.input_sha256
-        """,
-        {"m": model},
-    ).fetchone()
-    return {"chunks": row[0], "embedded": row[1], "failed": row[2], "unembedded": row[3]}
+    return chunks.embedding_counts(conn, model)
 
 
 def summary_counts(conn: psycopg.Connection, model: str) -> dict[str, int]:
-    """Summary embedding coverage for `model`: ``summaries`` (rows of ah.session_summary),
-    ``examined`` (chunked at their current text or found not worth embedding), ``embedded``
-    (summaries with chunks, every one with a vector), ``chunks``, ``chunks_embedded``."""
-    row = conn.execute(
-        f"""
-        WITH c AS (
-            SELECT c.summary_id, count(*) AS n, count(e.input_sha256) AS done
-            FROM ah.summary_chunk AS c
-            LEFT JOIN ah.embedding AS e ON e.model = %(m)s AND e.input_sha256 = c.input_sha256
-            GROUP BY c.summary_id
-        )
-        SELECT (SELECT count(*) FROM ah.session_summary),
-               (SELECT count(*) FROM ah.session_summary AS ss JOIN ah.summary_chunk_source AS cs
-                  ON cs.summary_id = ss.id AND cs.source_sha256 = ah.utf8_sha256({SUMMARY_TEXT_SQL})),
-               count(*) FILTER (WHERE c.n = c.done), coalesce(sum(c.n), 0), coalesce(sum(c.done), 0)
-        FROM c
-        """,
-        {"m": model},
-    ).fetchone()
-    keys = ("summaries", "examined", "embedded", "chunks", "chunks_embedded")
-    return dict(zip(keys, (int(v) for v in row), strict=True))
+    """Summary embedding coverage for `model` (`db.tables.chunks.summary_counts`): ``summaries``,
+    ``examined``, ``embedded``, ``chunks``, ``chunks_embedded``."""
+    return chunks.summary_counts(conn, model)

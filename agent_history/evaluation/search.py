@@ -30,6 +30,7 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.search import hit_text
 from agent_history.search.request import Scope, SearchRequest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,18 +114,12 @@ def load_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
     ]
 
 
-_DOC_SQL = {
-    "message": "SELECT id, text FROM ah.message WHERE id = ANY(%s)",
-    "tool_call": "SELECT id, concat_ws(E'\\n', name, input, output) FROM ah.tool_call WHERE id = ANY(%s)",
-}
-
-
 def _documents(conn: psycopg.Connection, hits) -> dict[tuple[str, int], str]:
     docs: dict[tuple[str, int], str] = {}
-    for kind, stmt in _DOC_SQL.items():
+    for kind in hit_text.HIT_KINDS:
         ids = [h.id for h in hits if h.kind == kind]
         if ids:
-            for i, text in conn.execute(stmt, (ids,)):
+            for i, text in hit_text.hit_texts(conn, kind, ids):
                 docs[(kind, i)] = text or ""
     return docs
 
@@ -168,17 +163,9 @@ def check_labels(conn: psycopg.Connection, queries: list[LabelledQuery]) -> list
     for lq in queries:
         found = False
         if lq.scope in (Scope.MESSAGES, Scope.ALL):
-            found = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM ah.message m JOIN ah.session s ON s.id = m.session_id "
-                "WHERE s.session_uid = %s AND m.message_class = ANY(%s) AND strpos(lower(m.text), lower(%s)) > 0)",
-                (lq.session, list(classes.CONVERSATIONAL), lq.contains),
-            ).fetchone()[0]
+            found = hit_text.message_holds(conn, lq.session, classes.CONVERSATIONAL, lq.contains)
         if not found and lq.scope in (Scope.TOOLS, Scope.ALL):
-            found = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM ah.tool_call t JOIN ah.session s ON s.id = t.session_id "
-                "WHERE s.session_uid = %s AND strpos(lower(concat_ws(E'\\n', t.name, t.input, t.output)), lower(%s)) > 0)",
-                (lq.session, lq.contains),
-            ).fetchone()[0]
+            found = hit_text.tool_call_holds(conn, lq.session, lq.contains)
         if not found:
             bad.append(lq.id)
     return bad

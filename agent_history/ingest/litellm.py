@@ -29,17 +29,9 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "output")
+from agent_history.db.tables import usage_fill
 
-_CANDIDATES_SQL = """
-SELECT mc.id, mc.agent, mc.call_uid, mc.request_id, mc.session_id,
-       mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.output
-FROM ah.model_call AS mc
-JOIN ah.session AS s ON s.id = mc.session_id
-WHERE s.namespace = ANY(%s) AND mc.agent = 'claude'
-  AND NOT coalesce(mc.is_api_error, false)
-  AND num_nulls(mc.input_uncached, mc.cache_read, mc.cache_write_5m, mc.output) > 0
-"""
+BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "output")
 
 _SPEND_SQL = """
 SELECT request_id, prompt_tokens, completion_tokens,
@@ -94,7 +86,7 @@ def fill_from_litellm(conn: psycopg.Connection, litellm_dsn: str, namespaces: li
     (opened read-only), in one transaction on `conn`. Raises LiteLLMError when the spend log
     cannot be read."""
     summary = FillSummary()
-    rows = conn.execute(_CANDIDATES_SQL, (list(namespaces),)).fetchall()
+    rows = usage_fill.unknown_claude_calls(conn, namespaces)
     summary.candidates = len(rows)
     ids = sorted({k for r in rows for k in (r[2], r[3]) if k})
     try:  # read even when nothing is unknown: a wrong dsn or table is an error, not "0 filled"
@@ -114,16 +106,8 @@ def fill_from_litellm(conn: psycopg.Connection, litellm_dsn: str, namespaces: li
             filled = [b for b, have in zip(BUCKETS, known, strict=True) if have is None and got[b] is not None]
             if not filled:
                 continue
-            sets = ", ".join(f"{b} = coalesce({b}, %({b})s)" for b in filled)
-            conn.execute(f"UPDATE ah.model_call SET {sets} WHERE id = %(id)s", {**got, "id": mc_id})
-            conn.execute(
-                "INSERT INTO ah.usage_fill (agent, call_uid, source, source_key, buckets) "
-                "VALUES (%s, %s, 'litellm', %s, %s) ON CONFLICT (agent, call_uid, source) DO UPDATE SET "
-                "buckets = (SELECT array_agg(DISTINCT b ORDER BY b) FROM unnest(ah.usage_fill.buckets || EXCLUDED.buckets) b), "
-                "source_key = EXCLUDED.source_key, filled_at = now()",
-                (agent, call_uid, key, filled),
-            )
-            conn.execute("INSERT INTO ah.dirty_session (session_id) VALUES (%s) ON CONFLICT DO NOTHING", (session_id,))
+            usage_fill.fill_call(conn, mc_id, filled, got, agent=agent, call_uid=call_uid, key=key)
+            usage_fill.mark_dirty(conn, session_id)
             summary.filled += 1
             for b in filled:
                 summary.buckets[b] += 1

@@ -20,30 +20,13 @@ from dataclasses import dataclass
 
 import psycopg
 
+from agent_history.db.tables import secrets
 from agent_history.embed.redact import RULES_VERSION, apply_spans, detector_of, find_secrets
 
 PREVIEW_CONTEXT = 32
 """Characters of context kept on each side of a span in its preview."""
 BATCH_ROWS = 500
 """Rows scanned per transaction."""
-
-_PENDING = {
-    "message": (
-        "SELECT m.id, m.session_id, m.source_id, m.byte_offset, m.text, NULL::text, coalesce(octet_length(m.text), 0) "
-        "FROM ah.message AS m LEFT JOIN ah.secret_scan AS ss ON ss.message_id = m.id "
-        "WHERE m.id > %s AND (ss.message_id IS NULL OR ss.scanned_bytes <> coalesce(octet_length(m.text), 0)) "
-        "ORDER BY m.id LIMIT %s"
-    ),
-    "tool_call": (
-        "SELECT t.id, t.session_id, t.source_id, t.byte_offset, t.input, t.output, "
-        "coalesce(octet_length(t.input), 0) + coalesce(octet_length(t.output), 0) "
-        "FROM ah.tool_call AS t LEFT JOIN ah.secret_scan AS ss ON ss.tool_call_id = t.id "
-        "WHERE t.id > %s AND (ss.tool_call_id IS NULL "
-        "  OR ss.scanned_bytes <> coalesce(octet_length(t.input), 0) + coalesce(octet_length(t.output), 0)) "
-        "ORDER BY t.id LIMIT %s"
-    ),
-}
-_COLUMN = {"message": "message_id", "tool_call": "tool_call_id"}
 
 
 @dataclass
@@ -90,7 +73,7 @@ def scan(conn: psycopg.Connection, *, stop: threading.Event | None = None) -> Sc
             if stop is not None and stop.is_set():
                 summary.interrupted = True
                 return summary
-            rows = conn.execute(_PENDING[table], (after, BATCH_ROWS)).fetchall()
+            rows = secrets.unscanned(conn, table, after, BATCH_ROWS)
             if not rows:
                 break
             after = rows[-1][0]
@@ -116,36 +99,16 @@ RULES_KEY = "secrets:rules_version"
 def scanned_once(conn: psycopg.Connection) -> bool:
     """Whether a scan ever ran on this catalogue (it records `RULES_KEY` first): False means its
     findings are not "none" but unknown (`status` says "not scanned yet")."""
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM ah.meta WHERE key = %s)", (RULES_KEY,)).fetchone()[0]
+    return secrets.scanned_once(conn, RULES_KEY)
 
 
 def _forget_marks_made_by_other_rules(conn: psycopg.Connection) -> None:
     with conn.transaction():
-        row = conn.execute("SELECT value FROM ah.meta WHERE key = %s FOR UPDATE", (RULES_KEY,)).fetchone()
-        if row is not None and row[0] == str(RULES_VERSION):
+        if secrets.rules_version_for_update(conn, RULES_KEY) == str(RULES_VERSION):
             return
-        conn.execute("DELETE FROM ah.secret_scan")  # marks of an older (or unrecorded) version
-        conn.execute(
-            "INSERT INTO ah.meta (key, value) VALUES (%s, %s) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now()",
-            (RULES_KEY, str(RULES_VERSION)),
-        )
+        secrets.forget_marks(conn, RULES_KEY, str(RULES_VERSION))  # marks of an older (or unrecorded) version
 
 
 def _write(conn: psycopg.Connection, table: str, rows: list, found: list) -> None:
-    col = _COLUMN[table]
-    ids = [r[0] for r in rows]
-    with conn.transaction(), conn.cursor() as cur:
-        cur.execute(f"DELETE FROM ah.secret_finding WHERE {col} = ANY(%s)", (ids,))
-        if found:
-            with cur.copy(
-                f"COPY ah.secret_finding (session_id, {col}, field, detector, char_start, char_end, source_id, "
-                "byte_offset, preview) FROM STDIN"
-            ) as copy:
-                for f in found:
-                    copy.write_row(f)
-        cur.execute(
-            f"INSERT INTO ah.secret_scan ({col}, scanned_bytes) SELECT * FROM unnest(%s::bigint[], %s::bigint[]) "
-            f"ON CONFLICT ({col}) DO UPDATE SET scanned_bytes = EXCLUDED.scanned_bytes",
-            (ids, [r[6] for r in rows]),
-        )
+    with conn.transaction():
+        secrets.replace_findings(conn, table, [r[0] for r in rows], found, [r[6] for r in rows])

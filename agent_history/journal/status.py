@@ -6,6 +6,7 @@ from typing import Any
 
 import psycopg
 
+from agent_history.db.tables import journal
 from agent_history.timestamps import second
 
 
@@ -13,15 +14,10 @@ def journal_status(conn: psycopg.Connection) -> dict[str, Any] | None:
     """``{"summaries", "linked", "topics", "last_pass"}`` where ``last_pass`` is None before the
     first pass, else ``{"finished_at", "status", "skip_reason", "full_pass", "rows_read",
     "rows_written", "message", "seconds"}``. None when the schema predates journal-sync."""
-    if conn.execute("SELECT to_regclass('ah.journal_sync_run')").fetchone()[0] is None:
+    if not journal.has_sync_runs(conn):
         return None
-    summaries, linked = conn.execute("SELECT count(*), count(session_id) FROM ah.session_summary").fetchone()
-    topics = conn.execute("SELECT count(*) FROM ah.session_topic").fetchone()[0]
-    last = conn.execute(
-        "SELECT finished_at, status, skip_reason, full_pass, rows_read, rows_written, summary->>'message', "
-        "extract(epoch FROM finished_at - started_at) "
-        "FROM ah.journal_sync_run WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
-    ).fetchone()
+    summaries, linked, topics = journal.summaries_held(conn)
+    last = journal.last_finished_run(conn)
     keys = ("finished_at", "status", "skip_reason", "full_pass", "rows_read", "rows_written", "message", "seconds")
     last_pass = None if last is None else dict(zip(keys, last, strict=True))
     if last_pass is not None:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
+from agent_history.db.tables import journal
 from agent_history.journal.rows import TEXT_COLUMNS, BatchRefused, Summary, validate
 from agent_history.journal.source import SourceSkipped, describe, read_export
 
@@ -64,19 +65,6 @@ class SyncResult:
         return asdict(self) | {"rows_written": self.rows_written}
 
 
-def _meta(conn: psycopg.Connection) -> dict[str, str]:
-    rows = conn.execute("SELECT key, value FROM ah.meta WHERE starts_with(key, 'journal_sync:')").fetchall()
-    return {k: v for k, v in rows if v is not None}
-
-
-def _set_meta(conn: psycopg.Connection, key: str, value: str) -> None:
-    conn.execute(
-        "INSERT INTO ah.meta (key, value) VALUES (%s, %s) "
-        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-        (key, value),
-    )
-
-
 def _ts(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
@@ -95,63 +83,34 @@ _STAGE_COLUMNS = (
 def _write(conn: psycopg.Connection, summaries: list[Summary], *, full: bool, wipe: bool, result: SyncResult) -> None:
     """Inside the pass transaction: wipe, stage, upsert newer, replace topics, prune, link."""
     if wipe:
-        result.wiped = conn.execute("DELETE FROM ah.session_summary").rowcount
-    cols = ", ".join(_STAGE_COLUMNS)
-    conn.execute(
-        f"CREATE TEMP TABLE journal_in ({', '.join(f'{c} text' for c in _STAGE_COLUMNS)}, topics jsonb) ON COMMIT DROP"
-    )
-    with conn.cursor().copy(f"COPY journal_in ({cols}, topics) FROM STDIN") as copy:
-        for s in summaries:
-            copy.write_row(
-                (
-                    s.conversation_id,
-                    s.agent,
-                    s.session_uid,
-                    s.agent_id,
-                    s.analysed_at.isoformat(),
-                    s.app_instance_id,
-                    *(s.text[c] for c in TEXT_COLUMNS),
-                    json.dumps(list(s.topics)),
-                )
-            )
-    updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in _STAGE_COLUMNS[1:])
-    changed = conn.execute(
-        f"""
-        WITH up AS (
-            INSERT INTO ah.session_summary ({cols})
-            SELECT journal_conversation_id, agent, session_uid, agent_id, analysed_at::timestamptz,
-                   app_instance_id, {", ".join(TEXT_COLUMNS)}
-            FROM journal_in
-            ON CONFLICT (journal_conversation_id) DO UPDATE SET {updates}, synced_at = now()
-            WHERE ah.session_summary.analysed_at < EXCLUDED.analysed_at
-            RETURNING id, journal_conversation_id, (xmax = 0) AS inserted
+        result.wiped = journal.wipe_summaries(conn)
+    staged = (
+        (
+            s.conversation_id,
+            s.agent,
+            s.session_uid,
+            s.agent_id,
+            s.analysed_at.isoformat(),
+            s.app_instance_id,
+            *(s.text[c] for c in TEXT_COLUMNS),
+            json.dumps(list(s.topics)),
         )
-        SELECT id, journal_conversation_id, inserted FROM up
-        """
-    ).fetchall()
+        for s in summaries
+    )
+    journal.stage(conn, _STAGE_COLUMNS, staged)
+    changed = journal.upsert_staged(conn, _STAGE_COLUMNS, TEXT_COLUMNS)
     result.inserted = sum(1 for r in changed if r[2])
     result.updated = len(changed) - result.inserted
     result.unchanged = len(summaries) - len(changed)
     ids = [r[0] for r in changed]
-    conn.execute("DELETE FROM ah.session_topic WHERE summary_id = ANY(%s)", (ids,))
-    result.topics = conn.execute(
-        "INSERT INTO ah.session_topic (summary_id, position, topic) "
-        "SELECT ss.id, t.ord - 1, t.topic FROM ah.session_summary ss "
-        "JOIN journal_in j ON j.journal_conversation_id = ss.journal_conversation_id "
-        "CROSS JOIN LATERAL jsonb_array_elements_text(j.topics) WITH ORDINALITY AS t(topic, ord) "
-        "WHERE ss.id = ANY(%s)",
-        (ids,),
-    ).rowcount
+    result.topics = journal.replace_topics(conn, ids)
     if full:
-        result.pruned = conn.execute(
-            "DELETE FROM ah.session_summary ss WHERE NOT EXISTS "
-            "(SELECT 1 FROM journal_in j WHERE j.journal_conversation_id = ss.journal_conversation_id)"
-        ).rowcount
-    result.linked = conn.execute("SELECT ah.link_session_summaries()").fetchone()[0]
+        result.pruned = journal.prune_unstaged(conn)
+    result.linked = journal.link_summaries(conn)
 
 
 def _run(conn: psycopg.Connection, source: str, full: bool, now: datetime, result: SyncResult) -> None:
-    meta = _meta(conn)
+    meta = journal.sync_meta(conn)
     cursor = _ts(meta.get(META_CURSOR))
     last_full = _ts(meta.get(META_LAST_FULL))
     full = full or cursor is None or last_full is None or now - last_full >= FULL_PASS_EVERY
@@ -184,11 +143,11 @@ def _run(conn: psycopg.Connection, source: str, full: bool, now: datetime, resul
         _write(conn, summaries, full=full, wipe=wipe, result=result)
         newest = max((s.analysed_at for s in summaries), default=None)
         if newest is not None and (cursor is None or newest > cursor or wipe):
-            _set_meta(conn, META_CURSOR, newest.isoformat())
+            journal.set_meta(conn, META_CURSOR, newest.isoformat())
         if ids and ids[0] is not None:
-            _set_meta(conn, META_INSTANCE, ids[0])
+            journal.set_meta(conn, META_INSTANCE, ids[0])
         if full:
-            _set_meta(conn, META_LAST_FULL, now.isoformat())
+            journal.set_meta(conn, META_LAST_FULL, now.isoformat())
     result.status = "ok"
 
 
@@ -207,7 +166,7 @@ def sync_journal(
     now = now or datetime.now(UTC)
     started = time.monotonic()
     result = SyncResult(status="failed", source=describe(source) if source else "")
-    run_id = conn.execute("INSERT INTO ah.journal_sync_run DEFAULT VALUES RETURNING id").fetchone()[0]
+    run_id = journal.start_run(conn)
     try:
         if not source:
             result.status, result.reason = "skipped", "source_not_configured"
@@ -224,18 +183,15 @@ def sync_journal(
     finally:
         result.seconds = time.monotonic() - started
         try:
-            conn.execute(
-                "UPDATE ah.journal_sync_run SET finished_at = now(), status = %s, full_pass = %s, skip_reason = %s, "
-                "rows_read = %s, rows_written = %s, summary = %s WHERE id = %s",
-                (
-                    result.status,
-                    result.full_pass,
-                    result.reason,
-                    result.rows_read,
-                    result.rows_written,
-                    psycopg.types.json.Jsonb(result.as_dict()),
-                    run_id,
-                ),
+            journal.finish_run(
+                conn,
+                run_id,
+                status=result.status,
+                full_pass=result.full_pass,
+                skip_reason=result.reason,
+                rows_read=result.rows_read,
+                rows_written=result.rows_written,
+                summary=result.as_dict(),
             )
         except psycopg.Error:
             pass  # connection lost: the run row stays 'running' without finished_at

@@ -15,7 +15,8 @@ collection, since a parent becomes a root and a loop gains lanes without the thr
 
 A record with a time PostgreSQL holds as ±infinity cannot be placed in time: it is counted in
 ``agent_efficiency_unreadable_records`` (per agent) and skipped, as ``ah.agent_efficiency``
-skips it. Nothing is exported for a signal no thread shows (no 0 for unknown).
+skips it. Nothing is exported for a signal no thread shows (no 0 for unknown). The statements
+are :mod:`agent_history.read.thread_activity`'.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from agent_history.classify.activity import TOKEN_BUCKETS, Call, Key, Message, Tool, thread_figures
+from agent_history.classify.activity import Call, Key, Message, Tool, thread_figures
+from agent_history.read import thread_activity
 from agent_history.telemetry.families import MAX_LOOP_LABELS
 from agent_history.telemetry.policy import Sample
 
@@ -39,28 +41,6 @@ BATCH = 50
 PREFIX = "agent_efficiency_"
 NO_LOOP, OTHER_LOOP = "none", "other"
 FAMILIES_WITH_ROLE = frozenset({"model_calls", "tokens", "thread_state_seconds"})
-
-THREADS_SQL = """
-SELECT s.id, s.agent, coalesce(s.is_subagent, s.agent_id <> ''), s.thread_role,
-       (s.rolled_up_at, s.source_id, f.indexed_offset)::text
-FROM ah.session AS s LEFT JOIN ah.source_file AS f ON f.id = s.source_id
-"""
-CALLS_SQL = f"""
-SELECT session_id, call_uid, source_id, byte_offset, extract(epoch FROM ts)::float8, trigger, is_api_error,
-       {", ".join(TOKEN_BUCKETS)}
-FROM ah.model_call WHERE session_id = ANY(%s)
-"""
-TOOLS_SQL = """
-SELECT session_id, tool_call_uid, name, input, output, is_error, exit_code, error_class,
-       extract(epoch FROM started_at)::float8, extract(epoch FROM ended_at)::float8, duration_ms,
-       source_id, output_byte_offset
-FROM ah.tool_call WHERE session_id = ANY(%s)
-"""
-MESSAGES_SQL = """
-SELECT session_id, message_uid, message_class, role, text, record_type, record_origin,
-       extract(epoch FROM ts)::float8, source_id, byte_offset
-FROM ah.message WHERE session_id = ANY(%s)
-"""
 
 
 @dataclass
@@ -87,17 +67,17 @@ def read_threads(conn: psycopg.Connection, threads: dict[int, tuple[str, bool]])
     tools: dict[int, list[Tool]] = {i: [] for i in ids}
     messages: dict[int, list[Message]] = {i: [] for i in ids}
     bad: Counter[int] = Counter()
-    for sid, uid, src, off, ts, trig, api_err, *tokens in conn.execute(CALLS_SQL, (ids,)):
+    for sid, uid, src, off, ts, trig, api_err, *tokens in thread_activity.calls_of(conn, ids):
         if not _ok(ts):
             bad[sid] += 1
             continue
         calls[sid].append(Call(uid, _pos(src, off), ts, trig, api_err, tuple(tokens)))
-    for sid, uid, name, inp, out, err, code, cls, started, ended, ms, src, off in conn.execute(TOOLS_SQL, (ids,)):
+    for sid, uid, name, inp, out, err, code, cls, started, ended, ms, src, off in thread_activity.tools_of(conn, ids):
         if not _ok(started, ended):
             bad[sid] += 1
             continue
         tools[sid].append(Tool(uid, name, inp, out, err, code, cls, started, ended, ms, _pos(src, off)))
-    for sid, uid, cls, role, text, rtype, origin, ts, src, off in conn.execute(MESSAGES_SQL, (ids,)):
+    for sid, uid, cls, role, text, rtype, origin, ts, src, off in thread_activity.messages_of(conn, ids):
         if not _ok(ts):
             bad[sid] += 1
             continue
@@ -111,7 +91,7 @@ def read_threads(conn: psycopg.Connection, threads: dict[int, tuple[str, bool]])
 def loop_labels(conn: psycopg.Connection) -> dict[int, str]:
     """Thread id → ``loop`` label for the threads a loop owns (``ah.thread_loop``): the
     :data:`MAX_LOOP_LABELS` most recently started loops by name, older ones ``other``."""
-    rows = conn.execute("SELECT session_id, loop_id, started_at, loop FROM ah.thread_loop").fetchall()
+    rows = thread_activity.thread_loops(conn)
     recent = sorted({(r[2] is not None, r[2], r[1]) for r in rows}, reverse=True)[:MAX_LOOP_LABELS]
     kept = {loop_id for _, _, loop_id in recent}
     return {sid: (loop if loop_id in kept else OTHER_LOOP) for sid, loop_id, _, loop in rows}
@@ -121,7 +101,7 @@ def collect_activity(conn: psycopg.Connection, ctx, *, budget_s: float = PARSE_B
     """The ``agent_efficiency_*`` samples (module doc); the cache lives in ``ctx.extra``."""
     deadline = time.monotonic() + budget_s
     cache: ThreadCache = ctx.extra.setdefault("activity", ThreadCache())
-    listed = conn.execute(THREADS_SQL).fetchall()
+    listed = thread_activity.threads(conn)
     current = {r[0] for r in listed}
     for gone in set(cache.marker) - current:
         cache.marker.pop(gone), cache.figures.pop(gone, None), cache.unreadable.pop(gone, None)

@@ -6,7 +6,9 @@ own health.
 A collector is ``fn(conn, ctx) -> list[Sample]``: it reads (never writes), inspects text only
 inside the process and returns counts labelled from the closed sets. Families are declared in
 :mod:`agent_history.telemetry.families`; the label guard drops anything else. The ``self``
-collector is built by :mod:`agent_history.telemetry.runner` from the others' outcomes.
+collector is built by :mod:`agent_history.telemetry.runner` from the others' outcomes. The
+statements they run are :mod:`agent_history.read.metrics`' (the embed pass record's upsert is
+:mod:`agent_history.db.tables.chunks`').
 
 The classifier's and loops' tables (``ah.model_call.trigger``, ``ah.session.thread_role``,
 view ``ah.efficiency``: migration 0006 and sql/35_efficiency.sql; ``ah.loops``: migration 0007)
@@ -26,7 +28,9 @@ from dataclasses import dataclass, field
 import psycopg
 
 from agent_history.config import Settings
+from agent_history.db.tables import chunks
 from agent_history.ingest.discovery import Source, iter_files
+from agent_history.read import metrics
 from agent_history.telemetry.activity import collect_activity
 from agent_history.telemetry.families import LABEL_VALUES
 from agent_history.telemetry.policy import ModelLabels, Sample
@@ -73,7 +77,7 @@ def collect_archive(conn: psycopg.Connection, ctx: CollectContext) -> list[Sampl
     tier available; per namespace with a cold source: hot files without a cold copy."""
     out: list[Sample] = []
     catalogued: dict[tuple[str, str], list[str]] = {}
-    for ns, tier, path in conn.execute("SELECT namespace, tier, path FROM ah.source_file"):
+    for ns, tier, path in metrics.catalogued_paths(conn):
         catalogued.setdefault((ns, tier), []).append(path)
     rel_by_tier: dict[tuple[str, str], set[str]] = {}
     for source in [*ctx.hot, *ctx.cold]:
@@ -124,13 +128,9 @@ def _archive_tier(conn: psycopg.Connection, ctx: CollectContext, out: list[Sampl
     mtime, catalogued files without a good copy, availability and the filesystem's used ratio.
     Appends to `out`; returns namespace → home-relative paths with a good copy (nothing when the
     archive was never used: no series for a tier nobody runs)."""
-    if conn.execute("SELECT to_regclass('ah.archive_copy')").fetchone()[0] is None:
+    if not metrics.table_exists(conn, "archive_copy"):
         return {}
-    rows = conn.execute(
-        "SELECT namespace, rel_path, archive_file, compressed_size, source_mtime_ns, verify_error "
-        "FROM ah.archive_copy WHERE origin_host = %s",
-        (ctx.settings.archive_host,),
-    ).fetchall()
+    rows = metrics.manifest_rows(conn, ctx.settings.archive_host)
     if not rows:
         return {}
     root = ctx.settings.archive_root
@@ -147,7 +147,7 @@ def _archive_tier(conn: psycopg.Connection, ctx: CollectContext, out: list[Sampl
         newest[ns] = max(newest.get(ns, 0), mtime_ns)
     ratio = _used_ratio(root) if available else None
     rels: dict[str, set[str]] = {}
-    for ns, rel in conn.execute("SELECT namespace, rel_path FROM ah.source_file WHERE rel_path IS NOT NULL"):
+    for ns, rel in metrics.catalogued_rel_paths(conn):
         rels.setdefault(ns, set()).add(rel)
     for ns in sorted(good):
         labels = {"namespace": ns, "tier": "archive"}
@@ -167,31 +167,23 @@ def _archive_tier(conn: psycopg.Connection, ctx: CollectContext, out: list[Sampl
 
 
 # --- catalogue -----------------------------------------------------------------------------------
-def _existing(conn: psycopg.Connection, tables: tuple[str, ...]) -> list[str]:
-    rows = conn.execute(
-        "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass('ah.' || quote_ident(t)) IS NOT NULL", (list(tables),)
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def collect_catalogue(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
     """Rows per table (tables that exist), sessions per agent, dirty sessions, parse issues by
     kind (every declared kind, 0 when none; undeclared kinds as ``other``), lag bytes per
     namespace, embedding chunks by status (when ``[embedding]`` is configured)."""
     out: list[Sample] = []
-    tables = _existing(conn, LABEL_VALUES["table"] or ())
+    tables = metrics.existing_tables(conn, LABEL_VALUES["table"] or ())
     if tables:
-        union = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM ah.{t}" for t in tables)
-        out += [S("ah_catalogue_rows", n, table=t) for t, n in conn.execute(union)]
-    for agent, n in conn.execute("SELECT agent, count(*) FROM ah.session GROUP BY 1 ORDER BY 1"):
+        out += [S("ah_catalogue_rows", n, table=t) for t, n in metrics.table_rows(conn, tables)]
+    for agent, n in metrics.sessions_per_agent(conn):
         out.append(S("ah_catalogue_sessions", n, agent=agent))
-    out.append(S("ah_catalogue_dirty_sessions", conn.execute("SELECT count(*) FROM ah.dirty_session").fetchone()[0]))
+    out.append(S("ah_catalogue_dirty_sessions", metrics.dirty_sessions(conn)))
     kinds = {k: 0 for k in LABEL_VALUES["kind"] or ()}
-    for kind, n in conn.execute("SELECT kind, count(*) FROM ah.parse_issue GROUP BY 1"):
+    for kind, n in metrics.parse_issues_per_kind(conn):
         kinds[kind if kind in kinds else "other"] += n
     out += [S("ah_catalogue_parse_issues", n, kind=k) for k, n in kinds.items()]
     lag: dict[str, int] = {}
-    for ns, path, offset in conn.execute("SELECT namespace, path, indexed_offset FROM ah.source_file"):
+    for ns, path, offset in metrics.indexed_offsets(conn):
         try:
             size = os.stat(path).st_size
         except OSError:
@@ -217,42 +209,25 @@ def collect_catalogue(conn: psycopg.Connection, ctx: CollectContext) -> list[Sam
 def _secrets(conn: psycopg.Connection) -> list[Sample]:
     """Findings per detector (every detector, 0 when none) as of the last `secrets` scan (0 before
     the first scan: the family is always exported)."""
-    if conn.execute("SELECT to_regclass('ah.secret_finding')").fetchone()[0] is None:
+    if not metrics.table_exists(conn, "secret_finding"):
         return []
     from agent_history.embed.redact import DETECTORS
 
-    found = dict(conn.execute("SELECT detector, count(*) FROM ah.secret_finding GROUP BY 1").fetchall())
+    found = metrics.secrets_per_detector(conn)
     return [S("ah_secrets_found", found.get(d, 0), detector=d) for d in DETECTORS]
 
 
 # --- runs ----------------------------------------------------------------------------------------
-def _lock_held(conn: psycopg.Connection, key: int) -> bool:
-    """Whether any session of this database holds the bigint advisory lock `key`."""
-    return bool(
-        conn.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
-            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-            "AND ((classid::bigint << 32) | objid::bigint) = %s",
-            (key,),
-        ).fetchone()[0]
-    )
-
-
 def _index_runs(conn: psycopg.Connection) -> list[Sample]:
     from agent_history.ingest.pass_locks import INDEX_LOCK
 
-    out = [S("ah_run_lock_held", 1 if _lock_held(conn, INDEX_LOCK) else 0, run="index")]
+    out = [S("ah_run_lock_held", 1 if metrics.lock_held(conn, INDEX_LOCK) else 0, run="index")]
     totals = {"success": 0, "failure": 0}
-    for status, n in conn.execute("SELECT status, count(*) FROM ah.index_run GROUP BY 1"):
+    for status, n in metrics.index_runs_per_status(conn):
         if status in INDEX_OUTCOME:
             totals[INDEX_OUTCOME[status]] += n
     out += [S("ah_runs_total", n, run="index", outcome=k) for k, n in totals.items()]
-    last = conn.execute(
-        "SELECT status, extract(epoch FROM finished_at - started_at), files_changed, bytes_read, "
-        "(SELECT sum(value::bigint) FROM jsonb_each_text(summary -> 'rows')) "
-        "FROM ah.index_run WHERE finished_at IS NOT NULL AND status = ANY(%s) ORDER BY id DESC LIMIT 1",
-        (list(INDEX_OUTCOME),),
-    ).fetchone()
+    last = metrics.last_index_run(conn, list(INDEX_OUTCOME))
     if last is not None:
         status, seconds, changed, read, rows = last
         out.append(S("ah_run_success", 1 if INDEX_OUTCOME[status] == "success" else 0, run="index"))
@@ -262,7 +237,7 @@ def _index_runs(conn: psycopg.Connection) -> list[Sample]:
                 out.append(S(family, value, run="index"))
         if rows is not None:
             out.append(S("ah_run_rows_written", rows, run="index"))
-    ok = conn.execute("SELECT extract(epoch FROM max(finished_at)) FROM ah.index_run WHERE status = 'ok'").fetchone()[0]
+    ok = metrics.last_index_success(conn)
     if ok is not None:
         out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run="index"))
     return out
@@ -280,31 +255,23 @@ def record_embed_pass(
     last = {"success": ok, "seconds": seconds, "files_changed": files_changed, "rows_written": rows, "ended_at": now}
     if ok:
         last["last_success_at"] = now
-    conn.execute(
-        """
-        INSERT INTO ah.meta (key, value) VALUES (%(key)s, %(init)s)
-        ON CONFLICT (key) DO UPDATE SET updated_at = now(), value = (
-            ah.meta.value::jsonb || %(last)s::jsonb
-            || jsonb_build_object(%(count)s::text, coalesce((ah.meta.value::jsonb ->> %(count)s::text)::bigint, 0) + 1)
-        )::text
-        """,
-        {
-            "key": EMBED_RUN_KEY,
-            "init": json.dumps({**last, f"{outcome}_total": 1}),
-            "last": json.dumps(last),
-            "count": f"{outcome}_total",
-        },
+    chunks.record_embed_pass(
+        conn,
+        EMBED_RUN_KEY,
+        init=json.dumps({**last, f"{outcome}_total": 1}),
+        last=json.dumps(last),
+        count=f"{outcome}_total",
     )
 
 
 def _embed_runs(conn: psycopg.Connection) -> list[Sample]:
     from agent_history.embed.store import EMBED_LOCK
 
-    out = [S("ah_run_lock_held", 1 if _lock_held(conn, EMBED_LOCK) else 0, run="embed")]
-    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (EMBED_RUN_KEY,)).fetchone()
-    if row is None:
+    out = [S("ah_run_lock_held", 1 if metrics.lock_held(conn, EMBED_LOCK) else 0, run="embed")]
+    value = metrics.meta_value(conn, EMBED_RUN_KEY)
+    if value is None:
         return out
-    rec = json.loads(row[0])
+    rec = json.loads(value)
     out += [S("ah_runs_total", rec.get(f"{k}_total", 0), run="embed", outcome=k) for k in ("success", "failure")]
     out.append(S("ah_run_success", 1 if rec["success"] else 0, run="embed"))
     for family, key in (
@@ -326,32 +293,25 @@ JOURNAL_OUTCOME: dict[str, str] = {"ok": "success", "skipped": "failure", "refus
 
 def _journal_runs(conn: psycopg.Connection) -> list[Sample]:
     """journal-sync passes from ``ah.journal_sync_run`` (none before migration 0008_journal)."""
-    if conn.execute("SELECT to_regclass('ah.journal_sync_run')").fetchone()[0] is None:
+    if not metrics.table_exists(conn, "journal_sync_run"):
         return []
     from agent_history.journal.sync import JOURNAL_LOCK
 
     run = "journal_sync"
-    out = [S("ah_run_lock_held", 1 if _lock_held(conn, JOURNAL_LOCK) else 0, run=run)]
-    counted = "finished_at IS NOT NULL AND skip_reason IS DISTINCT FROM 'another_pass'"
+    out = [S("ah_run_lock_held", 1 if metrics.lock_held(conn, JOURNAL_LOCK) else 0, run=run)]
     totals = {"success": 0, "failure": 0}
-    for status, n in conn.execute(f"SELECT status, count(*) FROM ah.journal_sync_run WHERE {counted} GROUP BY 1"):
+    for status, n in metrics.journal_runs_per_status(conn):
         if status in JOURNAL_OUTCOME:
             totals[JOURNAL_OUTCOME[status]] += n
     out += [S("ah_runs_total", n, run=run, outcome=k) for k, n in totals.items()]
-    last = conn.execute(
-        "SELECT status, extract(epoch FROM finished_at - started_at), rows_written FROM ah.journal_sync_run "
-        f"WHERE {counted} AND status = ANY(%s) ORDER BY id DESC LIMIT 1",
-        (list(JOURNAL_OUTCOME),),
-    ).fetchone()
+    last = metrics.last_journal_run(conn, list(JOURNAL_OUTCOME))
     if last is not None:
         status, seconds, rows = last
         out.append(S("ah_run_success", 1 if JOURNAL_OUTCOME[status] == "success" else 0, run=run))
         out.append(S("ah_run_duration_seconds", float(seconds), run=run))
         if rows is not None:
             out.append(S("ah_run_rows_written", rows, run=run))
-    ok = conn.execute(
-        "SELECT extract(epoch FROM max(finished_at)) FROM ah.journal_sync_run WHERE status = 'ok'"
-    ).fetchone()[0]
+    ok = metrics.last_journal_success(conn)
     if ok is not None:
         out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run=run))
     return out
@@ -376,21 +336,17 @@ def collect_runs(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
 def _collect_runs(conn: psycopg.Connection) -> list[Sample]:
     """`collect` runs from ``ah.collect_run`` (none before migration 0022): counts by outcome, the
     last run's outcome, duration and rows written, the end of the last successful run."""
-    if conn.execute("SELECT to_regclass('ah.collect_run')").fetchone()[0] is None:
+    if not metrics.table_exists(conn, "collect_run"):
         return []
     run = "collect"
-    totals = dict(
-        conn.execute("SELECT CASE WHEN ok THEN 'success' ELSE 'failure' END, count(*) FROM ah.collect_run GROUP BY 1")
-    )
+    totals = metrics.collect_runs_per_outcome(conn)
     out = [S("ah_runs_total", totals.get(k, 0), run=run, outcome=k) for k in ("success", "failure")]
-    last = conn.execute(
-        "SELECT ok, extract(epoch FROM finished_at - started_at), rows_written FROM ah.collect_run ORDER BY id DESC LIMIT 1"
-    ).fetchone()
+    last = metrics.last_collect_run(conn)
     if last is not None:
         out.append(S("ah_run_success", 1 if last[0] else 0, run=run))
         out.append(S("ah_run_duration_seconds", float(last[1]), run=run))
         out.append(S("ah_run_rows_written", last[2], run=run))
-    ok = conn.execute("SELECT extract(epoch FROM max(finished_at)) FROM ah.collect_run WHERE ok").fetchone()[0]
+    ok = metrics.last_collect_success(conn)
     if ok is not None:
         out.append(S("ah_run_last_success_timestamp_seconds", float(ok), run=run))
     return out
@@ -400,28 +356,23 @@ def _repo_catalogue(conn: psycopg.Connection) -> list[Sample]:
     """The collected repositories (issue 30; nothing before migration 0019): repositories by state,
     commits by author, Backlog tasks, CI runs by conclusion, collect issues by kind (every declared
     value, 0 when none; undeclared kinds as ``other``)."""
-    if conn.execute("SELECT to_regclass('ah.repository')").fetchone()[0] is None:
+    if not metrics.table_exists(conn, "repository"):
         return []
-    collected, gone = conn.execute(
-        "SELECT count(*) FILTER (WHERE NOT gone), count(*) FILTER (WHERE gone) FROM ah.repository"
-    ).fetchone()
+    collected, gone = metrics.repositories(conn)
     out = [
         S("ah_repo_repositories", collected, repo_state="collected"),
         S("ah_repo_repositories", gone, repo_state="gone"),
     ]
-    me, other, unknown = conn.execute(
-        "SELECT count(*) FILTER (WHERE authored_by_me), count(*) FILTER (WHERE NOT authored_by_me), "
-        "count(*) FILTER (WHERE authored_by_me IS NULL) FROM ah.repo_commit"
-    ).fetchone()
+    me, other, unknown = metrics.commits_by_author(conn)
     out += [S("ah_repo_commits", n, author=a) for a, n in (("me", me), ("other", other), ("unknown", unknown))]
-    out.append(S("ah_repo_backlog_tasks", conn.execute("SELECT count(*) FROM ah.backlog_task").fetchone()[0]))
+    out.append(S("ah_repo_backlog_tasks", metrics.backlog_tasks(conn)))
     ci = dict.fromkeys(LABEL_VALUES["ci_conclusion"] or (), 0)
-    for conclusion, n in conn.execute("SELECT conclusion, count(*) FROM ah.ci_run GROUP BY 1"):
+    for conclusion, n in metrics.ci_runs_per_conclusion(conn):
         key = "running" if conclusion is None else conclusion if conclusion in ci else "other"
         ci[key] += n
     out += [S("ah_repo_ci_runs", n, ci_conclusion=k) for k, n in ci.items()]
     kinds = dict.fromkeys(LABEL_VALUES["collect_issue_kind"] or (), 0)
-    for kind, n in conn.execute("SELECT kind, count(*) FROM ah.collect_issue GROUP BY 1"):
+    for kind, n in metrics.collect_issues_per_kind(conn):
         kinds[kind if kind in kinds else "other"] += n
     out += [S("ah_repo_collect_issues", n, collect_issue_kind=k) for k, n in kinds.items()]
     return out
@@ -441,23 +392,6 @@ TOKEN_BUCKETS: tuple[str, ...] = (
 CLASSIFIED = ("n_user", "n_model", "n_work", "n_status", "n_wait", "n_event", "n_noop", "n_orchestrate", "n_agent_msg")
 
 
-#: Per (agent, model): list-price cost and token sums. The same per-call cost as
-#: ``ah.call_cost_usd`` (price of the call's UTC day; NULL rules of ``ah.priced_cost_usd``), with
-#: the price looked up once per (model, day) as the rollup does (sql/20_pricing.sql), not per call.
-COST_SQL = """
-WITH c AS (
-    SELECT *, coalesce((ts AT TIME ZONE 'UTC')::date, current_date) AS day FROM ah.model_call
-), p AS (
-    SELECT model, day, ah.price_for(model, day) AS price FROM (SELECT DISTINCT model, day FROM c) AS d
-)
-SELECT c.agent, lower(c.model),
-       sum(ah.priced_cost_usd(p.price, c.input_uncached, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output)),
-       {sums}
-FROM c LEFT JOIN p ON p.model = c.model AND p.day = c.day
-GROUP BY 1, 2
-"""
-
-
 def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sample]:
     """Tokens by bucket, agent and model and list-price cost (NULL buckets and unpriced calls
     add nothing); model calls (as ``ah.efficiency`` counts them: no API-error notices) by
@@ -465,10 +399,9 @@ def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sa
     classified calls, absent when nothing is classified; loops by status and the longest time
     (s, database clock) since a running loop's root was last active, absent with none running."""
     out: list[Sample] = []
-    sums = ", ".join(f"sum(c.{b})" for b in TOKEN_BUCKETS)
     tokens: dict[tuple[str, str, str], int] = {}
     cost: dict[tuple[str, str], float] = {}
-    for agent, model, usd, *values in conn.execute(COST_SQL.format(sums=sums)):
+    for agent, model, usd, *values in metrics.cost_and_tokens(conn, TOKEN_BUCKETS):
         label = ctx.models.label(model)
         for bucket, v in zip(TOKEN_BUCKETS, values, strict=True):
             if v is not None:
@@ -477,27 +410,16 @@ def collect_efficiency(conn: psycopg.Connection, ctx: CollectContext) -> list[Sa
             cost[(agent, label)] = cost.get((agent, label), 0.0) + float(usd)
     out += [S("ah_tokens", v, bucket=b, agent=a, model=m) for (b, a, m), v in sorted(tokens.items())]
     out += [S("ah_cost_usd", v, agent=a, model=m) for (a, m), v in sorted(cost.items())]
-    # the calls ah.efficiency counts: API-error notices are not calls (sql/35_efficiency.sql)
-    for trigger, role, n in conn.execute(
-        "SELECT coalesce(c.trigger, 'unclassified'), s.thread_role, count(*) FROM ah.model_call c "
-        "JOIN ah.session s ON s.id = c.session_id WHERE s.thread_role IS NOT NULL "
-        "AND NOT coalesce(c.is_api_error, false) GROUP BY 1, 2 ORDER BY 1, 2"
-    ):
+    for trigger, role, n in metrics.calls_by_trigger_and_role(conn):
         out.append(S("ah_model_calls", n, trigger=trigger, role=role))
-    classified = " + ".join(f"sum({c})" for c in CLASSIFIED)  # the view's counts are never NULL
-    for role, share in conn.execute(
-        f"SELECT role, (sum(n_wait) + sum(n_status))::float8 / nullif({classified}, 0) "
-        "FROM ah.efficiency WHERE role IS NOT NULL GROUP BY 1 ORDER BY 1"
-    ):
+    for role, share in metrics.poll_share_per_role(conn, CLASSIFIED):
         if share is not None:
             out.append(S("ah_poll_share_ratio", share, role=role))
     statuses = {k: 0 for k in LABEL_VALUES["loop_status"] or ()}
-    for status, n in conn.execute("SELECT status, count(*) FROM ah.loops GROUP BY 1"):
+    for status, n in metrics.loops_per_status(conn):
         statuses[status] = statuses.get(status, 0) + n  # an undeclared status is dropped + counted
     out += [S("ah_loops", n, loop_status=k) for k, n in statuses.items()]
-    idle = conn.execute(
-        "SELECT extract(epoch FROM max(now() - root_last_active_at)) FROM ah.loops WHERE status = 'running'"
-    ).fetchone()[0]
+    idle = metrics.longest_loop_idle(conn)
     if idle is not None:
         out.append(S("ah_loop_root_idle_max_seconds", float(idle)))
     return out

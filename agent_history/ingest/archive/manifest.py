@@ -1,7 +1,7 @@
 """The archive manifest ``ah.archive_copy`` (migration 0020): reading and writing its rows.
 
 One row per copy; the rows of one (origin_host, namespace, rel_path) are its versions. Every
-write runs in the caller's transaction.
+write runs in the caller's transaction. The statements are `db.tables.archive`'s.
 """
 
 from __future__ import annotations
@@ -12,16 +12,12 @@ from datetime import datetime
 import psycopg
 from psycopg.types.json import Jsonb
 
-COLUMNS = (
-    "id, namespace, agent, kind, path, rel_path, version, archive_file, size, sha256, compressed_size, "
-    "source_size, source_mtime_ns, head_sha256, checkpoint_sha256, prefix_windows, table_rows, "
-    "archived_at, verified_at, verify_error"
-)
+from agent_history.db.tables import archive
 
 
 @dataclass(slots=True)
 class Copy:
-    """One manifest row. Units: bytes, nanoseconds (mtime)."""
+    """One manifest row (`db.tables.archive.COLUMNS`). Units: bytes, nanoseconds (mtime)."""
 
     id: int
     namespace: str
@@ -55,14 +51,7 @@ def all_copies(conn: psycopg.Connection, *, namespace: str | None = None, host: 
     """Every row of one machine's archive, by namespace, path, version: `host` is the
     ``origin_host`` of that machine's copies (`config.Settings.archive_host`: '' on a single
     machine, its host name when several share the catalogue); None: every machine's rows."""
-    where = "(%(host)s::text IS NULL OR origin_host = %(host)s) " + ("AND namespace = %(ns)s " if namespace else "")
-    return [
-        _copy(r)
-        for r in conn.execute(
-            f"SELECT {COLUMNS} FROM ah.archive_copy WHERE {where}ORDER BY namespace, rel_path, version",
-            {"host": host, "ns": namespace},
-        )
-    ]
+    return [_copy(r) for r in archive.copies(conn, namespace=namespace, host=host)]
 
 
 def newest_versions(conn: psycopg.Connection, host: str = "") -> dict[tuple[str, str], Copy]:
@@ -75,10 +64,8 @@ def newest_versions(conn: psycopg.Connection, host: str = "") -> dict[tuple[str,
 
 def insert(conn: psycopg.Connection, c: Copy, host: str = "") -> int:
     """Insert a new version's row, a copy of machine `host` (`all_copies`); returns its id."""
-    return conn.execute(
-        "INSERT INTO ah.archive_copy (namespace, agent, kind, path, rel_path, version, archive_file, size, sha256, "
-        "compressed_size, source_size, source_mtime_ns, head_sha256, checkpoint_sha256, prefix_windows, table_rows, "
-        "origin_host) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+    return archive.insert_copy(
+        conn,
         (
             c.namespace,
             c.agent,
@@ -98,15 +85,13 @@ def insert(conn: psycopg.Connection, c: Copy, host: str = "") -> int:
             Jsonb(c.table_rows) if c.table_rows is not None else None,
             host,
         ),
-    ).fetchone()[0]
+    )
 
 
 def replace(conn: psycopg.Connection, c: Copy) -> None:
     """Point row `c.id` at its new, larger copy (the same version grew)."""
-    conn.execute(
-        "UPDATE ah.archive_copy SET path = %s, archive_file = %s, size = %s, sha256 = %s, compressed_size = %s, "
-        "source_size = %s, source_mtime_ns = %s, head_sha256 = %s, checkpoint_sha256 = %s, prefix_windows = %s, "
-        "table_rows = %s, archived_at = now(), verified_at = now(), verify_error = NULL WHERE id = %s",
+    archive.replace_copy(
+        conn,
         (
             c.path,
             c.archive_file,
@@ -126,12 +111,9 @@ def replace(conn: psycopg.Connection, c: Copy) -> None:
 
 def touch(conn: psycopg.Connection, copy_id: int, source_size: int, source_mtime_ns: int) -> None:
     """The hot file changed its stat but not its bytes: remember the new stat."""
-    conn.execute(
-        "UPDATE ah.archive_copy SET source_size = %s, source_mtime_ns = %s WHERE id = %s",
-        (source_size, source_mtime_ns, copy_id),
-    )
+    archive.touch_copy(conn, copy_id, source_size, source_mtime_ns)
 
 
 def record_verify(conn: psycopg.Connection, copy_id: int, error: str | None) -> None:
     """Record a re-hash of copy `copy_id`: when, and why it failed (None: it matched)."""
-    conn.execute("UPDATE ah.archive_copy SET verified_at = now(), verify_error = %s WHERE id = %s", (error, copy_id))
+    archive.record_verify(conn, copy_id, error)

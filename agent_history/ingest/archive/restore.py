@@ -24,6 +24,7 @@ from pathlib import Path
 import psycopg
 import pyzstd
 
+from agent_history.db.tables import archive
 from agent_history.ingest.archive import manifest
 from agent_history.ingest.archive.copy import decompress_to, hash_copy
 from agent_history.ingest.archive.manifest import Copy
@@ -45,11 +46,7 @@ def archived(conn: psycopg.Connection, root: Path, host: str | None = "") -> set
     machine `host`'s copies (`manifest.all_copies`; None: every machine's). Reads only those
     three columns of the good copies, row by row (no `manifest.Copy` per version)."""
     out: set[tuple[str, str]] = set()
-    for namespace, rel_path, archive_file in conn.execute(
-        "SELECT namespace, rel_path, archive_file FROM ah.archive_copy "
-        "WHERE (%(host)s::text IS NULL OR origin_host = %(host)s) AND verify_error IS NULL",
-        {"host": host},
-    ):
+    for namespace, rel_path, archive_file in archive.good_copies(conn, host):
         if (namespace, rel_path) not in out and (root / archive_file).is_file():
             out.add((namespace, rel_path))
     return out
@@ -134,10 +131,4 @@ def relocate(conn: psycopg.Connection, paths: dict[str, str]) -> int:
     if not paths:
         return 0
     with conn.transaction():
-        return conn.execute(
-            "UPDATE ah.source_file AS sf SET path = m.original, tier = 'archive' "
-            "FROM unnest(%s::text[], %s::text[]) AS m(staged, original) "
-            "WHERE sf.path = m.staged AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = m.original "
-            "AND x.origin_host IS NOT DISTINCT FROM sf.origin_host)",
-            (list(paths), list(paths.values())),
-        ).rowcount
+        return archive.relocate(conn, list(paths), list(paths.values()))

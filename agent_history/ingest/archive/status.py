@@ -7,6 +7,7 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.db.tables import archive
 from agent_history.ingest.archive.restore import archived
 
 
@@ -16,19 +17,11 @@ def archive_status(conn: psycopg.Connection, root: Path, host: str = "") -> dict
     their last verification); ``last_archived_at``; ``archive_only_sessions``: catalogued sessions
     (main threads) whose transcript is gone from its home and kept only in the archive. Of
     machine `host`'s copies (`manifest.all_copies`): another machine's archive is its own."""
-    files, copies, size, compressed, bad, last = conn.execute(
-        "SELECT count(DISTINCT (namespace, rel_path)), count(*), coalesce(sum(size), 0), "
-        "coalesce(sum(compressed_size), 0), count(*) FILTER (WHERE verify_error IS NOT NULL), max(archived_at) "
-        "FROM ah.archive_copy WHERE origin_host = %s",
-        (host,),
-    ).fetchone()
+    files, copies, size, compressed, bad, last = archive.manifest_totals(conn, host)
     only = 0
     if copies:
         kept = archived(conn, root, host)
-        for namespace, rel, path in conn.execute(
-            "SELECT sf.namespace, sf.rel_path, sf.path FROM ah.session AS s "
-            "JOIN ah.source_file AS sf ON sf.id = s.source_id WHERE s.agent_id = ''"
-        ):
+        for namespace, rel, path in archive.main_thread_files(conn):
             if (namespace, rel) in kept and not os.path.isfile(path):
                 only += 1
     return {
