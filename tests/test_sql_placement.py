@@ -51,7 +51,7 @@ _STATEMENT = re.compile(
     r"^\s*\(?\s*(SELECT|INSERT|UPDATE|DELETE|WITH|FROM|(LEFT\s+|CROSS\s+)?JOIN"
     r"|CREATE|ALTER|DROP|TRUNCATE|LOCK|VACUUM|ANALYZE|REINDEX|COPY|MERGE)\b"
 )
-_SCHEMA = re.compile(r"\bah\.\w|'ah'")
+_SCHEMA = re.compile(r"\bah\.(\w|\{\})|'ah'")
 
 
 def is_sql_over_ah(text: str) -> bool:

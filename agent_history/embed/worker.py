@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 import psycopg
 
 from agent_history.config import EmbeddingSettings
+from agent_history.db.tables import chunks
 from agent_history.embed import store
 from agent_history.embed.chunking import (
     Chunk,
@@ -160,20 +161,7 @@ class EmbedWorker:
         return digest, chunk_windows(parts, src.label, src.cwd, chunk_chars=s.chunk_chars, overlap=s.chunk_overlap)
 
     def _stored_sets(self, sources: list[store.Source]) -> dict[int, tuple[bytes, list[tuple[int, bytes]]]]:
-        examined, chunk_table, col = store.CHUNK_TABLES[sources[0].table]
-        ids = [s.id for s in sources]
-        out: dict[int, tuple[bytes, list[tuple[int, bytes]]]] = {
-            i: (bytes(h), [])
-            for i, h in self.conn.execute(
-                f"SELECT {col}, source_sha256 FROM ah.{examined} WHERE {col} = ANY(%s)", (ids,)
-            )
-        }
-        for i, seq, h in self.conn.execute(
-            f"SELECT {col}, seq, input_sha256 FROM ah.{chunk_table} WHERE {col} = ANY(%s) ORDER BY 1, 2", (ids,)
-        ):
-            if i in out:
-                out[i][1].append((seq, bytes(h)))
-        return out
+        return chunks.stored_sets(self.conn, sources[0].table, [s.id for s in sources])
 
     def _batch(self, sources: list[store.Source], summary: EmbedSummary) -> None:
         chunked = []

@@ -152,6 +152,25 @@ def stored_chunks(conn: psycopg.Connection, table: str, source_id: int) -> list[
     return [(s, bytes(h)) for s, h in stored]
 
 
+def stored_sets(
+    conn: psycopg.Connection, table: str, ids: list[int]
+) -> dict[int, tuple[bytes, list[tuple[int, bytes]]]]:
+    """Source id → (the text sha256 it was last chunked at, its stored chunks' (seq,
+    input_sha256) by seq) for the examined sources among `ids` of `table` (two statements for a
+    whole batch; a source never examined is absent)."""
+    examined, chunk_table, col = CHUNK_TABLES[table]
+    out: dict[int, tuple[bytes, list[tuple[int, bytes]]]] = {
+        i: (bytes(h), [])
+        for i, h in conn.execute(f"SELECT {col}, source_sha256 FROM ah.{examined} WHERE {col} = ANY(%s)", (ids,))
+    }
+    for i, seq, h in conn.execute(
+        f"SELECT {col}, seq, input_sha256 FROM ah.{chunk_table} WHERE {col} = ANY(%s) ORDER BY 1, 2", (ids,)
+    ):
+        if i in out:
+            out[i][1].append((seq, bytes(h)))
+    return out
+
+
 def cached(conn: psycopg.Connection, model: str, shas: list[bytes]) -> set[bytes]:
     """Which of `shas` (chunk input sha256s) have a vector or a recorded failure for `model`."""
     rows = conn.execute(
