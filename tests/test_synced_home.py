@@ -24,23 +24,30 @@ def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
     )
 
 
-def _synced_home(corpus_home: Path, base: Path) -> tuple[Path, int]:
-    """Two Claude projects of the corpus home; the number of their transcripts (each one session)."""
+def _synced_home(corpus_home: Path, base: Path) -> tuple[Path, int, int]:
+    """Two Claude projects of the corpus home: the home, its transcripts (5) and the sessions
+    they record, counted here: the distinct ``sessionId``s, and a file naming none (one holds
+    only file-history snapshots and summaries) is a session of its own, named by the file."""
     home = base / "synced-home"
     for name in PROJECTS:
         shutil.copytree(corpus_home / ".claude" / "projects" / name, home / ".claude" / "projects" / name)
-    return home, len(list(home.rglob("*.jsonl")))
+    files = list(home.rglob("*.jsonl"))
+    uids: set[str] = set()
+    for f in files:
+        named = {json.loads(line).get("sessionId") for line in f.read_text().splitlines() if line.strip()} - {None}
+        uids |= named or {f.stem}
+    return home, len(files), len(uids)
 
 
 def test_a_synced_home_indexed_by_two_hosts_says_whose_namespace_holds_the_sessions(db, corpus_home, own_tmp):
-    home, n = _synced_home(corpus_home, own_tmp)
+    home, n, sessions = _synced_home(corpus_home, own_tmp)
+    assert (n, sessions) == (5, 5)
     envs = {h: host_env(own_tmp, h, db.dsn, db.reader_dsn) for h in ("alpha", "beta")}
     first = cli("index", "--home", str(home), "--json", env=envs["alpha"])
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["sessions_elsewhere"] == {}
     with db.connect() as conn:
-        sessions = conn.execute("SELECT count(*) FROM ah.session WHERE namespace = 'claude-alpha'").fetchone()[0]
-    assert sessions >= n  # a transcript's sub-agent threads are sessions of their own
+        assert conn.execute("SELECT count(*) FROM ah.session WHERE namespace = 'claude-alpha'").fetchone()[0] == 5
 
     second = cli("index", "--home", str(home), env=envs["beta"])
     assert second.returncode == 0, second.stderr
