@@ -2,12 +2,13 @@
 
 - **Markdown** (for a pull request): the title as plain text (`plain_title`: a first prompt's
   ``# heading``, ``**bold**`` or backticks are not shown as syntax), a header with agent,
-  session, working directory, times, tokens and cost; prompts and replies as sections; reasoning, context the harness injected, tool
-  calls (input and output) and sub-agents in ``<details>`` blocks (collapsed on GitHub); code in
-  fences longer than any backtick run inside them. Transcript text is never obeyed as HTML: in
-  prompts, replies and summaries every ``<`` outside code (fenced and indented blocks and inline
-  code spans, which show it literally) is written ``&lt;`` (`md_text`), so ``<script>`` or ``</details>`` is shown
-  and the rest of the Markdown still renders.
+  session, working directory, times, tokens and cost; prompts and replies as sections;
+  reasoning, context the harness injected, tool calls (input and output) and sub-agents in
+  ``<details>`` blocks (collapsed on GitHub); code in fences longer than any backtick run inside
+  them. Transcript text is never obeyed as HTML: in prompts, replies and summaries every ``<``
+  outside code (fenced and indented blocks and inline code spans, which show it literally) is
+  written ``&lt;`` (`md_text`), so ``<script>`` or ``</details>`` is shown and the rest of the
+  Markdown still renders.
 - **HTML**: one self-contained file — inline CSS, no script, no external asset (a
   ``Content-Security-Policy`` meta tag forbids loading anything), every transcript string escaped
   with `html.escape`; readable offline; reasoning, tool calls and sub-agents collapsed.
