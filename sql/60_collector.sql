@@ -11,14 +11,15 @@ GROUP BY c.id, c.repository_id, c.sha, g.session_id;
 
 COMMENT ON VIEW ah.repo_commit_session IS 'Collected commits and the sessions whose git events printed them (sha prefix).';
 
--- Sessions that used an installed skill or plugin (migration 0022): a Claude Code `Skill` tool
--- call naming it (input {"skill": name}, older {"command": name}; a plugin's skills are called
+-- Sessions that used an installed skill or plugin (migration 0022): a `Skill` tool call naming
+-- one of its own harness's skills (the call's agent is the skill's harness: Claude Code's
+-- input {"skill": name}, older {"command": name}; a plugin's skills are called
 -- "<plugin>:<skill>"), a read of its SKILL.md (Codex and pi read the file itself), or its body
 -- injected naming its SKILL.md (Codex's explicit `$skill` invocation: a user message
 -- "<skill>\n<name>…</name>\n<path>/…/SKILL.md</path>\n…</skill>", class skill_body).
 CREATE OR REPLACE VIEW ah.skill_use AS
 WITH called AS (
-    SELECT t.session_id, t.started_at AS ts,
+    SELECT t.session_id, t.agent, t.started_at AS ts,
            coalesce(t.input::jsonb ->> 'skill', t.input::jsonb ->> 'command') AS called
     FROM ah.tool_call AS t
     WHERE t.name = 'Skill' AND pg_input_is_valid(t.input, 'jsonb') AND jsonb_typeof(t.input::jsonb) = 'object'
@@ -30,9 +31,9 @@ WITH called AS (
     SELECT k.id AS skill_id, c.session_id, c.ts
     FROM ah.installed_skill AS k
     JOIN called AS c
-      ON (k.kind = 'skill' AND (c.called = k.name OR right(c.called, length(k.name) + 1) = ':' || k.name))
-      OR (k.kind = 'plugin' AND starts_with(c.called, k.name || ':'))
-    WHERE k.harness = 'claude'
+      ON c.agent = k.harness
+     AND ((k.kind = 'skill' AND (c.called = k.name OR right(c.called, length(k.name) + 1) = ':' || k.name))
+       OR (k.kind = 'plugin' AND starts_with(c.called, k.name || ':')))
     UNION ALL
     SELECT k.id, f.session_id, f.ts
     FROM ah.installed_skill AS k

@@ -112,3 +112,57 @@ def test_e34_db_message_read_before_and_after_its_steps_is_still_two_calls(field
         rows = parser.rows("message", {**record, "_steps": json.dumps(seen)}, Pos(0, 0, 1))
         uids |= {r.call_uid for r in rows if isinstance(r, ModelCallRow)}
     assert uids == {"msg_0034assistant0000000", "prt_34f"}
+
+
+def _e34_storage(field_dir: Path, home: Path) -> Path:
+    """E34 stored as OpenCode < 1.2 stores it: one JSON file per session, message and part
+    (``storage/session/<project>/``, ``storage/message/<session>/``, ``storage/part/<message>/``);
+    a message file does not list its parts."""
+    doc = json.loads((field_dir / "E34.jsonl").read_text())
+    storage = home / ".local" / "share" / "opencode" / "storage"
+    info = doc["info"]
+    (storage / "session" / info["projectID"]).mkdir(parents=True)
+    (storage / "session" / info["projectID"] / f"{info['id']}.json").write_text(json.dumps(info))
+    for m in doc["messages"]:
+        mid, sid = m["info"]["id"], m["info"]["sessionID"]
+        (storage / "message" / sid).mkdir(parents=True, exist_ok=True)
+        (storage / "message" / sid / f"{mid}.json").write_text(json.dumps(m["info"]))
+        (storage / "part" / mid).mkdir(parents=True)
+        for p in m["parts"]:
+            (storage / "part" / mid / f"{p['id']}.json").write_text(
+                json.dumps({**p, "messageID": mid, "sessionID": sid})
+            )
+    return storage
+
+
+def test_e34_indexed_from_a_storage_tree_counts_each_step_once(field_dir, cli_env, db):
+    """The storage tree's message file holds the last step's tokens only (input 2200); its
+    step-finish part files hold each step's: the catalogue's totals equal a count of those parts."""
+    storage = _e34_storage(field_dir, Path(cli_env["HOME"]))
+    steps = [json.loads(p.read_text()) for p in sorted(storage.glob("part/*/*.json"))]
+    steps = [p for p in steps if p["type"] == "step-finish"]
+    counted = (
+        len(steps),
+        sum(p["tokens"]["input"] for p in steps),
+        sum(p["tokens"]["output"] + p["tokens"]["reasoning"] for p in steps),
+        sum(p["tokens"]["reasoning"] for p in steps),
+        sum(p["tokens"]["cache"]["read"] for p in steps),
+        sum(p["tokens"]["cache"]["write"] for p in steps),
+    )
+    assert counted == (2, 4200, 140, 20, 1800, 1800)  # EXPECTED.md E34
+    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    with db.connect() as conn:
+        calls = conn.execute(
+            "SELECT count(*), sum(input_uncached), sum(output), sum(reasoning), sum(cache_read), "
+            "sum(cache_write_5m), sum(recorded_cost_usd) FROM ah.model_call WHERE agent = 'opencode'"
+        ).fetchone()
+        uids = [r[0] for r in conn.execute("SELECT call_uid FROM ah.model_call ORDER BY call_uid").fetchall()]
+        session = conn.execute(
+            "SELECT model_call_count, input_uncached, output, cache_read, cache_write_5m FROM ah.session "
+            "WHERE session_uid = 'ses_0034examplesession00'"
+        ).fetchone()
+    assert calls[:6] == counted
+    assert float(calls[6]) == pytest.approx(0.0123)
+    assert uids == ["msg_0034assistant0000000", "prt_34f"]
+    assert session == (2, 4200, 140, 1800, 1800)

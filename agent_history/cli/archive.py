@@ -10,7 +10,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, run_every, stop_on_signals
 from agent_history.cli.output import console, count, fail, nothing_found_line, print_event, print_json, print_warning
 
 
@@ -69,11 +69,11 @@ def run_archive_pass(
                 into["archive"] = {"skipped": exc.strerror}
             return False
         fail(f"{exc.strerror}: the copy in progress was discarded; free space and run archive again", 1)
-    except AnotherArchivePass:
+    except AnotherArchivePass as exc:  # "another archive pass is running (it is archiving <namespace>)"
         if into is not None:
-            into["archive"] = {"skipped": "another archive pass is running"}
+            into["archive"] = {"skipped": str(exc)}
         else:
-            console.print("another archive pass is running")
+            console.print(str(exc), highlight=False, markup=False)
         return False
     for line in summary.skipped[:20]:
         print_event(f"skipped {line}")
@@ -105,7 +105,8 @@ def archive_cmd(
     """Copy every transcript of every configured home into the archive (zstd, verified, versioned).
 
     New and grown files only; a file that shrank or was rewritten is kept as a new version beside
-    the old copy. `rebuild` reads the archive for transcripts the agents deleted."""
+    the old copy. `rebuild` reads the archive for transcripts the agents deleted. Exit 75
+    (EX_TEMPFAIL) when another archive pass holds a namespace: nothing was done, try again later."""
     from agent_history.ingest.archive.retention import retention_warnings
     from agent_history.ingest.archive.run import ArchiveUnwritable, check_writable
     from agent_history.ingest.sources import resolve_sources
@@ -130,10 +131,14 @@ def archive_cmd(
     stop = stop_on_signals()
     db.dsn  # noqa: B018 - start/migrate the server (one-line errors) first
 
+    busy = False  # the last pass could not start: another holds a namespace's lock
+
     def one_pass() -> bool:
+        nonlocal busy
         try:
             with db.connect(autocommit=True) as conn:
-                return run_archive_pass(conn, db, sources, stop, json=json, say_where=True)
+                busy = not run_archive_pass(conn, db, sources, stop, json=json, say_where=True)
+                return not busy
         except psycopg.OperationalError as exc:
             if not every:
                 raise
@@ -145,6 +150,8 @@ def archive_cmd(
     if stop.signum == signal.SIGINT:
         print_event("interrupted: the copies made so far are kept; run archive again to finish")
         raise typer.Exit(INTERRUPTED_EXIT)
+    if busy:
+        raise typer.Exit(BUSY_EXIT)
 
 
 def _verify(db, *, json: bool) -> None:

@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import check_limit, console, count, fail, print_json
 
 if TYPE_CHECKING:  # imported by the commands themselves: httpx and the worker stay off every other command's start-up
@@ -50,7 +50,8 @@ def embed_cmd(
     limit: int = typer.Option(None, "--limit", help="Send at most N (≥ 1) inputs to the provider per pass."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Chunk, redact and embed pending messages and tool output (resumable; cached by model + input)."""
+    """Chunk, redact and embed pending messages and tool output (resumable; cached by model + input).
+    Exit 75 (EX_TEMPFAIL) when another embed pass is running: nothing was done, try again later."""
     from agent_history.embed.provider import EmbeddingError, make_embedder
     from agent_history.embed.worker import AnotherEmbedRunning, EmbedWorker
 
@@ -72,12 +73,16 @@ def embed_cmd(
     conn = db.connect(autocommit=True)
     metrics = start_metrics("embed", db, []) if every else None
 
+    busy = False  # the last pass could not start: another holds the embed lock
+
     def one_pass() -> bool:
+        nonlocal busy
         worker = EmbedWorker(conn, settings, embedder, limit=limit, stop=stop)
         try:
             summary = _one_pass(worker, console.is_terminal and not json)
-        except AnotherEmbedRunning:
-            console.print("another embed pass is running")
+        except AnotherEmbedRunning as exc:  # "another embed pass is running"
+            console.print(str(exc), highlight=False, markup=False)
+            busy = True
             return False
         except EmbeddingError as exc:
             _record(conn, None)
@@ -96,6 +101,8 @@ def embed_cmd(
             metrics.close()  # one last collection, one flush
         conn.close()
         embedder.close()
+    if busy:
+        raise typer.Exit(BUSY_EXIT)
 
 
 def _record(conn, summary: EmbedSummary | None) -> None:

@@ -44,11 +44,27 @@ def _summary_line(s: PassSummary) -> str:
     state = " (interrupted)" if s.interrupted else ""
     gone = f"{s.files_missing:,} now missing from disk (sessions kept), " if s.files_missing else ""
     back = f"{s.files_returned:,} back on disk, " if s.files_returned else ""
+    elsewhere = "".join(
+        f"{count(n, 'session')} of {ns} already stored by namespace {first}; "
+        for ns, by in sorted(s.sessions_elsewhere.items())
+        for first, n in sorted(by.items())
+    )
     return (
         f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, {gone}{back}"
-        f"{s.bytes_read / 1e6:,.1f} MB read; rows: {rows}; issues: {issues}; "
+        f"{s.bytes_read / 1e6:,.1f} MB read; rows: {rows}; issues: {issues}; {elsewhere}"
         f"{count(s.sessions_rolled_up, 'session')} rolled up; {s.seconds:.2f} s"
     )
+
+
+def _elsewhere_lines(namespaces: dict[str, dict]) -> list[str]:
+    """`status`'s word on namespaces whose files hold sessions another namespace stored first
+    (a synced home, `db.shared_sessions`): otherwise such a namespace shows 0 sessions silently."""
+    return [
+        f"{name}: {count(n, 'session')} already stored by namespace {first} "
+        "(the same transcripts, indexed there first; counted there)"
+        for name, d in sorted(namespaces.items())
+        for first, n in sorted(d.get("sessions_elsewhere", {}).items())
+    ]
 
 
 # A pass that read at least this much is a bulk load: checkpoint the embedded server after it so
@@ -364,6 +380,7 @@ def _one_pass(
 @app.command("status")
 def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per namespace: files by status, sessions, messages, model calls, tokens, issues; last pass."""
+    from agent_history.db.shared_sessions import sessions_stored_elsewhere
     from agent_history.db.status import server_summary
 
     db = database()
@@ -381,6 +398,9 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     with db.connect() as conn:
         data = catalogue_status(conn)
+        elsewhere = sessions_stored_elsewhere(conn)
+        for name, d in data["namespaces"].items():
+            d["sessions_elsewhere"] = elsewhere.get(name, {})
         data["rebuild_interrupted_at"] = rebuild_interrupted(conn, host_scope(db.settings).host)
         catalogued = catalogued_sources(conn, host_scope(db.settings))
         data["embedding"] = embedding_status(conn, db.settings.embedding)
@@ -413,6 +433,8 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
         + ("" if d["schema_at_head"] else " (not at head)")
     )
     _print_namespaces(data["namespaces"])
+    for line in _elsewhere_lines(data["namespaces"]):
+        print_wrapped(line)
     last = data["last_pass"]
     if last:
         print_wrapped(

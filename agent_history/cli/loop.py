@@ -34,7 +34,7 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT
 
 
 BUSY_EXIT = 75
-"""Exit status when another pass holds the lock (`index`, `rebuild`): sysexits.h's EX_TEMPFAIL —
+"""Exit status when another pass holds the lock (`index`, `rebuild`, `archive`, `embed`): sysexits.h's EX_TEMPFAIL —
 nothing was done, try again later — so cron and scripts can tell it from a pass that ran (0)."""
 
 

@@ -120,7 +120,7 @@ class EmbedWorker:
         """Run one pass. Raises AnotherEmbedRunning, EmbeddingError (work done so far is kept)."""
         conn = self.conn
         if not conn.execute("SELECT pg_try_advisory_lock(%s)", (store.EMBED_LOCK,)).fetchone()[0]:
-            raise AnotherEmbedRunning("another embed pass is running")
+            raise AnotherEmbedRunning("another embed pass is running (one pass at a time embeds the whole catalogue)")
         summary = EmbedSummary(self.model)
         t0 = time.perf_counter()
         try:

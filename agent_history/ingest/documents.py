@@ -21,7 +21,11 @@ changed are merged; the others' rows are left untouched (and not purged). The st
 ``source_file.parser_state`` (``{"versions": {uid: stamp}}``).
 
 OpenCode storage *part* files do not say their message's role: the message file
-(``storage/message/<session>/<messageID>.json``) is read as the part's sidecar.
+(``storage/message/<session>/<messageID>.json``) is read as the part's sidecar. A *message*
+file does not list its parts: its ``step-finish`` parts (``storage/part/<messageID>/*.json``, in
+id order) are read as its sidecar ``{"steps": [part, …]}``, one model call per step
+(`parsers.opencode.convert`). OpenCode rewrites the message after each step's part, so a
+changed message file brings its steps so far.
 """
 
 from __future__ import annotations
@@ -53,13 +57,18 @@ _EVENT_TYPES = tuple(t for t in ROW_TYPES if t.TABLE in EVENT_TABLES)
 
 
 def _sidecar(cache: dict[str, dict[str, dict]], ref: FileRef) -> dict | None:
-    """The message record of an OpenCode storage part file (for its role and session), if any.
+    """The sidecar of an OpenCode storage file, if any: for a message file its step parts
+    (`_message_steps`), for a part file its message record (for its role and session).
 
-    Looked up by the part's ``messageID`` (else its directory name) among the message files of
-    the same home, read once per pass into `cache` (home → message id → record; file names
-    usually equal ids, but not in every fixture).
+    A part's message is looked up by the part's ``messageID`` (else its directory name) among
+    the message files of the same home, read once per pass into `cache` (home → message id →
+    record; file names usually equal ids, but not in every fixture).
     """
-    if ref.source.agent != "opencode" or not ref.rel_path.startswith("storage/part/"):
+    if ref.source.agent != "opencode":
+        return None
+    if ref.rel_path.startswith("storage/message/"):
+        return _message_steps(ref)
+    if not ref.rel_path.startswith("storage/part/"):
         return None
     home = str(ref.source.home)
     if home not in cache:
@@ -80,6 +89,33 @@ def _sidecar(cache: dict[str, dict[str, dict]], ref: FileRef) -> dict | None:
     except (OSError, orjson.JSONDecodeError):
         pass
     return cache[home].get(message_id)
+
+
+def _message_steps(ref: FileRef) -> dict | None:
+    """``{"steps": [part, …]}``: the ``step-finish`` parts of an OpenCode storage message file
+    (``storage/part/<messageID>/*.json``, the message's ``id`` else its file name), sorted by part
+    id (OpenCode's ids ascend in time); None when the message has no part directory. Unreadable
+    part files are skipped (they are indexed, and their issues recorded, as sources of their own)."""
+    message_id = Path(ref.rel_path).stem
+    try:
+        msg = orjson.loads(Path(ref.path).read_bytes())
+        if isinstance(msg, dict) and isinstance(msg.get("id"), str) and msg["id"]:
+            message_id = msg["id"]
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    folder = ref.source.home / "storage" / "part" / message_id
+    if not folder.is_dir():
+        return None
+    steps = []
+    for path in folder.glob("*.json"):
+        try:
+            part = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(part, dict) and part.get("type") == "step-finish":
+            steps.append(part)
+    steps.sort(key=lambda p: str(p.get("id") or ""))
+    return {"steps": steps}
 
 
 class DocumentStrategy(SourceStrategy):

@@ -41,6 +41,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.config import default_host
+from agent_history.db.shared_sessions import sessions_stored_elsewhere
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
@@ -284,6 +285,7 @@ class Loader:
             else:
                 # only this pass's namespaces: another host's pass rolls up its own sessions
                 summary.sessions_rolled_up = run_postpasses(conn, namespaces=namespaces)
+                summary.sessions_elsewhere = sessions_stored_elsewhere(conn, summary.changed_ids)
                 if bulk_state is not None:
                     from agent_history.ingest import bulk
 

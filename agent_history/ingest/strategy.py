@@ -51,6 +51,10 @@ class PassSummary:
     'missing'; their sessions are kept)."""
     files_returned: int = 0
     """Files marked 'missing' by an earlier pass and found again by this one."""
+    sessions_elsewhere: dict[str, dict[str, int]] = field(default_factory=dict)
+    """``{namespace: {namespace that stored them first: sessions}}``: sessions this pass's changed
+    files hold that another namespace had stored (a synced home; `db.shared_sessions`): their
+    rows merged there, so this namespace counts none of them."""
     interrupted: bool = False
     bulk: str | None = None
     """The bulk path (`ingest.bulk`): None = not taken, "done" = ended by this pass,
@@ -84,6 +88,7 @@ class PassSummary:
             "skipped_paths": self.skipped_paths[:100],
             "files_missing": self.files_missing,
             "files_returned": self.files_returned,
+            "sessions_elsewhere": self.sessions_elsewhere,
             "interrupted": self.interrupted,
             "bulk": self.bulk,
             "batches": self.batches,

@@ -1,12 +1,14 @@
 """Render an exported session (`read.export.export_session`) as Markdown, HTML or JSON (pure).
 
-- **Markdown** (for a pull request): a header with agent, session, working directory, times,
-  tokens and cost; prompts and replies as sections; reasoning, context the harness injected, tool
-  calls (input and output) and sub-agents in ``<details>`` blocks (collapsed on GitHub); code in
-  fences longer than any backtick run inside them. Transcript text is never obeyed as HTML: in
-  prompts, replies and summaries every ``<`` outside code (fences and inline code spans, which
-  show it literally) is written ``&lt;`` (`md_text`), so ``<script>`` or ``</details>`` is shown
-  and the rest of the Markdown still renders.
+- **Markdown** (for a pull request): the title as plain text (`plain_title`: a first prompt's
+  ``# heading``, ``**bold**`` or backticks are not shown as syntax), a header with agent,
+  session, working directory, times, tokens and cost; prompts and replies as sections;
+  reasoning, context the harness injected, tool calls (input and output) and sub-agents in
+  ``<details>`` blocks (collapsed on GitHub); code in fences longer than any backtick run inside
+  them. Transcript text is never obeyed as HTML: in prompts, replies and summaries every ``<``
+  outside code (fenced and indented blocks and inline code spans, which show it literally) is
+  written ``&lt;`` (`md_text`), so ``<script>`` or ``</details>`` is shown and the rest of the
+  Markdown still renders.
 - **HTML**: one self-contained file — inline CSS, no script, no external asset (a
   ``Content-Security-Policy`` meta tag forbids loading anything), every transcript string escaped
   with `html.escape`; readable offline; reasoning, tool calls and sub-agents collapsed.
@@ -106,12 +108,55 @@ TITLE_CHARS = 120
 """A title longer than this (characters; e.g. a whole first prompt used as the title) is cut with "…"."""
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+"""An inline code span (CommonMark: a backtick run, text, the same run; group 2 the text)."""
+
+_MD_LINE_PREFIX = re.compile(r"^(?:>\s*)*(?:#{1,6}(?=\s|$)|[-*+](?=\s)|\d{1,9}[.)](?=\s))?\s*")
+"""A line's block syntax: blockquote ``>``s, then an ATX heading's ``#``s, a bullet or an ordered-list number."""
+_MD_HEADING_CLOSE = re.compile(r"\s+#+\s*$")
+_MD_INLINE = (
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # image: its alt text
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # link: its text
+    (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), r"\1"),  # **strong**
+    (re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)"), r"\1"),  # __strong__ (never __init__)
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),  # strikethrough
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),  # *emphasis*
+    (re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)"), r"\1"),  # _emphasis_ (never snake_case)
+)
+"""Inline Markdown outside code spans → its text, applied in this order."""
+
+
+def plain_title(line: str) -> str:
+    """One line of Markdown as the plain text a title shows: ``# Fix **the** `parser` `` →
+    ``Fix the parser``. Drops block syntax at the start (``>``, an ATX heading's ``#``s and its
+    closing ``#`` run, a list marker) and keeps the text of code spans (literal: not read
+    further), links, images, strong, emphasis and strikethrough; ``snake_case``, ``2 * 3`` and a
+    line that is nothing but syntax stay as written."""
+    text = _MD_LINE_PREFIX.sub("", line, count=1)
+    if line.lstrip(" >").startswith("#") and text != line:
+        text = _MD_HEADING_CLOSE.sub("", text)
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_plain_inline(text[at : span.start()]), span.group(2).strip()]
+        at = span.end()
+    out.append(_plain_inline(text[at:]))
+    return "".join(out).strip() or line.strip()
+
+
+def _plain_inline(text: str) -> str:
+    for pattern, repl in _MD_INLINE:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def _title(thread: dict[str, Any]) -> str:
-    """The session's title on one line: its first non-blank line, at most `TITLE_CHARS`."""
+    """The session's title on one line: its first non-blank line as plain text (`plain_title`),
+    at most `TITLE_CHARS`; "…" when cut or when more lines follow."""
     m = thread.get("summary") or {}
     title = (m.get("title") or thread["session"].get("title") or "").strip()
-    line = next((ln.strip() for ln in title.splitlines() if ln.strip()), "") or thread["session"]["session_uid"]
-    if len(line) > TITLE_CHARS or line != title:
+    first = next((ln.strip() for ln in title.splitlines() if ln.strip()), "") or thread["session"]["session_uid"]
+    line = plain_title(first)
+    if len(line) > TITLE_CHARS or first != title:
         cut = TITLE_CHARS - 1
         for marker in re.finditer(re.escape(REDACTED), line):  # never half a marker (`[REDACT…`)
             if marker.start() < cut < marker.end():
@@ -148,7 +193,6 @@ def _md_inline(text: str) -> str:
 
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
 def _escape_outside_code_spans(text: str) -> str:
@@ -159,32 +203,73 @@ def _escape_outside_code_spans(text: str) -> str:
     return "".join(out) + text[at:].replace("<", "&lt;")
 
 
+_LIST_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def _indent(line: str) -> int:
+    """Columns of leading whitespace (CommonMark: a tab advances to the next multiple of 4)."""
+    col = 0
+    for ch in line:
+        if ch == " ":
+            col += 1
+        elif ch == "\t":
+            col += 4 - col % 4
+        else:
+            break
+    return col
+
+
 def md_text(text: str) -> str:
     """Transcript text as a Markdown body that is shown, never obeyed as HTML: every ``<``
-    outside code — fenced blocks (CommonMark: a line of three or more backticks or tildes, up
-    to the closing fence of the same character and at least its length) and inline code spans —
-    becomes ``&lt;``. Markdown itself (emphasis, lists, links, code) renders as written."""
+    outside code becomes ``&lt;``. Code shows it literally, so it is left as written: fenced
+    blocks (CommonMark: a line of three or more backticks or tildes, up to the closing fence of
+    the same character and at least its length), indented blocks (lines indented 4 or more
+    columns, a tab to the next multiple of 4, after a blank line, the start or a closing fence,
+    up to the next line indented less; not inside a list, where such a line continues the
+    item and is escaped) and inline code spans. Markdown itself (emphasis, lists, links, code)
+    renders as written."""
     out: list[str] = []
     prose: list[str] = []
     fence = ""
+    indented = False  # inside an indented code block
+    may_open = True  # the previous line ends a paragraph: blank, the start, a closing fence
+    in_list = False  # a list item is open: an indented line continues it (escaped)
+
+    def flush() -> None:
+        if prose:
+            out.append(_escape_outside_code_spans("\n".join(prose)))
+            prose.clear()
+
     for line in text.split("\n"):
+        blank = not line.strip()
         if fence:
             out.append(line)
             closing = line.strip()
             if closing.startswith(fence) and set(closing) == {fence[0]}:
-                fence = ""
+                fence, may_open = "", True
+            continue
+        if indented and (blank or _indent(line) >= 4):
+            out.append(line)
+            continue
+        indented = False
+        if not blank and _indent(line) >= 4 and may_open and not in_list:
+            flush()
+            out.append(line)
+            indented = True
             continue
         opened = _FENCE_OPEN.match(line)
         if opened and not (opened.group(1)[0] == "`" and "`" in line[opened.end() :]):
-            if prose:
-                out.append(_escape_outside_code_spans("\n".join(prose)))
-            prose = []
+            flush()
             out.append(line)
             fence = opened.group(1)
             continue
+        if _LIST_ITEM.match(line):
+            in_list = True
+        elif in_list and may_open and not blank and _indent(line) == 0:
+            in_list = False  # a paragraph after a blank line at the margin ends the list
+        may_open = blank
         prose.append(line)
-    if prose:
-        out.append(_escape_outside_code_spans("\n".join(prose)))
+    flush()
     return "\n".join(out)
 
 

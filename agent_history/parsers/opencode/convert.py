@@ -18,9 +18,8 @@ own numbers are used only when it has no step with usage (older exports, hand fi
 never summed with the steps. The first step keeps the message id as ``call_uid`` (a message read
 before its steps, or with one step, is the same call), later steps are keyed by their part id.
 Readers pass a message its step parts (`message_rows(steps=…)`): the export nests them, the
-database reader selects them with the message row. The storage tree keeps message and part files
-apart (a message file does not list its parts): there a message is one call with the message's
-numbers (last step's tokens, all steps' cost), an undercount for multi-step messages.
+database reader selects them with the message row, and the storage tree (a message file does
+not list its parts) reads ``storage/part/<messageID>/`` beside the message file as its sidecar.
 
 Buckets are already disjoint (export: total
 12751 = input 2 + output 55 + cache.read 12352 + cache.write 342): ``input → input_uncached``,

@@ -38,11 +38,13 @@ class OpencodeDocumentParser(DocumentParser):
     """One storage JSON file (``storage/session|message|part/…``) or an ``opencode export`` document.
 
     A part file's message (for the role) comes as ``ctx.sidecar``: the loader reads
-    ``storage/message/<session>/<messageID>.json`` beside it when it exists.
+    ``storage/message/<session>/<messageID>.json`` beside it when it exists. A message file's
+    ``step-finish`` parts come as ``ctx.sidecar["steps"]`` (``storage/part/<messageID>/``, in
+    id order): one model call per step, as the export and the database give.
     """
 
     AGENT = AGENT
-    VERSION = VERSION
+    VERSION = 2  # 2: a storage message file's calls are its steps' (was one call, the last step's tokens)
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Rows of the whole document; undecodable input → one parse issue."""
@@ -56,7 +58,8 @@ class OpencodeDocumentParser(DocumentParser):
         if kind == "session":
             return [*issues, *session_rows(doc, pos)]
         if kind == "message":
-            return [*issues, *message_rows(doc, pos)]
+            steps = as_list((self.ctx.sidecar or {}).get("steps"))
+            return [*issues, *message_rows(doc, pos, steps=[as_dict(p) for p in steps])]
         if kind == "part":
             msg = self.ctx.sidecar or {}
             return [
