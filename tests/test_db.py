@@ -13,7 +13,7 @@ import pytest
 
 from agent_history.db.migrate import current_revision, downgrade, head_revision, upgrade
 from agent_history.db.status import CORE_TABLES
-from agent_history.ingest.sql_merge import pg_type
+from agent_history.db.tables.merges import pg_type
 from agent_history.model.rows import ROW_TYPES
 
 PY = sys.executable

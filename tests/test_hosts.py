@@ -480,7 +480,7 @@ def test_a_laptop_whose_system_name_changed_keeps_its_catalogue_without_reading_
 
 def test_a_row_another_hosts_pass_takes_leaves_both_sessions_rolled_up(db, corpus_home, own_tmp):
     """Host beta holds a copy of one of alpha's transcripts under another session id (a synced
-    or copied home): the shared rows go to their owner (`ingest.owners`), and beta's pass rolls up
+    or copied home): the shared rows go to their owner (`db.tables.claims`), and beta's pass rolls up
     alpha's session too — its figures match its rows at once, not at alpha's next pass."""
     from agent_history.ingest.discovery import Source
     from agent_history.ingest.loader import Loader

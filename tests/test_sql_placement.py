@@ -22,20 +22,7 @@ QUERY_LAYER = ("db", "session", "read", "search")
 vocabulary), the query modules of `read/` and `search/`. Migrations and `sql/` are not Python
 modules of the package."""
 
-PENDING: dict[str, str] = {
-    "ingest/bulk.py": "moving to the query layer (h-sqlload)",
-    "ingest/databases.py": "moving to the query layer (h-sqlload)",
-    "ingest/documents.py": "moving to the query layer (h-sqlload)",
-    "ingest/host_files.py": "moving to the query layer (h-sqlload)",
-    "ingest/loader.py": "moving to the query layer (h-sqlload)",
-    "ingest/owners.py": "moving to the query layer (h-sqlload)",
-    "ingest/pass_locks.py": "moving to the query layer (h-sqlload)",
-    "ingest/postpass.py": "moving to the query layer (h-sqlload)",
-    "ingest/rebuild.py": "moving to the query layer (h-sqlload)",
-    "ingest/sql_merge.py": "moving to the query layer (h-sqlload)",
-    "ingest/verify.py": "moving to the query layer (h-sqlload)",
-    "ingest/writer.py": "moving to the query layer (h-sqlload)",
-}
+PENDING: dict[str, str] = {}
 """Modules outside the query layer that still hold SQL over ``ah``, each with why (empty: none)."""
 
 ALLOWED: dict[str, str] = {

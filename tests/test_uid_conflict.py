@@ -1,4 +1,4 @@
-"""Message uids reused by another session (`ingest.sql_merge.CONTENT_COLUMNS`): a crafted
+"""Message uids reused by another session (`db.tables.merges.CONTENT_COLUMNS`): a crafted
 transcript that copies a real session's record uuids with other text must not merge into (and
 overwrite) that session's messages — the stored rows are kept and a `uid_conflict` issue names
 both sessions — while Claude Code's resume copies (same uuid and text, new sessionId) still merge,
@@ -27,7 +27,7 @@ def craft(src: Path, dst_dir: Path) -> tuple[str, set[str]]:
     """A transcript reusing `src`'s user-record uuids under a new session id with other text →
     (its session id, the uuids whose text it changed)."""
     # a fixed id sorting after the real one: the crafted copy starts and ends with the real
-    # session, so the rows it copies unchanged go by session uid (`ingest.owners`,
+    # session, so the rows it copies unchanged go by session uid (`db.tables.claims`,
     # tests/test_uid_owner.py) — here they stay the real session's
     session = "ffffffff-0000-4000-8000-" + uuid.uuid4().hex[:12]
     changed: set[str] = set()

@@ -1,4 +1,4 @@
-"""Rows two sessions share go to one owner whatever the reading order (`ingest.owners`,
+"""Rows two sessions share go to one owner whatever the reading order (`db.tables.claims`,
 migration 0026_owner): a Claude Code resume copies the original's records (same ``uuid``, same
 ``message.id``) under its own ``sessionId``. The original — started together with its resume,
 ended first — keeps them, whether the files are read in one (bulk) pass, one after the other in

@@ -31,10 +31,13 @@ pass (whatever its size) continues in bulk mode and ends it; `status` reports it
 Only a role owning the tables can take the path (`can_bulk`); an indexer connected as the
 non-owning ``ah_writer`` always loads incrementally. One pass at a time takes it (holding
 `pass_locks.BULK_LOCK`); passes that start meanwhile — other hosts' — load incrementally beside it,
-and `finish` recounts their rows too (`LOCK_CORPORA`; docs/design.md §7 "Many machines").
+and `finish` recounts their rows too (`search_stats.LOCK_CORPORA`; docs/design.md §7 "Many machines").
 A pass stopped at a batch boundary (Ctrl-C, SIGTERM) recomputes the statistics before it exits
 (`refresh_statistics`), so search finds what was loaded; until the next pass ends the bulk pass,
 searches run without the GIN index (a sequential scan) and say so (`search` prints a note).
+
+The statements are `db.tables.search_stats`'s (the bulk path's triggers, indexes, mark and
+recount); this module decides and holds the transactions.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from dataclasses import dataclass
 import psycopg
 
 from agent_history.db.bulk_mark import BULK_PASS_KEY
+from agent_history.db.tables import search_stats
+from agent_history.db.tables.search_stats import recompute_statistics
 
 BULK_MIN_BYTES = 64 * 1024 * 1024
 """New bytes (transcript bytes not yet indexed) from which a pass takes the bulk path."""
@@ -54,13 +59,6 @@ BULK_MODES = ("auto", "always", "never")
 
 MARK_KEY = BULK_PASS_KEY
 """``ah.meta`` key of an unfinished bulk pass (value: JSON ``{"run_id", "indexes"}``; `db.bulk_mark`)."""
-
-CORPORA: tuple[str, ...] = ("message", "tool_call")
-"""Search corpora: each is the table of the same name with a ``tsv`` column."""
-
-STATS_TRIGGERS: tuple[str, ...] = ("search_stats_ins", "search_stats_upd", "search_stats_del")
-"""Suffixes of the term-statistics triggers (``<table>_<suffix>``, migration 0002) a bulk pass
-disables (the TRUNCATE trigger stays: a `rebuild` truncates before the pass)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +71,7 @@ class BulkState:
 
 def pending(conn: psycopg.Connection) -> BulkState | None:
     """The unfinished bulk pass recorded in ``ah.meta``, or None."""
-    row = conn.execute("SELECT value FROM ah.meta WHERE key = %s", (MARK_KEY,)).fetchone()
+    row = search_stats.read_mark(conn, MARK_KEY)
     if row is None:
         return None
     data = json.loads(row[0] or "{}")
@@ -83,23 +81,12 @@ def pending(conn: psycopg.Connection) -> BulkState | None:
 def can_bulk(conn: psycopg.Connection) -> bool:
     """True when the connection's role owns the corpus tables (disabling triggers and dropping
     indexes need ownership): an indexer connected as ``ah_writer`` keeps the incremental path."""
-    return bool(
-        conn.execute(
-            "SELECT bool_and(pg_has_role(current_user, c.relowner, 'USAGE')) FROM pg_class c "
-            "WHERE c.oid = ANY(%s::regclass[])",
-            ([f"ah.{t}" for t in CORPORA],),
-        ).fetchone()[0]
-    )
+    return search_stats.owns_corpora(conn)
 
 
 def is_cold(conn: psycopg.Connection) -> bool:
     """True when no message is catalogued (a first index or a `rebuild`)."""
-    return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM ah.message)").fetchone()[0]
-
-
-def indexed_bytes(conn: psycopg.Connection) -> int:
-    """Transcript bytes the catalogue already holds (Σ ``source_file.indexed_offset``)."""
-    return int(conn.execute("SELECT coalesce(sum(indexed_offset), 0) FROM ah.source_file").fetchone()[0])
+    return search_stats.no_message(conn)
 
 
 def choose(mode: str, *, new_bytes: int, cold: bool, min_bytes: int = BULK_MIN_BYTES) -> bool:
@@ -112,60 +99,18 @@ def choose(mode: str, *, new_bytes: int, cold: bool, min_bytes: int = BULK_MIN_B
     return (cold and new_bytes > 0) or new_bytes >= min_bytes
 
 
-def _gin_indexes(conn: psycopg.Connection) -> dict[str, str]:
-    rows = conn.execute(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'ah' AND tablename = ANY(%s) "
-        "AND indexdef LIKE '%%USING gin (tsv)%%' ORDER BY indexname",
-        (list(CORPORA),),
-    ).fetchall()
-    return dict(rows)
-
-
-LOCK_CORPORA = "LOCK TABLE " + ", ".join(f"ah.{t}" for t in CORPORA) + " IN SHARE ROW EXCLUSIVE MODE"
-"""Taken first by `begin` and `finish`: both corpus tables at once, in the order a batch writes
-them, so the DDL waits for another pass's batch in flight (and blocks the next) instead of
-deadlocking with it (docs/design.md §7 "Many machines")."""
-
-
 def begin(conn: psycopg.Connection, run_id: int, *, drop_indexes: bool) -> BulkState:
     """Open a bulk pass (one transaction; see the module docstring). `conn` is autocommit; the
     caller holds `pass_locks.BULK_LOCK`."""
     with conn.transaction():
-        conn.execute(LOCK_CORPORA)
-        indexes = _gin_indexes(conn) if drop_indexes else {}
+        search_stats.lock_corpora(conn)
+        indexes = search_stats.gin_indexes(conn) if drop_indexes else {}
         state = BulkState(run_id, indexes)
-        conn.execute(
-            "INSERT INTO ah.meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
-            "SET value = EXCLUDED.value, updated_at = now()",
-            (MARK_KEY, json.dumps({"run_id": run_id, "indexes": indexes})),
-        )
+        search_stats.write_mark(conn, MARK_KEY, json.dumps({"run_id": run_id, "indexes": indexes}))
         for name in indexes:
-            conn.execute(f'DROP INDEX IF EXISTS ah."{name}"')
-        for table in CORPORA:
-            for trigger in STATS_TRIGGERS:
-                conn.execute(f"ALTER TABLE ah.{table} DISABLE TRIGGER {table}_{trigger}")
+            search_stats.drop_index(conn, name)
+        search_stats.switch_stats_triggers(conn, enable=False)
     return state
-
-
-RECOMPUTE_TERMS = """
-INSERT INTO ah.search_term (corpus, lexeme, df)
-SELECT %(corpus)s, l.lexeme, count(*) FROM ah.{table} AS t, unnest(tsvector_to_array(t.tsv)) AS l(lexeme)
-GROUP BY l.lexeme
-"""
-RECOMPUTE_CORPUS = """
-INSERT INTO ah.search_corpus AS c (corpus, doc_count, total_len)
-SELECT %(corpus)s, count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.{table}
-ON CONFLICT (corpus) DO UPDATE SET doc_count = EXCLUDED.doc_count, total_len = EXCLUDED.total_len
-"""
-
-
-def recompute_statistics(conn: psycopg.Connection) -> None:
-    """Replace ``ah.search_term`` and ``ah.search_corpus`` of every corpus by their values
-    computed from the stored vectors. Runs in the caller's transaction."""
-    for table in CORPORA:
-        conn.execute("DELETE FROM ah.search_term WHERE corpus = %(corpus)s", {"corpus": table})
-        conn.execute(RECOMPUTE_TERMS.format(table=table), {"corpus": table})
-        conn.execute(RECOMPUTE_CORPUS.format(table=table), {"corpus": table})
 
 
 def refresh_statistics(conn: psycopg.Connection) -> None:
@@ -193,7 +138,7 @@ def compact(conn: psycopg.Connection) -> list[str]:
     try:
         for table in COMPACT_TABLES:
             try:
-                conn.execute(f"VACUUM (FULL) ah.{table}")
+                search_stats.vacuum_full(conn, table)
                 done.append(table)
             except psycopg.errors.LockNotAvailable:
                 continue
@@ -207,17 +152,14 @@ def finish(conn: psycopg.Connection, state: BulkState) -> None:
     triggers, recompute the statistics, delete the ``ah.meta`` row. `conn` is autocommit.
 
     Other passes (other hosts') may have loaded beside the bulk pass with the triggers off:
-    `LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
+    `search_stats.LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
     enabled triggers, so the statistics equal a recount of the stored rows."""
     with conn.transaction():
-        conn.execute(LOCK_CORPORA)
+        search_stats.lock_corpora(conn)
         # the whole build may use more memory than a batch's maintenance (session setting)
         conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
         for name, definition in state.indexes.items():
-            if conn.execute("SELECT to_regclass(%s)", (f'ah."{name}"',)).fetchone()[0] is None:
-                conn.execute(definition)
-        for table in CORPORA:
-            for trigger in STATS_TRIGGERS:
-                conn.execute(f"ALTER TABLE ah.{table} ENABLE TRIGGER {table}_{trigger}")
+            search_stats.build_index(conn, name, definition)
+        search_stats.switch_stats_triggers(conn, enable=True)
         recompute_statistics(conn)
-        conn.execute("DELETE FROM ah.meta WHERE key = %s", (MARK_KEY,))
+        search_stats.delete_mark(conn, MARK_KEY)

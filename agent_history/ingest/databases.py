@@ -26,8 +26,7 @@ import sqlite3
 import time
 import urllib.parse
 
-from psycopg.types.json import Jsonb
-
+from agent_history.db.tables import parse_issues, source_files
 from agent_history.ingest.discovery import FileRef
 from agent_history.ingest.strategy import KnownFile, PassContext, SourceStrategy
 from agent_history.ingest.writer import Part, prepare_staging, purge_source, write_parts
@@ -110,9 +109,7 @@ def index_database(loader: PassContext, ref: FileRef, known: KnownFile) -> None:
     parser_cls: type[DatabaseParser] = source_parser(ref.source.agent, "database")
     loader.commit()
     loader.drain()
-    saved, version = conn.execute(
-        "SELECT db_cursor, parser_version FROM ah.source_file WHERE id = %s", (known.id,)
-    ).fetchone()
+    saved, version = source_files.database_cursor(conn, known.id)
     cursor: dict = saved or {}
     if cursor and version != parser_cls.VERSION:  # re-read everything with the new parser
         with conn.transaction():
@@ -144,10 +141,7 @@ def index_database(loader: PassContext, ref: FileRef, known: KnownFile) -> None:
                 return  # signature not saved: the next pass goes on from the cursor
     finally:
         con.close()
-    conn.execute(
-        "UPDATE ah.source_file SET size = %s, mtime_ns = %s, last_indexed_at = now() WHERE id = %s",
-        (size, mtime, known.id),
-    )
+    source_files.save_signature(conn, known.id, size, mtime)
     summary.changed(known.id)
 
 
@@ -204,12 +198,8 @@ def _write(
     prepare_staging(conn)
     with conn.transaction():
         written = write_parts(conn, [Part(source_id, ref.source.namespace, rows)], **loader.redact_kw)
-        conn.execute(
-            "UPDATE ah.source_file SET kind = 'database', db_cursor = %s, parser_version = %s, status = 'ok', "
-            "last_error = NULL, last_indexed_at = now() WHERE id = %s",
-            (Jsonb(cursor), _version(ref), source_id),
-        )
-        conn.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = %s", (source_id,))
+        source_files.save_database_cursor(conn, source_id, cursor, _version(ref))
+        parse_issues.clear_load_error(conn, source_id)
     summary.add_written(written.new, written.merged, written.issues)
     summary.changed(source_id)
     summary.bytes_read += nbytes
@@ -226,12 +216,8 @@ def _version(ref: FileRef) -> int:
 
 def _bad_database(conn, source_id: int, detail: str, summary) -> None:
     with conn.transaction():
-        conn.execute(
-            "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, detail) VALUES (%s, 'bad_database', 0, %s) "
-            "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
-            (source_id, detail[:300]),
-        )
-        conn.execute("UPDATE ah.source_file SET kind = 'database', status = 'ok' WHERE id = %s", (source_id,))
+        parse_issues.record_bad_database(conn, source_id, detail)
+        source_files.mark_database_read(conn, source_id)
     summary.issues["bad_database"] += 1
     summary.changed(source_id)
 

@@ -36,14 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
-import psycopg
 from psycopg.types.json import Jsonb
 
+from agent_history.db.tables import parse_issues, source_files
+from agent_history.db.tables.merges import delete_per_source, purge_missing_many
 from agent_history.ingest.discovery import FileRef
 from agent_history.ingest.isolate import write_isolated
 from agent_history.ingest.strategy import KnownFile, PassContext, SourceStrategy
-from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES, Part, prepare_staging, write_parts
-from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
+from agent_history.ingest.writer import Part, prepare_staging, write_parts
+from agent_history.model.rows import ParseIssueRow, Row
 from agent_history.parsers import source_parser
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.driver import document_rows
@@ -53,7 +54,6 @@ MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 DOCS_PER_BATCH = 200
 ROWS_PER_BATCH = 20_000
 """A batch of documents is written in one transaction when it reaches either bound."""
-_EVENT_TYPES = tuple(t for t in ROW_TYPES if t.TABLE in EVENT_TABLES)
 
 
 def _sidecar(cache: dict[str, dict[str, dict]], ref: FileRef) -> dict | None:
@@ -174,14 +174,9 @@ def index_document(strategy: DocumentStrategy, ctx: PassContext, ref: FileRef, s
             data = fh.read()
         rows = []
     digest = hashlib.sha256(data).hexdigest()
-    old = conn.execute(
-        "SELECT content_sha256, parser_version FROM ah.source_file WHERE id = %s", (known.id,)
-    ).fetchone()
+    old = source_files.document_state(conn, known.id)
     if old is not None and old[0] == digest and old[1] == parser_cls.VERSION and known.status == "ok":
-        conn.execute(
-            "UPDATE ah.source_file SET size = %s, mtime_ns = %s, last_indexed_at = now() WHERE id = %s",
-            (st.st_size, st.st_mtime_ns, known.id),
-        )
+        source_files.save_signature(conn, known.id, st.st_size, st.st_mtime_ns)
         summary.changed(known.id)
         summary.bytes_read += len(data)
         return
@@ -198,7 +193,7 @@ def index_document(strategy: DocumentStrategy, ctx: PassContext, ref: FileRef, s
         versions = parser.session_versions()
     write = rows
     if versions is not None and old is not None and old[1] == parser_cls.VERSION:
-        before = conn.execute("SELECT parser_state FROM ah.source_file WHERE id = %s", (known.id,)).fetchone()[0] or {}
+        before = source_files.parser_state(conn, known.id) or {}
         write = unchanged_sessions_dropped(rows, versions, before.get("versions") or {})
     pending = strategy.pending
     pending.append(
@@ -242,16 +237,12 @@ def _write_documents(ctx: PassContext, docs: list[_Doc]) -> None:
     ids = [d.source_id for d in docs]
     prepare_staging(conn)
     with conn.transaction():
-        with conn.cursor() as cur:
-            for table in PER_SOURCE_TABLES:
-                cur.execute(f"DELETE FROM ah.{table} WHERE source_id = ANY(%s)", (ids,))
+        delete_per_source(conn, ids)
         written = write_parts(conn, [Part(d.source_id, d.ref.source.namespace, d.write) for d in docs], **ctx.redact_kw)
         purged = purge_missing_many(conn, [(d.source_id, d.rows) for d in docs])
         with conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE ah.source_file SET kind = 'document', content_sha256 = %s, size = %s, mtime_ns = %s, "
-                "indexed_offset = %s, line_count = %s, parser_version = %s, parser_state = %s, status = 'ok', "
-                "last_error = NULL, last_indexed_at = now() WHERE id = %s",
+            source_files.save_documents(
+                cur,
                 [
                     (
                         d.digest,
@@ -266,7 +257,7 @@ def _write_documents(ctx: PassContext, docs: list[_Doc]) -> None:
                     for d in docs
                 ],
             )
-            cur.execute("DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)", (ids,))
+            parse_issues.clear_load_errors(cur, ids)
     summary.add_written(written.new, written.merged, written.issues)
     if purged:
         summary.rows["purged"] += purged
@@ -287,39 +278,3 @@ def unchanged_sessions_dropped(rows: list[Row], versions: dict[str, str], before
     if not same:
         return rows
     return [r for r in rows if type(r).PER_SOURCE or getattr(r, "session_uid", None) not in same]
-
-
-def purge_missing_many(conn: psycopg.Connection, docs: list[tuple[int, list[Row]]]) -> int:
-    """For each ``(source_id, rows)``: delete the event rows and sessions that source contributed
-    whose natural key is not among its `rows`; mark the sessions of deleted rows dirty. One
-    statement per table for all of them. Returns the number of event rows deleted."""
-    ids = [sid for sid, _ in docs]
-    deleted = 0
-    with conn.cursor() as cur:
-        for row_type in _EVENT_TYPES:
-            cols = row_type.key_columns()
-            pairs = {(sid, *r.natural_key()) for sid, rows in docs for r in rows if type(r) is row_type}
-            arrays = [[p[i] for p in pairs] for i in range(len(cols) + 1)]
-            cast = ", ".join(["%s::bigint[]", *("%s::text[]" for _ in cols)])
-            cur.execute(
-                f"WITH d AS (DELETE FROM ah.{row_type.TABLE} WHERE source_id = ANY(%s) AND (source_id, {', '.join(cols)}) "
-                f"NOT IN (SELECT * FROM unnest({cast})) RETURNING session_id) "
-                "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM d "
-                "ON CONFLICT (session_id) DO NOTHING",
-                (ids, *arrays),
-            )
-            deleted += cur.rowcount
-        keep = set()
-        for sid, rows in docs:
-            for r in rows:
-                if type(r) is SessionRow:
-                    keep.add((sid, *r.natural_key()))
-                elif not type(r).PER_SOURCE and hasattr(r, "session_uid"):
-                    keep.add((sid, r.agent, r.session_uid, r.agent_id))
-        refs = " AND ".join(f"NOT EXISTS (SELECT 1 FROM ah.{t} x WHERE x.session_id = s.id)" for t in EVENT_TABLES)
-        cur.execute(
-            "DELETE FROM ah.session s WHERE s.source_id = ANY(%s) AND (s.source_id, s.agent, s.session_uid, s.agent_id) "
-            f"NOT IN (SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[])) AND {refs}",
-            (ids, *[[k[i] for k in keep] for i in range(4)]),
-        )
-    return deleted

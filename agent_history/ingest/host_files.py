@@ -9,6 +9,7 @@ import os
 
 import psycopg
 
+from agent_history.db.tables import source_files
 from agent_history.ingest.discovery import FileRef
 from agent_history.ingest.strategy import PassSummary
 
@@ -25,29 +26,15 @@ def mark_missing(
     namespace (``index --file``) only the listed files are looked at. Only this host's
     files: another machine's paths say nothing about this disk."""
     if namespaces:
-        rows = conn.execute(
-            "SELECT id, path, status = 'missing' FROM ah.source_file "
-            "WHERE namespace = ANY(%s) AND origin_host IS NOT DISTINCT FROM %s",
-            (list(namespaces), host),
-        ).fetchall()
+        rows = source_files.host_files_in(conn, host, namespaces)
     else:
-        rows = conn.execute(
-            "SELECT id, path, status = 'missing' FROM ah.source_file "
-            "WHERE path = ANY(%s) AND origin_host IS NOT DISTINCT FROM %s",
-            (list(listed), host),
-        ).fetchall()
+        rows = source_files.host_files_at(conn, host, listed)
     gone = [i for i, path, missing in rows if not missing and path not in listed and not os.path.exists(path)]
     back = [i for i, path, missing in rows if missing and path in listed]
     if gone:
-        conn.execute("UPDATE ah.source_file SET status = 'missing' WHERE id = ANY(%s)", (gone,))
+        source_files.mark_missing(conn, gone)
     if back:
-        conn.execute(
-            "UPDATE ah.source_file AS f SET status = CASE WHEN f.last_error IS NOT NULL THEN 'error' "
-            "WHEN f.size IS NULL AND f.indexed_offset = 0 THEN 'new' "
-            "WHEN EXISTS (SELECT 1 FROM ah.parse_issue AS i WHERE i.source_id = f.id "
-            "AND i.kind = 'parser_upgraded') THEN 'parser_upgraded' ELSE 'ok' END WHERE f.id = ANY(%s)",
-            (back,),
-        )
+        source_files.mark_returned(conn, back)
     summary.files_missing, summary.files_returned = len(gone), len(back)
 
 
@@ -62,43 +49,18 @@ def claim(conn: psycopg.Connection, host: str | None, files: list[tuple[FileRef,
     system name changed (its single-machine namespaces are its own)."""
     if host is None or not files:
         return
-    if conn.execute(
-        "SELECT NOT EXISTS (SELECT 1 FROM ah.source_file WHERE origin_host IS NULL "
-        "OR (origin_host <> %s AND namespace LIKE '%%-local'))",
-        (host,),
-    ).fetchone()[0]:
+    if source_files.nothing_to_claim(conn, host):
         return  # the usual case once every machine has run: nothing to claim, no arrays sent
     with conn.transaction():
-        claimed = conn.execute(
-            "WITH f AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS f(path, namespace, legacy)), "
-            "prior AS (SELECT sf.id, sf.namespace AS was FROM ah.source_file sf JOIN f ON sf.path = f.path "
-            "AND sf.namespace IN (f.namespace, f.legacy) WHERE sf.origin_host IS NULL "
-            # one laptop whose system name changed: its single-machine namespace is its own
-            "OR (sf.namespace = f.legacy AND f.namespace = f.legacy AND sf.origin_host <> %s) "
-            "FOR UPDATE OF sf) "
-            "UPDATE ah.source_file sf SET origin_host = %s, namespace = f.namespace FROM f, prior "
-            "WHERE prior.id = sf.id AND sf.path = f.path "
-            "AND NOT EXISTS (SELECT 1 FROM ah.source_file x WHERE x.path = sf.path AND x.origin_host = %s) "
-            "RETURNING sf.id, sf.namespace, prior.was",
-            (
-                [r.path for r, _ in files],
-                [r.source.namespace for r, _ in files],
-                [f"{r.source.agent}-local" for r, _ in files],
-                host,
-                host,
-                host,
-            ),
-        ).fetchall()
+        claimed = source_files.claim_files(
+            conn,
+            host,
+            [r.path for r, _ in files],
+            [r.source.namespace for r, _ in files],
+            [f"{r.source.agent}-local" for r, _ in files],
+        )
         if claimed:
-            conn.execute(
-                "UPDATE ah.session SET origin_host = %s WHERE source_id = ANY(%s) AND origin_host IS DISTINCT FROM %s",
-                (host, [r[0] for r in claimed], host),
-            )
+            source_files.claim_sessions(conn, host, [r[0] for r in claimed])
         moved = [(i, ns) for i, ns, was in claimed if ns != was]
         if moved:
-            for table in ("session", "message"):
-                conn.execute(
-                    f"UPDATE ah.{table} t SET namespace = m.namespace FROM unnest(%s::bigint[], %s::text[]) "
-                    "AS m(id, namespace) WHERE t.source_id = m.id AND t.namespace IS DISTINCT FROM m.namespace",
-                    ([i for i, _ in moved], [ns for _, ns in moved]),
-                )
+            source_files.move_namespaces(conn, moved)

@@ -42,10 +42,13 @@ from psycopg.types.json import Jsonb
 
 from agent_history.config import default_host
 from agent_history.db.shared_sessions import sessions_stored_elsewhere
+from agent_history.db.tables import parse_issues, source_files
+from agent_history.db.tables.runs import finish_run, mark_killed_runs, start_run
+from agent_history.db.tables.sessions import known_cwds
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
-from agent_history.ingest.pass_locks import INDEX_LOCK, RUN_LOCK, AnotherPassRunning, PassLocks, mark_killed_runs
+from agent_history.ingest.pass_locks import INDEX_LOCK, AnotherPassRunning, PassLocks
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.prefix import HASH_WINDOW, crc_range, prefix_change
 from agent_history.ingest.strategy import KnownFile, PassContext, PassSummary, SourceStrategy
@@ -214,12 +217,7 @@ class Loader:
         # Several passes may run (one per host and namespace set): a row still `running` whose
         # pass holds no run lock was killed before it could record its end.
         mark_killed_runs(conn)
-        with conn.transaction():  # the row and its run lock appear together to other passes
-            run_id = conn.execute(
-                "INSERT INTO ah.index_run (origin_host, namespaces) VALUES (%s, %s) RETURNING id",
-                (self.host, namespaces),
-            ).fetchone()[0]
-            conn.execute("SELECT pg_advisory_lock(%s::int, %s::int)", (RUN_LOCK, run_id))
+        run_id = start_run(conn, self.host, namespaces)  # the row and its run lock appear together
         status = "failed"
         try:
             files: list[tuple[FileRef, os.stat_result]] = []
@@ -302,19 +300,15 @@ class Loader:
             self._stop_writer()
             summary.seconds = time.monotonic() - started
             try:
-                conn.execute(
-                    "UPDATE ah.index_run SET finished_at = now(), status = %s, files_scanned = %s, "
-                    "files_changed = %s, bytes_read = %s, summary = %s WHERE id = %s",
-                    (
-                        status,
-                        summary.files_scanned,
-                        summary.files_changed,
-                        summary.bytes_read,
-                        Jsonb(summary.as_dict()),
-                        run_id,
-                    ),
+                finish_run(
+                    conn,
+                    run_id,
+                    status,
+                    summary.files_scanned,
+                    summary.files_changed,
+                    summary.bytes_read,
+                    summary.as_dict(),
                 )
-                conn.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", (RUN_LOCK, run_id))
             except psycopg.Error:
                 pass  # connection lost: the lock dies with the session
 
@@ -345,7 +339,7 @@ class Loader:
             return None
         # one sort-based build beats row-by-row maintenance when the pass at least doubles the
         # catalogue (docs/performance.md, "Bulk path")
-        drop = new_bytes >= bulk.indexed_bytes(self.conn)
+        drop = new_bytes >= source_files.indexed_bytes(self.conn)
         if not self._locks.take_bulk():  # another pass is on the bulk path: load incrementally
             return None
         return bulk.begin(self.conn, run_id, drop_indexes=drop)
@@ -391,22 +385,12 @@ class Loader:
     def _known_cwds(self) -> tuple[str, ...]:
         """The distinct absolute working directories of catalogued sessions (cached per pass)."""
         if self._cwds is None:
-            rows = self.conn.execute(
-                "SELECT DISTINCT cwd FROM ah.session WHERE cwd LIKE '/%%' AND source_type = 'session' "
-                "AND (origin_host IS NULL OR origin_host = %s) ORDER BY 1",
-                (self.host,),
-            ).fetchall()
-            self._cwds = tuple(r[0] for r in rows)
+            self._cwds = known_cwds(self.conn, self.host)
         return self._cwds
 
     def _known(self) -> dict[str, _Known]:
         """This host's catalogued files by path (another host's files may have the same paths)."""
-        rows = self.conn.execute(
-            "SELECT path, id, size, mtime_ns, indexed_offset, line_count, head_sha256, checkpoint_sha256, "
-            "parser_version, status FROM ah.source_file WHERE origin_host IS NOT DISTINCT FROM %s",
-            (self.host,),
-        ).fetchall()
-        return {r[0]: _Known(*r[1:]) for r in rows}
+        return {r[0]: _Known(*r[1:]) for r in source_files.known_files(self.conn, self.host)}
 
     def _register(self, refs: list[FileRef], known: dict[str, _Known]) -> None:
         """Insert new files into ah.source_file in one statement (status 'new', offset 0)."""
@@ -420,22 +404,17 @@ class Loader:
                 versions[ref.source.agent] = parser_class(ref.source.agent).VERSION
             except (KeyError, ImportError):
                 versions[ref.source.agent] = None
-        rows = self.conn.execute(
-            "INSERT INTO ah.source_file (path, namespace, agent, role, tier, rel_path, parser_version, origin_host) "
-            "SELECT *, %s::text FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
-            "ON CONFLICT ON CONSTRAINT source_file_path_host_key DO UPDATE SET namespace = EXCLUDED.namespace "
-            "RETURNING path, id",
-            (
-                self.host,
-                [r.path for r in refs],
-                [r.source.namespace for r in refs],
-                [r.source.agent for r in refs],
-                [r.role for r in refs],
-                [r.source.tier for r in refs],
-                [r.rel_path for r in refs],
-                [versions[r.source.agent] for r in refs],
-            ),
-        ).fetchall()
+        rows = source_files.register_files(
+            self.conn,
+            self.host,
+            [r.path for r in refs],
+            [r.source.namespace for r in refs],
+            [r.source.agent for r in refs],
+            [r.role for r in refs],
+            [r.source.tier for r in refs],
+            [r.rel_path for r in refs],
+            [versions[r.source.agent] for r in refs],
+        )
         by_path = {r.path: r for r in refs}
         for path, source_id in rows:
             known[path] = _Known(source_id, None, None, 0, 0, None, None, versions[by_path[path].source.agent], "new")
@@ -450,7 +429,7 @@ class Loader:
             return
         try:
             if k.status == "new":  # registered as jsonl by default; say how it is read
-                self.conn.execute("UPDATE ah.source_file SET kind = %s WHERE id = %s", (ref.kind, k.id))
+                source_files.set_kind(self.conn, k.id, ref.kind)
             strategy.index(self, ref, st, k)
         except Exception as exc:  # noqa: BLE001 - recorded, the pass goes on
             self._raise_if_lost(exc)
@@ -497,10 +476,7 @@ class Loader:
                 if k.offset > 0:
                     why = "it is shorter than what was indexed" if st.st_size < k.offset else None
                     if why is None:
-                        state, windows, crc = conn.execute(
-                            "SELECT parser_state, prefix_windows, prefix_crc32 FROM ah.source_file WHERE id = %s",
-                            (k.id,),
-                        ).fetchone()
+                        state, windows, crc = source_files.resume_state(conn, k.id)
                         why = prefix_change(fh, k.offset, k.head, k.checkpoint, windows)
                     if why is not None:
                         self.commit()  # the purge must not share a batch with this file's old rows
@@ -680,11 +656,8 @@ class Loader:
                 **self.redact_kw,
             )
             with conn.cursor() as cur:
-                cur.executemany(
-                    "UPDATE ah.source_file SET indexed_offset = %s, line_count = %s, head_sha256 = %s, "
-                    "checkpoint_sha256 = %s, parser_version = %s, parser_state = %s, status = 'ok', last_error = NULL, "
-                    "last_indexed_at = now(), size = %s, mtime_ns = %s, prefix_windows = %s, prefix_crc32 = %s "
-                    "WHERE id = %s",
+                source_files.save_progress(
+                    cur,
                     [
                         (
                             p.offset,
@@ -703,10 +676,7 @@ class Loader:
                     ],
                 )
                 # a file that loads again no longer has an open load error
-                cur.execute(
-                    "DELETE FROM ah.parse_issue WHERE kind = 'load_error' AND source_id = ANY(%s)",
-                    ([p.source_id for p in batch],),
-                )
+                parse_issues.clear_load_errors(cur, [p.source_id for p in batch])
         summary.batches += 1
         if self._pause_after is not None and summary.batches >= self._pause_after:
             self._pause()
@@ -734,22 +704,13 @@ class Loader:
 
         with self.conn.transaction():
             purge_source(self.conn, k.id)
-            self.conn.execute(
-                "UPDATE ah.source_file SET indexed_offset = 0, line_count = 0, parser_state = NULL, "
-                "rewrite_count = rewrite_count + 1, size = NULL, mtime_ns = NULL, prefix_windows = NULL, "
-                "prefix_crc32 = NULL WHERE id = %s",
-                (k.id,),
-            )
-            self.conn.execute(
-                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
-                "VALUES (%s, 'source_rewritten', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) "
-                "DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
-                (
-                    k.id,
-                    k.offset,
-                    k.line_count,
-                    f"file changed before byte {k.offset} ({why}; now {st.st_size} bytes); re-parsed",
-                ),
+            source_files.reset_for_rewrite(self.conn, k.id)
+            parse_issues.record_rewritten(
+                self.conn,
+                k.id,
+                k.offset,
+                k.line_count,
+                f"file changed before byte {k.offset} ({why}; now {st.st_size} bytes); re-parsed",
             )
         summary.issues["source_rewritten"] += 1
 
@@ -757,16 +718,13 @@ class Loader:
         if k.status == "parser_upgraded":
             return
         with self.conn.transaction():
-            self.conn.execute("UPDATE ah.source_file SET status = 'parser_upgraded' WHERE id = %s", (k.id,))
-            self.conn.execute(
-                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
-                "VALUES (%s, 'parser_upgraded', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) DO NOTHING",
-                (
-                    k.id,
-                    k.offset,
-                    k.line_count,
-                    f"parsed by parser v{k.parser_version}, now v{parser_cls.VERSION}: run `agent-history rebuild`",
-                ),
+            source_files.mark_parser_upgraded(self.conn, k.id)
+            parse_issues.record_parser_upgraded(
+                self.conn,
+                k.id,
+                k.offset,
+                k.line_count,
+                f"parsed by parser v{k.parser_version}, now v{parser_cls.VERSION}: run `agent-history rebuild`",
             )
         summary.issues["parser_upgraded"] += 1
 
@@ -786,13 +744,6 @@ class Loader:
         detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
         recover(conn)
         with conn.transaction():
-            conn.execute(
-                "UPDATE ah.source_file SET status = 'error', last_error = %s WHERE id = %s", (detail, source_id)
-            )
-            offset = conn.execute("SELECT indexed_offset FROM ah.source_file WHERE id = %s", (source_id,)).fetchone()[0]
-            conn.execute(
-                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, detail) VALUES (%s, 'load_error', %s, %s) "
-                "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
-                (source_id, offset, detail),
-            )
+            offset = source_files.mark_error(conn, source_id, detail)
+            parse_issues.record_load_error(conn, source_id, offset, detail)
         summary.load_errors.append(f"{ref.path} (byte {offset}): {detail}")

@@ -1,7 +1,8 @@
 """The advisory locks of an index pass (docs/design.md §7 "Many machines: one pass per
 namespace"): `INDEX_LOCK` shared by every pass and exclusive for a whole-catalogue rebuild,
-one lock per namespace, `BULK_LOCK` for the one pass on the bulk path, and a lock per
-``ah.index_run`` row by which a killed pass is told from another host's live one.
+one lock per namespace, `BULK_LOCK` for the one pass on the bulk path. The lock per
+``ah.index_run`` row, by which a killed pass is told from another host's live one, is the run
+row's (`db.tables.runs.RUN_LOCK`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ BULK_LOCK = 0x61685F626C6B  # 'ah_blk'
 """Held by the one pass on the bulk path (its ``ah.meta`` mark, trigger and index DDL are every
 namespace's); the passes that start meanwhile load incrementally beside it."""
 NAMESPACE_LOCK = 0x61686E73  # 'ahns': (NAMESPACE_LOCK, hashtext(namespace)), one per namespace
-RUN_LOCK = 0x61687275  # 'ahru': (RUN_LOCK, index_run.id), held by the pass that runs that row
 
 
 class AnotherPassRunning(Exception):
@@ -84,18 +84,3 @@ class PassLocks:
         except psycopg.Error:
             pass  # connection lost: the locks died with the session
         self.namespaces, self.shared, self.exclusive, self.bulk = [], False, False, False
-
-
-def mark_killed_runs(conn: psycopg.Connection) -> None:
-    """Mark ``interrupted`` every ``ah.index_run`` row still ``running`` whose pass no longer
-    holds its `RUN_LOCK` (killed: SIGKILL, a lost server) — another host's live pass holds its
-    own and is left alone. When it ended is unknown (finished_at stays NULL); when this pass
-    noticed is recorded."""
-    conn.execute(
-        "UPDATE ah.index_run r SET status = 'interrupted', summary = coalesce(r.summary, '{}'::jsonb) "
-        "|| jsonb_build_object('killed', true, 'noticed_at', now()) WHERE r.status = 'running' AND NOT EXISTS ("
-        "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
-        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-        "AND l.classid = %s::oid AND l.objid::bigint = r.id)",
-        (RUN_LOCK,),
-    )

@@ -30,11 +30,12 @@ from pathlib import Path
 import psycopg
 
 from agent_history.db.roles import COLLECTOR_TABLES
+from agent_history.db.tables import purge
+from agent_history.db.tables.merges import EVENT_TABLES, PER_SOURCE_TABLES
 from agent_history.harnesses import BY_NAME
 from agent_history.ingest.archive.restore import Staged, archived, relocate, stage
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import AnotherPassRunning, Loader, PassLocks, PassSummary
-from agent_history.ingest.writer import EVENT_TABLES, PER_SOURCE_TABLES
 
 DERIVED_TABLES: tuple[str, ...] = (
     *EVENT_TABLES,
@@ -77,17 +78,11 @@ def truncate_derived(conn: psycopg.Connection, *, started: bool = False) -> None
     """Empty every derived table (no CASCADE: a new foreign key into them must be listed here).
     With `started`, record in the same transaction that a rebuild is under way (`REBUILD_KEY`)."""
     with conn.transaction():
-        conn.execute("TRUNCATE " + ", ".join(f"ah.{t}" for t in DERIVED_TABLES) + " RESTART IDENTITY")
+        purge.truncate(conn, DERIVED_TABLES)
         if started:
-            conn.execute(
-                "INSERT INTO ah.meta (key, value) VALUES (%s, to_char(now() AT TIME ZONE 'UTC', "
-                '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\')) ON CONFLICT (key) DO UPDATE SET value = excluded.value, '
-                "updated_at = now()",
-                (REBUILD_KEY,),
-            )
+            purge.mark_started(conn, REBUILD_KEY)
         # kept journal summaries: unlinked now (ids restart), relinked by the post-pass
-        if conn.execute("SELECT to_regclass('ah.session_summary')").fetchone()[0] is not None:
-            conn.execute("UPDATE ah.session_summary SET session_id = NULL WHERE session_id IS NOT NULL")
+        purge.unlink_summaries(conn)
 
 
 @dataclass(frozen=True)
@@ -98,27 +93,19 @@ class Scope:
     host: str | None = None
     namespaces: frozenset[str] = frozenset()
 
-    SQL = "(%(host)s::text IS NULL OR sf.origin_host = %(host)s OR (sf.origin_host IS NULL AND sf.namespace = ANY(%(ns)s::text[])))"
-    """The scope as a condition on ``ah.source_file sf`` (parameters `params`)."""
-
     def params(self) -> dict:
-        """The query parameters of `SQL`."""
+        """The query parameters of the scope's condition (`db.tables.purge.SCOPE`)."""
         return {"host": self.host, "ns": sorted(self.namespaces)}
 
 
 def scope_namespaces(conn: psycopg.Connection, scope: Scope) -> list[str]:
     """The namespaces of the scope's catalogued files and of `scope.namespaces`, sorted."""
-    rows = conn.execute(f"SELECT DISTINCT namespace FROM ah.source_file sf WHERE {Scope.SQL}", scope.params())
-    return sorted({r[0] for r in rows} | set(scope.namespaces))
+    return sorted(purge.scope_namespaces(conn, scope.params()) | set(scope.namespaces))
 
 
 def outside_scope(conn: psycopg.Connection, scope: Scope) -> bool:
     """Whether the catalogue holds a file outside `scope` (another host's)."""
-    return bool(
-        conn.execute(
-            f"SELECT EXISTS (SELECT 1 FROM ah.source_file sf WHERE NOT {Scope.SQL})", scope.params()
-        ).fetchone()[0]
-    )
+    return purge.outside_scope(conn, scope.params())
 
 
 def purge_scope(conn: psycopg.Connection, scope: Scope, namespaces: list[str], *, started: bool = False) -> None:
@@ -127,19 +114,9 @@ def purge_scope(conn: psycopg.Connection, scope: Scope, namespaces: list[str], *
     other host's rows untouched. With `started`, record that host's `rebuild_keys` key in the same
     transaction."""
     with conn.transaction():
-        ids = [r[0] for r in conn.execute(f"SELECT sf.id FROM ah.source_file sf WHERE {Scope.SQL}", scope.params())]
-        conn.execute(
-            "DELETE FROM ah.session WHERE source_id = ANY(%s) OR (source_id IS NULL AND namespace = ANY(%s))",
-            (ids, namespaces),
-        )
-        conn.execute("DELETE FROM ah.source_file WHERE id = ANY(%s)", (ids,))
+        purge.delete_scope(conn, scope.params(), namespaces)
         if started:
-            conn.execute(
-                "INSERT INTO ah.meta (key, value) VALUES (%s, to_char(now() AT TIME ZONE 'UTC', "
-                '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\')) ON CONFLICT (key) DO UPDATE SET value = excluded.value, '
-                "updated_at = now()",
-                (rebuild_keys(scope.host)[-1],),
-            )
+            purge.mark_started(conn, rebuild_keys(scope.host)[-1])
 
 
 class RebuildRefused(Exception):
@@ -185,11 +162,7 @@ def catalogued_sources(conn: psycopg.Connection, scope: Scope = Scope()) -> list
     """The hot homes the catalogue (within `scope`: this host's files) was built from (home =
     path minus its relative path)."""
     out: dict[tuple[str, str], Source] = {}
-    for namespace, agent, path, rel in conn.execute(
-        "SELECT DISTINCT ON (namespace, left(path, length(path) - length(rel_path) - 1)) namespace, agent, path, rel_path "
-        f"FROM ah.source_file sf WHERE tier = 'hot' AND rel_path IS NOT NULL AND path LIKE '%%/' || rel_path AND {Scope.SQL}",
-        scope.params(),
-    ):
+    for namespace, agent, path, rel in purge.hot_files(conn, scope.params()):
         home = path[: len(path) - len(rel) - 1]
         row = BY_NAME.get(agent)
         if row is not None and row.layout.home_may_be_file:  # a claude.ai export: the source is the file
@@ -212,12 +185,7 @@ def rebuild_check(
     cold_home = {s.namespace: s.home for s in cold}
     in_archive = archived(conn, archive, None) if archive is not None else set()  # files are scoped
     result = CheckResult()
-    for namespace, path, rel, tier in stream_rows(
-        conn,
-        f"SELECT namespace, path, rel_path, tier FROM ah.source_file sf WHERE {Scope.SQL} ORDER BY namespace, path",
-        scope.params(),
-        name="ah_rebuild_check",
-    ):
+    for namespace, path, rel, tier in stream_rows(conn, purge.CHECK_ROWS, scope.params(), name="ah_rebuild_check"):
         counts = result.namespaces.setdefault(
             namespace, {"hot": 0, "cold": 0, "archive": 0, "cold_only": 0, "missing": 0}
         )
@@ -339,12 +307,11 @@ def rebuild_keys(host: str | None = None) -> list[str]:
 
 def finish_rebuild(conn: psycopg.Connection, host: str | None = None) -> None:
     """Mark the rebuild complete (remove `rebuild_keys`)."""
-    conn.execute("DELETE FROM ah.meta WHERE key = ANY(%s)", (rebuild_keys(host),))
+    purge.clear_started(conn, rebuild_keys(host))
 
 
 def rebuild_interrupted(conn: psycopg.Connection, host: str | None = None) -> str | None:
     """When a rebuild emptied the catalogue (with `host`: or that host's scope) and did not
     finish re-reading: the time it started (ISO 8601 text), else None. `index` and `status` say
     so: only `rebuild` brings back the transcripts that exist only in cold copies and the archive."""
-    row = conn.execute("SELECT min(value) FROM ah.meta WHERE key = ANY(%s)", (rebuild_keys(host),)).fetchone()
-    return row[0] if row else None
+    return purge.started_at(conn, rebuild_keys(host))

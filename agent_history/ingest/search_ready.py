@@ -25,17 +25,6 @@ from agent_history.analysis.search_text import message_doc, ready, tool_call_doc
 from agent_history.model.merge import fold
 from agent_history.model.rows import MessageRow, Row, ToolCallRow
 
-READY_COLUMNS: tuple[str, ...] = ("search_text", "search_symbols")
-"""Staging columns carrying the ready analysis (text, tsvector text)."""
-
-READY_TSV: dict[type[Row], str] = {
-    MessageRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
-    # term frequencies instead of positions (migration 0025_store)
-    ToolCallRow: "ah.tool_call_tsv_ready(s.search_text, s.search_symbols)",
-}
-"""Row type → the merge's value of ``tsv`` for a staged row: what ``ah.message_tsv`` /
-``ah.tool_call_tsv`` would store, from the ready text."""
-
 DOCUMENT: dict[type[Row], Callable[[Row], str]] = {
     MessageRow: lambda row: message_doc(row.text),  # type: ignore[attr-defined]
     ToolCallRow: lambda row: tool_call_doc(row.name, row.input, row.output),  # type: ignore[attr-defined]
@@ -44,7 +33,8 @@ DOCUMENT: dict[type[Row], Callable[[Row], str]] = {
 ``ah.tool_call_tsv`` analyse)."""
 
 READY = DOCUMENT
-"""The row types whose vectors the loader sends ready."""
+"""The row types whose vectors the loader sends ready (the keys of `db.tables.merges.READY_TSV`,
+the merge's value of ``tsv`` for each, and its staging columns `db.tables.merges.READY_COLUMNS`)."""
 
 MAX_PREPARED_CHARS = 64_000_000
 """Characters of prepared analyses kept at most (a bound on memory should the writer not take

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from agent_history.db.tables.source_files import PREFIX_ROWS, prefix_windows
 from agent_history.ingest.prefix import crc_range, prefix_change
 
 MAX_LISTED = 1000
@@ -104,12 +105,7 @@ def verify_prefixes(conn: psycopg.Connection) -> VerifyResult:
     counts as absent. Raises psycopg errors only.
     """
     result = VerifyResult()
-    rows = stream_rows(
-        conn,
-        "SELECT id, path, namespace, kind, indexed_offset, prefix_crc32, size, mtime_ns, head_sha256, "
-        "checkpoint_sha256, content_sha256 FROM ah.source_file ORDER BY namespace, path",
-        name="ah_verify_prefixes",
-    )
+    rows = stream_rows(conn, PREFIX_ROWS, name="ah_verify_prefixes")
     for source_id, path, namespace, kind, offset, crc, size, mtime_ns, head, ckpt, sha in rows:
         if kind == "database":  # databases are read by cursor, not by prefix (issue 16)
             result.files_checked += os.path.isfile(path)
@@ -137,9 +133,7 @@ def verify_prefixes(conn: psycopg.Connection) -> VerifyResult:
             now = crc_range(fh, 0, offset)
             result.bytes_hashed += offset
             if now != crc:
-                windows = conn.execute(
-                    "SELECT prefix_windows FROM ah.source_file WHERE id = %s", (source_id,)
-                ).fetchone()[0]
+                windows = prefix_windows(conn, source_id)
                 noticed = _noticed(fh, st, offset, size, mtime_ns, head, ckpt, windows)
                 result.add(Changed(path, namespace, offset, st.st_size, "content_changed", noticed))
     return result

@@ -1,5 +1,8 @@
 """Write one batch of parsed rows: fold, COPY into staging, merge per table, mark sessions dirty.
 
+The statements are the row-merge family's (`db.tables.merges`: staging, COPY, merges, uid
+conflicts; `db.tables.claims`: rows two sessions share); this module folds the rows and sends them.
+
 Runs inside the caller's transaction (the loader's one-transaction-per-batch rule); raises
 psycopg errors unchanged so the caller can roll back and record a `load_error`
 (`ingest.isolate`). The rows arrive within the columns' limits (`model.limits`, checked on the
@@ -18,19 +21,20 @@ from functools import cache
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_history.ingest.owners import EVENT_TYPES, claim_params, claim_sql, fold_claim_sql
-from agent_history.ingest.search_ready import READY, Prepared, ready_of
-from agent_history.ingest.sql_merge import (
+from agent_history.db.tables.claims import claim_params, claim_sql, fold_claim_sql
+from agent_history.db.tables.merges import (
     CONTENT_COLUMNS,
+    EVENT_TYPES,
+    copy_sql,
     count_sql,
     dirty_sql,
     merge_sql,
     pg_type,
-    staging_columns,
     staging_ddl,
-    staging_name,
     uid_conflict_sql,
 )
+from agent_history.db.tables.merges import purge_source as purge_source  # its callers' name (curation, loader)
+from agent_history.ingest.search_ready import READY, Prepared, ready_of
 from agent_history.model.merge import fold, merge_pair
 from agent_history.model.redaction import redact_rows
 from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
@@ -99,9 +103,9 @@ def _fold_parts(
 
     The first part to contribute a row owns it (keep-first ``source_id``); per-source rows are
     keyed with their ``source_id``. A row reusing another session's key with other content
-    (`sql_merge.CONTENT_COLUMNS`) is not merged: a `uid_conflict` issue of its part takes its
+    (`db.tables.merges.CONTENT_COLUMNS`) is not merged: a `uid_conflict` issue of its part takes its
     place (counted in `issues`). Rows of two sessions that do merge are listed in `shared` as
-    `owners.claim_params` of each copy (their owner is decided after the pass, `ingest.owners`). Every session an event names gets at least a stub
+    `claims.claim_params` of each copy (their owner is decided after the pass, `db.tables.claims`). Every session an event names gets at least a stub
     SessionRow, so the event merges can join it.
     """
     out: dict[type[Row], dict[tuple, tuple[Row, int, str]]] = {}
@@ -147,7 +151,7 @@ def _session_of(row: Row) -> tuple:
 
 def _conflicts(old: Row, new: Row) -> bool:
     """True when `new` reuses `old`'s natural key for another session with other content
-    (`sql_merge.CONTENT_COLUMNS`: the rule the SQL merge applies to stored rows)."""
+    (`db.tables.merges.CONTENT_COLUMNS`: the rule the SQL merge applies to stored rows)."""
     if (old.agent, old.session_uid, old.agent_id) == (new.agent, new.session_uid, new.agent_id):  # type: ignore[attr-defined]
         return False
     return any(getattr(old, c) != getattr(new, c) for c in CONTENT_COLUMNS[type(old)])
@@ -188,8 +192,7 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
                 continue
             jpos = _json_positions(row_type)
             analysed = row_type in READY
-            cols = ", ".join(staging_columns(row_type))
-            with cur.copy(f"COPY {staging_name(row_type)} ({cols}) FROM STDIN") as copy:
+            with cur.copy(copy_sql(row_type)) as copy:
                 for row, source_id, namespace in recs.values():
                     values = list(row.values())
                     for i in jpos:
@@ -209,7 +212,7 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
             new, merged = cur.fetchone()
             written.new[row_type.TABLE] += new
             written.merged[row_type.TABLE] += merged
-            if row_type in EVENT_TYPES:  # rows another session also holds: claims (`ingest.owners`)
+            if row_type in EVENT_TYPES:  # rows another session also holds: claims (`db.tables.claims`)
                 cur.execute(claim_sql(row_type))
                 if shared.get(row_type):
                     cur.executemany(fold_claim_sql(row_type), shared[row_type])
@@ -219,30 +222,3 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
 def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: Iterable[Row]) -> Written:
     """Merge the rows of one source file (see `write_parts`)."""
     return write_parts(conn, [Part(source_id, namespace, list(rows))])
-
-
-EVENT_TABLES: tuple[str, ...] = tuple(t.TABLE for t in ROW_TYPES if t is not SessionRow and not t.PER_SOURCE)
-PER_SOURCE_TABLES: tuple[str, ...] = tuple(t.TABLE for t in ROW_TYPES if t.PER_SOURCE)
-
-
-def purge_source(conn: psycopg.Connection, source_id: int) -> int:
-    """Delete every row a source file contributed; mark the affected sessions dirty.
-
-    Sessions first seen in this file are deleted when no other file still has rows for them.
-    Returns the number of event rows deleted. Runs in the caller's transaction.
-    """
-    deleted = 0
-    with conn.cursor() as cur:
-        for table in EVENT_TABLES:
-            cur.execute(
-                f"WITH d AS (DELETE FROM ah.{table} WHERE source_id = %s RETURNING session_id) "
-                "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM d "
-                "ON CONFLICT (session_id) DO NOTHING",
-                (source_id,),
-            )
-            deleted += cur.rowcount
-        for table in PER_SOURCE_TABLES:
-            cur.execute(f"DELETE FROM ah.{table} WHERE source_id = %s", (source_id,))
-        refs = " AND ".join(f"NOT EXISTS (SELECT 1 FROM ah.{t} x WHERE x.session_id = s.id)" for t in EVENT_TABLES)
-        cur.execute(f"DELETE FROM ah.session s WHERE s.source_id = %s AND {refs}", (source_id,))
-    return deleted

@@ -33,7 +33,7 @@ LOADER_KINDS: tuple[str, ...] = (
     "document_too_large",  # a whole-document source over the size limit, not read (ingest/documents.py)
     "bad_database",  # a database source (opencode.db, state.vscdb) that cannot be opened or read
     "postpass_error",  # the post-passes could not roll up this file's session (ingest/postpass.py)
-    "uid_conflict",  # a record reusing another session's uid with other content: the stored row kept (ingest/sql_merge.py)
+    "uid_conflict",  # a record reusing another session's uid with other content: the stored row kept (db/tables/merges.py)
 )
 """Kinds the loader records (for whole files)."""
 

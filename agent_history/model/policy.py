@@ -3,7 +3,7 @@
 A row can be observed many times: Claude Code writes one API response as several lines that each
 repeat the usage, resumed sessions copy earlier records into a new file, archives hold a second
 copy of a transcript. The loader never decides ad hoc what wins; each column declares one policy
-here and both the pure fold (`model.merge`) and the SQL merge (`ingest.sql_merge`) apply it.
+here and both the pure fold (`model.merge`) and the SQL merge (`db.tables.merges`) apply it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Merge(StrEnum):
 def merge_value(policy: Merge, old, new):
     """Apply `policy` to two observed values of one column; returns the merged value.
 
-    The Python twin of the SQL expressions in `ingest.sql_merge.merge_expression`.
+    The Python twin of the SQL expressions in `db.tables.merges.merge_expression`.
     """
     if policy in (Merge.KEY, Merge.NOTHING):
         return old

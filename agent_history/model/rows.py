@@ -4,7 +4,7 @@ Every row is keyed by **content identity**: the natural key is derived from the 
 (a response id, a tool-use id, a record uuid), never from a surrogate id, so reading the same
 record again — from a resumed session's copy, an archive, or a re-parse — merges into the same
 row. Each column declares its merge policy (`model.policy.Merge`) in its field metadata; the
-pure fold (`model.merge`) and the SQL merge (`ingest.sql_merge`) both read it from here.
+pure fold (`model.merge`) and the SQL merge (`db.tables.merges`) both read it from here.
 
 Conventions:
 - ``agent`` is the harness (`claude`, `codex`, `pi`); keys are unique per agent.

@@ -120,7 +120,7 @@ def explain_inserts(conn) -> list[dict]:
     """EXPLAIN (ANALYZE, BUFFERS, WAL) of the loader's merge of each event table: the newest
     `SAMPLE_ROWS` rows are deleted and merged back from staging, in a transaction that is rolled
     back (so the catalogue is unchanged)."""
-    from agent_history.ingest.sql_merge import dirty_sql, merge_sql, staging_columns, staging_ddl, staging_name
+    from agent_history.db.tables.merges import dirty_sql, merge_sql, staging_columns, staging_ddl, staging_name
     from agent_history.model.rows import FileTouchRow, MessageRow, ModelCallRow, ToolCallRow
 
     out = []
@@ -170,8 +170,14 @@ def search_analysis_variants(conn) -> list[dict]:
 
     Figures are the backend's CPU seconds (``/proc``) for the statements of each variant."""
     from agent_history.analysis import search_text as st
-    from agent_history.ingest.search_ready import READY_TSV
-    from agent_history.ingest.sql_merge import dirty_sql, merge_sql, staging_columns, staging_ddl, staging_name
+    from agent_history.db.tables.merges import (
+        READY_TSV,
+        dirty_sql,
+        merge_sql,
+        staging_columns,
+        staging_ddl,
+        staging_name,
+    )
     from agent_history.model.rows import MessageRow, ToolCallRow
 
     pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]

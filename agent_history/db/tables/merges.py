@@ -8,6 +8,10 @@ dirty. Every merge returns ``inserted`` per written row (``xmax = 0`` holds for 
 the statement inserted, not for one its ``DO UPDATE`` wrote), so a pass can count new rows and
 merged rows apart. Event rows name their session by ``(agent, session_uid, agent_id)``; the merge joins
 ``ah.session`` to store ``session_id``.
+
+Also the statements that take a source file's rows out again (`purge_source`, `purge_missing_many`,
+`delete_per_source`). Nothing here commits: every function runs in the caller's transaction (the
+loader's one transaction per batch).
 """
 
 from __future__ import annotations
@@ -15,18 +19,31 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
-from agent_history.ingest.search_ready import READY, READY_COLUMNS, READY_TSV
+import psycopg
+
 from agent_history.model.policy import Merge
-from agent_history.model.rows import MessageRow, Row, SessionRow
+from agent_history.model.rows import ROW_TYPES, MessageRow, Row, SessionRow, ToolCallRow
 
 _SESSION_REF = ("session_uid", "agent_id")
+
+READY_COLUMNS: tuple[str, ...] = ("search_text", "search_symbols")
+"""Staging columns carrying the ready analysis (text, tsvector text; `ingest.search_ready`)."""
+
+READY_TSV: dict[type[Row], str] = {
+    MessageRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
+    # term frequencies instead of positions (migration 0025_store)
+    ToolCallRow: "ah.tool_call_tsv_ready(s.search_text, s.search_symbols)",
+}
+"""Row type → the merge's value of ``tsv`` for a staged row: what ``ah.message_tsv`` /
+``ah.tool_call_tsv`` would store, from the ready text. Its keys are the row types whose vectors
+the loader sends ready (`ingest.search_ready.READY` is the same set)."""
 
 CONTENT_COLUMNS: dict[type[Row], tuple[str, ...]] = {MessageRow: ("text", "role")}
 """Row types whose natural key (a harness's record uid) another session's file may reuse, and
 the columns that must agree for a row of another session to merge into the stored one. Claude
 Code re-emits a record with the same ``uuid`` and text under the new ``sessionId`` when a
 session is resumed (FORMATS.md, "the same uuid appears in two Claude Code session files"): those
-copies merge, counted once (owned by one session, `ingest.owners`). A row of another session
+copies merge, counted once (owned by one session, `db.tables.claims`). A row of another session
 whose content differs is a *uid conflict*: the stored row is kept and a `uid_conflict` parse
 issue names both sessions."""
 
@@ -66,10 +83,19 @@ def staging_name(row_type: type[Row]) -> str:
 
 
 @cache
+def copy_sql(row_type: type[Row]) -> str:
+    """The ``COPY … FROM STDIN`` filling `row_type`'s staging table, columns in `staging_columns`
+    order (the writer sends each row's values, then ``source_id``, ``namespace`` and, for the
+    `READY_TSV` types, the ready search text)."""
+    cols = ", ".join(staging_columns(row_type))
+    return f"COPY {staging_name(row_type)} ({cols}) FROM STDIN"
+
+
+@cache
 def staging_columns(row_type: type[Row]) -> tuple[str, ...]:
     """Columns copied into staging: the row's fields plus ``source_id`` and ``namespace`` (and the
-    ready search text of `search_ready.READY` types)."""
-    return (*row_type.columns(), "source_id", "namespace", *(READY_COLUMNS if row_type in READY else ()))
+    ready search text of `READY_TSV` types)."""
+    return (*row_type.columns(), "source_id", "namespace", *(READY_COLUMNS if row_type in READY_TSV else ()))
 
 
 @cache
@@ -79,7 +105,7 @@ def staging_ddl(row_type: type[Row]) -> str:
     cols += ["source_id bigint", "namespace text"]
     # consumed by the merge, never stored: kept out of line uncompressed (pglz-compressing them
     # in staging cost the server ~1 s per 100 MB of transcripts, docs/performance.md)
-    cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] if row_type in READY else []
+    cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] if row_type in READY_TSV else []
     return f"CREATE TEMP TABLE IF NOT EXISTS {staging_name(row_type)} ({', '.join(cols)}) ON COMMIT DELETE ROWS"
 
 
@@ -119,7 +145,7 @@ def merge_sql(row_type: type[Row]) -> str:
         if row_type is MessageRow:
             target.append("namespace")
             select.append("s.namespace")
-        if row_type in READY:  # a new row's vector from the ready search text (re-observed: trigger)
+        if row_type in READY_TSV:  # a new row's vector from the ready search text (re-observed: trigger)
             target.append("tsv")
             select.append(READY_TSV[row_type])
         source = (
@@ -198,3 +224,79 @@ def uid_conflict_sql(row_type: type[Row]) -> str:
         "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail RETURNING 1) "
         "SELECT count(*) FROM ins"
     )
+
+
+EVENT_TYPES: tuple[type[Row], ...] = tuple(t for t in ROW_TYPES if t is not SessionRow and not t.PER_SOURCE)
+"""Row types merged by a natural key another session's file may hold: every event table."""
+EVENT_TABLES: tuple[str, ...] = tuple(t.TABLE for t in EVENT_TYPES)
+"""Tables of event rows: merged by natural key, each row naming its session."""
+PER_SOURCE_TABLES: tuple[str, ...] = tuple(t.TABLE for t in ROW_TYPES if t.PER_SOURCE)
+"""Tables of per-source rows (parse issues, record-type counts), keyed with ``source_id``."""
+
+
+def purge_source(conn: psycopg.Connection, source_id: int) -> int:
+    """Delete every row a source file contributed; mark the affected sessions dirty.
+
+    Sessions first seen in this file are deleted when no other file still has rows for them.
+    Returns the number of event rows deleted. Runs in the caller's transaction.
+    """
+    deleted = 0
+    with conn.cursor() as cur:
+        for table in EVENT_TABLES:
+            cur.execute(
+                f"WITH d AS (DELETE FROM ah.{table} WHERE source_id = %s RETURNING session_id) "
+                "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM d "
+                "ON CONFLICT (session_id) DO NOTHING",
+                (source_id,),
+            )
+            deleted += cur.rowcount
+        for table in PER_SOURCE_TABLES:
+            cur.execute(f"DELETE FROM ah.{table} WHERE source_id = %s", (source_id,))
+        refs = " AND ".join(f"NOT EXISTS (SELECT 1 FROM ah.{t} x WHERE x.session_id = s.id)" for t in EVENT_TABLES)
+        cur.execute(f"DELETE FROM ah.session s WHERE s.source_id = %s AND {refs}", (source_id,))
+    return deleted
+
+
+def delete_per_source(conn: psycopg.Connection, source_ids: list[int]) -> None:
+    """Delete the per-source rows (`PER_SOURCE_TABLES`) of the files `source_ids` (a document
+    re-read whole replaces them); one statement per table, in the caller's transaction."""
+    with conn.cursor() as cur:
+        for table in PER_SOURCE_TABLES:
+            cur.execute(f"DELETE FROM ah.{table} WHERE source_id = ANY(%s)", (source_ids,))
+
+
+def purge_missing_many(conn: psycopg.Connection, docs: list[tuple[int, list[Row]]]) -> int:
+    """For each ``(source_id, rows)``: delete the event rows and sessions that source contributed
+    whose natural key is not among its `rows`; mark the sessions of deleted rows dirty. One
+    statement per table for all of them, in the caller's transaction. Returns the number of
+    event rows deleted."""
+    ids = [sid for sid, _ in docs]
+    deleted = 0
+    with conn.cursor() as cur:
+        for row_type in EVENT_TYPES:
+            cols = row_type.key_columns()
+            pairs = {(sid, *r.natural_key()) for sid, rows in docs for r in rows if type(r) is row_type}
+            arrays = [[p[i] for p in pairs] for i in range(len(cols) + 1)]
+            cast = ", ".join(["%s::bigint[]", *("%s::text[]" for _ in cols)])
+            cur.execute(
+                f"WITH d AS (DELETE FROM ah.{row_type.TABLE} WHERE source_id = ANY(%s) AND (source_id, {', '.join(cols)}) "
+                f"NOT IN (SELECT * FROM unnest({cast})) RETURNING session_id) "
+                "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM d "
+                "ON CONFLICT (session_id) DO NOTHING",
+                (ids, *arrays),
+            )
+            deleted += cur.rowcount
+        keep = set()
+        for sid, rows in docs:
+            for r in rows:
+                if type(r) is SessionRow:
+                    keep.add((sid, *r.natural_key()))
+                elif not type(r).PER_SOURCE and hasattr(r, "session_uid"):
+                    keep.add((sid, r.agent, r.session_uid, r.agent_id))
+        refs = " AND ".join(f"NOT EXISTS (SELECT 1 FROM ah.{t} x WHERE x.session_id = s.id)" for t in EVENT_TABLES)
+        cur.execute(
+            "DELETE FROM ah.session s WHERE s.source_id = ANY(%s) AND (s.source_id, s.agent, s.session_uid, s.agent_id) "
+            f"NOT IN (SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[])) AND {refs}",
+            (ids, *[[k[i] for k in keep] for i in range(4)]),
+        )
+    return deleted

@@ -13,7 +13,7 @@ smaller ``(session_uid, agent_id)`` — NULL times last. A resume copies the ori
 with their timestamps, so both sessions start together; the original ended before its resume
 went on, so it ends first and keeps its messages. The row takes the owner's copy's file, byte
 offset and line (and, for messages, its namespace); both sessions are rolled up again.
-A copy whose content differs (a `uid_conflict`, `sql_merge.CONTENT_COLUMNS`) never merges and
+A copy whose content differs (a `uid_conflict`, `merges.CONTENT_COLUMNS`) never merges and
 never claims. Limit: a session whose times tie another's in full (a byte-identical copy under
 another session id) loses or wins by its uid.
 """
@@ -24,11 +24,8 @@ from functools import cache
 
 import psycopg
 
-from agent_history.ingest.sql_merge import CONTENT_COLUMNS, same_content, staging_name
-from agent_history.model.rows import ROW_TYPES, Row, SessionRow
-
-EVENT_TYPES: tuple[type[Row], ...] = tuple(t for t in ROW_TYPES if t is not SessionRow and not t.PER_SOURCE)
-"""Row types merged by a natural key another session's file may hold: every event table."""
+from agent_history.db.tables.merges import CONTENT_COLUMNS, EVENT_TYPES, same_content, staging_name
+from agent_history.model.rows import Row
 
 _POSITION = ("source_id", "byte_offset", "line_number")
 
@@ -58,7 +55,7 @@ def claim_sql(row_type: type[Row]) -> str:
 @cache
 def fold_claim_sql(row_type: type[Row]) -> str:
     """Record one claim named by natural key and session key (rows of two sessions folded into
-    one within a batch, `writer._fold_parts`); parameters: source_id, byte_offset, line_number,
+    one within a batch, `ingest.writer`); parameters: source_id, byte_offset, line_number,
     agent, session_uid, agent_id, then the key columns."""
     table = row_type.TABLE
     on = " AND ".join(f"t.{c} = %s" for c in row_type.key_columns())

@@ -1,0 +1,123 @@
+"""The search corpora's term statistics (``ah.search_term``, ``ah.search_corpus``; migration
+0002) and what the bulk path of a large pass switches off and on around them
+(`ingest.bulk`; docs/performance.md "Bulk path"): the statistics triggers, the GIN indexes of
+the ``tsv`` columns, the ``ah.meta`` mark holding the dropped indexes' definitions, and the
+tables compacted afterwards. The transactions are the caller's (`ingest.bulk.begin`/`finish`).
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+CORPORA: tuple[str, ...] = ("message", "tool_call")
+"""Search corpora: each is the table of the same name with a ``tsv`` column."""
+
+STATS_TRIGGERS: tuple[str, ...] = ("search_stats_ins", "search_stats_upd", "search_stats_del")
+"""Suffixes of the term-statistics triggers (``<table>_<suffix>``, migration 0002) a bulk pass
+disables (the TRUNCATE trigger stays: a `rebuild` truncates before the pass)."""
+
+LOCK_CORPORA = "LOCK TABLE " + ", ".join(f"ah.{t}" for t in CORPORA) + " IN SHARE ROW EXCLUSIVE MODE"
+"""Taken first by `begin` and `finish`: both corpus tables at once, in the order a batch writes
+them, so the DDL waits for another pass's batch in flight (and blocks the next) instead of
+deadlocking with it (docs/design.md §7 "Many machines")."""
+
+
+def lock_corpora(conn: psycopg.Connection) -> None:
+    """Take `LOCK_CORPORA` (until the caller's transaction ends)."""
+    conn.execute(LOCK_CORPORA)
+
+
+def read_mark(conn: psycopg.Connection, key: str) -> tuple[str | None] | None:
+    """``(value,)`` of the ``ah.meta`` row at `key` (the bulk pass's mark, JSON text; the value
+    may be NULL), or None when there is no such row."""
+    return conn.execute("SELECT value FROM ah.meta WHERE key = %s", (key,)).fetchone()
+
+
+def write_mark(conn: psycopg.Connection, key: str, value: str) -> None:
+    """Set the ``ah.meta`` value at `key` (inserted or replaced, ``updated_at`` now)."""
+    conn.execute(
+        "INSERT INTO ah.meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+        "SET value = EXCLUDED.value, updated_at = now()",
+        (key, value),
+    )
+
+
+def delete_mark(conn: psycopg.Connection, key: str) -> None:
+    """Delete the ``ah.meta`` row at `key`."""
+    conn.execute("DELETE FROM ah.meta WHERE key = %s", (key,))
+
+
+def owns_corpora(conn: psycopg.Connection) -> bool:
+    """True when the connection's role owns the `CORPORA` tables (disabling triggers and dropping
+    indexes need ownership)."""
+    return bool(
+        conn.execute(
+            "SELECT bool_and(pg_has_role(current_user, c.relowner, 'USAGE')) FROM pg_class c "
+            "WHERE c.oid = ANY(%s::regclass[])",
+            ([f"ah.{t}" for t in CORPORA],),
+        ).fetchone()[0]
+    )
+
+
+def no_message(conn: psycopg.Connection) -> bool:
+    """True when ``ah.message`` is empty."""
+    return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM ah.message)").fetchone()[0]
+
+
+def gin_indexes(conn: psycopg.Connection) -> dict[str, str]:
+    """The GIN indexes of the `CORPORA`'s ``tsv`` columns: name → definition (``CREATE INDEX …``)."""
+    rows = conn.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'ah' AND tablename = ANY(%s) "
+        "AND indexdef LIKE '%%USING gin (tsv)%%' ORDER BY indexname",
+        (list(CORPORA),),
+    ).fetchall()
+    return dict(rows)
+
+
+def drop_index(conn: psycopg.Connection, name: str) -> None:
+    """Drop index ``ah."<name>"`` if it exists."""
+    conn.execute(f'DROP INDEX IF EXISTS ah."{name}"')
+
+
+def build_index(conn: psycopg.Connection, name: str, definition: str) -> None:
+    """Run `definition` (a saved ``CREATE INDEX``) unless index ``ah."<name>"`` exists."""
+    if conn.execute("SELECT to_regclass(%s)", (f'ah."{name}"',)).fetchone()[0] is None:
+        conn.execute(definition)
+
+
+def switch_stats_triggers(conn: psycopg.Connection, *, enable: bool) -> None:
+    """Enable or disable the `STATS_TRIGGERS` of every corpus table (one ``ALTER TABLE`` each)."""
+    for table in CORPORA:
+        for trigger in STATS_TRIGGERS:
+            if enable:
+                conn.execute(f"ALTER TABLE ah.{table} ENABLE TRIGGER {table}_{trigger}")
+            else:
+                conn.execute(f"ALTER TABLE ah.{table} DISABLE TRIGGER {table}_{trigger}")
+
+
+RECOMPUTE_TERMS = """
+INSERT INTO ah.search_term (corpus, lexeme, df)
+SELECT %(corpus)s, l.lexeme, count(*) FROM ah.{table} AS t, unnest(tsvector_to_array(t.tsv)) AS l(lexeme)
+GROUP BY l.lexeme
+"""
+RECOMPUTE_CORPUS = """
+INSERT INTO ah.search_corpus AS c (corpus, doc_count, total_len)
+SELECT %(corpus)s, count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.{table}
+ON CONFLICT (corpus) DO UPDATE SET doc_count = EXCLUDED.doc_count, total_len = EXCLUDED.total_len
+"""
+
+
+def recompute_statistics(conn: psycopg.Connection) -> None:
+    """Replace ``ah.search_term`` and ``ah.search_corpus`` of every corpus by their values
+    computed from the stored vectors (the formula of migration 0002's initial fill, which the
+    triggers' deltas maintain). Runs in the caller's transaction."""
+    for table in CORPORA:
+        conn.execute("DELETE FROM ah.search_term WHERE corpus = %(corpus)s", {"corpus": table})
+        conn.execute(RECOMPUTE_TERMS.format(table=table), {"corpus": table})
+        conn.execute(RECOMPUTE_CORPUS.format(table=table), {"corpus": table})
+
+
+def vacuum_full(conn: psycopg.Connection, table: str) -> None:
+    """``VACUUM (FULL) ah.<table>`` (same rows, packed pages, indexes rebuilt). `conn` is
+    autocommit; raises `psycopg.errors.LockNotAvailable` past the session's ``lock_timeout``."""
+    conn.execute(f"VACUUM (FULL) ah.{table}")

@@ -1,0 +1,37 @@
+"""The writers' table-family modules (`agent_history.db.tables`, docs/design.md §3 "One query
+layer"): what the loader's modules rely on when they import them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from agent_history.db.tables.merges import READY_COLUMNS, READY_TSV, copy_sql, staging_columns
+from agent_history.ingest.search_ready import READY
+from agent_history.model.rows import MessageRow, SessionRow, ToolCallRow
+
+
+def test_the_merge_sends_ready_vectors_for_the_row_types_the_loader_analyses():
+    assert set(READY_TSV) == set(READY) == {MessageRow, ToolCallRow}
+    assert READY_TSV[ToolCallRow] == "ah.tool_call_tsv_ready(s.search_text, s.search_symbols)"
+
+
+def test_copy_names_the_staging_columns_in_the_order_the_writer_sends_them():
+    assert (
+        copy_sql(SessionRow) == f"COPY stg_session ({', '.join(SessionRow.columns())}, source_id, namespace) FROM STDIN"
+    )
+    assert staging_columns(MessageRow)[-4:] == ("source_id", "namespace", *READY_COLUMNS)
+    assert copy_sql(MessageRow).endswith("source_id, namespace, search_text, search_symbols) FROM STDIN")
+
+
+def test_the_families_a_pass_needs_before_reading_load_no_row_model():
+    """The loader imports these at its top (registering files, its run row, the post-pass's
+    statements, the bulk path's): they import psycopg only, never the row model — only the
+    merges (`merges`, `claims`) need it (issue 18, whole-process time of a no-change pass)."""
+    code = (
+        "import sys\n"
+        "from agent_history.db.tables import parse_issues, purge, runs, search_stats, sessions, source_files\n"
+        "print(sorted(m for m in sys.modules if m.startswith('agent_history.') and not m.startswith('agent_history.db')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
