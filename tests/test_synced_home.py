@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent_history.web.pages import Pages, WebSettings
+from agent_history.web.routes import status_page
 from tests.test_hosts import host_env
 
 PROJECTS = ("-Users-user4-proj", "-Users-user9-work-app")
@@ -70,5 +72,8 @@ def test_a_synced_home_indexed_by_two_hosts_says_whose_namespace_holds_the_sessi
         f"claude-beta: {sessions} sessions already stored by namespace claude-alpha "
         "(the same transcripts, indexed there first; counted there)"
     ) in " ".join(text.split())
+    with db.connect() as conn:  # the web UI's status page, rendered from the same catalogue status
+        page = status_page(None, conn, Pages(WebSettings(reader_dsn=lambda: db.reader_dsn))).body.decode()
+    assert f'<span class="muted sessions-elsewhere">{sessions} already stored by claude-alpha</span>' in page
     with db.connect() as conn:  # nothing doubled: one session row per transcript thread
         assert conn.execute("SELECT count(*) FROM ah.session").fetchone()[0] == sessions

@@ -380,7 +380,6 @@ def _one_pass(
 @app.command("status")
 def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per namespace: files by status, sessions, messages, model calls, tokens, issues; last pass."""
-    from agent_history.db.shared_sessions import sessions_stored_elsewhere
     from agent_history.db.status import server_summary
 
     db = database()
@@ -398,9 +397,6 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
     with db.connect() as conn:
         data = catalogue_status(conn)
-        elsewhere = sessions_stored_elsewhere(conn)
-        for name, d in data["namespaces"].items():
-            d["sessions_elsewhere"] = elsewhere.get(name, {})
         data["rebuild_interrupted_at"] = rebuild_interrupted(conn, host_scope(db.settings).host)
         catalogued = catalogued_sources(conn, host_scope(db.settings))
         data["embedding"] = embedding_status(conn, db.settings.embedding)

@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from agent_history.db import status as catalogue
+from agent_history.db.shared_sessions import sessions_stored_elsewhere
 
 
 def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
@@ -17,7 +18,9 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
     ``{count, last_started_at, noticed_at}`` of the passes killed before recording their end (a
     later pass marked them ``interrupted`` with no ``finished_at``; `Loader.run`); ``bulk_pass``:
     None, or ``{started_at}`` of a bulk pass not yet ended (`ingest.bulk`: search indexes and
-    term statistics are completed by the next pass)."""
+    term statistics are completed by the next pass). Each namespace also gets
+    ``sessions_elsewhere``: {other namespace: sessions} of the same transcripts another namespace
+    stored first (a synced home indexed on two machines; `db.shared_sessions`), {} when none."""
     namespaces: dict[str, dict[str, Any]] = {}
 
     def ns(name: str) -> dict[str, Any]:
@@ -40,6 +43,9 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
         ns(name)["tokens"] = int(tokens) if tokens is not None else None
     for name, kind, n in catalogue.issues_per_namespace(conn):
         ns(name)["issues"][kind] = n
+    elsewhere = sessions_stored_elsewhere(conn)
+    for name, d in namespaces.items():
+        d["sessions_elsewhere"] = elsewhere.get(name, {})
     last = catalogue.last_finished_pass(conn)
     killed = catalogue.killed_passes(conn)
     bulk = catalogue.bulk_pass_marker(conn)
