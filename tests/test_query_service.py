@@ -290,6 +290,34 @@ def test_a_killed_server_leaves_commands_answering_in_process_and_a_new_one_star
     assert requests(env) == 1
 
 
+def test_a_command_run_inside_a_source_checkout_starts_a_server_of_its_own_installation(own_server, tmp_path):
+    """A newcomer's finding: the quick start leaves you in the clone, and a server started there
+    by ``python -m`` imported the clone's package instead of the installed one, so it refused
+    every command ("another installation") and each command paid for starting a new one. The
+    client here runs with ``-P`` (its own imports do not come from the working directory, as an
+    installed ``agent-history`` script's do not) inside a directory whose ``agent_history``
+    package fails when imported."""
+    env = own_server
+    checkout = tmp_path / "checkout"
+    (checkout / "agent_history").mkdir(parents=True)
+    (checkout / "agent_history" / "__init__.py").write_text("raise ImportError('the checkout was imported')\n")
+
+    def run(*args: str, resident_on: bool = True) -> subprocess.CompletedProcess:
+        idle = env["AGENT_HISTORY_QUERY_IDLE_S"] if resident_on else "0"
+        return subprocess.run([PY, "-P", "-m", "agent_history", *args], env={**env, "AGENT_HISTORY_QUERY_IDLE_S": idle},
+                              capture_output=True, timeout=120, cwd=checkout)  # fmt: skip
+
+    expected = run("search", "tokenizer", "--limit", "2", resident_on=False)
+    assert expected.returncode == 0, expected.stderr
+    assert run("search", "tokenizer", "--limit", "2").stdout == expected.stdout  # in process; starts a server
+    wait_for(lambda: service_status(data_dir(env))["running"], "a server started from inside the checkout")
+    status = service_status(data_dir(env))
+    assert status["package"] == str(Path(resident.__file__).resolve().parents[1])
+    again = run("search", "tokenizer", "--limit", "2")
+    assert (again.returncode, again.stdout, again.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    assert requests(env) == 1
+
+
 def test_a_socket_of_another_mode_or_owner_is_refused(own_server):
     env = own_server
     r = cli(env, "service", "start")

@@ -339,8 +339,26 @@ def _die_of(signum: int) -> int:
     return 128 + signum
 
 
+_BOOT = (
+    "import runpy, sys\n"
+    "root = sys.argv.pop(1)\n"
+    "if root not in sys.path: sys.path.insert(0, root)\n"
+    "runpy.run_module('agent_history.cli.resident_server', run_name='__main__', alter_sys=True)\n"
+)
+"""The server's start: ``python -P`` (the working directory is not put on ``sys.path``: a command
+run inside a source checkout must not make the server import that checkout's package instead of
+the client's — the server would refuse every request as "another installation"), then the
+directory holding the client's own ``agent_history`` goes first when ``sys.path`` lacks it (the
+client ran from a checkout that is not installed), and the server module runs as ``__main__``."""
+
+
+def _package_root() -> str:
+    """The directory holding the ``agent_history`` package this client imported."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["agent_history"].__file__ or "")))
+
+
 def spawn_server(data_dir_path: str, idle_s: float) -> None:
-    """Start ``python -m agent_history.cli.resident_server serve`` detached (own session, no
+    """Start ``agent_history.cli.resident_server serve`` (through `_BOOT`) detached (own session, no
     stdin, output into its log); it exits at once when another one holds the start lock.
     Returns without waiting. Never raises (a resident process is an optimisation)."""
     import subprocess
@@ -355,7 +373,7 @@ def spawn_server(data_dir_path: str, idle_s: float) -> None:
         return
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "agent_history.cli.resident_server", "serve",
+            [sys.executable, "-P", "-c", _BOOT, _package_root(), "serve",
              "--data-dir", data_dir_path, "--idle-timeout", repr(float(idle_s))],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
         )  # fmt: skip
