@@ -7,8 +7,8 @@ calling environment (``HOME``, ``AGENT_HISTORY_DATA_DIR``, ``AGENT_HISTORY_CONFI
 home already indexed, so the pass finds nothing to read), each run in a fresh interpreter whose
 phases are timed by wrapping the functions that do them (wall and this process's CPU, ms):
 interpreter start (what ``python -c pass`` costs), imports (the CLI, typer, psycopg, the loader),
-settings and the first-use check (config, the embedded server's check, schema, roles), the rebuild
-check, the connection pool, then inside the pass: the pass locks, the killed-run check and the run
+settings, the first-use check (schema, roles) with the rebuild check on one connection, the
+connection pool, then inside the pass: the pass locks, the killed-run check and the run
 row, discovery with a ``stat`` per file, this host's claims and missing files, the ``source_file``
 lookup, the bulk-path check, the post-passes over dirty sessions, the run row's end; and the
 summary line. ``--resident`` measures the same phases in a child forked from a process that
@@ -34,9 +34,13 @@ PHASES = (
         "database|resolve_sources|_explicit_namespaces|_check_parse_workers",
     ),
     ("retention warnings", "agent_history.ingest.archive.retention", "retention_warnings"),
-    ("first-use check (embedded server, schema, roles)", "agent_history.db.connection", "Database.dsn"),
+    (
+        "first-use check's full path (start, migrate; 0 when all is ready)",
+        "agent_history.db.connection",
+        "Database.dsn",
+    ),
     ("connection pool (opened; connections made in its threads)", "agent_history.db.connection", "Database.pool"),
-    ("rebuild-interrupted check", "agent_history.cli.index", "_warn_if_rebuild_interrupted"),
+    ("first-use check + rebuild check (one connection)", "agent_history.cli.index", "_warn_if_rebuild_interrupted"),
     ("pass locks (take + release)", "agent_history.ingest.pass_locks", "PassLocks.take|PassLocks.release"),
     ("killed-run check", "agent_history.ingest.loader", "mark_killed_runs"),
     ("discovery (the walk; a stat per file is in other)", "agent_history.ingest.loader", "iter_files"),
@@ -141,6 +145,7 @@ try:
     cli_app.run(argv)
 except SystemExit:
     pass
+getattr(cli_app, "_spare_exit_collection", lambda: None)()  # what `main` does before the exit
 _charge()
 sys.stdout.flush()
 wall, cpu = time.perf_counter() - T0[0], time.process_time() - T0[1]
