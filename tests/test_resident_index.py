@@ -306,3 +306,30 @@ def test_a_server_told_to_stop_lets_a_running_pass_finish_and_still_forwards_sig
     log = paths_of(Path(env["AGENT_HISTORY_DATA_DIR"])).log.read_text()
     assert "stopped (signal SIGTERM)" in log and "waiting for 1 running commands" in log
     assert log.rstrip().endswith("the last running command ended")
+
+
+def test_the_idle_timeout_never_stops_a_server_with_a_pass_running(pg_server, corpus_home, own_tmp):
+    """A server whose idle timeout (3 s) runs out while its pass goes on keeps serving it: the
+    pass is neither stopped nor orphaned, Ctrl-C still reaches it, and the server exits idle once
+    it has ended."""
+    (own_tmp / "config.toml").touch()
+    database = clone_database(pg_server)
+    env = _env(own_tmp, dsn=database.dsn, reader_dsn=database.reader_dsn, home=corpus_home)
+    env.update(AGENT_HISTORY_BATCH_LINES="3", AGENT_HISTORY_QUERY_IDLE_S="3")
+    try:
+        started = cli(env, "service", "start", "--json")
+        assert started.returncode == 0, started.stderr
+        pid = json.loads(started.stdout)["pid"]
+        proc = _start_pass(env, database)
+        time.sleep(5)  # the idle timeout (3 s since the request) runs out while the pass goes on
+        assert proc.poll() is None and running(env) == 1
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=WAIT_S)
+        assert proc.returncode == 130, err
+        assert err.decode().splitlines()[-1] == INTERRUPTED
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
+                 "the idle exit after the pass")  # fmt: skip
+        assert "stopped (idle for 3 s) after 1 commands" in paths_of(own_tmp / "data").log.read_text()
+    finally:
+        subprocess.run([PY, "-m", "agent_history", "service", "stop"], env=env, capture_output=True, timeout=60)
+        drop_database(database)
