@@ -453,7 +453,8 @@ KEY_HELP: dict[str, str] = {
     "database.writer_password": "Password of the ah_writer role (AGENT_HISTORY_WRITER_PASSWORD).",
     "database.statement_timeout_ms": "Statement timeout of reader connections, in ms (default 30000).",
     "service.query_idle_s": "The resident query process (search, sessions, session, why, touched, status, usage, "
-    "statusline, index --file) exits after this many seconds without a command (default 900; 0 = none).",
+    "statusline, index without --every or --archive) exits after this many seconds without a command (default "
+    "900; 0 = none).",
     "database.idle_stop_s": "Embedded server only: stop it after this many seconds without a client connection; "
     "the next command starts it again; `web`, `mcp` and `--every` keep it up (default 1800; 0 = never).",
     "sources.<namespace>": "An agent home for namespace `<agent>-<profile>` (adds to or overrides the default homes).",

@@ -2,9 +2,11 @@
 (issue 27 item 5: p50 ≤ 250 ms wall for search, sessions, session, why, touched, status, usage
 daily and statusline; index --file ≤ 300 ms; --version ≤ 100 ms).
 
-``python -m benchmarks.resident [--runs N] [--write docs/performance.md]`` (``just
-bench-resident``) indexes ``../shared/corpus/home`` into a private embedded server in a scratch
-data dir, starts the resident process there (``service start``), then runs each command N times
+``python -m benchmarks.resident [--runs N] [--write docs/performance.md] [--home DIR]`` (``just
+bench-resident``) indexes ``../shared/corpus/home`` (or ``--home DIR``, e.g. the corpus scaled ×10
+by ``../shared/tools/scale_home.py``: then ``--only index`` — the other commands name corpus
+sessions and files) into a private embedded server in a scratch data dir, starts the resident
+process there (``service start``), then runs each command N times
 both ways, interleaved (``AGENT_HISTORY_QUERY_IDLE_S=0`` for in process), as ``python -m
 agent_history`` with stdout/stderr to files (not a terminal), and prints p50/p95 wall time, the
 client's CPU (user+sys from wait4), the CPU its child used in the resident process (the
@@ -42,8 +44,8 @@ MARK_BEGIN = "<!-- bench-resident: begin -->"
 MARK_END = "<!-- bench-resident: end -->"
 
 
-def commands(sha: str) -> dict[str, tuple[list[str], str]]:
-    """Name → (argv after the program, stdin text)."""
+def commands(sha: str, home: Path = CORPUS) -> dict[str, tuple[list[str], str]]:
+    """Name → (argv after the program, stdin text); the pass with no changes is over `home`."""
     return {
         "search tokenizer --limit 3": (["search", "tokenizer", "--limit", "3"], ""),
         "search tokenizer --json": (["search", "tokenizer", "--limit", "3", "--json"], ""),
@@ -55,6 +57,7 @@ def commands(sha: str) -> dict[str, tuple[list[str], str]]:
         "usage daily": (["usage", "daily"], ""),
         "statusline": (["statusline"], STATUS_PAYLOAD),
         "index --file (unchanged)": (["index", "--home", str(CORPUS), "--file", str(CORPUS / CORPUS_FILE)], ""),
+        "index (no changes)": (["index", "--home", str(home)], ""),
         "--version": (["--version"], ""),
     }
 
@@ -98,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--write", type=Path, help="Replace the bench-resident section of this Markdown file.")
     parser.add_argument("--only", action="append", default=[], help="Run only the commands starting with this.")
+    parser.add_argument("--home", type=Path, default=CORPUS, help="The home indexed (default: the shared corpus).")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="ah-bench-resident-"))
     (tmp / "config.toml").touch()
@@ -108,14 +112,14 @@ def main(argv: list[str] | None = None) -> None:
     inproc = {**env, "AGENT_HISTORY_QUERY_IDLE_S": "0"}
     cli = [sys.executable, "-m", "agent_history"]
     try:
-        subprocess.run([*cli, "index", "--home", str(CORPUS)], env=inproc, check=True, capture_output=True)
+        subprocess.run([*cli, "index", "--home", str(args.home)], env=inproc, check=True, capture_output=True)
         sql = "SELECT sha FROM ah.git_event WHERE op = 'commit' ORDER BY id LIMIT 1"
         rows = subprocess.run([*cli, "sql", sql, "--json"], env=inproc, check=True, capture_output=True).stdout
         sha = json.loads(rows)["rows"][0][0]
         started = subprocess.run([*cli, "service", "start", "--json"], env=env, check=True, capture_output=True)
         server = json.loads(started.stdout)["pid"]
         postmaster = int((tmp / "data" / "pg" / "postmaster.pid").read_text().split()[0])
-        chosen = {k: v for k, v in commands(sha).items() if not args.only or k.startswith(tuple(args.only))}
+        chosen = {k: v for k, v in commands(sha, args.home).items() if not args.only or k.startswith(tuple(args.only))}
         for argv_, stdin in chosen.values():  # warm both paths (caches, the server's first fork)
             run_once(argv_, stdin, inproc)
             run_once(argv_, stdin, env)

@@ -34,6 +34,7 @@ def main() -> None:
     (tmp / "config.toml").write_text("[database]\nidle_stop_s = 0\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
     env.update(AGENT_HISTORY_DATA_DIR=str(tmp / "data"), AGENT_HISTORY_CONFIG=str(tmp / "config.toml"), HOME=str(tmp))
+    env["AGENT_HISTORY_QUERY_IDLE_S"] = "0"  # each pass in process (none through a resident query process)
     cli = [sys.executable, "-m", "agent_history"]
     try:
         for delay in args.delay:

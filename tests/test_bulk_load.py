@@ -104,6 +104,7 @@ def make_env(base: Path, dsn: str, reader_dsn: str, bulk: str) -> dict[str, str]
         AGENT_HISTORY_DATA_DIR=str(base / "data"),
         AGENT_HISTORY_BATCH_LINES=BATCH_LINES,
         AGENT_HISTORY_PARSE_WORKERS="0",
+        AGENT_HISTORY_QUERY_IDLE_S="0",  # no resident query process left behind (tests/conftest.py)
         HOME=str(base / "user"),
     )
     return env

@@ -224,8 +224,9 @@ def test_write_commands_and_help_never_go_to_the_resident_process(started):
     assert cli(started, "index", "--help").returncode == 0
     assert requests(started) == before
     assert not resident.eligible(["sessions", "delete", "abc"])
-    assert not resident.eligible(["index"])
-    assert not resident.eligible(["index", "--file", "x", "--every", "5"])
+    assert resident.eligible(["index"])  # a pass (tests/test_resident_index.py) …
+    assert not resident.eligible(["index", "--every", "5"])  # … but not a loop
+    assert not resident.eligible(["index", "--file", "x", "--every=5"])
     assert resident.eligible(["index", "--file=x"])
     assert not resident.eligible(["--dsn", "x", "search", "q"])
 

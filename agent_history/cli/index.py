@@ -142,7 +142,9 @@ def index_cmd(
     explicit = _explicit_namespaces(db.settings, home, source)
     said: set[str] = set()  # missing configured homes already warned about (an --every loop says each once)
     stop = stop_on_signals()
-    db.dsn  # noqa: B018 - start/migrate the server (one-line errors) before the pool connects
+    # The first connection of the command is the first-use check (`Database.connect`: one
+    # connection when the server runs and needs nothing, else it starts and migrates it with
+    # one-line errors), before the pool connects.
     _warn_if_rebuild_interrupted(db)
     # Two connections per pass: the loader's, and the writer thread's (batches are written while
     # the next one is parsed). Pooled, so a long `--every` loop survives a server restart.

@@ -56,12 +56,13 @@ ELIGIBLE: dict[str, dict[str, object]] = {
     "usage": {},
     "statusline": {},
     "sessions": {"unless_any": ("exclude", "restore", "delete", "exclusions")},
-    "index": {"requires": "--file", "unless_any": ("--every", "--archive")},
+    "index": {"unless_any": ("--every", "--archive")},
 }
-"""Commands the resident process runs (the read-only ones, `statusline`, and `index --file` from
-the after-turn hooks): command → conditions on the rest of argv (``requires``: an argument that
-must be present; ``unless_any``: arguments that send it in process — the writing subcommands of
-`sessions`). ``--help`` anywhere always runs in process."""
+"""Commands the resident process runs (the read-only ones, `statusline`, and `index` — a pass, or
+one file with ``--file`` from the after-turn hooks): command → the arguments that send it in
+process (``unless_any``, as a word or an ``--option=value``: the writing subcommands of
+`sessions`; `index --every`, a loop that runs for good, and `index --archive`, which writes the
+archive's files). ``--help`` anywhere always runs in process."""
 
 SOCKET_PATH_MAX = 107
 """AF_UNIX path limit on Linux (as `agent_history.embed.service.SOCKET_PATH_MAX`)."""
@@ -71,16 +72,12 @@ _FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 
 def eligible(argv: list[str]) -> bool:
     """Whether `argv` (arguments after the program name) is a command for the resident process:
-    its first word is a key of `ELIGIBLE` (no root option before it) and the rest meets the
-    conditions there."""
+    its first word is a key of `ELIGIBLE` (no root option before it) and no argument of its
+    ``unless_any`` is among the rest."""
     if not argv or argv[0] not in ELIGIBLE or "--help" in argv:
         return False
-    rest = argv[1:]
-    rule = ELIGIBLE[argv[0]]
-    required = rule.get("requires")
-    if required is not None and not any(a == required or a.startswith(f"{required}=") for a in rest):
-        return False
-    return not any(a in rule.get("unless_any", ()) for a in rest)
+    unless = ELIGIBLE[argv[0]].get("unless_any", ())
+    return not any(a in unless or a.partition("=")[0] in unless for a in argv[1:])
 
 
 def data_dir() -> str:

@@ -7,7 +7,7 @@ in ``<data dir>/query-service/`` (mode 0700):
 
 - ``service.sock`` — the unix socket (mode 0600; the peer's uid is checked with ``SO_PEERCRED``);
 - ``service.pid``  — JSON ``{"pid", "idle_timeout_s", "started", "package", "version"}``;
-- ``service.lock`` — ``flock``-ed by the server for its whole life: a second server started at
+- ``service.lock`` — ``flock``-ed by the server while it listens: a second server started at
   the same time finds it held and exits at once; whoever holds it removes a stale socket;
 - ``service.log``  — start, preload time, why it stopped, and any crash.
 
@@ -22,12 +22,15 @@ database as usual, the reader-role guard included. The child reports its exit co
 server reports a death by signal, forwards the client's signals to the child, and sends SIGTERM
 to a child whose client went away.
 
-It exits after ``[service] query_idle_s`` seconds (`DEFAULT_IDLE_S`) with no command, on
-``agent-history service stop`` (SIGTERM), when its socket file is removed or replaced, and as
-soon as a request finds its code changed on disk (`code_stamp`: the mtime and size of every
-loaded ``agent_history`` module and of the installed distribution's metadata) — that request is
-refused (the client runs it in process and starts a new server), so an upgrade is never served
-by old code.
+It stops listening after ``[service] query_idle_s`` seconds (`DEFAULT_IDLE_S`) with no command
+running or started, on ``agent-history service stop`` (SIGTERM), when its socket file is removed
+or replaced, and as soon as a request finds its code changed on disk (`code_stamp`: the mtime and
+size of every loaded ``agent_history`` module and of the installed distribution's metadata) —
+that request is refused (the client runs it in process and starts a new server), so an upgrade is
+never served by old code. It then removes its socket and pid file, releases the start lock (a new
+server may start) and exits once the commands still running have ended, forwarding their
+clients' signals until then (`_Server.drain`: an `index` pass of minutes is never cut short or
+orphaned).
 """
 
 from __future__ import annotations
@@ -89,11 +92,21 @@ PRELOAD: tuple[str, ...] = (
     "agent_history.ingest.rebuild",
     "agent_history.ingest.sources",
     "agent_history.journal.status",
+    "psycopg_pool",
+    "agent_history.ingest.bulk",
+    "agent_history.ingest.chunks",
+    "agent_history.parsers.driver",
+    "agent_history.harnesses.detect",
+    "agent_history.parsers.claude_code.parser",
+    "agent_history.parsers.codex.parser",
+    "agent_history.parsers.pi.parser",
 )
 """Modules imported before serving, besides the command modules of `resident.ELIGIBLE` and every
 module of `PRELOAD_PACKAGES` (what the eligible commands import on their way: the first-use
 check's `db.migrate` and `db.health`, and the status sources `status` imports inside its
-function — left to the child, they were ≈ 90 ms of its 109 ms of CPU, measured 2026-12-02)."""
+function — left to the child, they were ≈ 90 ms of its 109 ms of CPU, measured 2026-12-02; an
+`index` pass's connection pool and bulk-path check, and for a file that changed the chunk reader
+and the common harnesses' parsers, as `ingest.parse_pool` preloads them)."""
 PRELOAD_PACKAGES: tuple[str, ...] = ("agent_history.read", "agent_history.search", "agent_history.usage")
 log = logging.getLogger("agent_history.cli.resident_server")
 
@@ -488,6 +501,23 @@ class _Server:
                 del self.by_conn[conn]
             conn.close()
 
+    def drain(self) -> None:
+        """Once the server no longer listens: keep forwarding the clients' signals to the commands
+        still running and reporting how they ended, until the last one has (a pass of minutes —
+        `index` on a large home — is neither killed nor orphaned by ``service stop``, an upgrade
+        or a removed socket; the idle timeout never stops a server with a running command)."""
+        while self.children:
+            for key, _ in self.selector.select(CHECK_EVERY_S):
+                if key.data == "wake":
+                    try:
+                        while os.read(self.wake_r, 512):
+                            pass
+                    except BlockingIOError:
+                        pass
+                elif key.data == "client":
+                    self.from_client(key.fileobj)
+            self.reap()
+
     def status(self) -> dict[str, Any]:
         """What ``service status`` shows beyond the pid file: commands served, running, idle s."""
         idle = 0.0 if self.children else round(time.monotonic() - self.last_request, 3)
@@ -580,14 +610,16 @@ def serve(data_dir: Path, idle_s: float) -> int:
     try:
         server.loop()
     finally:
+        server.selector.unregister(listener)
         listener.close()
         if server._socket_is_ours() or not paths.socket.exists():
             remove_stale(paths)
         log.info("stopped (%s) after %d commands", server.stopping or "error", server.requests)
-    deadline = time.monotonic() + 30
-    while server.children and time.monotonic() < deadline:  # let running commands finish
-        server.reap()
-        time.sleep(0.05)
+        os.close(lock_fd)  # a new server may start now; this one only sees its running commands out
+    if server.children:
+        log.info("waiting for %d running commands", len(server.children))
+        server.drain()
+        log.info("the last running command ended")
     return 0
 
 
