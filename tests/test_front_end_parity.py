@@ -147,6 +147,11 @@ BAD = {  # the same mistake through each front end → the same line, naming the
         ("/api/touched", [("pattern", "pool.py"), ("op", "burn")]),
     ),
 }
+FIND_SESSIONS = (  # the last three MCP calls: find_sessions by host, without, and with an unknown host
+    ("find_sessions", {"query": "tokenizer", "mode": "keyword", "hosts": [default_host() or "none"]}),
+    ("find_sessions", {"query": "tokenizer", "mode": "keyword"}),
+    ("find_sessions", {"query": "tokenizer", "mode": "keyword", "hosts": ["nosuch"]}),
+)
 CLI_NAMES = {"since": "--since", "until": "--until", "timezone": "--timezone", "host": "--host", "limit": "--limit",
              "op": "--op"}  # fmt: skip
 KEY_NAMES = {"since": "since", "until": "until", "timezone": "timezone", "host": "host", "limit": "limit", "op": "op"}
@@ -157,7 +162,8 @@ def mcp_answers(corpus_db, tmp_path_factory):  # noqa: F811
     """Every MCP call of this module, made through one server process: tool → result."""
     env = server_env(corpus_db.dsn, corpus_db.reader_dsn, tmp_path_factory.mktemp("parity-mcp"),
                      AGENT_HISTORY_QUERY_IDLE_S="0")  # fmt: skip
-    calls = [SEARCH[1], SESSIONS[1], USAGE[1], WHY[1], TOUCHED[1], *(ways[1] for ways in BAD.values() if ways[1])]
+    calls = [SEARCH[1], SESSIONS[1], USAGE[1], WHY[1], TOUCHED[1], *(ways[1] for ways in BAD.values() if ways[1]),
+             *FIND_SESSIONS]  # fmt: skip
     _tools, results = call_tools(env, calls)
     return results
 
@@ -238,3 +244,18 @@ def test_a_bad_request_reads_the_same_everywhere(cli_env, web, mcp_answers, n):
         assert (mcp.is_error, mcp.text) == (True, message)
     w = httpx.get(web.url + path, params=params, timeout=60)
     assert (w.status_code, w.json()) == (400, {"error": message})
+
+
+def test_find_sessions_filters_by_host_through_the_sessions_builder(corpus_db, mcp_answers):  # noqa: F811
+    by_host, everywhere, unknown = mcp_answers[-3:]
+    host = default_host()
+    with corpus_db.connect() as conn:
+        origin = dict(conn.execute("SELECT session_uid, origin_host FROM ah.session WHERE agent_id = ''").fetchall())
+    found = [s["session_uid"] for s in _mcp(everywhere)["sessions"]]
+    kept = [s["session_uid"] for s in _mcp(by_host)["sessions"]]
+    assert found[0] == kept[0] == TOKENIZER_SESSION and len(found) == len(kept) == 10
+    assert {origin[uid] for uid in kept} == {host}  # only roots this machine indexed …
+    # … in the unfiltered order; a root not in the catalogue (a sub-agent's parent never indexed) is left out
+    assert [uid for uid in found if origin.get(uid) == host] == kept[: sum(origin.get(uid) == host for uid in found)]
+    assert any(origin.get(uid) != host for uid in found)
+    assert (unknown.is_error, unknown.text) == (True, f"host nosuch: no session was indexed by it (hosts: {host})")

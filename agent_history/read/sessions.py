@@ -204,6 +204,13 @@ def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[
     return {r[0]: {"grade": r[1], "score": r[2], "reasons": list(r[3]), "unknown": list(r[4])} for r in rows}
 
 
+def hosts_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, str | None]:
+    """Session row id → the machine that indexed it (``ah.session.origin_host``; None: not
+    recorded). Ids not in the catalogue are absent."""
+    rows = conn.execute("SELECT id, origin_host FROM ah.session WHERE id = ANY(%s)", (list(session_ids),)).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
 def is_excluded(conn: psycopg.Connection, session_id: int) -> bool:
     """True when session row `session_id` (or its root) is curated out
     (`session.exclusions.not_excluded`); False for a row that does not exist."""
