@@ -68,38 +68,31 @@ _TOKENS = (
 )
 
 
-def list_sessions(
-    conn: psycopg.Connection,
-    *,
-    agents: tuple[str, ...] = (),
-    namespaces: tuple[str, ...] = (),
-    since: datetime | None = None,
-    project: str | None = None,
-    limit: int = 20,
-    include_subagents: bool = False,
-    health: tuple[str, ...] = (),
-    until: datetime | None = None,
-    hosts: tuple[str, ...] = (),
-) -> list[SessionSummary]:
-    """Sessions newest first (by start, else end). `project` is a cwd prefix; `since`
-    (inclusive) and `until` (exclusive) bound the start (or end) time; `hosts` keeps the
-    sessions these machines indexed (``origin_host``); `health` keeps only sessions graded one
-    of these letters
-    (`classify.health.grades_in` parses ``C-F``). Curated-out sessions
-    (`search.filters.not_excluded`) are left out."""
+def list_sessions(conn: psycopg.Connection, req: SessionsRequest = SessionsRequest()) -> list[SessionSummary]:
+    """Sessions of `req` newest first (by start, else end): ``project`` is a cwd prefix;
+    ``since`` (inclusive) and ``until`` (exclusive) bound the start (or end) time; ``hosts``
+    keeps the sessions these machines indexed (``origin_host``); ``health`` keeps only sessions
+    graded one of these letters (`classify.health.grades_in` parses ``C-F``); at most
+    ``limit``. Curated-out sessions (`search.filters.not_excluded`) are left out. The hosts are
+    not checked here (`sessions_of` does)."""
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
-    if not include_subagents:
+    if not req.include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
     shared, params = session_filter(
-        agents=agents, namespaces=namespaces, since=since, until=until, project=project, hosts=hosts
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        project=req.project,
+        hosts=req.hosts,
     )
     conds += shared
-    if health:
+    if req.health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
-        params["health"] = list(health)
-    params["limit"] = limit
+        params["health"] = list(req.health)
+    params["limit"] = req.limit
     where = sql.SQL(" AND ").join(conds)
-    return _select(conn, where, params, by_health=bool(health))
+    return _select(conn, where, params, by_health=bool(req.health))
 
 
 def check_hosts(conn: psycopg.Connection, hosts: tuple[str, ...] | list[str], *, flags: bool = True) -> None:
@@ -124,18 +117,7 @@ def sessions_of(conn: psycopg.Connection, req: SessionsRequest, *, flags: bool =
     ``sessions``, the MCP ``sessions`` tool and the web UI's ``/api/sessions`` give. Raises
     RequestError for an unknown host (`check_hosts`; `flags`: name it as the CLI option)."""
     check_hosts(conn, req.hosts, flags=flags)
-    return list_sessions(
-        conn,
-        agents=req.agents,
-        namespaces=req.namespaces,
-        since=req.since,
-        until=req.until,
-        project=req.project,
-        limit=req.limit,
-        include_subagents=req.include_subagents,
-        health=req.health,
-        hosts=req.hosts,
-    )
+    return list_sessions(conn, req)
 
 
 def known_hosts(conn: psycopg.Connection) -> list[str]:
