@@ -259,3 +259,22 @@ def test_find_sessions_filters_by_host_through_the_sessions_builder(corpus_db, m
     assert [uid for uid in found if origin.get(uid) == host] == kept[: sum(origin.get(uid) == host for uid in found)]
     assert any(origin.get(uid) != host for uid in found)
     assert (unknown.is_error, unknown.text) == (True, f"host nosuch: no session was indexed by it (hosts: {host})")
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "template"),
+    [
+        ("/sessions", [("host", "nosuch")], "{host} nosuch: no session was indexed by it (hosts: {hosts})"),
+        ("/sessions", [("agent", "vim")], "unknown agent 'vim' (accepted: {accepted})"),
+        ("/usage", [("since", "yesterday")], list(BAD)[0]),
+        ("/api/usage", [("since", "yesterday")], list(BAD)[0]),
+    ],
+)
+def test_the_sessions_and_usage_pages_refuse_as_the_api_does(web, path, params, template):
+    """The pages build the same request objects: the same mistake is a 400 with the same line."""
+    import html
+
+    message = template.format(**KEY_NAMES, accepted=", ".join(ACCEPTED_NAMES), hosts=default_host() or "none recorded")
+    r = httpx.get(web.url + path, params=params, timeout=60)
+    body = r.json()["error"] if path.startswith("/api/") else html.unescape(r.text)
+    assert r.status_code == 400 and message in body, body[:500]
