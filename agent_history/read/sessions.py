@@ -68,6 +68,20 @@ _TOKENS = (
 )
 
 
+def request_filter(req: SessionsRequest) -> tuple[list[sql.Composable], dict]:
+    """``(conditions, parameters)`` of `req`'s session filters — agents, namespaces, since/until,
+    project, hosts — over alias ``s`` (`session.filters.session_filter`): the listing's and the
+    sessions page's (`read.threads.list_threads`) one reading of a `SessionsRequest`."""
+    return session_filter(
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        project=req.project,
+        hosts=req.hosts,
+    )
+
+
 def list_sessions(conn: psycopg.Connection, req: SessionsRequest = SessionsRequest()) -> list[SessionSummary]:
     """Sessions of `req` newest first (by start, else end): ``project`` is a cwd prefix;
     ``since`` (inclusive) and ``until`` (exclusive) bound the start (or end) time; ``hosts``
@@ -78,14 +92,7 @@ def list_sessions(conn: psycopg.Connection, req: SessionsRequest = SessionsReque
     conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
     if not req.include_subagents:
         conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
-    shared, params = session_filter(
-        agents=req.agents,
-        namespaces=req.namespaces,
-        since=req.since,
-        until=req.until,
-        project=req.project,
-        hosts=req.hosts,
-    )
+    shared, params = request_filter(req)
     conds += shared
     if req.health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))

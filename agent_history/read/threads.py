@@ -15,7 +15,7 @@ import psycopg
 from psycopg import sql
 
 from agent_history.read.requests import SessionsRequest
-from agent_history.session.filters import session_filter
+from agent_history.read.sessions import request_filter
 
 SORTS: dict[str, str] = {
     "date": "coalesce(s.started_at, s.ended_at) DESC NULLS LAST",
@@ -87,14 +87,7 @@ def list_threads(
     follow. Raises ValueError for an unknown sort."""
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
-    shared, params = session_filter(
-        agents=req.agents,
-        namespaces=req.namespaces,
-        since=req.since,
-        until=req.until,
-        project=req.project,
-        hosts=req.hosts,
-    )
+    shared, params = request_filter(req)
     conds = [sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"), *shared]
     health, limit = req.health, req.limit
     if health:
