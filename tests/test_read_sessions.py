@@ -12,6 +12,7 @@ import pytest
 
 from agent_history.model.rows import CompactionRow, GitEventRow, ModelCallRow, SubagentSpawnRow
 from agent_history.read.common import AmbiguousSession, SessionNotFound
+from agent_history.read.requests import SessionsRequest
 from agent_history.read.sessions import list_sessions
 from agent_history.read.timeline import session_timeline
 from tests.catalogue_rows import T0, message, session, tool_call, write
@@ -100,7 +101,7 @@ def test_sessions_lists_main_threads_newest_first_with_subagent_totals(db):
 def test_sessions_filters(db, kw, expected):
     _usage(db)
     with db.connect() as conn:
-        rows = list_sessions(conn, **kw)
+        rows = list_sessions(conn, SessionsRequest(**kw))
     assert [r.session_uid + (f"/{r.agent_id}" if r.agent_id else "") for r in rows] == expected
 
 

@@ -19,6 +19,7 @@ from agent_history.classify import health
 from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
 from agent_history.ingest.loader import Loader
 from agent_history.model.rows import CompactionRow, ToolCallRow
+from agent_history.read.requests import SessionsRequest
 from agent_history.read.sessions import health_by_session, list_sessions
 from tests.catalogue_rows import message, session, write
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
@@ -107,15 +108,22 @@ def test_a_session_not_rolled_up_yet_has_no_grade(corpus_db):  # noqa: F811
 
 def test_sessions_health_filter_and_fields_on_the_corpus(corpus_db):  # noqa: F811
     with psycopg.connect(corpus_db.reader_dsn) as conn:
-        bad = list_sessions(conn, health=health.grades_in("C-F"))
+        bad = list_sessions(conn, SessionsRequest(health=health.grades_in("C-F")))
         assert [(r.session_uid[:13], r.health_grade, r.health_score) for r in bad] == [
             ("0fae0449-64d3", "C", 75),
             ("0d3a8e6f-290f", "C", 75),
         ]
         assert bad[1].health_reasons == CORPUS["0d3a8e6f-290f"][2]
-        assert [r.session_uid[:13] for r in list_sessions(conn, health=("B",))] == ["2638daee-0588", "d703a1a9-1b7b"]
-        assert list_sessions(conn, health=("D", "F")) == []
-        assert {r.health_grade for r in list_sessions(conn, limit=100)} == {"A", "B", "C"}  # 28 main threads
+        assert [r.session_uid[:13] for r in list_sessions(conn, SessionsRequest(health=("B",)))] == [
+            "2638daee-0588",
+            "d703a1a9-1b7b",
+        ]
+        assert list_sessions(conn, SessionsRequest(health=("D", "F"))) == []
+        assert {r.health_grade for r in list_sessions(conn, SessionsRequest(limit=100))} == {
+            "A",
+            "B",
+            "C",
+        }  # 28 main threads
         ids = [r[0] for r in conn.execute("SELECT id FROM ah.session WHERE session_uid LIKE '019e19b4-eb48%'")]
         assert list(health_by_session(conn, ids).values()) == [
             {"grade": "A", "score": 95, "reasons": ["compactions 2 ≥ 1 (−5)"], "unknown": ["tool_failure_rate"]}

@@ -19,7 +19,7 @@ NUL = "a\x00b"
 FILTERS = ("agent", "namespace", "since", "until", "project")
 ROUTE_PARAMS: dict[str, tuple[str, ...]] = {
     "/search?q=pool": ("class", "in", "mode", *FILTERS),
-    "/sessions": ("sort", "page", *FILTERS),
+    "/sessions": ("sort", "page", "health", "host", *FILTERS),
     f"/session/{KNOWN_UID}": ("agent_id", "page"),
     "/usage": ("now", *FILTERS),
     "/api/usage": FILTERS,
@@ -28,6 +28,8 @@ ROUTE_PARAMS: dict[str, tuple[str, ...]] = {
     "/api/search?q=pool": ("class", "in", "mode", "limit", *FILTERS),
     "/api/sessions": ("health", "limit", "subagents", *FILTERS),
     "/api/usage/report": ("view", "by", "timezone", "model", *FILTERS),
+    "/api/why?sha=6d0e203": ("sha",),
+    "/api/touched?pattern=pool.py": ("pattern", "op", "since", "limit", "agent", "namespace"),
 }
 PATH_PARAMS = [
     f"/search?q={quote(NUL)}",

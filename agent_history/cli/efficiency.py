@@ -10,6 +10,7 @@ from agent_history.classify.rules import TRIGGERS
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.options import (
+    _ambiguous,
     _ask,
     _check_filter_values,
     _found,
@@ -65,7 +66,7 @@ def efficiency_cmd(
             except SessionNotFound as exc:
                 _not_found(req.session_uid, "--session", exc)
             except AmbiguousSession as exc:
-                fail(str(exc), 2)
+                _ambiguous(exc)
         report = efficiency_of(conn, req)
     if json:
         print_json(report.as_dict())

@@ -116,6 +116,21 @@ def _record(conn, summary: EmbedSummary | None) -> None:
         record_embed_pass(conn, ok=True, seconds=summary.seconds, files_changed=summary.sources, rows=rows)
 
 
+def _ambiguous_ref(conn, ref: str) -> None:
+    """Exit 2 with the candidates when `ref` is a uid prefix naming several sessions (`similar`
+    found none: `search.vector.find_session_uid` takes only a unique one), as every command that
+    takes a session reference does (`cli.options._ambiguous`)."""
+    from agent_history.cli.options import _ambiguous
+    from agent_history.session.refs import AmbiguousSession, SessionNotFound, resolve_session
+
+    try:
+        resolve_session(conn, ref, "")
+    except AmbiguousSession as exc:
+        _ambiguous(exc)
+    except SessionNotFound:
+        pass
+
+
 @app.command("similar")
 def similar_cmd(
     ref: str = typer.Argument(..., help="A session uid (or a unique prefix of ≥ 6 characters) or a message uid."),
@@ -145,6 +160,7 @@ def similar_cmd(
             else:
                 uid = vector.find_session_uid(conn, ref)
                 if uid is None:
+                    _ambiguous_ref(conn, ref)
                     fail(f"no session or message {ref!r}", 1)
                 kind, hits = "sessions", vector.similar_sessions(conn, uid, model, dims, req)
         except vector.NotEmbedded as exc:

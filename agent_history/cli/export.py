@@ -32,7 +32,7 @@ def export_cmd(
 ) -> None:
     """Export a session: prompts, replies, collapsed reasoning, tool calls with input and output,
     sub-agents inline, tokens and cost. Secret-shaped spans become [REDACTED] unless --no-redact."""
-    from agent_history.cli.options import _not_found, _session_arg
+    from agent_history.cli.options import _ambiguous, _not_found, _session_arg
     from agent_history.read.export import FORMATS, export_session
     from agent_history.read.export_render import RENDERERS
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
@@ -55,7 +55,7 @@ def export_cmd(
         try:
             doc = export_session(conn, uid, redact=not no_redact)
         except AmbiguousSession as exc:
-            fail(str(exc), 2)
+            _ambiguous(exc)
         except SessionNotFound as exc:
             _not_found(uid, "UID", exc)  # a too-short prefix says so (exit 2), else exit 1
     # shown, never obeyed, wherever the export is read (a terminal, `cat` of the file, a gist):

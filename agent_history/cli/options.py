@@ -101,6 +101,13 @@ def _not_found(value: str, option: str, exc: Exception) -> None:
     fail(str(exc), EXIT_NOTHING)
 
 
+def _ambiguous(exc: Exception) -> None:
+    """Exit 2 (a usage error: the reference must be longer) for a session uid prefix that names
+    several sessions, with `session.refs.ambiguous_message`'s one line listing the candidates —
+    the same for every command that takes a session reference."""
+    fail(str(exc), 2)
+
+
 def _when(value: str | None, option: str, *, end: bool = False) -> datetime | None:
     """`value` of `option` (``--since``/``--until``) as a time; a usage error (exit 2) if not one."""
     if not value:

@@ -21,6 +21,7 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.options import (
     SEARCH_TIMEOUT_S,
+    _ambiguous,
     _check_filter_values,
     _found,
     _namespaces,
@@ -190,7 +191,7 @@ def _resolve(conn, uid: str):
     except SessionNotFound:
         _not_found(uid, "UID", SessionNotFound(f"no session {uid!r} (a uid, or a unique prefix of ≥ 6 characters)"))
     except AmbiguousSession as exc:
-        fail(str(exc), 2)
+        _ambiguous(exc)
     return None
 
 

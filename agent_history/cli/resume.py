@@ -22,7 +22,7 @@ def resume_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON (never runs anything)."),
 ) -> None:
     """The agent's own command to resume (or fork) a catalogued session, run in its working directory."""
-    from agent_history.cli.options import _not_found, _session_arg
+    from agent_history.cli.options import _ambiguous, _not_found, _session_arg
     from agent_history.read.resume import resume_session
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
 
@@ -32,7 +32,7 @@ def resume_cmd(
         try:
             r = resume_session(conn, uid, fork=fork)
         except AmbiguousSession as exc:
-            fail(str(exc), 2)
+            _ambiguous(exc)
         except SessionNotFound as exc:
             _not_found(uid, "UID", exc)  # a too-short prefix says so (exit 2), else exit 1
     if json:

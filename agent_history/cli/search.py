@@ -12,6 +12,7 @@ from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.options import (
     SEARCH_TIMEOUT_S,
+    _ambiguous,
     _check_filter_values,
     _check_limit,
     _found,
@@ -153,7 +154,7 @@ def search_cmd(
         except VectorUnavailable as exc:
             fail(str(exc), 2)  # the search could not run: configuration or the endpoint
         except AmbiguousSession as exc:
-            fail(str(exc), 1)
+            _ambiguous(exc)
         except Exception as exc:  # the time limit, or the embedding provider failed (summaries: no fallback)
             from agent_history.embed.provider import EmbeddingError
 

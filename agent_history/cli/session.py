@@ -9,7 +9,7 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.options import EXIT_NOTHING, _ask, _not_found
+from agent_history.cli.options import EXIT_NOTHING, _ambiguous, _ask, _not_found
 from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
@@ -87,7 +87,7 @@ def session_cmd(
     except SessionNotFound as exc:
         _not_found(uid, "session", exc)
     except AmbiguousSession as exc:
-        fail(str(exc), EXIT_NOTHING)
+        _ambiguous(exc)
     if excluded:  # curated out: not served, as the MCP `session` tool refuses it
         fail(
             f"session {tl.session.session_uid} is excluded (sessions exclude); "

@@ -1,6 +1,7 @@
 """`why` and `touched`: where code came from — the session, tool call, prompt and sub-agent
 brief behind a commit, and the sessions that read, created, edited, deleted or moved matching
-files (thin: parse, `read.why` / `read.touched`, render)."""
+files (thin: parse, build the request — `read.requests.why_request` / `touched_request` — ask
+`read.why.why_of` / `read.touched.touched_of`, render)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
-from agent_history.cli.options import _agents, _check_filter_values, _check_limit, _found, _namespaces, _when
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.options import _ask, _check_filter_values, _found, _namespaces
+from agent_history.cli.output import console, print_json
 from agent_history.cli.sessions import TITLE_WIDTH
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
+from agent_history.read.requests import TOUCHED_DEFAULT_LIMIT, touched_request, why_request
 from agent_history.search.request import MAX_LIMIT
 
 
@@ -23,15 +25,12 @@ def why_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Which session, tool call, prompt (and sub-agent brief) produced a commit."""
-    from agent_history.read.why import BadSha, collected_commits, why
+    from agent_history.read.why import why_of
 
+    req = _ask(why_request, {"sha": sha})
     db = database()
-    try:
-        with db.connect() as conn:
-            origins = why(conn, sha)
-            collected = collected_commits(conn, sha)
-    except BadSha as exc:
-        fail(str(exc), 2)
+    with db.connect() as conn:
+        origins, collected = why_of(conn, req)
     if json:
         print_json(
             {"sha": sha, "matches": [o.as_dict() for o in origins], "collected": [c.as_dict() for c in collected]}
@@ -50,9 +49,9 @@ def why_cmd(
     for o in origins:
         s = o.session
         flow(console, [Text(f"{o.op} {o.sha}", style="bold red"), o.branch or "", _short_ts(o.ts)])
-        if o.sha and len(o.sha) < len(sha.strip()):  # the transcript printed an abbreviation of what was asked
+        if o.sha and len(o.sha) < len(req.sha):  # the transcript printed an abbreviation of what was asked
             console.print(
-                f"  matched the abbreviation {o.sha} the transcript printed (the commit {sha.strip().lower()} "
+                f"  matched the abbreviation {o.sha} the transcript printed (the commit {req.sha} "
                 f"unless another commit also starts with {o.sha})",
                 highlight=False,
                 soft_wrap=True,
@@ -91,30 +90,26 @@ def touched_cmd(
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
     since: str = typer.Option(None, "--since", help="Touched since: 7d, 12h, YYYY-MM-DD …"),
-    limit: int = typer.Option(50, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
+    limit: int = typer.Option(TOUCHED_DEFAULT_LIMIT, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Sessions that read, created, edited, deleted or moved matching files, newest first."""
-    from agent_history.read.touched import touched
-
-    _check_limit(limit)
+    from agent_history.read.touched import touched_of
 
     db = database()
-    try:
-        with db.connect() as conn:
-            warn_empty_contexts(conn, context, db.settings.contexts)
-            _check_filter_values(conn, namespace)
-            rows = touched(
-                conn,
-                pattern,
-                ops=tuple(op or ()),
-                agents=_agents(agent),
-                namespaces=_namespaces(namespace, context, db.settings.contexts),
-                since=_when(since, "--since"),
-                limit=limit,
-            )
-    except ValueError as exc:
-        fail(str(exc), 2)
+    params = {
+        "pattern": pattern,
+        "ops": op,
+        "agents": agent,
+        "namespaces": list(_namespaces(namespace, context, db.settings.contexts)),
+        "since": since,
+        "limit": limit,
+    }
+    req = _ask(touched_request, params)
+    with db.connect() as conn:
+        warn_empty_contexts(conn, context, db.settings.contexts)
+        _check_filter_values(conn, namespace)
+        rows = touched_of(conn, req)
     if json:
         print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
         _found(bool(rows))

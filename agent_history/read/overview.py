@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from agent_history.read.requests import RecentSessionsRequest
 from agent_history.session.exclusions import EXCLUDED_SESSION_IDS
 from agent_history.session.filters import like_prefix
 
@@ -54,6 +55,11 @@ def recent_sessions(
     keys = ("session_uid", "agent", "namespace", "title", "cwd", "started_at", "ended_at", "prompts",
             "first_prompt", "last_prompt")  # fmt: skip
     return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def recent_of(conn: psycopg.Connection, req: RecentSessionsRequest) -> list[dict[str, Any]]:
+    """The answer to a `read.requests.RecentSessionsRequest` (`recent_sessions`)."""
+    return recent_sessions(conn, req.limit, project=req.project, agents=req.agents, namespaces=req.namespaces)
 
 
 def index_stats(conn: psycopg.Connection) -> dict[str, Any]:

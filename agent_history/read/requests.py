@@ -1,5 +1,5 @@
-"""One request object per question — search, sessions, session, usage, efficiency, loops — built
-once, here, from a plain mapping of parameters, and asked through the read layer.
+"""One request object per question — search, sessions, session, usage, efficiency, loops, why,
+touched, recent sessions, active sessions, infra actions — built once, here, from a plain mapping of parameters, and asked through the read layer.
 
 The front ends only parse their own input into that mapping: the CLI from its options, the MCP
 server from a tool's arguments, the web UI from GET parameters. Validation lives here, so an
@@ -21,6 +21,7 @@ Pure: no database, no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -74,18 +75,25 @@ KEYS: dict[str, frozenset[str]] = {
     ),
     "efficiency": frozenset({"session_uid", "agents", "namespaces", "since", "until", "role", "limit"}),
     "loops": frozenset({"status", "since", "until", "repo", "namespaces", "limit"}),
+    "why": frozenset({"sha", "namespaces"}),
+    "touched": frozenset({"pattern", "ops", "agents", "namespaces", "since", "limit", "touches_per_session"}),
+    "recent_sessions": frozenset({"limit", "project", "agents", "namespaces"}),
+    "active_sessions": frozenset({"minutes", "at", "limit", "namespaces"}),
+    "infra_actions": frozenset({"host", "since", "until", "programs", "limit", "namespaces"}),
 }
 """The parameters each question accepts (the mapping's keys)."""
 
 
-FLAG_NAMES = {"session_uid": "--session"}
+FLAG_NAMES = {"session_uid": "--session", "ops": "--op"}
 """Request keys whose CLI option is not ``--<key>`` (underscores as dashes)."""
+KEY_NAMES = {"ops": "op"}
+"""Request keys named otherwise in errors to the MCP tools and the web UI (a list's one item)."""
 
 
 def name_of(key: str, flags: bool) -> str:
     """How a front end names parameter `key`: its CLI option (``--since``) with `flags`, else the
-    key itself (``since``: MCP arguments, web GET parameters)."""
-    return FLAG_NAMES.get(key, "--" + key.replace("_", "-")) if flags else key
+    key itself (``since``: MCP arguments, web GET parameters; `KEY_NAMES` for a list's item)."""
+    return FLAG_NAMES.get(key, "--" + key.replace("_", "-")) if flags else KEY_NAMES.get(key, key)
 
 
 def check_keys(question: str, params: Mapping[str, Any]) -> None:
@@ -456,4 +464,201 @@ def loops_request(
         repo=_given(params, "repo"),
         namespaces=_values(params, "namespaces"),
         limit=_limit(params, LOOPS_DEFAULT_LIMIT, limit_max, flags),
+    )
+
+
+SHA = re.compile(r"^[0-9a-f]{7,40}$")
+"""A commit sha as `why` takes it: 7–40 hex digits (an abbreviation is a prefix)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WhyRequest:
+    """Where a commit came from (`read.why.why_of`): ``sha`` lower-case hex, 7–40 digits;
+    ``namespaces`` keeps the origins of sessions in these (empty: every one)."""
+
+    sha: str
+    namespaces: tuple[str, ...] = ()
+
+
+def why_request(params: Mapping[str, Any], *, flags: bool = True) -> WhyRequest:
+    """The `WhyRequest` for `params` (keys: `KEYS["why"]`; ``sha`` stripped and lower-cased).
+    Raises RequestError: ``not a commit sha: 'xyz' (7–40 hex digits)``."""
+    check_keys("why", params)
+    sha = str(params.get("sha") or "").strip().lower()
+    if not SHA.match(sha):
+        raise RequestError(f"not a commit sha: {sha!r} (7–40 hex digits)")
+    return WhyRequest(sha, _values(params, "namespaces"))
+
+
+TOUCHED_DEFAULT_LIMIT = 50
+TOUCHES_PER_SESSION = 20
+MAX_TOUCHES_PER_SESSION = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TouchedRequest:
+    """Sessions that touched files (`read.touched.touched_of`): ``pattern`` a path or glob
+    (`read.touched.path_regex`), ``ops`` of `model.rows.FILE_OPS` (empty: all), touches since
+    ``since``; at most ``limit`` sessions, ``touches_per_session`` touches listed each."""
+
+    pattern: str
+    ops: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    since: datetime | None = None
+    limit: int = TOUCHED_DEFAULT_LIMIT
+    touches_per_session: int = TOUCHES_PER_SESSION
+
+
+def touched_request(
+    params: Mapping[str, Any], *, now: datetime | None = None, limit_max: int = MAX_LIMIT, flags: bool = True
+) -> TouchedRequest:
+    """The `TouchedRequest` for `params` (keys: `KEYS["touched"]`). Raises RequestError: ``empty
+    path pattern``, ``unknown --op 'x' (known: read, create, edit, delete, move)`` (``op`` for a
+    tool argument or GET parameter), a bad ``since``, a limit out of 1…`limit_max`."""
+    check_keys("touched", params)
+    from agent_history.model.rows import FILE_OPS
+
+    pattern = str(params.get("pattern") or "")
+    if not pattern.strip():
+        raise RequestError("empty path pattern")
+    ops = _values(params, "ops")
+    unknown = [op for op in ops if op not in FILE_OPS]
+    if unknown:
+        raise RequestError(
+            f"unknown {name_of('ops', flags)} {', '.join(map(repr, unknown))} (known: {', '.join(FILE_OPS)})"
+        )
+    since, _until = time_range({"since": params.get("since")}, now=now, flags=flags)
+    per = _given(params, "touches_per_session")
+    if per is not None and (not isinstance(per, int) or not 1 <= per <= MAX_TOUCHES_PER_SESSION):
+        raise RequestError(
+            f"{name_of('touches_per_session', flags)} must be between 1 and {MAX_TOUCHES_PER_SESSION} (got {per!r})"
+        )
+    return TouchedRequest(
+        pattern=pattern,
+        ops=ops,
+        agents=agents_of(_values(params, "agents")),
+        namespaces=_values(params, "namespaces"),
+        since=since,
+        limit=_limit(params, TOUCHED_DEFAULT_LIMIT, limit_max, flags),
+        touches_per_session=per or TOUCHES_PER_SESSION,
+    )
+
+
+RECENT_DEFAULT_LIMIT = 10
+
+
+@dataclass(frozen=True, slots=True)
+class RecentSessionsRequest:
+    """The newest main threads with their first and last prompt (`read.overview.recent_of`):
+    ``project`` a cwd (that directory or below)."""
+
+    limit: int = RECENT_DEFAULT_LIMIT
+    project: str | None = None
+    agents: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+
+
+def recent_sessions_request(
+    params: Mapping[str, Any], *, limit_max: int = MAX_LIMIT, flags: bool = True
+) -> RecentSessionsRequest:
+    """The `RecentSessionsRequest` for `params` (keys: `KEYS["recent_sessions"]`). Raises
+    RequestError (an unknown agent, a limit out of 1…`limit_max`)."""
+    check_keys("recent_sessions", params)
+    return RecentSessionsRequest(
+        limit=_limit(params, RECENT_DEFAULT_LIMIT, limit_max, flags),
+        project=_given(params, "project"),
+        agents=agents_of(_values(params, "agents")),
+        namespaces=_values(params, "namespaces"),
+    )
+
+
+ACTIVE_DEFAULT_MINUTES = 60
+ACTIVE_MAX_MINUTES = 43_200  # 30 days
+ACTIVE_DEFAULT_LIMIT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveSessionsRequest:
+    """Root sessions with events in ``(since, until]`` (`read.activity.active_roots`): the
+    window of ``minutes`` minutes ending at ``until``."""
+
+    since: datetime
+    until: datetime
+    minutes: int = ACTIVE_DEFAULT_MINUTES
+    limit: int = ACTIVE_DEFAULT_LIMIT
+    namespaces: tuple[str, ...] = ()
+
+
+def active_sessions_request(
+    params: Mapping[str, Any], *, now: datetime, limit_max: int = MAX_LIMIT, flags: bool = True
+) -> ActiveSessionsRequest:
+    """The `ActiveSessionsRequest` for `params` (keys: `KEYS["active_sessions"]`; ``at`` the
+    window's end, default `now`; ``minutes`` 1…`ACTIVE_MAX_MINUTES`). Raises RequestError: a bad
+    ``at``, ``minutes`` out of range, a window that would start before 0001-01-01."""
+    check_keys("active_sessions", params)
+    at = _given(params, "at")
+    try:
+        hi = parse_when(str(at), now=now, option=name_of("at", flags)) if at is not None else now
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
+    minutes = _given(params, "minutes")
+    minutes = ACTIVE_DEFAULT_MINUTES if minutes is None else minutes
+    if not isinstance(minutes, int) or not 1 <= minutes <= ACTIVE_MAX_MINUTES:
+        raise RequestError(f"{name_of('minutes', flags)} must be between 1 and {ACTIVE_MAX_MINUTES} (got {minutes!r})")
+    try:
+        lo = hi - timedelta(minutes=minutes)
+    except OverflowError:
+        raise RequestError(
+            f"{name_of('at', flags)} {at} is out of range: the window would start before 0001-01-01"
+        ) from None
+    return ActiveSessionsRequest(
+        since=lo,
+        until=hi,
+        minutes=minutes,
+        limit=_limit(params, ACTIVE_DEFAULT_LIMIT, limit_max, flags),
+        namespaces=_values(params, "namespaces"),
+    )
+
+
+INFRA_DEFAULT_LIMIT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class InfraActionsRequest:
+    """Tool calls that ran a remote program against a host (`mcp.tools.activity`): ``host`` a
+    case-insensitive substring of the remote host (None: any), ``programs`` of
+    `mcp.remote_commands.PROGRAMS`, started in ``[since, until)``."""
+
+    programs: tuple[str, ...]
+    host: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = INFRA_DEFAULT_LIMIT
+    namespaces: tuple[str, ...] = ()
+
+
+def infra_actions_request(
+    params: Mapping[str, Any],
+    *,
+    programs: tuple[str, ...],
+    now: datetime | None = None,
+    limit_max: int = MAX_LIMIT,
+    flags: bool = True,
+) -> InfraActionsRequest:
+    """The `InfraActionsRequest` for `params` (keys: `KEYS["infra_actions"]`; `programs` the
+    known remote programs, which are also the default). Raises RequestError: an unknown program,
+    a bad or backwards time range, a limit out of 1…`limit_max`."""
+    check_keys("infra_actions", params)
+    wanted = _values(params, "programs") or programs
+    for program in wanted:
+        _choice(program, "program", programs)
+    since, until = time_range(params, now=now, flags=flags)
+    return InfraActionsRequest(
+        programs=wanted,
+        host=_given(params, "host"),
+        since=since,
+        until=until,
+        limit=_limit(params, INFRA_DEFAULT_LIMIT, limit_max, flags),
+        namespaces=_values(params, "namespaces"),
     )

@@ -68,38 +68,38 @@ _TOKENS = (
 )
 
 
-def list_sessions(
-    conn: psycopg.Connection,
-    *,
-    agents: tuple[str, ...] = (),
-    namespaces: tuple[str, ...] = (),
-    since: datetime | None = None,
-    project: str | None = None,
-    limit: int = 20,
-    include_subagents: bool = False,
-    health: tuple[str, ...] = (),
-    until: datetime | None = None,
-    hosts: tuple[str, ...] = (),
-) -> list[SessionSummary]:
-    """Sessions newest first (by start, else end). `project` is a cwd prefix; `since`
-    (inclusive) and `until` (exclusive) bound the start (or end) time; `hosts` keeps the
-    sessions these machines indexed (``origin_host``); `health` keeps only sessions graded one
-    of these letters
-    (`classify.health.grades_in` parses ``C-F``). Curated-out sessions
-    (`search.filters.not_excluded`) are left out."""
-    conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
-    if not include_subagents:
-        conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
-    shared, params = session_filter(
-        agents=agents, namespaces=namespaces, since=since, until=until, project=project, hosts=hosts
+def request_filter(req: SessionsRequest) -> tuple[list[sql.Composable], dict]:
+    """``(conditions, parameters)`` of `req`'s session filters — agents, namespaces, since/until,
+    project, hosts — over alias ``s`` (`session.filters.session_filter`): the listing's and the
+    sessions page's (`read.threads.list_threads`) one reading of a `SessionsRequest`."""
+    return session_filter(
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        project=req.project,
+        hosts=req.hosts,
     )
+
+
+def list_sessions(conn: psycopg.Connection, req: SessionsRequest = SessionsRequest()) -> list[SessionSummary]:
+    """Sessions of `req` newest first (by start, else end): ``project`` is a cwd prefix;
+    ``since`` (inclusive) and ``until`` (exclusive) bound the start (or end) time; ``hosts``
+    keeps the sessions these machines indexed (``origin_host``); ``health`` keeps only sessions
+    graded one of these letters (`classify.health.grades_in` parses ``C-F``); at most
+    ``limit``. Curated-out sessions (`search.filters.not_excluded`) are left out. The hosts are
+    not checked here (`sessions_of` does)."""
+    conds: list[sql.Composable] = [sql.SQL(not_excluded("s"))]  # curated out (`sessions exclude`)
+    if not req.include_subagents:
+        conds.append(sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"))
+    shared, params = request_filter(req)
     conds += shared
-    if health:
+    if req.health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
-        params["health"] = list(health)
-    params["limit"] = limit
+        params["health"] = list(req.health)
+    params["limit"] = req.limit
     where = sql.SQL(" AND ").join(conds)
-    return _select(conn, where, params, by_health=bool(health))
+    return _select(conn, where, params, by_health=bool(req.health))
 
 
 def check_hosts(conn: psycopg.Connection, hosts: tuple[str, ...] | list[str], *, flags: bool = True) -> None:
@@ -124,18 +124,7 @@ def sessions_of(conn: psycopg.Connection, req: SessionsRequest, *, flags: bool =
     ``sessions``, the MCP ``sessions`` tool and the web UI's ``/api/sessions`` give. Raises
     RequestError for an unknown host (`check_hosts`; `flags`: name it as the CLI option)."""
     check_hosts(conn, req.hosts, flags=flags)
-    return list_sessions(
-        conn,
-        agents=req.agents,
-        namespaces=req.namespaces,
-        since=req.since,
-        until=req.until,
-        project=req.project,
-        limit=req.limit,
-        include_subagents=req.include_subagents,
-        health=req.health,
-        hosts=req.hosts,
-    )
+    return list_sessions(conn, req)
 
 
 def known_hosts(conn: psycopg.Connection) -> list[str]:
@@ -202,6 +191,13 @@ def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[
         (list(session_ids),),
     ).fetchall()
     return {r[0]: {"grade": r[1], "score": r[2], "reasons": list(r[3]), "unknown": list(r[4])} for r in rows}
+
+
+def hosts_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, str | None]:
+    """Session row id → the machine that indexed it (``ah.session.origin_host``; None: not
+    recorded). Ids not in the catalogue are absent."""
+    rows = conn.execute("SELECT id, origin_host FROM ah.session WHERE id = ANY(%s)", (list(session_ids),)).fetchall()
+    return {r[0]: r[1] for r in rows}
 
 
 def is_excluded(conn: psycopg.Connection, session_id: int) -> bool:

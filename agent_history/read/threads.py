@@ -14,7 +14,8 @@ from decimal import Decimal
 import psycopg
 from psycopg import sql
 
-from agent_history.session.filters import session_filter
+from agent_history.read.requests import SessionsRequest
+from agent_history.read.sessions import request_filter
 
 SORTS: dict[str, str] = {
     "date": "coalesce(s.started_at, s.ended_at) DESC NULLS LAST",
@@ -77,25 +78,18 @@ _HEALTH_JOIN = (
 
 
 def list_threads(
-    conn: psycopg.Connection,
-    *,
-    agents: tuple[str, ...] = (),
-    namespaces: tuple[str, ...] = (),
-    since: datetime | None = None,
-    until: datetime | None = None,
-    project: str | None = None,
-    sort: str = "date",
-    limit: int = 50,
-    offset: int = 0,
-    health: tuple[str, ...] = (),
+    conn: psycopg.Connection, req: SessionsRequest, *, sort: str = "date", offset: int = 0
 ) -> tuple[list[SessionRow], bool]:
-    """Main threads matching the filters (`health`: only these grades), sorted by `sort` (a
-    `SORTS` key), each followed by its sub-agent threads (any depth, by start time) nested under
-    it; and whether more main threads follow. Raises ValueError for an unknown sort."""
+    """Main threads matching `req`'s filters (agents, namespaces, since/until, project, hosts;
+    ``health``: only these grades; ``include_subagents`` does not apply: sub-agents are nested),
+    sorted by `sort` (a `SORTS` key), ``req.limit`` of them from `offset`, each followed by its
+    sub-agent threads (any depth, by start time) nested under it; and whether more main threads
+    follow. Raises ValueError for an unknown sort."""
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
-    shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, project=project)
+    shared, params = request_filter(req)
     conds = [sql.SQL("s.agent_id = '' AND NOT coalesce(s.is_subagent, false)"), *shared]
+    health, limit = req.health, req.limit
     if health:
         conds.append(sql.SQL("h.grade = ANY(%(health)s)"))
         params["health"] = list(health)

@@ -21,6 +21,7 @@ from datetime import datetime
 import psycopg
 
 from agent_history.model.rows import FILE_OPS
+from agent_history.read.requests import TouchedRequest
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
 
@@ -195,3 +196,18 @@ def touched(
         item.ops = dict(sorted(counts[sid].items()))
         item.paths.sort()
     return out
+
+
+def touched_of(conn: psycopg.Connection, req: TouchedRequest) -> list[TouchedSession]:
+    """The answer to a `read.requests.TouchedRequest` (`touched`): the one listing the CLI's
+    ``touched``, the MCP ``touched`` tool and the web UI's ``/api/touched`` give."""
+    return touched(
+        conn,
+        req.pattern,
+        ops=req.ops,
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        limit=req.limit,
+        touches_per_session=req.touches_per_session,
+    )

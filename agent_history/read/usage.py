@@ -89,6 +89,47 @@ ORDER BY 1 NULLS LAST
 """
 
 
+CALL_COLUMNS = {
+    "time": "coalesce(mc.ts, s.started_at)",
+    "agent": "mc.agent",
+    "namespace": "s.namespace",
+    "project": "coalesce(r.cwd, s.cwd)",  # the root session's directory
+    "model": "coalesce(mc.model, s.model)",
+}
+"""What each usage filter compares in `usage_calls` (model calls ``mc`` of session ``s``, root ``r``)."""
+SESSION_COLUMNS = {"time": "s.started_at", "agent": "s.agent", "namespace": "s.namespace", "project": "s.cwd"}
+"""… and in `sessions_without_usage` (sessions ``s``: by start; no model filter)."""
+
+
+def _filter(
+    columns: dict[str, str],
+    *,
+    since: datetime | None,
+    until: datetime | None,
+    agents: tuple[str, ...],
+    namespaces: tuple[str, ...],
+    project: str | None,
+    model: str | None = None,
+) -> tuple[list[str], list]:
+    """``(conditions, positional parameters)`` of the usage filters over `columns`: ``time`` in
+    [`since`, `until`), ``agent``/``namespace`` one of, ``project``/``model`` a case-insensitive
+    substring (LIKE-escaped)."""
+    where, params = [], []
+    for op, value in ((">=", since), ("<", until)):
+        if value is not None:
+            where.append(f"{columns['time']} {op} %s")
+            params.append(value)
+    for name, values in (("agent", agents), ("namespace", namespaces)):
+        if values:
+            where.append(f"{columns[name]} = ANY(%s)")
+            params.append(list(values))
+    for name, text in (("project", project), ("model", model)):
+        if text:
+            where.append(f"{columns[name]} ILIKE %s")
+            params.append(f"%{_escape(text)}%")
+    return where, params
+
+
 def usage_calls(
     conn: psycopg.Connection,
     *,
@@ -106,25 +147,9 @@ def usage_calls(
     substring of the root session's working directory; `model` a substring of the model id
     (both case-insensitive). `grouped` sums them in the database into `Call(n=…)` rows (see
     `Call.n`) — the same report for every view but `blocks`, from far fewer rows."""
-    where, params = [], []
-    if since is not None:
-        where.append("coalesce(mc.ts, s.started_at) >= %s")
-        params.append(since)
-    if until is not None:
-        where.append("coalesce(mc.ts, s.started_at) < %s")
-        params.append(until)
-    if agents:
-        where.append("mc.agent = ANY(%s)")
-        params.append(list(agents))
-    if namespaces:
-        where.append("s.namespace = ANY(%s)")
-        params.append(list(namespaces))
-    if project:
-        where.append("coalesce(r.cwd, s.cwd) ILIKE %s")
-        params.append(f"%{_escape(project)}%")
-    if model:
-        where.append("coalesce(mc.model, s.model) ILIKE %s")
-        params.append(f"%{_escape(model)}%")
+    where, params = _filter(
+        CALL_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project, model=model
+    )
     sql = _CALLS_SQL.format(where="".join(f" AND {w}" for w in where))
     if grouped:
         sql = _GROUPED_SQL.format(calls=sql.rstrip().removesuffix("ORDER BY k.ts NULLS LAST, k.id"))
@@ -303,22 +328,10 @@ def sessions_without_usage(
     """Agent → number of sessions matching the filters (`usage_calls`'s, by session start) whose
     model-call count is unknown (``ah.session.model_call_count`` NULL: replies, no usage
     recorded — Codex field cases E22/E23): what `usage` cannot count, named, never 0 calls."""
-    where, params = ["s.model_call_count IS NULL"], []
-    if since is not None:
-        where.append("s.started_at >= %s")
-        params.append(since)
-    if until is not None:
-        where.append("s.started_at < %s")
-        params.append(until)
-    if agents:
-        where.append("s.agent = ANY(%s)")
-        params.append(list(agents))
-    if namespaces:
-        where.append("s.namespace = ANY(%s)")
-        params.append(list(namespaces))
-    if project:
-        where.append("s.cwd ILIKE %s")
-        params.append(f"%{_escape(project)}%")
+    where, params = _filter(
+        SESSION_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project
+    )
+    where.insert(0, "s.model_call_count IS NULL")
     rows = conn.execute(
         f"SELECT s.agent, count(*) FROM ah.session AS s WHERE {' AND '.join(where)} GROUP BY 1 ORDER BY 1",
         params,

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 import psycopg
 
 from agent_history.model import classes
+from agent_history.read.requests import WhyRequest
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
 from agent_history.timestamps import minute
@@ -269,3 +270,13 @@ def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommi
         (sha + "%",),
     ).fetchall()
     return [CollectedCommit(*r) for r in rows]
+
+
+def why_of(conn: psycopg.Connection, req: WhyRequest) -> tuple[list[CommitOrigin], list[CollectedCommit]]:
+    """The answer to a `read.requests.WhyRequest`: ``(origins, collected)`` — `why`'s git events
+    of sessions in ``req.namespaces`` (every namespace when empty) and `collected_commits` — the
+    one answer the CLI's ``why``, the MCP ``why`` tool and the web UI's ``/api/why`` give."""
+    origins = why(conn, req.sha)
+    if req.namespaces:
+        origins = [o for o in origins if o.session.namespace in req.namespaces]
+    return origins, collected_commits(conn, req.sha)

@@ -1,4 +1,4 @@
-"""The web UI's JSON routes for three questions — search, sessions, usage — answering the same
+"""The web UI's JSON routes for five questions — search, sessions, usage, why, touched — answering the same
 request objects (`read.requests`) with the same read functions as the CLI's ``--json`` and the
 MCP tools, so the three front ends give the same result for the same question.
 
@@ -11,6 +11,9 @@ the request's one-line error, the text the CLI and the MCP server give.
   ``search --json``; ``mode``: keyword | vector | hybrid, default as the search page).
 - ``/api/sessions`` — ``{"sessions": [session…]}`` (the rows of ``sessions --json``).
 - ``/api/usage/report`` — ccusage's shape plus ``timezone`` (``usage --json``).
+- ``/api/why?sha=…`` — ``{"sha", "matches": [origin…], "collected": [commit…]}`` (``why --json``).
+- ``/api/touched?pattern=…`` — ``{"pattern", "sessions": [session…]}`` (``touched --json``;
+  ``op`` repeatable).
 """
 
 from __future__ import annotations
@@ -23,8 +26,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agent_history.mcp.render import dumps
-from agent_history.read.requests import cancelled, search_request, sessions_request, usage_request
+from agent_history.read.requests import (
+    cancelled,
+    search_request,
+    sessions_request,
+    touched_request,
+    usage_request,
+    why_request,
+)
 from agent_history.read.sessions import sessions_of
+from agent_history.read.touched import touched_of
 from agent_history.read.usage import usage_report
 from agent_history.web.pages import PageError, Pages
 
@@ -35,6 +46,7 @@ LISTS = {
     "source_type": "source_types",
     "class": "classes",
     "host": "hosts",
+    "op": "ops",
 }
 """Repeatable GET parameters → the request key holding their list."""
 RENAMED = {"q": "query"}
@@ -101,9 +113,31 @@ def usage_report_api(request: Request, conn: psycopg.Connection, pages: Pages) -
     return json_response(usage_report(conn, usage_request(params, flags=False), datetime.now(UTC)))
 
 
+def why_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/api/why: where a commit came from (`read.why.why_of`), as ``why --json`` prints it."""
+    from agent_history.read.why import why_of
+
+    params, _ = request_params(request)
+    origins, collected = why_of(conn, why_request(params, flags=False))
+    sha = params.get("sha")
+    return json_response(
+        {"sha": sha, "matches": [o.as_dict() for o in origins], "collected": [c.as_dict() for c in collected]}
+    )
+
+
+def touched_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
+    """/api/touched: sessions that touched matching files (`read.touched.touched_of`), as
+    ``touched --json`` prints them."""
+    params, _ = request_params(request)
+    rows = touched_of(conn, touched_request(params, flags=False))
+    return json_response({"pattern": params.get("pattern"), "sessions": [r.as_dict() for r in rows]})
+
+
 API: tuple[tuple[str, object], ...] = (
     ("/api/search", search_api),
     ("/api/sessions", sessions_api),
     ("/api/usage/report", usage_report_api),
+    ("/api/why", why_api),
+    ("/api/touched", touched_api),
 )
 """The JSON routes (GET) and their handlers."""

@@ -15,7 +15,6 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from agent_history.classify.health import grades_in
 from agent_history.classify.rules import TRIGGERS
 from agent_history.db.status import CORE_TABLES
 from agent_history.embed.status import embedding_status
@@ -26,9 +25,9 @@ from agent_history.read.analytics import IDLE_GAP, row_counts, server_facts, ses
 from agent_history.read.catalog import catalogue_agents, catalogue_namespaces
 from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
-from agent_history.read.requests import agents_of, search_request, time_range
+from agent_history.read.requests import agents_of, search_request, sessions_request, time_range, usage_request
 from agent_history.read.resume import resume_of_ref
-from agent_history.read.sessions import summary_of
+from agent_history.read.sessions import check_hosts, summary_of
 from agent_history.read.threads import SORTS, list_threads, sub_threads, thread_key
 from agent_history.read.timeline_pages import PAGE_EVENTS, event_position, timeline_page
 from agent_history.read.usage import plan_snapshot
@@ -36,6 +35,7 @@ from agent_history.read.usage_cells import usage_cells
 from agent_history.search import hybrid
 from agent_history.search.request import parse_when
 from agent_history.session.refs import resolve_session
+from agent_history.web.api import request_params
 from agent_history.web.pages import PageError, Pages
 from agent_history.web.render import query
 from agent_history.web.usage import chart_payload, rollup
@@ -159,36 +159,42 @@ def hit_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Respon
     return RedirectResponse(target, 303)
 
 
+def _form(request: Request, agents: tuple[str, ...], namespaces: tuple[str, ...]) -> dict:
+    """The filter form's values as the person gave them (to refill it and build links); agents
+    and namespaces as the request read them."""
+    q = request.query_params
+    return {
+        "agent": list(agents),
+        "namespace": list(namespaces),
+        "since": q.get("since", ""),
+        "until": q.get("until", ""),
+        "project": q.get("project", ""),
+    }
+
+
 def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
-    """Sessions: filters, sort, sub-agents nested under their parent, loop badges, paging."""
-    f = filters_of(request)
-    sort = request.query_params.get("sort", "date")
+    """Sessions: filters, sort, sub-agents nested under their parent, loop badges, paging. The
+    filters build `read.requests.SessionsRequest` (`sessions_request`, as ``/api/sessions`` and
+    the CLI do): an unknown parameter, a bad time or health grade, an unknown agent or host is a
+    400 with the request's one-line error."""
+    params, own = request_params(request, local=("sort", "page"))
+    req = sessions_request({**params, "limit": SESSIONS_PER_PAGE}, flags=False)
+    check_hosts(conn, req.hosts, flags=False)
+    sort = own.get("sort") or "date"
     n = _int(request, "page", 1)
-    health = request.query_params.get("health") or ""
-    grades = grades_in(health) if health else ()  # ValueError → 400
-    rows, more = list_threads(
-        conn,
-        agents=f.agents,
-        namespaces=f.namespaces,
-        since=f.since,
-        until=f.until,
-        project=f.project,
-        sort=sort,
-        limit=SESSIONS_PER_PAGE,
-        offset=(n - 1) * SESSIONS_PER_PAGE,
-        health=grades,
-    )
+    rows, more = list_threads(conn, req, sort=sort, offset=(n - 1) * SESSIONS_PER_PAGE)
     loops = loops_by_session(conn, [r.id for r in rows]) if rows else {}
     for r in rows:
         r.loops = loops.get(r.id, [])
-    params = {**f.params, "sort": sort, "health": health}
+    health = request.query_params.get("health") or ""
+    form = {**_form(request, req.agents, req.namespaces), "host": list(req.hosts), "sort": sort, "health": health}
     return pages.html(
         "sessions.html",
         page="sessions",
         title="Sessions",
         rows=rows,
         sorts=list(SORTS),
-        params=params,
+        params=form,
         page_no=n,
         more=more,
         **_choices(conn),
@@ -260,30 +266,35 @@ def secrets_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
 
 
 def _usage(request: Request, conn: psycopg.Connection):
-    f = filters_of(request)
-    return f, usage_cells(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until)
+    """``(request, form values, usage cells)`` for the usage page and its charts' JSON: the
+    filters build `read.requests.UsageRequest` (`usage_request`, as ``/api/usage/report`` and the
+    CLI do) with the page's days in UTC (`read.usage_cells.usage_cells` buckets by UTC day)."""
+    params, _own = request_params(request, local=("now",))
+    req = usage_request({**params, "timezone": "UTC"}, flags=False)
+    cells = usage_cells(conn, agents=req.agents, namespaces=req.namespaces, since=req.since, until=req.until)
+    return req, _form(request, req.agents, req.namespaces), cells
 
 
 def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Usage: charts (tokens by agent, cost by model, per day), breakdown tables, efficiency by
     role, loops."""
-    f, cells = _usage(request, conn)
+    req, form, cells = _usage(request, conn)
     # the same range as the charts (threads and loops by their start)
-    report = efficiency_report(conn, agents=f.agents, namespaces=f.namespaces, since=f.since, until=f.until)
+    report = efficiency_report(conn, agents=req.agents, namespaces=req.namespaces, since=req.since, until=req.until)
     by_role: dict[str, list] = {}
     for t in report.threads:
         by_role.setdefault(t.role or "unknown", []).append(t)
     roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
-    loops = list_loops(conn, since=f.since, until=f.until, namespaces=f.namespaces, limit=50)
+    loops = list_loops(conn, since=req.since, until=req.until, namespaces=req.namespaces, limit=50)
     # the plan windows at `now` (default the present; an ISO time shows them as they were then)
     clock = parse_when(request.query_params["now"], option="now") if request.query_params.get("now") else None
-    plans = plan_snapshot(conn, pages.settings.plans, clock or datetime.now(UTC), f.agents)
+    plans = plan_snapshot(conn, pages.settings.plans, clock or datetime.now(UTC), req.agents)
     return pages.html(
         "usage.html",
         page="usage",
         title="Usage",
-        params=f.params,
-        api=f"/api/usage?{query(f.params)}",
+        params=form,
+        api=f"/api/usage?{query(form)}",
         by_day=rollup(cells, "day"),
         by_model=rollup(cells, "model"),
         by_agent=rollup(cells, "agent"),
@@ -300,7 +311,7 @@ def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
 
 def usage_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """/api/usage: the charts' JSON (`web.usage.chart_payload`)."""
-    _f, cells = _usage(request, conn)
+    _req, _form_values, cells = _usage(request, conn)
     return JSONResponse(chart_payload(cells))
 
 

@@ -8,11 +8,14 @@
   GIN) and the time window on ``started_at``; `mcp.remote_commands` then reads the actual
   command and keeps calls with a remote invocation whose host contains `host`
   (case-insensitive). At most `MAX_CANDIDATES` candidate calls are read per request.
+
+Both build their request (`read.requests.active_sessions_request`, `infra_actions_request`), so a
+bad time or an out-of-range number reads as it does elsewhere.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -21,27 +24,36 @@ from agent_history.mcp.remote_commands import PROGRAMS, command_of_input, remote
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.activity import active_roots, remote_candidates
-from agent_history.search.request import parse_when
+from agent_history.read.requests import (
+    ACTIVE_DEFAULT_MINUTES,
+    ACTIVE_MAX_MINUTES,
+    active_sessions_request,
+    infra_actions_request,
+)
 
 MAX_CANDIDATES = 2_000
 COMMAND_CHARS = 500
 PROMPT_CHARS = 240
 
 
-def _namespaces(scope: Scope) -> list[str] | None:
-    return scope.searched if scope.namespaces is not None else None
+MAX_ACTIVE = 100
+MAX_ACTIONS = 200
+
+
+def _namespaces(scope: Scope) -> list[str]:
+    """The scope's namespaces as a request's ``namespaces`` ([]: every one)."""
+    return list(scope.searched) if scope.namespaces is not None else []
 
 
 def active_sessions_handler(
     conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv
 ) -> dict[str, Any]:
     """`active_sessions` tool: ``{"window": {from, to}, "sessions": [...]}`` newest activity first."""
-    hi = parse_when(args["at"], option="at") if args.get("at") else datetime.now(UTC)
-    try:
-        lo = hi - timedelta(minutes=args["minutes"])
-    except OverflowError:
-        raise ValueError(f"at {args['at']} is out of range: the window would start before 0001-01-01") from None
-    rows = active_roots(conn, lo, hi, namespaces=_namespaces(scope), limit=args["limit"], prompt_chars=PROMPT_CHARS)
+    params = {**args, "namespaces": _namespaces(scope)}
+    req = active_sessions_request(params, now=datetime.now(UTC), limit_max=MAX_ACTIVE, flags=False)
+    rows = active_roots(
+        conn, req.since, req.until, namespaces=list(req.namespaces) or None, limit=req.limit, prompt_chars=PROMPT_CHARS
+    )
     sessions = [
         {
             "session_uid": r[0],
@@ -57,7 +69,7 @@ def active_sessions_handler(
         }
         for r in rows
     ]
-    return {"window": {"from": lo, "to": hi, "minutes": args["minutes"]}, "sessions": sessions}
+    return {"window": {"from": req.since, "to": req.until, "minutes": req.minutes}, "sessions": sessions}
 
 
 def _host_matches(wanted: str | None, host: str) -> bool:
@@ -66,12 +78,17 @@ def _host_matches(wanted: str | None, host: str) -> bool:
 
 def infra_actions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`infra_actions` tool: ``{"host", "window", "actions": [...], "hosts": {host: count}}``."""
-    programs = args["programs"]
-    since = parse_when(args["since"], option="since") if args.get("since") else None
-    until = parse_when(args["until"], end_of_day=True, option="until") if args.get("until") else None
-    host = args.get("host") or None
+    params = {**args, "namespaces": _namespaces(scope)}
+    req = infra_actions_request(params, programs=PROGRAMS, limit_max=MAX_ACTIONS, flags=False)
+    programs, since, until, host = list(req.programs), req.since, req.until, req.host
     rows = remote_candidates(
-        conn, programs, since=since, until=until, host=host, namespaces=_namespaces(scope), candidates=MAX_CANDIDATES
+        conn,
+        programs,
+        since=since,
+        until=until,
+        host=host,
+        namespaces=list(req.namespaces) or None,
+        candidates=MAX_CANDIDATES,
     )
     actions: list[dict[str, Any]] = []
     hosts: dict[str, int] = {}
@@ -82,7 +99,7 @@ def infra_actions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
             continue
         for x in remotes:
             hosts[x.host] = hosts.get(x.host, 0) + 1
-        if len(actions) >= args["limit"]:
+        if len(actions) >= req.limit:
             continue
         thread = f"{r[7]}/{r[8]}" if r[8] else r[7]
         actions.append(
@@ -131,12 +148,12 @@ ACTIVE_SESSIONS = ToolSpec(
         "minutes": {
             "type": "integer",
             "minimum": 1,
-            "maximum": 43_200,
-            "default": 60,
+            "maximum": ACTIVE_MAX_MINUTES,
+            "default": ACTIVE_DEFAULT_MINUTES,
             "description": "Window length in minutes (max 30 days).",
         },
         "at": {"type": "string", "description": "End of the window (ISO timestamp; default now)."},
-        "limit": limit_schema(20, 100, "sessions"),
+        "limit": limit_schema(20, MAX_ACTIVE, "sessions"),
     },
     handler=active_sessions_handler,
 )
@@ -160,7 +177,7 @@ INFRA_ACTIONS = ToolSpec(
             "minItems": 1,
             "description": "Which programs count.",
         },
-        "limit": limit_schema(50, 200, "actions"),
+        "limit": limit_schema(50, MAX_ACTIONS, "actions"),
     },
     handler=infra_actions_handler,
 )

@@ -1,4 +1,6 @@
-"""`session`, `why`, `touched`: thin handlers over `agent_history.read`.
+"""`session`, `why`, `touched`: thin handlers over `agent_history.read` — each builds its
+question's request (`read.requests`: `session_request`, `why_request`, `touched_request`), so a
+bad argument reads as it does on the command line and in the web UI.
 
 - `session` — one thread's timeline slice (`read.timeline.session_timeline`): events are numbered
   1…total in physical order; at most `MAX_EVENTS` per call, with ``next_from`` to continue.
@@ -19,20 +21,25 @@ import psycopg
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, ToolEnv, ToolSpec, limit_schema
 from agent_history.read.loops import loops_by_session
-from agent_history.read.requests import session_request
+from agent_history.read.requests import session_request, touched_request, why_request
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import is_excluded
 from agent_history.read.timeline import timeline_of
-from agent_history.read.touched import touched
-from agent_history.read.why import collected_commits, why
-from agent_history.search.request import parse_when
+from agent_history.read.touched import touched_of
+from agent_history.read.why import why_of
 from agent_history.search.summaries import summaries_for_sessions
 
 MAX_EVENTS = 100
+MAX_TOUCHED = 50
 
 
 def _in_scope(scope: Scope, namespace: str | None) -> bool:
     return scope.namespaces is None or namespace in scope.searched
+
+
+def _namespaces(scope: Scope) -> list[str]:
+    """The scope's namespaces as a request's ``namespaces`` ([]: every one)."""
+    return list(scope.searched) if scope.namespaces is not None else []
 
 
 def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
@@ -78,26 +85,20 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
 def why_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`why` tool: ``{"sha", "origins": [{op, sha, branch, subject, ts, session, command, prompt, brief…}],
     "collected": [{repository, sha, subject, committed_at, authored_by_me, …, sentence}]}``."""
-    origins = [o.as_dict() for o in why(conn, args["sha"])]
-    origins = [o for o in origins if _in_scope(scope, o["session"].get("namespace"))]
+    req = why_request({**args, "namespaces": _namespaces(scope)}, flags=False)
+    found, commits = why_of(conn, req)
+    origins = [o.as_dict() for o in found]
     collected = [
         {**c.as_dict(), "sentence": c.sentence(sessions=[o["session"]["session_uid"] for o in origins])}
-        for c in collected_commits(conn, args["sha"])
+        for c in commits
     ]
     return {"sha": args["sha"], "origins": origins, "collected": collected}
 
 
 def touched_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`touched` tool: ``{"pattern", "sessions": [{session, first_ts, last_ts, ops, paths, touches}]}``."""
-    sessions = touched(
-        conn,
-        args["pattern"],
-        ops=tuple(args.get("ops") or ()),
-        namespaces=tuple(scope.searched) if scope.namespaces is not None else (),
-        since=parse_when(args["since"], option="since") if args.get("since") else None,
-        limit=args["limit"],
-        touches_per_session=args["touches_per_session"],
-    )
+    req = touched_request({**args, "namespaces": _namespaces(scope)}, limit_max=MAX_TOUCHED, flags=False)
+    sessions = touched_of(conn, req)
     return {"pattern": args["pattern"], "sessions": [s.as_dict() for s in sessions]}
 
 
@@ -138,7 +139,8 @@ WHY = ToolSpec(
         "commits no agent printed."
     ),
     properties={
-        "sha": {"type": "string", "pattern": "^[0-9a-fA-F]{7,40}$", "description": "Commit sha, 7-40 hex digits."},
+        # no schema pattern: `why_request` says what is wrong, in the words of the CLI and the web UI
+        "sha": {"type": "string", "description": "Commit sha, 7-40 hex digits."},
     },
     required=("sha",),
     handler=why_handler,
@@ -159,7 +161,7 @@ TOUCHED = ToolSpec(
             "description": "Only these operations.",
         },
         "since": SINCE,
-        "limit": limit_schema(20, 50, "sessions"),
+        "limit": limit_schema(20, MAX_TOUCHED, "sessions"),
         "touches_per_session": {
             "type": "integer",
             "minimum": 1,

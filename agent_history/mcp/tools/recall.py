@@ -1,5 +1,5 @@
 """`thread_recall`, `recent_sessions` and `index_stats` (issue 17): thin handlers over
-`read.recall` and `read.overview`."""
+`read.recall` and `read.overview` (`recent_sessions` builds `read.requests.RecentSessionsRequest`)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from agent_history.harnesses import ACCEPTED_NAMES
 from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.mcp.tools.search import _COMMON, build_request, cancelled_note
-from agent_history.read.overview import index_stats, recent_sessions
+from agent_history.read.overview import index_stats, recent_of
 from agent_history.read.recall import RecallBounds, thread_recall
+from agent_history.read.requests import recent_sessions_request
 from agent_history.search import hybrid
-from agent_history.search.rank import resolve_agent
 from agent_history.session.refs import AmbiguousSession
 
 BOUNDS = RecallBounds()
+MAX_RECENT = 50
 
 
 def thread_recall_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
@@ -37,11 +38,14 @@ def thread_recall_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
 def recent_sessions_handler(
     conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv
 ) -> dict[str, Any]:
-    """`recent_sessions` tool: ``{"sessions": [...]}`` (`read.overview.recent_sessions`)."""
-    agents = (resolve_agent(args["agent"]),) if args.get("agent") else ()
-    namespaces = tuple(scope.searched) if scope.namespaces is not None else ()
-    return {"sessions": recent_sessions(conn, args["n"], project=args.get("project"), agents=agents,
-                                        namespaces=namespaces)}  # fmt: skip
+    """`recent_sessions` tool: ``{"sessions": [...]}`` (`read.overview.recent_of`)."""
+    params = {
+        "limit": args["n"],
+        "project": args.get("project"),
+        "agents": [args["agent"]] if args.get("agent") else [],
+        "namespaces": list(scope.searched) if scope.namespaces is not None else [],
+    }
+    return {"sessions": recent_of(conn, recent_sessions_request(params, limit_max=MAX_RECENT, flags=False))}
 
 
 def index_stats_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
@@ -76,7 +80,7 @@ RECENT_SESSIONS = ToolSpec(
         "human prompt (≤ 300 chars each) — where did we leave off?"
     ),
     properties={
-        "n": limit_schema(10, 50, "sessions"),
+        "n": limit_schema(10, MAX_RECENT, "sessions"),
         "project": {"type": "string", "description": "Only sessions whose cwd is this directory or below it."},
         "agent": {"type": "string", "enum": list(ACCEPTED_NAMES), "description": "Only this agent."},
     },

@@ -5,7 +5,9 @@ name, file and byte offset, snippet) and a ready-made ``cite`` string. `find_ses
 same search with a wider net (`HITS_PER_SESSION` × limit hits), groups hits by the **root**
 session (a sub-agent's hit counts for the session that spawned it), ranks sessions by
 `session_score` (best hit first, further hits with halving weight), and names the root to
-resume (``resume``: uid and the agent's resume command).
+resume (``resume``: uid and the agent's resume command). Its ``health`` and ``hosts`` filters go
+through `read.requests.sessions_request` (the `sessions` tool's builder), so an unknown host reads
+as it does there; they keep the root sessions of that grade / indexed by those machines.
 
 Modes go through `search.hybrid.run_search`: ``keyword`` never calls an embedding endpoint;
 ``hybrid`` (the default once the catalogue has vectors for the configured model) falls back to
@@ -27,9 +29,9 @@ from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec
 from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.loops import loops_by_session
-from agent_history.read.requests import cancelled, search_request
+from agent_history.read.requests import cancelled, search_request, sessions_request
 from agent_history.read.resume import resume_dict
-from agent_history.read.sessions import health_by_session
+from agent_history.read.sessions import check_hosts, health_by_session, hosts_by_session
 from agent_history.search import hybrid
 from agent_history.search.request import SearchHit, SearchRequest
 from agent_history.search.summaries import summaries_for_sessions
@@ -162,21 +164,27 @@ def find_sessions_handler(conn: psycopg.Connection, scope: Scope, args: dict[str
     """`find_sessions` tool: ``{"sessions": [{root session, matches, threads, best hit, resume}…]}``."""
     limit = args["limit"]
     req = build_request(scope, args, min(200, limit * HITS_PER_SESSION))
+    filters = sessions_request({"health": args.get("health"), "hosts": args.get("hosts")}, flags=False)
+    check_hosts(conn, filters.hosts, flags=False)
     hits, mode, note = run_search(conn, req, args.get("mode"), env)
     sessions = []
     groups = group_by_root(hits)
-    wanted = set(args.get("health") or ())
+    wanted, hosts = set(filters.health), set(filters.hosts)
     roots = {}
-    for g in groups if wanted else groups[:limit]:
+    for g in groups if wanted or hosts else groups[:limit]:
         try:
             roots[g.root_uid] = resolve_session(conn, g.root_uid, "")
         except SessionNotFound:
             roots[g.root_uid] = None
-    health = health_by_session(conn, [r.id for r in roots.values() if r is not None])
+    ids = [r.id for r in roots.values() if r is not None]
+    health = health_by_session(conn, ids)
     if wanted:  # only roots graded one of these (an ungraded or unknown root is left out)
         groups = [
             g for g in groups if roots[g.root_uid] and health.get(roots[g.root_uid].id, {}).get("grade") in wanted
         ]
+    if hosts:  # only roots indexed by one of these machines (an unrecorded host is left out)
+        origin = hosts_by_session(conn, ids)
+        groups = [g for g in groups if roots[g.root_uid] and origin.get(roots[g.root_uid].id) in hosts]
     groups = groups[:limit]
     journal = summaries_for_sessions(conn, [r.id for r in roots.values() if r is not None])
     for g in groups:
@@ -318,6 +326,11 @@ FIND_SESSIONS = ToolSpec(
             "description": "Only root sessions with one of these health grades (A best … F worst; e.g. "
             "['D', 'F'] for sessions that went badly). Each session's `health` gives its grade, score, the "
             "reasons and the signals its harness does not record ('unknown', never graded).",
+        },
+        "hosts": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Only root sessions indexed by these machines (their `[host] name`, `origin_host`).",
         },
         "limit": limit_schema(10, 30, "sessions"),
     },
