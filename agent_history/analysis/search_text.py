@@ -46,45 +46,51 @@ def _char_class(ranges: tuple[tuple[int, int, str], ...]) -> str:
 
 _CJK = _char_class(CJK_RANGES)
 _SYMBOL = _char_class(SYMBOL_RANGES)
-_CJK_RUN = re.compile(f"({_CJK}+)")
+_CJK_RUN = re.compile(f"{_CJK}+")
 _SCRIPT_TOKEN = re.compile(f"{_CJK}{{3,}}|{_SYMBOL}")
-_RUN = re.compile(r"[A-Za-z0-9_./:-]+")
+_CHARS = "[A-Za-z0-9_./:-]"
+_RUN = re.compile(f"(?:[a-z]++|[A-Z][a-z]*+|[A-Z]++|[0-9]++)(?!{_CHARS})|({_CHARS}+)")
 _BOUNDARY = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]|[A-Za-z0-9][_./:][A-Za-z0-9]")
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_HEX_SEP = re.compile(r"[.:-]")
-_DIGIT = re.compile(r"[0-9]")
+_HEX_ID = re.compile(r"(?>[0-9a-fA-F]*[0-9][0-9a-fA-F]*)(?:[.:-][0-9a-fA-F]+)*+")
 _SNAKE = re.compile(r"[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)*")
 _BASE_SEP = re.compile(r"[._-]")
-_CAMEL = re.compile(r"([a-z])([A-Z])")
-_ACRONYM = re.compile(r"([A-Z])([A-Z][a-z])")
-_LETTER_DIGIT = re.compile(r"([A-Za-z])([0-9])|([0-9])([A-Za-z])")
+_CASE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _SINGLE = re.compile(r"(^| )[A-Za-z0-9](?= |$)")
 
 
-def _is_hex_id(token: str) -> bool:
-    """``^[0-9a-fA-F]*[0-9][0-9a-fA-F]*([.:-][0-9a-fA-F]+)*$`` without backtracking: hex groups
-    split by ``. : -``, none empty, the first holding a digit."""
-    groups = _HEX_SEP.split(token)
-    return all(_HEX.fullmatch(g) for g in groups) and _DIGIT.search(groups[0]) is not None
+def _compound_runs(t: str) -> list[str]:
+    """The compound tokens of `t` in order: runs of ``[A-Za-z0-9_./:-]`` with a boundary that
+    are not hex ids. One pass of `_RUN` hands back a run only when it is not a plain word (one
+    case of letters after an optional capital, or digits only — no boundary possible: the
+    alternative before the group, possessive so a long run costs one scan); the boundary and
+    the hex-id test (``^[0-9a-fA-F]*[0-9][0-9a-fA-F]*([.:-][0-9a-fA-F]+)*$``, atomic so it does
+    not backtrack) run on those few."""
+    return [r for r in _RUN.findall(t) if r and _BOUNDARY.search(r) and not _HEX_ID.fullmatch(r)]
 
 
-def _letter_digit(m: re.Match) -> str:
-    return (m.group(1) or m.group(3)) + " " + (m.group(2) or m.group(4))
+def _spaced_pair(m: re.Match) -> str:
+    pair = m.group()
+    return pair[0] + " " + pair[1]
 
 
 def code_aware_text(t: str) -> str:
     """Twin of ``ah.code_aware_text``: `t`, then a line of identifier parts when `t` holds
-    compound tokens (see the module docstring)."""
-    compounds = [r for r in _RUN.findall(t) if _BOUNDARY.search(r) and not _is_hex_id(r)]
+    compound tokens (see the module docstring).
+
+    The SQL's replacements, rewritten to be cheaper with the same output: camelCase and acronym
+    splits are one pass inserting a space at the zero-width positions (their matches never
+    overlap, so consuming them as the SQL does changes nothing); the letter/digit split keeps
+    consuming matches (``a1b`` → ``a 1b``, as PostgreSQL's ``regexp_replace(…, 'g')`` does)."""
+    compounds = _compound_runs(t)
     if not compounds:
         return t
     compound = " ".join(compounds)
-    joined = [m.replace("_", "") for m in _SNAKE.findall(compound) if "_" in m]
+    joined = [m.replace("_", "") for m in _SNAKE.findall(compound) if "_" in m] if "_" in compound else []
     bases = [c.rsplit("/", 1)[1] for c in compounds if "/" in c and _BASE_SEP.search(c.rsplit("/", 1)[1])]
-    parts = _CAMEL.sub(r"\1 \2", compound)
-    parts = _ACRONYM.sub(r"\1 \2", parts)
-    parts = _LETTER_DIGIT.sub(_letter_digit, parts)
+    parts = _CASE.sub(" ", compound)
+    parts = _LETTER_DIGIT.sub(_spaced_pair, parts)
     parts = _NON_ALNUM.sub(" ", parts)
     parts = _SINGLE.sub(" ", parts)
     line = [
@@ -93,14 +99,21 @@ def code_aware_text(t: str) -> str:
     return t + "\n" + " ".join(line)
 
 
+def _spaced_run(m: re.Match) -> str:
+    return " " + m.group() + " "
+
+
 def search_text(t: str) -> str:
-    """Twin of ``ah.search_text``: CJK runs spaced, then `code_aware_text`."""
-    return code_aware_text(_CJK_RUN.sub(r" \1 ", t))
+    """Twin of ``ah.search_text``: CJK runs spaced, then `code_aware_text` (an ASCII text —
+    ``str.isascii`` is O(1) — has no CJK run to space)."""
+    return code_aware_text(t if t.isascii() else _CJK_RUN.sub(_spaced_run, t))
 
 
 def script_lexemes(t: str) -> str:
     """Twin of ``ah.script_lexemes`` as tsvector text: CJK bigrams and symbols with their
-    positions in document order ('' when there are none)."""
+    positions in document order ('' when there are none; always for an ASCII text)."""
+    if t.isascii():
+        return ""
     positions: dict[str, list[int]] = {}
     pos = 0
     for m in _SCRIPT_TOKEN.finditer(t):
