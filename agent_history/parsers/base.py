@@ -74,13 +74,30 @@ class Parser:
         return {}
 
 
+_KEY_SETS: dict[tuple, str] = {}
+"""Top keys of a record, in its order → its key set (``k1,k2,…`` sorted). Records of one kind
+repeat their keys in the same order, so each key tuple is sorted once; only all-``str`` tuples are
+kept (``1 == True`` must not share an entry); at most `_KEY_SETS_MAX` entries (a new dict takes
+the place of a full one)."""
+_KEY_SETS_MAX = 4096
+
+
 def record_type_row(agent: str, record: dict, record_type: str, subtype: str | None, known: bool) -> RecordTypeRow:
     """The `record_type_seen` observation for one record (count 1, key set = sorted top keys)."""
+    global _KEY_SETS
+    keys = tuple(record)
+    key_set = _KEY_SETS.get(keys)
+    if key_set is None:
+        key_set = ",".join(sorted(str(k) for k in keys))
+        if all(type(k) is str for k in keys):
+            if len(_KEY_SETS) >= _KEY_SETS_MAX:
+                _KEY_SETS = {}
+            _KEY_SETS[keys] = key_set
     return RecordTypeRow(
         agent=agent,
         record_type=record_type,
         subtype=subtype or "",
-        key_set=",".join(sorted(str(k) for k in record)),
+        key_set=key_set,
         known=known,
         count=1,
     )
