@@ -15,7 +15,8 @@ ids and small scalars, never message text or whole records).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from agent_history.model.rows import MessageRow, RecordTypeRow, Row
@@ -109,8 +110,20 @@ def stamp_messages(rows: list, record_type: str | None, record_origin: str | Non
     corrections) are left alone. A parser calls it once per record, on that record's rows."""
     for i, row in enumerate(rows):
         if type(row) is MessageRow and row.record_type is None and row.byte_offset == byte_offset:
-            rows[i] = replace(row, record_type=record_type, record_origin=record_origin)
+            values = list(_MESSAGE_VALUES(row))  # = replace(row, record_type=…, record_origin=…)
+            values[_RECORD_TYPE_AT] = record_type
+            values[_RECORD_ORIGIN_AT] = record_origin
+            rows[i] = MessageRow(*values)
     return rows
+
+
+_MESSAGE_FIELDS = tuple(f.name for f in fields(MessageRow))
+_MESSAGE_VALUES = attrgetter(*_MESSAGE_FIELDS)
+"""A MessageRow's field values in constructor order (no field is keyword-only or left out of
+``__init__``, and there is no ``__post_init__``: building from them is `dataclasses.replace`
+without its per-call field walk)."""
+_RECORD_TYPE_AT = _MESSAGE_FIELDS.index("record_type")
+_RECORD_ORIGIN_AT = _MESSAGE_FIELDS.index("record_origin")
 
 
 class DocumentParser:

@@ -301,7 +301,7 @@ def _tokens(command: str) -> list[str]:
 
 
 def _is_operator(tok: str) -> bool:
-    return bool(tok) and all(c in _PUNCT for c in tok)
+    return bool(tok) and not tok.strip(_PUNCT)  # every character one of `_PUNCT`
 
 
 @dataclass
