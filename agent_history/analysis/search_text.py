@@ -19,6 +19,9 @@ The rules, as the SQL states them (see 0002_search for why):
   not a hex id (``^[0-9a-fA-F]*[0-9][0-9a-fA-F]*([.:-][0-9a-fA-F]+)*$``). PostgreSQL's regular
   expressions match leftmost-longest; for this pattern that is exactly the whole run, which is
   how it is found here (a backtracking ``[…]*(?:…)[…]*`` would be quadratic in a long run).
+  Runs repeat (words, paths, identifiers), so each distinct run is judged — and its identifier
+  parts computed — once per process (`_COMPOUNDS`); the SQL's replacements over the joined
+  compounds never match across the joining space, so per token gives the same line.
 - ``script_lexemes(t)``: every CJK run of ≥ 3 characters gives its overlapping bigrams and every
   symbol character one lexeme, numbered in document order, as tsvector text
   (``'lexeme':pos,pos …``); the server's ``::tsvector`` applies the same limits (positions ≤ 16383,
