@@ -78,7 +78,7 @@ class _Compound(NamedTuple):
 _COMPOUNDS: dict[str, _Compound | None] = {}
 """Run of `_RUN` → its `_Compound`, or None when it is not a compound token. Runs repeat (words,
 paths, identifiers: 430,549 runs of 27,690 distinct strings in the shared corpus's documents), so
-each distinct run is judged once; bounded by `_COMPOUNDS_MAX` entries (a few MB): when full, a
+each distinct run is judged once; bounded by `_COMPOUNDS_MAX` entries (≈ 160 bytes each: ≤ 16 MB): when full, a
 new empty dict takes its place (a dict is never emptied in place, so a call running in another
 thread keeps a complete one). Deterministic values: threads can at worst compute one twice."""
 _COMPOUNDS_MAX = 100_000
