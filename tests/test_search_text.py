@@ -60,6 +60,28 @@ def test_python_search_text_equals_the_sql_function_on_edge_cases_and_seeded_tex
     assert same[1] > 500  # the seeded text does exercise the symbol/CJK lexemes
 
 
+def test_python_search_text_equals_the_sql_function_on_every_shared_corpus_document(corpus_db):  # noqa: F811
+    """The optimised Python analysis (one-pass compound runs, zero-width case splits, the ASCII
+    short cut) gives the SQL functions' exact strings on every message and tool-call document of
+    the shared corpus."""
+    with corpus_db.connect() as conn:
+        docs = [st.message_doc(t) for (t,) in conn.execute("SELECT text FROM ah.message ORDER BY id")]
+        docs += [st.tool_call_doc(*r) for r in conn.execute("SELECT name, input, output FROM ah.tool_call ORDER BY id")]
+        expected = _sql(conn, docs)
+        ours = [st.ready(t) for t in docs]
+        differ = [i for i, (a, b) in enumerate(zip(ours, expected, strict=True)) if a[0] != b[0]]
+        same = conn.execute(
+            "SELECT bool_and(p::tsvector = q::tsvector), count(*) FILTER (WHERE q <> '') "
+            "FROM unnest(%s::text[], %s::text[]) AS u(p, q)",
+            ([b for _, b in ours], [b for _, b in expected]),
+        ).fetchone()
+    assert len(docs) > 3000
+    assert differ == []
+    assert sum(a != t for (a, _), t in zip(ours, docs, strict=True)) > 1000  # most documents do get a compound line
+    assert same[0] is True
+    assert same[1] > 10  # and some carry CJK or symbol lexemes
+
+
 def test_ready_vector_equals_search_tsv(db):
     texts = EDGE_CASES + _random_texts(300, seed=3)
     with db.connect() as conn:

@@ -15,7 +15,8 @@ ids and small scalars, never message text or whole records).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from agent_history.model.rows import MessageRow, RecordTypeRow, Row
@@ -74,13 +75,30 @@ class Parser:
         return {}
 
 
+_KEY_SETS: dict[tuple, str] = {}
+"""Top keys of a record, in its order → its key set (``k1,k2,…`` sorted). Records of one kind
+repeat their keys in the same order, so each key tuple is sorted once; only all-``str`` tuples are
+kept (``1 == True`` must not share an entry); at most `_KEY_SETS_MAX` entries (a new dict takes
+the place of a full one)."""
+_KEY_SETS_MAX = 4096
+
+
 def record_type_row(agent: str, record: dict, record_type: str, subtype: str | None, known: bool) -> RecordTypeRow:
     """The `record_type_seen` observation for one record (count 1, key set = sorted top keys)."""
+    global _KEY_SETS
+    keys = tuple(record)
+    key_set = _KEY_SETS.get(keys)
+    if key_set is None:
+        key_set = ",".join(sorted(str(k) for k in keys))
+        if all(type(k) is str for k in keys):
+            if len(_KEY_SETS) >= _KEY_SETS_MAX:
+                _KEY_SETS = {}
+            _KEY_SETS[keys] = key_set
     return RecordTypeRow(
         agent=agent,
         record_type=record_type,
         subtype=subtype or "",
-        key_set=",".join(sorted(str(k) for k in record)),
+        key_set=key_set,
         known=known,
         count=1,
     )
@@ -92,8 +110,20 @@ def stamp_messages(rows: list, record_type: str | None, record_origin: str | Non
     corrections) are left alone. A parser calls it once per record, on that record's rows."""
     for i, row in enumerate(rows):
         if type(row) is MessageRow and row.record_type is None and row.byte_offset == byte_offset:
-            rows[i] = replace(row, record_type=record_type, record_origin=record_origin)
+            values = list(_MESSAGE_VALUES(row))  # = replace(row, record_type=…, record_origin=…)
+            values[_RECORD_TYPE_AT] = record_type
+            values[_RECORD_ORIGIN_AT] = record_origin
+            rows[i] = MessageRow(*values)
     return rows
+
+
+_MESSAGE_FIELDS = tuple(f.name for f in fields(MessageRow))
+_MESSAGE_VALUES = attrgetter(*_MESSAGE_FIELDS)
+"""A MessageRow's field values in constructor order (no field is keyword-only or left out of
+``__init__``, and there is no ``__post_init__``: building from them is `dataclasses.replace`
+without its per-call field walk)."""
+_RECORD_TYPE_AT = _MESSAGE_FIELDS.index("record_type")
+_RECORD_ORIGIN_AT = _MESSAGE_FIELDS.index("record_origin")
 
 
 class DocumentParser:

@@ -396,3 +396,52 @@ def test_plain_tokens_match_shlex():
     for command in commands:
         assert shell._tokens(command) == reference(command), repr(command)
     assert shell._tokens("cat a.txt|wc -l") == ["cat", "a.txt", "|", "wc", "-l"]
+
+
+def test_quoted_tokens_match_shlex():
+    """Issue 27: commands with quotes or backslashes are tokenised by one regular-expression pass
+    (`_quoted_tokens`), not `shlex`; it must give exactly `shlex`'s tokens — quotes resolved, a
+    backslash in double quotes escaping only ``"`` and ``\\``, ``''`` an empty word — and hand
+    back None exactly where `shlex` raises (an unclosed quote, a backslash at the end)."""
+    import random
+    import shlex
+
+    from agent_history.parsers.common import shell
+
+    def reference(command: str) -> list[str] | None:
+        lex = shlex.shlex(command, posix=True, punctuation_chars=shell._PUNCT)
+        lex.whitespace, lex.whitespace_split, lex.commenters = " \t\r", True, ""
+        try:
+            return list(lex)
+        except ValueError:
+            return None
+
+    alphabet = list("ab \t\r\n'\"\\;|&()<>$#=-./") + ["é", "\x0b", "''", '""', "\\\\", '\\"']
+    rng = random.Random(27)
+    commands = [
+        "bash -lc 'cd src && cat a.py'",
+        """echo "a \\"b\\" \\$c \\\\d" 'e\\f' g\\ h ''""",
+        "grep -n 'x|y' \"f g.txt\">out",
+        "'unclosed",
+        "trailing\\",
+    ]
+    commands += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
+    fell_back = 0
+    for command in commands:
+        expected = reference(command)
+        fell_back += expected is None
+        assert shell._quoted_tokens(command) == expected, repr(command)
+    assert shell._tokens(commands[1]) == ["echo", 'a "b" \\$c \\d', "e\\f", "g h", ""]
+    assert shell._quoted_tokens("'unclosed") is None and shell._quoted_tokens("trailing\\") is None
+    assert 1000 < fell_back < 19000  # both outcomes are exercised
+
+
+def test_heredoc_split_keeps_a_command_without_comment_or_heredoc_as_is():
+    from agent_history.parsers.common import shell
+
+    command = 'cat \'a b\' "c\\"d" | wc -l && echo x<y'
+    assert shell._split_heredocs(command) == (command, [])
+    assert shell._split_heredocs("cat <<'EOF' > f # note\nbody 'q\nEOF\nrm g") == (
+        "cat << __ah_heredoc_0__ > f \nrm g",
+        ["body 'q"],
+    )

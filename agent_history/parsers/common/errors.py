@@ -326,7 +326,11 @@ def error_excerpt(output: str | None) -> str | None:
     """
     if not isinstance(output, str):
         return None
-    text = _clean(output)
+    return _excerpt_of_clean(_clean(output))
+
+
+def _excerpt_of_clean(text: str) -> str | None:
+    """`error_excerpt` of an output already through `_clean`."""
     if not text.strip():
         return None
     if len(text) <= EXCERPT_CHARS:
@@ -394,9 +398,10 @@ def classify_error(
             code = _exit_code_from_text(text)
         head = text[:HEAD_CHARS]
         edges = text if len(text) <= 2 * EDGE_CHARS else text[:EDGE_CHARS] + "\n" + text[-EDGE_CHARS:]
+        excerpt = _excerpt_of_clean(text) if isinstance(output, str) else None  # = error_excerpt(output)
         for rule in ERROR_RULES:
             if _matches(rule, flags, code, is_err, head, edges):
-                return rule.error_class, error_excerpt(output)
-        return "other", error_excerpt(output)  # pragma: no cover - the table ends with `always`
+                return rule.error_class, excerpt
+        return "other", excerpt  # pragma: no cover - the table ends with `always`
     except Exception:  # noqa: BLE001 — contract: never raise on odd input
         return "other", None

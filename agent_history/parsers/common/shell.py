@@ -1,8 +1,9 @@
 """File touches read from shell commands and patches (→ FileTouchRow). Pure; never raises.
 
 `touches_from_shell(command)` → ``[(op, path)]`` with op in read | create | edit | delete | move.
-The command is tokenised with `shlex` (POSIX rules; on unbalanced quotes a plain regex split is
-the fallback) and cut into simple commands at ``; && || | & ( )`` and newlines. Heredoc bodies are
+The command is tokenised as `shlex` does (POSIX rules; one regular-expression pass gives its exact
+tokens, `shlex` itself runs only where it would raise; on unbalanced quotes a plain regex split
+is the fallback) and cut into simple commands at ``; && || | & ( )`` and newlines. Heredoc bodies are
 set aside first, so their lines are never read as commands. Rules (declared as data below):
 
 - Readers (`READERS`): ``cat head tail less more bat nl wc tac sort uniq cut diff cmp xxd od
@@ -177,18 +178,34 @@ def _read_bodies(command: str, i: int, pending: list[tuple[str, bool]], bodies: 
     return i
 
 
+_UNREMARKABLE: dict[str | None, re.Pattern[str]] = {
+    None: re.compile(r"[^'\"\\#<\n]+"),
+    "'": re.compile(r"[^']+"),
+    '"': re.compile(r'[^"\\]+'),
+}
+"""Quote state of `_split_heredocs` → a run of characters it copies unchanged in that state (no
+quote, escape, comment, heredoc or newline can start inside it)."""
+
+
 def _split_heredocs(command: str) -> tuple[str, list[str]]:
     """Replace each heredoc operator by a ``<< __ah_heredoc_N__`` reference and cut its body out.
 
     Quote-aware: a ``<<`` inside quotes (``bash -lc 'cat <<EOF …'``, ``"$(cat <<'EOF' …)"``) is
     left alone; the quoted script is parsed on its own when it is run by ``bash -c``.
     """
+    if "#" not in command and "<<" not in command:  # no comment, no heredoc: nothing to cut
+        return command, []
     bodies: list[str] = []
     pending: list[tuple[str, bool]] = []
     out: list[str] = []
     quote: str | None = None
     i, n = 0, len(command)
     while i < n:
+        plain = _UNREMARKABLE[quote].match(command, i)
+        if plain is not None:  # a run of characters the steps below would copy one by one
+            out.append(plain.group())
+            i = plain.end()
+            continue
         c = command[i]
         if quote == "'":
             quote = None if c == "'" else quote
@@ -229,9 +246,50 @@ _PLAIN_TOKENS = re.compile(r"[();<>|&\n]+|[^();<>|&\n \t\r]+")
 fraction of its cost (issue 18: `shlex` was the top parsing hot spot)."""
 
 
+_SHELL_TOKEN = re.compile(
+    r"""[ \t\r]+|([();<>|&\n]+)|((?:[^();<>|&\n \t\r'"\\]+|'[^']*'|"(?:[^"\\]|\\[\s\S])*"|\\[\s\S])+)|([\s\S])"""
+)
+"""One token of `shlex`'s POSIX grammar as `_tokens` configures it: blanks, a run of `_PUNCT`
+(group 1), or a word (group 2) of plain characters, ``'…'``, ``"…"`` (a backslash escaping the
+next character) and ``\\x``; group 3 is what no token takes (an unclosed quote, a backslash at
+the end), left to `shlex` itself."""
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\[\s\S])*)"|\\([\s\S])""")
+_ESCAPED_IN_DOUBLE = re.compile(r"""\\(["\\])""")
+
+
+def _unquoted(m: re.Match) -> str:
+    """A quoted part of a word as POSIX `shlex` reads it: single quotes literal; inside double
+    quotes a backslash escapes only ``"`` and ``\\``; outside, it escapes any character."""
+    single, double, escaped = m.groups()
+    if single is not None:
+        return single
+    if double is not None:
+        return _ESCAPED_IN_DOUBLE.sub(r"\1", double) if "\\" in double else double
+    return escaped
+
+
+def _quoted_tokens(command: str) -> list[str] | None:
+    """`shlex`'s tokens of `command` (quotes and backslashes resolved, ``''`` an empty word) by
+    one regular-expression pass, or None when `shlex` would raise (left to it)."""
+    out: list[str] = []
+    for m in _SHELL_TOKEN.finditer(command):
+        punct, word, stray = m.groups()
+        if punct is not None:
+            out.append(punct)
+        elif word is not None:
+            plain = "'" not in word and '"' not in word and "\\" not in word
+            out.append(word if plain else _QUOTED.sub(_unquoted, word))
+        elif stray is not None:
+            return None
+    return out
+
+
 def _tokens(command: str) -> list[str]:
     if "'" not in command and '"' not in command and "\\" not in command:
         return _PLAIN_TOKENS.findall(command)
+    fast = _quoted_tokens(command)
+    if fast is not None:
+        return fast
     lex = shlex.shlex(command, posix=True, punctuation_chars=_PUNCT)
     lex.whitespace = " \t\r"
     lex.whitespace_split = True
@@ -243,7 +301,7 @@ def _tokens(command: str) -> list[str]:
 
 
 def _is_operator(tok: str) -> bool:
-    return bool(tok) and all(c in _PUNCT for c in tok)
+    return bool(tok) and not tok.strip(_PUNCT)  # every character one of `_PUNCT`
 
 
 @dataclass
