@@ -58,7 +58,7 @@ def _summary_line(s: PassSummary) -> str:
 
 def _elsewhere_lines(namespaces: dict[str, dict]) -> list[str]:
     """`status`'s word on namespaces whose files hold sessions another namespace stored first
-    (a synced home, `db.shared_sessions`): otherwise such a namespace shows 0 sessions silently."""
+    (a synced home, `db.tables.shared_sessions`): otherwise such a namespace shows 0 sessions silently."""
     return [
         f"{name}: {count(n, 'session')} already stored by namespace {first} "
         "(the same transcripts, indexed there first; counted there)"

@@ -41,10 +41,10 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_history.config import default_host
-from agent_history.db.shared_sessions import sessions_stored_elsewhere
 from agent_history.db.tables import parse_issues, source_files
 from agent_history.db.tables.runs import finish_run, mark_killed_runs, start_run
 from agent_history.db.tables.sessions import known_cwds
+from agent_history.db.tables.shared_sessions import sessions_stored_elsewhere
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated

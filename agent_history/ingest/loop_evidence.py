@@ -3,7 +3,7 @@ blocks, the writes of its closeout path, the root's last word and activity, and 
 
 Every function takes the open connection (inside the post-pass transaction) and a `LoopFacts`;
 the window is [launch time, next launch of the same root) by timestamp. The rules applied are
-the pure `agent_history.loops` package; the statements are `db.loop_evidence` (reads) and
+the pure `agent_history.loops` package; the statements are `db.tables.loop_evidence` (reads) and
 `db.tables.loops` (lanes and closeouts written).
 """
 
@@ -14,7 +14,7 @@ from datetime import datetime
 
 import psycopg
 
-from agent_history.db import loop_evidence as reads
+from agent_history.db.tables import loop_evidence as reads
 from agent_history.db.tables import loops as loop_rows
 from agent_history.db.tables.repos import collector_tables_exist
 from agent_history.loops import closeout, rules, statelog

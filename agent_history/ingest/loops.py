@@ -3,7 +3,7 @@
 Called by `ingest.postpass.run_postpasses` after the session post-pass (lineage must be fresh),
 in the same transaction, with the ids of the sessions that were dirty. The rules are the pure
 `agent_history.loops` package; this module and `ingest.loop_evidence` (the per-loop evidence)
-only read rows (`db.loop_evidence`) and write ``ah.loops``, ``ah.lane`` and ``ah.loop_closeout``
+only read rows (`db.tables.loop_evidence`) and write ``ah.loops``, ``ah.lane`` and ``ah.loop_closeout``
 (`db.tables.loops`).
 
 1. Launches. Prompts of the dirty sessions are scanned (`loops.launch.detect_launch`); one
@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 
 import psycopg
 
-from agent_history.db import loop_evidence as reads
+from agent_history.db.tables import loop_evidence as reads
 from agent_history.db.tables import loops as loop_rows
 from agent_history.db.tables.repos import collector_tables_exist
 from agent_history.ingest import loop_evidence as ev

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 
 from agent_history.db import status as catalogue
-from agent_history.db.shared_sessions import sessions_stored_elsewhere
+from agent_history.db.tables.shared_sessions import sessions_stored_elsewhere
 
 
 def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def catalogue_status(conn: psycopg.Connection) -> dict[str, Any]:
     None, or ``{started_at}`` of a bulk pass not yet ended (`ingest.bulk`: search indexes and
     term statistics are completed by the next pass). Each namespace also gets
     ``sessions_elsewhere``: {other namespace: sessions} of the same transcripts another namespace
-    stored first (a synced home indexed on two machines; `db.shared_sessions`), {} when none."""
+    stored first (a synced home indexed on two machines; `db.tables.shared_sessions`), {} when none."""
     namespaces: dict[str, dict[str, Any]] = {}
 
     def ns(name: str) -> dict[str, Any]:

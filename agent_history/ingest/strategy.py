@@ -53,7 +53,7 @@ class PassSummary:
     """Files marked 'missing' by an earlier pass and found again by this one."""
     sessions_elsewhere: dict[str, dict[str, int]] = field(default_factory=dict)
     """``{namespace: {namespace that stored them first: sessions}}``: sessions this pass's changed
-    files hold that another namespace had stored (a synced home; `db.shared_sessions`): their
+    files hold that another namespace had stored (a synced home; `db.tables.shared_sessions`): their
     rows merged there, so this namespace counts none of them."""
     interrupted: bool = False
     bulk: str | None = None

@@ -6,7 +6,7 @@ charter and closeout files of a checkout), written by the collector (`ingest.col
 The rules (launch detection, lanes, closeouts, status, progress) are the pure `loops` package;
 the post-pass applies them and hands the rows here. Every write is guarded by ``IS DISTINCT
 FROM`` (or compared first), so a second pass changes nothing. Nothing here commits. The
-evidence the post-pass reads from the transcript and collector tables is `db.loop_evidence`.
+evidence the post-pass reads from the transcript and collector tables is `db.tables.loop_evidence`.
 """
 
 from __future__ import annotations
