@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.model.rows import ModelCallRow
+from agent_history.model.rows import ModelCallRow, ToolCallRow
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.opencode.parser import OpencodeDocumentParser
 from tests.homes import cli
@@ -61,6 +61,12 @@ def test_e34_each_step_call_has_its_own_tokens_and_cost(field_dir):
     ]
     assert [c.stop_reason for c in calls] == ["tool-calls", "stop"]
     assert sum(c.recorded_cost_usd for c in calls) == pytest.approx(0.0123)
+
+
+def test_e34_one_read_tool_call_completed(field_dir):
+    path = field_dir / "E34.jsonl"
+    rows = OpencodeDocumentParser(ParseContext(str(path))).parse(path.read_bytes())
+    assert [(t.name, t.outcome, t.is_error) for t in rows if isinstance(t, ToolCallRow)] == [("read", "ok", None)]
 
 
 def _e34_db(field_dir: Path, home: Path) -> Path:
