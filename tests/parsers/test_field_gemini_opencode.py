@@ -156,6 +156,8 @@ def test_e35_a_child_session_s_user_text_read_from_opencode_db_is_a_brief(field_
     parser = OpencodeDbParser(ParseContext("/x/opencode.db"))
     child = [r for r in parser.rows("part", {**record, "_session_parent": "ses_0035parentsession000"}, Pos(0, 0, 1))
              if isinstance(r, MessageRow)]  # fmt: skip
-    top = [r for r in parser.rows("part", {**record, "_session_parent": None}, Pos(0, 0, 1)) if isinstance(r, MessageRow)]
+    top = [
+        r for r in parser.rows("part", {**record, "_session_parent": None}, Pos(0, 0, 1)) if isinstance(r, MessageRow)
+    ]
     assert [m.message_class for m in child] == [classes.SUBAGENT_BRIEF]
     assert [m.message_class for m in top] == [classes.HUMAN_PROMPT]
