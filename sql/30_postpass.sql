@@ -52,7 +52,13 @@ CREATE OR REPLACE FUNCTION ah.repo_name(root_path text) RETURNS text
 --      model_call_count  calls that are not API-error notices (is_api_error); NULL (unknown,
 --                        not 0) when the session has assistant messages and no model call at
 --                        all: its transcript recorded no usage (Codex field cases E22/E23)
---      subagent_count    spawns made by the session
+--      subagent_count    the session's sub-agents: its child sessions (parent_session_id = it;
+--                        the threads its *_with_subagents totals add up, whether or not a spawn
+--                        record names them — legacy Claude agent-*.jsonl have none), plus each
+--                        other child a spawn of it resolves to, plus each spawn of it with no
+--                        child session (transcript not indexed); a parent outside the given
+--                        sessions whose children changed (a child indexed after it, or
+--                        re-parented) has this count refreshed too
 --      token buckets     sums over non-error calls; NULL when no such call reports the bucket
 --      cost_usd          sum of ah.priced_cost_usd over non-error calls, priced on the UTC day
 --                        of the call's ts (else the session start) for the call's model (else
@@ -74,6 +80,7 @@ DECLARE
     given   bigint[];  -- the existing sessions among `ids`
     lineage bigint[];  -- given + sessions whose parent key names one of them
     tree    bigint[];  -- lineage + every descendant (their roots may change)
+    parents bigint[];  -- the parents of lineage, before and after its parent links change
 BEGIN
     SELECT coalesce(array_agg(DISTINCT s.id), '{}') INTO given
     FROM ah.session AS s
@@ -137,6 +144,10 @@ BEGIN
         WHERE g.id = ANY (given)
           AND g.agent_id = ''
     ) AS x;
+
+    SELECT coalesce(array_agg(DISTINCT s.parent_session_id), '{}') INTO parents
+    FROM ah.session AS s
+    WHERE s.id = ANY (lineage) AND s.parent_session_id IS NOT NULL;
 
     -- The parent key is computed first so the join is an equality on the natural key (index).
     WITH k AS (
@@ -322,10 +333,18 @@ BEGIN
         LEFT JOIN prices AS pr ON pr.model = k.model AND pr.day = k.day
         GROUP BY k.session_id
     ), sp AS (
-        SELECT session_id, count(*) AS subagent_count
-        FROM ah.subagent_spawn
-        WHERE session_id = ANY (given)
-        GROUP BY session_id
+        -- child sessions ∪ spawns' children ∪ unresolved spawns (by spawn id), each once
+        SELECT u.session_id, count(*) AS subagent_count
+        FROM (
+            SELECT c.parent_session_id AS session_id, c.id AS child_id, NULL::bigint AS spawn_id
+            FROM ah.session AS c
+            WHERE c.parent_session_id = ANY (given)
+            UNION
+            SELECT x.session_id, x.child_session_id, CASE WHEN x.child_session_id IS NULL THEN x.id END
+            FROM ah.subagent_spawn AS x
+            WHERE x.session_id = ANY (given)
+        ) AS u
+        GROUP BY u.session_id
     ), r AS (
         SELECT s.id,
                -- coalesce stops at the first non-NULL, so the message is read only when needed
@@ -382,6 +401,33 @@ BEGIN
               (r.title, r.message_count, r.prompt_count, r.tool_call_count, r.tool_error_count,
                r.model_call_count, r.subagent_count, r.input_uncached, r.cache_read,
                r.cache_write_5m, r.cache_write_1h, r.output, r.reasoning, r.cost_usd, r.duration_ms));
+
+    -- e) sub-agent count of the parents outside `given` whose children changed -----------------
+    WITH p AS (
+        SELECT unnest(parents) AS id
+        UNION
+        SELECT s.parent_session_id FROM ah.session AS s
+        WHERE s.id = ANY (lineage) AND s.parent_session_id IS NOT NULL
+    ), r AS (
+        -- the same count as `sp` of (d)
+        SELECT p.id,
+               (SELECT count(*)
+                FROM (SELECT c.id AS child_id, NULL::bigint AS spawn_id
+                      FROM ah.session AS c
+                      WHERE c.parent_session_id = p.id
+                      UNION
+                      SELECT x.child_session_id, CASE WHEN x.child_session_id IS NULL THEN x.id END
+                      FROM ah.subagent_spawn AS x
+                      WHERE x.session_id = p.id) AS u) AS subagent_count
+        FROM p
+        WHERE NOT (p.id = ANY (given))
+    )
+    UPDATE ah.session AS s
+    SET subagent_count = r.subagent_count,
+        rolled_up_at   = CASE WHEN s.rolled_up_at IS NOT NULL THEN now() END
+    FROM r
+    WHERE s.id = r.id
+      AND s.subagent_count IS DISTINCT FROM r.subagent_count;
 
     RETURN cardinality(given);
 END;

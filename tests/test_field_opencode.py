@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.model.rows import ModelCallRow
+from agent_history.model.rows import ModelCallRow, ToolCallRow
 from agent_history.parsers.base import ParseContext
 from agent_history.parsers.opencode.parser import OpencodeDocumentParser
 from tests.homes import cli
-from tests.new_formats_home import export_to_sqlite
+from tests.new_formats_home import add_message, export_to_sqlite
 
 # EXPECTED.md E34: input 4200, output 120 + reasoning 20 (OpenCode's output excludes reasoning;
 # ours includes it), cache read 1800, cache write 1800: total 7940; cost $0.0123.
@@ -61,6 +61,12 @@ def test_e34_each_step_call_has_its_own_tokens_and_cost(field_dir):
     ]
     assert [c.stop_reason for c in calls] == ["tool-calls", "stop"]
     assert sum(c.recorded_cost_usd for c in calls) == pytest.approx(0.0123)
+
+
+def test_e34_one_read_tool_call_completed(field_dir):
+    path = field_dir / "E34.jsonl"
+    rows = OpencodeDocumentParser(ParseContext(str(path))).parse(path.read_bytes())
+    assert [(t.name, t.outcome, t.is_error) for t in rows if isinstance(t, ToolCallRow)] == [("read", "ok", None)]
 
 
 def _e34_db(field_dir: Path, home: Path) -> Path:
@@ -166,3 +172,77 @@ def test_e34_indexed_from_a_storage_tree_counts_each_step_once(field_dir, cli_en
     assert float(calls[6]) == pytest.approx(0.0123)
     assert uids == ["msg_0034assistant0000000", "prt_34f"]
     assert session == (2, 4200, 140, 1800, 1800)
+
+
+# ---------------------------------------------------------------- E35 child session
+
+E35_PARENT = "ses_0035parentsession000"
+E35_CHILD = "ses_0035childsession0000"
+
+
+def _e35_db(field_dir: Path, home: Path) -> Path:
+    """E35's child session in an ``opencode.db`` beside the parent it names (EXPECTED.md gives only
+    the child: the parent is one prompt and one reply of input 100, output 10, made up here)."""
+    child = json.loads((field_dir / "E35.jsonl").read_text())
+    for m in child["messages"]:
+        for p in m["parts"]:
+            p.setdefault("messageID", m["info"]["id"])
+            p.setdefault("sessionID", m["info"]["sessionID"])
+    t0 = child["info"]["time"]["created"] - 10_000
+    usage = {"input": 100, "output": 10, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    parent = {
+        "info": {**{k: child["info"][k] for k in ("projectID", "directory", "version")}, "id": E35_PARENT,
+                 "slug": "parent", "title": "Audit the auth flow", "time": {"created": t0, "updated": t0 + 90_000}},
+        "messages": [
+            {"info": {"id": "msg_0035parentuser0000000", "sessionID": E35_PARENT, "role": "user",
+                      "time": {"created": t0 + 1000}},
+             "parts": [{"id": "prt_0035parentuser0000000", "messageID": "msg_0035parentuser0000000",
+                        "sessionID": E35_PARENT, "type": "text", "text": "Audit the auth flow"}]},
+            {"info": {"id": "msg_0035parentreply000000", "sessionID": E35_PARENT, "role": "assistant",
+                      "parentID": "msg_0035parentuser0000000", "modelID": "claude-haiku-4-5",
+                      "providerID": "anthropic", "time": {"created": t0 + 2000, "completed": t0 + 3000},
+                      "cost": 0.0002, "tokens": usage},
+             "parts": [{"id": "prt_0035parentreply000000", "messageID": "msg_0035parentreply000000",
+                        "sessionID": E35_PARENT, "type": "text", "text": "Delegated to a sub-agent."}]},
+        ],
+    }  # fmt: skip
+    db = home / ".local" / "share" / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    con = export_to_sqlite(parent, db)
+    info = child["info"]
+    con.execute(
+        "INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)",
+        (info["id"], info["projectID"], info["parentID"], info["slug"], info["directory"], info["title"],
+         info["version"], info["time"]["created"], info["time"]["updated"]),
+    )  # fmt: skip
+    for m in child["messages"]:
+        add_message(con, m)
+    con.close()
+    return db
+
+
+def test_e35_child_is_hidden_has_no_prompt_and_rolls_into_its_parent_once(field_dir, cli_env, db):
+    _e35_db(field_dir, Path(cli_env["HOME"]))
+    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT s.session_uid, s.prompt_count, p.session_uid, s.subagent_count, s.input_uncached, s.output "
+            "FROM ah.session s LEFT JOIN ah.session p ON p.id = s.parent_session_id ORDER BY s.session_uid"
+        ).fetchall()
+        tree_cost = conn.execute(
+            "SELECT sum(mc.recorded_cost_usd) FROM ah.model_call mc JOIN ah.session s ON s.id = mc.session_id "
+            "JOIN ah.session r ON r.id = s.root_session_id WHERE r.session_uid = %s",
+            (E35_PARENT,),
+        ).fetchone()[0]
+    assert rows == [
+        (E35_CHILD, 0, E35_PARENT, 0, 900, 60),  # prompts 0: its user text is the parent agent's brief
+        (E35_PARENT, 1, None, 1, 100, 10),
+    ]
+    assert float(tree_cost) == pytest.approx(0.0002 + 0.0011)  # the child's $0.0011 counted once
+    listed = cli("sessions", "--json", env=cli_env)
+    assert listed.returncode == 0, listed.stderr
+    (top,) = json.loads(listed.stdout)  # the child is hidden from the top-level list
+    assert (top["session_uid"], top["subagent_count"], top["tokens"], top["tokens_with_subagents"]) == (
+        E35_PARENT, 1, 110, 110 + 960,
+    )  # fmt: skip

@@ -132,8 +132,9 @@ EXPECTED = {
     # part 1 (tests/test_source_kinds.py counts these off the samples): Gemini's own token totals;
     # OpenCode storage messages 160 (output 50 + reasoning 10: OpenCode's output excludes
     # reasoning) + 136 (storage step-finish parts give no rows), the part file naming no session
-    # is the bad_record; claude.ai records no usage (NULL)
-    "gemini-local": ({"ok": 7}, 7, 26, 14, 24597, {}),
+    # is the bad_record; claude.ai records no usage (NULL); Gemini messages include the 4 replies
+    # that only call tools (content "": field case E31)
+    "gemini-local": ({"ok": 7}, 7, 30, 14, 24597, {}),
     "opencode-local": ({"ok": 16}, 4, 5, 3, 296, {"bad_record": 1}),
     "claude-ai-export": ({"ok": 1}, 2, 4, 1, None, {}),
 }

@@ -255,6 +255,25 @@ def test_spawn_links_child_by_spawn_uid_when_child_key_unknown(conn):
     assert row(conn, "SELECT subagent_count FROM ah.session WHERE id = %s", parent) == (1,)
 
 
+def test_subagent_count_is_children_plus_spawns_without_one_and_follows_a_late_child(conn):
+    src = source(conn)
+    main = session(conn, "S1")
+    insert(conn, "subagent_spawn", agent="claude", spawn_uid="toolu_1", session_id=main, source_id=src,
+           child_session_uid="S1", child_agent_id="a1")  # fmt: skip
+    insert(conn, "subagent_spawn", agent="claude", spawn_uid="toolu_2", session_id=main, source_id=src)  # no child
+    refresh(conn, main)
+    assert row(conn, "SELECT subagent_count FROM ah.session WHERE id = %s", main) == (2,)
+
+    spawned = session(conn, "S1", "a1")  # the spawn's transcript: counted once, not twice
+    legacy = session(conn, "S1", "b2")  # a legacy agent-*.jsonl: no spawn names it
+    refresh(conn, spawned, legacy)  # only the children are dirty: the parent's count follows
+
+    assert lineage(conn, legacy) == (main, main)
+    assert row(conn, "SELECT subagent_count FROM ah.session WHERE id = %s", main) == (3,)
+    assert refresh(conn, main) == 1
+    assert row(conn, "SELECT subagent_count FROM ah.session WHERE id = %s", main) == (3,)
+
+
 # --- repo --------------------------------------------------------------------------------------
 
 

@@ -58,6 +58,7 @@ class SessionRef:
     is_subagent: bool
     root_session_uid: str | None
     source_path: str | None
+    """The thread's own transcript file (see `SESSION_REF_JOINS`); None when unknown."""
 
     def as_dict(self) -> dict:
         """JSON-ready form (the surrogate id is left out: it changes on rebuild)."""
@@ -72,8 +73,16 @@ SESSION_REF_COLUMNS = (
 )
 """Columns for `SessionRef` given aliases ``s`` (session), ``r`` (root), ``sf`` (source file)."""
 SESSION_REF_JOINS = (
-    "LEFT JOIN ah.session AS r ON r.id = s.root_session_id LEFT JOIN ah.source_file AS sf ON sf.id = s.source_id"
+    "LEFT JOIN ah.session AS r ON r.id = s.root_session_id LEFT JOIN ah.source_file AS sf ON sf.id = "
+    "CASE WHEN s.agent_id <> '' THEN coalesce((SELECT min(m.source_id) FROM ah.message AS m "
+    "WHERE m.session_id = s.id), s.source_id) ELSE s.source_id END"
 )
+"""Joins for `SESSION_REF_COLUMNS`. ``sf`` is the session's own file: ``ah.session.source_id`` (the
+file the thread was first seen in) for a main thread; for a sub-agent thread (``agent_id`` ≠ '')
+the file of its first message in file order (lowest source id), which is where its timeline's
+"line 1, byte 0" is — a record of the parent's file names a Claude sub-agent before its own
+``subagents/agent-<id>.jsonl`` is read, so ``source_id`` alone would name the parent's file
+(newcomer finding). A thread without messages falls back to ``source_id``."""
 
 
 def session_ref(row) -> SessionRef:

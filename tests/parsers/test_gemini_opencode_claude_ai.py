@@ -50,7 +50,8 @@ def _gemini_expected(path) -> dict:
     answers = [m for m in msgs if m["type"] in ("gemini", "model")]
     return {
         "prompts": sum(1 for m in msgs if m["type"] == "user" and text(m)),
-        "assistant": sum(1 for m in answers if text(m)),
+        # a reply with text, or one that only calls tools (content "": field case E31)
+        "assistant": sum(1 for m in answers if text(m) or (m.get("toolCalls") and m.get("content") is not None)),
         "reasoning": sum(len(m.get("thoughts") or []) for m in answers),
         "tool_calls": sum(len(m.get("toolCalls") or []) for m in answers),
         "model_calls": len(answers),

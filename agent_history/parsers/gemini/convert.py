@@ -222,7 +222,10 @@ def message_rows(
                     record_origin="thought",
                 )
             )
-    if text:
+    tool_calls = as_list(msg.get("toolCalls"))
+    # A reply that only calls tools (``content: ""``) is still a message: its tool calls name it
+    # (field case E31: m2 → 3 messages m1, m2, m3, not 2). Its text is the recorded "" (known empty).
+    if text or (tool_calls and text is not None):
         rows.append(
             MessageRow(
                 **common,
@@ -253,7 +256,7 @@ def message_rows(
         )
         if model:
             rows.append(SessionRow(agent=AGENT, session_uid=session_uid, agent_id="", model=model))
-    for call in as_list(msg.get("toolCalls")):
+    for call in tool_calls:
         rows.extend(_tool_rows(call, uid, common, loc))
     return rows, turn_uid
 

@@ -23,7 +23,7 @@ from agent_history.parsers.gemini.convert import (
     session_uid_of,
 )
 
-VERSION = 1
+VERSION = 2  # 2: a reply that only calls tools (content "") is a message row (field case E31)
 
 
 def _fallback_uid(path: str) -> str:

@@ -33,6 +33,10 @@ reasoningTokens``), our ``reasoning`` is a subset of ``output`` (as Gemini's tho
 steps of a multi-step message record no times of their own (NULL).
 
 Sub-agents are child sessions with ``parentID``: ``is_subagent`` and ``parent_session_uid``.
+The user text of a child session is the brief its parent agent wrote (the ``task`` tool's
+prompt), not typed by a human: `subagent_brief`, not a prompt (field case E35: prompts 0). The
+export and the database readers know the session's parent; a storage-tree part file does not
+(its sidecar is its message), so there it stays `human_prompt`.
 A part does not say its message's role; readers pass it (`part_rows(role=…)`) from the message
 (the export nests parts in messages, the database joins them, the storage tree reads the
 message file beside the part as its sidecar).
@@ -238,9 +242,11 @@ def part_rows(
     turn: str | None = None,
     record_type: str = "part",
     session: str | None = None,
+    child: bool = False,
 ) -> list[Row]:
     """Rows of a part record; `role` (user | assistant | None when unknown), `turn` and `session`
-    (for parts that do not name theirs, as in the older storage files) come from its message."""
+    (for parts that do not name theirs, as in the older storage files) come from its message;
+    `child`: its session has a parent (a user text part is then the parent agent's brief)."""
     ptype = as_str(rec.get("type")) or ""
     known = ptype in PART_TYPES
     rows: list[Row] = [record_type_row(AGENT, rec, record_type, ptype, known)]
@@ -259,7 +265,10 @@ def part_rows(
     if ptype in ("text", "reasoning"):
         text = as_str(rec.get("text"))
         if role == "user":
-            mclass = classes.CONTEXT_INJECTION if rec.get("synthetic") is True else classes.HUMAN_PROMPT
+            if rec.get("synthetic") is True:
+                mclass = classes.CONTEXT_INJECTION
+            else:
+                mclass = classes.SUBAGENT_BRIEF if child else classes.HUMAN_PROMPT
         elif role == "assistant":
             mclass = classes.REASONING if ptype == "reasoning" else classes.ASSISTANT_TEXT
         else:

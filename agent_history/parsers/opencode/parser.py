@@ -16,7 +16,7 @@ from agent_history.parsers.common.coerce import as_dict, as_list, as_str
 from agent_history.parsers.common.document import load_document
 from agent_history.parsers.opencode.convert import AGENT, message_rows, part_rows, session_rows, turn_of
 
-VERSION = 1
+VERSION = 2  # 2: a child session's user text is a sub-agent brief, not a prompt (field case E35)
 
 
 def _kind(doc: dict, path: str) -> str:
@@ -44,7 +44,9 @@ class OpencodeDocumentParser(DocumentParser):
     """
 
     AGENT = AGENT
-    VERSION = 2  # 2: a storage message file's calls are its steps' (was one call, the last step's tokens)
+    # 2: a storage message file's calls are its steps' (was one call, the last step's tokens);
+    # 3: an export's child session's user text is a sub-agent brief, not a prompt (E35)
+    VERSION = 3
 
     def parse(self, data: bytes) -> Iterable[Row]:
         """Rows of the whole document; undecodable input → one parse issue."""
@@ -78,6 +80,7 @@ class OpencodeDocumentParser(DocumentParser):
     def _export(doc: dict) -> list[Row]:
         rows: list[Row] = [record_type_row(AGENT, doc, "export", None, True)]
         rows += session_rows(doc["info"], Pos(0, 0, 1), "export/info")
+        child = as_str(as_dict(doc["info"]).get("parentID")) not in (None, "")
         n = 1
         for m in doc["messages"]:
             m = as_dict(m)
@@ -90,7 +93,7 @@ class OpencodeDocumentParser(DocumentParser):
             # parts of an export may omit their ids' context: they belong to their message's session
             session = as_str(info.get("sessionID")) or as_str(as_dict(doc["info"]).get("id"))
             for part in parts:
-                rows += part_rows(part, Pos(n, 0, n + 1), role, turn, "export/part", session=session)
+                rows += part_rows(part, Pos(n, 0, n + 1), role, turn, "export/part", session=session, child=child)
                 n += 1
         return rows
 
@@ -128,7 +131,9 @@ class OpencodeDbParser(DatabaseParser):
         DbTable(
             "part",
             "SELECT p.*, p.rowid AS _rowid, json_extract(m.data, '$.role') AS _role, "
-            "json_extract(m.data, '$.parentID') AS _parent FROM part p LEFT JOIN message m ON m.id = p.message_id WHERE",
+            "json_extract(m.data, '$.parentID') AS _parent, "
+            "(SELECT s.parent_id FROM session s WHERE s.id = p.session_id) AS _session_parent "
+            "FROM part p LEFT JOIN message m ON m.id = p.message_id WHERE",
             ("p.time_updated", "p.id"),
         ),
     )
@@ -162,7 +167,7 @@ class OpencodeDbParser(DatabaseParser):
             return [ParseIssueRow("bad_record", pos.byte_offset, pos.line_number, "part data is not a JSON object")]
         role = as_str(record.get("_role"))
         turn = record.get("message_id") if role == "user" else as_str(record.get("_parent"))
-        return part_rows(rec, pos, role, turn)
+        return part_rows(rec, pos, role, turn, child=bool(record.get("_session_parent")))
 
 
 PARSER = OpencodeDocumentParser
