@@ -676,6 +676,7 @@ def rebuild_cmd(
         console.print(str(exc), highlight=False)
         raise typer.Exit(BUSY_EXIT) from None
     except KeyboardInterrupt:
+        conn.close()  # its REBUILD_LOCK with it: the mark left now means interrupted
         with db.connect() as check:
             at = rebuild_interrupted(check, host_scope(db.settings).host)
         if at:
