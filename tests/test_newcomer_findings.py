@@ -3,6 +3,8 @@ a configuration mistake is the same one-line error, exit 2, from every command t
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +27,21 @@ def test_a_bad_sources_name_is_one_line_exit_2_from_every_command(cli_env, comma
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith("error: config [sources] namespace 'Bad Name' must start with one of aider-, amp-,")
     assert out.stderr.count("\n") == 1
+
+
+def test_index_names_and_counts_paths_that_are_not_regular_files(cli_env, corpus_home, own_tmp):
+    home = own_tmp / "corpus-home"
+    shutil.copytree(corpus_home, home)
+    n = len([p for p in home.rglob("*.jsonl") if p.is_file()])
+    projects = home / ".claude" / "projects" / "-odd"
+    projects.mkdir()
+    os.mkfifo(projects / "pipe.jsonl")  # a FIFO: opening it would block the pass
+    (projects / "dir.jsonl").mkdir()  # a directory named like a transcript
+    out = cli("index", "--home", str(home), "--verbose", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    named = [ln for ln in out.stderr.splitlines() if ln.startswith(f"skipped {home}")]  # not the absent homes
+    assert named == [
+        f"skipped {projects / 'dir.jsonl'}: a directory, not a transcript (the files in it are searched)",
+        f"skipped {projects / 'pipe.jsonl'}: not a regular file (a FIFO)",
+    ]
+    assert out.stdout.startswith(f"indexed: {n} files scanned, 2 skipped, {n} changed, ")
