@@ -45,3 +45,25 @@ def test_index_names_and_counts_paths_that_are_not_regular_files(cli_env, corpus
         f"skipped {projects / 'pipe.jsonl'}: not a regular file (a FIFO)",
     ]
     assert out.stdout.startswith(f"indexed: {n} files scanned, 2 skipped, {n} changed, ")
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ("search", "build", "--prompts", "--all-classes"),
+            "error: --prompts and --all-classes cannot be combined (each chooses the message classes searched)\n",
+        ),
+        (
+            ("search", "build", "--all-classes", "--class", "reasoning"),
+            "error: --all-classes and --class cannot be combined (each chooses the message classes searched)\n",
+        ),
+        (
+            ("resume", "29ccd257", "--print", "--exec"),
+            "error: --exec and --print cannot be combined (run the command, or print it)\n",
+        ),
+    ],
+)
+def test_conflicting_options_are_a_usage_error_naming_both(cli_env, args, line):
+    out = cli(*args, env=cli_env)
+    assert (out.returncode, out.stdout, out.stderr) == (2, "", line)
