@@ -3,6 +3,7 @@ a configuration mistake is the same one-line error, exit 2, from every command t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,6 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from agent_history.read.catalog import filter_values
+from agent_history.session.refs import SessionNotFound, resolve_session, uid_spellings
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
 
@@ -67,3 +72,40 @@ def test_index_names_and_counts_paths_that_are_not_regular_files(cli_env, corpus
 def test_conflicting_options_are_a_usage_error_naming_both(cli_env, args, line):
     out = cli(*args, env=cli_env)
     assert (out.returncode, out.stdout, out.stderr) == (2, "", line)
+
+
+UID = "29ccd257-68b1-427f-ae5f-6524b7cb6f20"  # the corpus's claude_p session (with one sub-agent)
+
+
+def test_a_uid_prefix_resolves_in_any_case(corpus_db):  # noqa: F811
+    with corpus_db.connect() as conn:
+        for given in ("29CCD257", "29ccD257-68B1", UID.upper()):
+            assert resolve_session(conn, given).session_uid == UID, given
+        with pytest.raises(SessionNotFound, match="no session '29CCD258'"):
+            resolve_session(conn, "29CCD258")
+        assert filter_values(conn, "29CCD257")[1] is True
+    assert uid_spellings("ses_AbC123") == ["ses_AbC123"]  # not hexadecimal: case-sensitive
+    assert uid_spellings("29CCd257") == ["29CCd257", "29ccd257", "29CCD257"]
+
+
+def test_session_and_search_take_an_upper_case_prefix(corpus_db, own_tmp):  # noqa: F811
+    (own_tmp / "config.toml").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env.update(
+        AGENT_HISTORY_DSN=corpus_db.dsn,
+        AGENT_HISTORY_READER_DSN=corpus_db.reader_dsn,
+        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
+        AGENT_HISTORY_QUERY_IDLE_S="0",
+        HOME=str(own_tmp / "home"),
+    )
+    upper = cli("session", "29CCD257", "--json", env=env)
+    lower = cli("session", "29ccd257", "--json", env=env)
+    assert upper.returncode == 0, upper.stderr
+    assert upper.stdout == lower.stdout and json.loads(upper.stdout)["session"]["session_uid"] == UID
+    hits = json.loads(
+        cli(
+            "search", "comprehensive understanding", "--session", "29CCD257", "--mode", "keyword", "--json", env=env
+        ).stdout
+    )
+    assert hits["hits"] and {h["session_uid"] for h in hits["hits"]} == {UID}
