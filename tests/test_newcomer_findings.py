@@ -109,3 +109,33 @@ def test_session_and_search_take_an_upper_case_prefix(corpus_db, own_tmp):  # no
         ).stdout
     )
     assert hits["hits"] and {h["session_uid"] for h in hits["hits"]} == {UID}
+
+
+LISTINGS = ("loops", "tasks", "skills", "closeouts", "permissions")
+
+
+@pytest.mark.parametrize("command", LISTINGS)
+def test_a_listing_that_shows_nothing_exits_1(cli_env, command):
+    """README's rule: a lookup or listing that finds nothing exits 1 (reports such as `status` exit 0)."""
+    out = cli(command, env=cli_env)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert json.loads(cli(command, "--json", env=cli_env).stdout) is not None  # --json: the same rule
+    assert cli(command, "--json", env=cli_env).returncode == 1
+
+
+def test_permissions_with_denials_in_transcripts_shows_them_and_exits_0(corpus_db, own_tmp):  # noqa: F811
+    (own_tmp / "config.toml").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env.update(
+        AGENT_HISTORY_DSN=corpus_db.dsn,
+        AGENT_HISTORY_READER_DSN=corpus_db.reader_dsn,
+        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
+        AGENT_HISTORY_QUERY_IDLE_S="0",
+        HOME=str(own_tmp / "home"),
+    )
+    out = cli("permissions", "--json", env=env)
+    data = json.loads(out.stdout)
+    assert (out.returncode, data["rules"]) == (0, []) and data["denials"]  # no rule collected, denials found
+    for command in ("loops", "tasks", "skills", "closeouts"):  # nothing collected from repositories
+        assert cli(command, env=env).returncode == 1, command
