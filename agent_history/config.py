@@ -107,7 +107,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from agent_history.harnesses import HARNESSES
+from agent_history.harnesses import HARNESSES, of_namespace
 from agent_history.harnesses.places import resolve
 
 
@@ -587,6 +587,20 @@ def _paths(raw: dict[str, Any], section: str) -> dict[str, Path]:
     return out
 
 
+def _namespace_paths(raw: dict[str, Any], section: str) -> dict[str, Path]:
+    """`_paths` of a section keyed by namespace (``[sources]``, ``[cold_sources]``,
+    ``[memories]``). Raises
+    ConfigError naming the first key that is no ``<harness>-<profile>`` namespace: a mistake in
+    the config is an error of every command that loads it, not of `index` alone."""
+    out = _paths(raw, section)
+    for name in out:
+        try:
+            of_namespace(name)
+        except ValueError as exc:
+            raise ConfigError(f"config [{section}] {exc}") from None
+    return out
+
+
 def _litellm_settings(table: dict[str, Any]) -> tuple[str | None, list[str]]:
     """``[litellm]`` → (dsn, namespaces). Raises ConfigError for a namespace list that is not a
     list of ``claude-…`` names, or a dsn without namespaces (nothing would be filled)."""
@@ -628,9 +642,9 @@ def load_settings(dsn: str | None = None) -> Settings:
             raise ConfigError(f"config database.idle_stop_s must be a number of seconds ≥ 0, not {idle!r}")
         s.idle_stop_s = float(idle)
     _host_settings(s, _table(raw, "host"), dsn)
-    s.sources.update(_paths(raw, "sources"))
-    s.cold_sources.update(_paths(raw, "cold_sources"))
-    s.memories.update(_paths(raw, "memories"))
+    s.sources.update(_namespace_paths(raw, "sources"))
+    s.cold_sources.update(_namespace_paths(raw, "cold_sources"))
+    s.memories.update(_namespace_paths(raw, "memories"))
     for h in HARNESSES:
         if h.layout.projects:
             roots = _table(raw, h.name).get("roots", [])

@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent_history.config import ConfigError, load_settings
+from agent_history.harnesses import NAMES
+
+PREFIXES = ", ".join(f"{n}-" for n in sorted(NAMES))  # what a namespace may start with
 
 
 @pytest.mark.parametrize(
@@ -14,6 +17,15 @@ from agent_history.config import ConfigError, load_settings
         ("[database]\ndsn = 5", "config database.dsn must be a string, got int"),
         ("[sources]\nclaude-local = 5", "config sources.claude-local must be a path string, got int"),
         ('cold_sources = "x"', "config [cold_sources] must be a table, got str"),
+        (
+            '[sources]\n"Bad Name" = "/tmp/x"',
+            f"config [sources] namespace 'Bad Name' must start with one of {PREFIXES}",
+        ),
+        (
+            '[cold_sources]\nnotes = "/tmp/x"',
+            f"config [cold_sources] namespace 'notes' must start with one of {PREFIXES}",
+        ),
+        ('[memories]\nnotes = "/tmp/x"', f"config [memories] namespace 'notes' must start with one of {PREFIXES}"),
         ("contexts = 5", "config [contexts] must be a table, got int"),
         ("[contexts]\nwork = [1, 2]", "config contexts.work must be a list of namespace strings"),
         ('embedding = "openai"', "config [embedding] must be a table, got str"),

@@ -334,7 +334,9 @@ def test_configured_memory_root_is_its_own_namespace(cli_env, own_tmp):
     }
     Path(cli_env["AGENT_HISTORY_CONFIG"]).write_text(f'[memories]\nnotes = "{notes}"\n')
     bad = cli("index", env=cli_env)
-    assert bad.returncode == 2 and bad.stderr.startswith("error: namespace 'notes' must start with one of")
+    assert bad.returncode == 2 and bad.stderr.startswith(
+        "error: config [memories] namespace 'notes' must start with one of"
+    )
 
 
 def test_cursor_title_and_model_come_from_state_vscdb(cli_env, db, own_tmp):

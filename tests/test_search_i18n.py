@@ -281,6 +281,6 @@ def test_search_session_takes_the_same_prefix_as_session(db, tmp_path):
     )
     srch = cli(env, "tokenizer", "--session", "abcdef")
     # a prefix naming two sessions: the same message and exit code as `session`
-    assert sess.returncode == srch.returncode == 1
+    assert sess.returncode == srch.returncode == 2  # a usage error: give a longer prefix (cli.options._ambiguous)
     assert sess.stderr == srch.stderr
     assert srch.stderr.strip() == f"error: 'abcdef' matches 2 sessions: {uids[0]}, {uids[1]}"

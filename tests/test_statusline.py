@@ -82,7 +82,26 @@ def test_a_session_not_indexed_yet_shows_claude_code_s_own_cost(env):
     r = run(
         env, "statusline", "--now", NOW, stdin=json.dumps({"session_id": "new-one", "cost": {"total_cost_usd": 0.125}})
     )
-    assert r.returncode == 0 and r.stdout.startswith("session $0.12 (not indexed yet) | today $58.64 | block $58.64")
+    assert r.returncode == 0 and r.stdout.startswith(
+        "session $0.12 (Claude Code's; not indexed yet) | today $58.64 | block $58.64"
+    )
+
+
+def test_an_indexed_session_without_model_calls_says_so_not_not_indexed(env):
+    # the newcomer's session: in the catalogue, but none of its records is a model call
+    stdin = json.dumps(
+        {
+            "session_id": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f",
+            "cost": {"total_cost_usd": 0.01},
+            "model": {"display_name": "Opus"},
+        }
+    )
+    r = run(env, "statusline", "--now", NOW, stdin=stdin)
+    assert r.returncode == 0 and r.stdout.startswith(
+        "Opus | session $0.01 (Claude Code's; indexed, no model calls recorded) | today $58.64"
+    ), r.stdout
+    bare = run(env, "statusline", "--now", NOW, stdin='{"session_id": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f"}')
+    assert bare.stdout.startswith("session indexed, no model calls recorded | today $58.64"), bare.stdout
 
 
 @pytest.mark.parametrize(

@@ -44,13 +44,15 @@ def _summary_line(s: PassSummary) -> str:
     state = " (interrupted)" if s.interrupted else ""
     gone = f"{s.files_missing:,} now missing from disk (sessions kept), " if s.files_missing else ""
     back = f"{s.files_returned:,} back on disk, " if s.files_returned else ""
+    # paths passed over (a symlink, a FIFO, an undecodable name …: named above the line)
+    skipped = f"{len(s.skipped_paths):,} skipped, " if s.skipped_paths else ""
     elsewhere = "".join(
         f"{count(n, 'session')} of {ns} already stored by namespace {first}; "
         for ns, by in sorted(s.sessions_elsewhere.items())
         for first, n in sorted(by.items())
     )
     return (
-        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {s.files_changed:,} changed, {gone}{back}"
+        f"indexed{state}: {count(s.files_scanned, 'file')} scanned, {skipped}{s.files_changed:,} changed, {gone}{back}"
         f"{s.bytes_read / 1e6:,.1f} MB read; rows: {rows}; issues: {issues}; {elsewhere}"
         f"{count(s.sessions_rolled_up, 'session')} rolled up; {s.seconds:.2f} s"
     )
@@ -676,6 +678,7 @@ def rebuild_cmd(
         console.print(str(exc), highlight=False)
         raise typer.Exit(BUSY_EXIT) from None
     except KeyboardInterrupt:
+        conn.close()  # its REBUILD_LOCK with it: the mark left now means interrupted
         with db.connect() as check:
             at = rebuild_interrupted(check, host_scope(db.settings).host)
         if at:

@@ -15,9 +15,8 @@ from agent_history.cli.output import console, fail, print_json, print_warning
 @app.command("resume")
 def resume_cmd(
     uid: str = typer.Argument(..., help="Session uid or a unique prefix (≥ 6 characters)."),
-    exec_: bool = typer.Option(
-        False, "--exec/--print", help="Run the command in the session's working directory (default: print it)."
-    ),
+    exec_: bool = typer.Option(False, "--exec", help="Run the command in the session's working directory."),
+    print_: bool = typer.Option(False, "--print", help="Print the command (the default)."),
     fork: bool = typer.Option(False, "--fork", help="Fork the session into a new one instead (where the harness can)."),
     json: bool = typer.Option(False, "--json", help="Print JSON (never runs anything)."),
 ) -> None:
@@ -26,6 +25,8 @@ def resume_cmd(
     from agent_history.read.resume import resume_session
     from agent_history.session.refs import AmbiguousSession, SessionNotFound
 
+    if exec_ and print_:
+        fail("--exec and --print cannot be combined (run the command, or print it)", 2)
     uid = _session_arg(uid, "UID") or ""
     db = database()
     with db.connect() as conn:

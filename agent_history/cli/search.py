@@ -52,6 +52,14 @@ def _render_hit(n: int, h: SearchHit) -> None:
         path_line(console, h.source_path, f"{f':{line}' if line else ''} (byte {h.byte_offset})", indent="    ")
 
 
+def _check_classes(*, prompts: bool, all_classes: bool, message_class: list[str] | None) -> None:
+    """Exit 2 (one line naming them) when more than one of --prompts, --all-classes and --class
+    is given: each names the classes to search, so a second one would silently lose."""
+    given = [o for o, on in (("--prompts", prompts), ("--all-classes", all_classes), ("--class", message_class)) if on]
+    if len(given) > 1:
+        fail(f"{' and '.join(given)} cannot be combined (each chooses the message classes searched)", 2)
+
+
 @app.command("search")
 def search_cmd(
     query: str = typer.Argument(..., help='Words, "quoted phrases", identifiers, paths, error text or a question.'),
@@ -109,6 +117,7 @@ def search_cmd(
 
     Results show distinct turns first, then further fragments of the same turns."""
     _check_limit(limit)
+    _check_classes(prompts=prompts, all_classes=all_classes, message_class=message_class)
     timeout = _time_limit(timeout)
     db = database()
     req = _search_params(

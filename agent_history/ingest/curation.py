@@ -24,7 +24,7 @@ import psycopg
 from agent_history.db.tables import curation
 from agent_history.ingest.writer import purge_source
 from agent_history.session.filters import like_prefix
-from agent_history.session.refs import MIN_UID_PREFIX, SessionRef
+from agent_history.session.refs import MIN_UID_PREFIX, SessionRef, uid_spellings
 
 
 def exclude(conn: psycopg.Connection, ref: SessionRef, reason: str | None = None) -> bool:
@@ -39,8 +39,13 @@ def restore(conn: psycopg.Connection, agent: str, session_uid: str) -> bool:
 
 def excluded(conn: psycopg.Connection, uid: str) -> list[tuple[str, str]]:
     """(agent, session uid) exclusions whose uid is `uid` or starts with it (≥ 6 characters,
-    the rule of `session.refs.resolve_session`), for restoring a session no longer indexed."""
-    return [(a, u) for a, u in curation.exclusions_like(conn, uid, MIN_UID_PREFIX, like_prefix(uid))]
+    the rule of `session.refs.resolve_session`, a hexadecimal one in any case), for restoring a
+    session no longer indexed."""
+    for spelling in uid_spellings(uid):
+        found = [(a, u) for a, u in curation.exclusions_like(conn, spelling, MIN_UID_PREFIX, like_prefix(spelling))]
+        if found:
+            return found
+    return []
 
 
 def delete(conn: psycopg.Connection, ref: SessionRef) -> dict[str, int]:

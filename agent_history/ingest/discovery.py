@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -95,7 +96,8 @@ def _walk(root: Path, skipped: list[str] | None, suffixes: tuple[str, ...] = (".
     """Yield regular files ending in `suffixes` under `root`, sorted; symlinks and dot-dirs are skipped.
 
     What is passed over for a reason a user may not expect (a symlink, a directory that cannot
-    be read, a name that is not valid UTF-8) is appended to `skipped` as one line each.
+    be read, a name that is not valid UTF-8, a FIFO, socket or device named like a transcript, a
+    directory named ``*.jsonl``) is appended to `skipped` as one line each.
     """
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
@@ -120,11 +122,32 @@ def _walk(root: Path, skipped: list[str] | None, suffixes: tuple[str, ...] = (".
                 skipped.append(f"{entry.path.encode('utf-8', 'backslashreplace').decode()}: name is not valid UTF-8")
             continue
         if entry.is_dir(follow_symlinks=False):
+            if skipped is not None and entry.name.endswith(".jsonl"):
+                skipped.append(f"{entry.path}: a directory, not a transcript (the files in it are searched)")
             dirs.append(entry)
-        elif entry.name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
-            yield entry
+        elif entry.name.endswith(suffixes):
+            if entry.is_file(follow_symlinks=False):
+                yield entry
+            elif skipped is not None:
+                skipped.append(f"{entry.path}: not a regular file ({_special_kind(entry)})")
     for d in dirs:
         yield from _walk(Path(d.path), skipped, suffixes)
+
+
+def _special_kind(entry: os.DirEntry) -> str:
+    """What a path that is neither a regular file, a directory nor a symlink is: "a FIFO",
+    "a socket", "a device" (else "special file"; "gone" if it vanished meanwhile)."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return "gone"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "special file"
 
 
 def _role(agent: str, rel: str) -> str:

@@ -36,6 +36,7 @@ from agent_history.harnesses import BY_NAME
 from agent_history.ingest.archive.restore import Staged, archived, relocate, stage
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import AnotherPassRunning, Loader, PassLocks, PassSummary
+from agent_history.ingest.pass_locks import hold_rebuild, rebuild_running, release_rebuild
 
 DERIVED_TABLES: tuple[str, ...] = (
     *EVENT_TABLES,
@@ -231,10 +232,30 @@ def rebuild(
     leaving every other host's rows untouched. `host` is the ``origin_host`` the re-read rows get.
 
     Raises RebuildRefused (nothing truncated) if a catalogued file is in neither tier, and
-    AnotherPassRunning if an index pass holds the lock of a namespace in scope.
+    AnotherPassRunning if another rebuild runs or an index pass holds the lock of a namespace in
+    scope. Holds `pass_locks.REBUILD_LOCK` from start to end.
     """
     if scope.host is not None:
         scope = Scope(scope.host, frozenset({*scope.namespaces, *(s.namespace for s in [*hot, *cold])}))
+    hold_rebuild(conn)  # held to the end: while it is, the rebuild mark means "under way"
+    try:
+        return _rebuild(conn, hot, cold, allow_missing, archive, staging, scope, host, loader_kw)
+    finally:
+        release_rebuild(conn)
+
+
+def _rebuild(
+    conn: psycopg.Connection,
+    hot: list[Source],
+    cold: list[Source],
+    allow_missing: bool,
+    archive: Path | None,
+    staging: Path | None,
+    scope: Scope,
+    host: str | None,
+    loader_kw: dict,
+) -> PassSummary:
+    """`rebuild` under `REBUILD_LOCK` (`pass_locks.hold_rebuild`)."""
     locks = PassLocks(conn)
     locks.take(scope_namespaces(conn, scope))
     work: Path | None = None
@@ -313,5 +334,7 @@ def finish_rebuild(conn: psycopg.Connection, host: str | None = None) -> None:
 def rebuild_interrupted(conn: psycopg.Connection, host: str | None = None) -> str | None:
     """When a rebuild emptied the catalogue (with `host`: or that host's scope) and did not
     finish re-reading: the time it started (ISO 8601 text), else None. `index` and `status` say
-    so: only `rebuild` brings back the transcripts that exist only in cold copies and the archive."""
-    return purge.started_at(conn, rebuild_keys(host))
+    so: only `rebuild` brings back the transcripts that exist only in cold copies and the archive.
+    None too while a rebuild holds `REBUILD_LOCK`: its mark then means under way, not interrupted."""
+    at = purge.started_at(conn, rebuild_keys(host))
+    return None if at is None or rebuild_running(conn) else at

@@ -9,7 +9,7 @@ from __future__ import annotations
 import psycopg
 
 from agent_history.session.filters import like_prefix
-from agent_history.session.refs import MIN_UID_PREFIX
+from agent_history.session.refs import MIN_UID_PREFIX, uid_spellings
 
 
 def catalogue_namespaces(conn: psycopg.Connection) -> list[str]:
@@ -25,11 +25,17 @@ def catalogue_agents(conn: psycopg.Connection) -> list[str]:
 def filter_values(conn: psycopg.Connection, session: str | None) -> tuple[list[str], bool]:
     """``(indexed namespaces, sorted; whether `session` names a session)`` in one query: `session`
     is looked up as an exact uid, or as a uid prefix when it has at least
-    `session.refs.MIN_UID_PREFIX` characters; None counts as found."""
+    `session.refs.MIN_UID_PREFIX` characters (a hexadecimal one in any case:
+    `session.refs.uid_spellings`); None counts as found."""
     known, found = conn.execute(
         "SELECT ARRAY(SELECT DISTINCT namespace FROM ah.source_file ORDER BY 1),"
-        " %(s)s::text IS NULL OR EXISTS (SELECT 1 FROM ah.session"
-        " WHERE session_uid = %(s)s OR (length(%(s)s) >= %(n)s AND session_uid LIKE %(like)s))",
-        {"s": session, "n": MIN_UID_PREFIX, "like": like_prefix(session) if session else None},
+        " %(s)s::text[] IS NULL OR EXISTS (SELECT 1 FROM ah.session"
+        " WHERE session_uid = ANY(%(s)s) OR (%(len)s >= %(n)s AND session_uid LIKE ANY(%(like)s)))",
+        {
+            "s": uid_spellings(session) if session is not None else None,
+            "len": len(session or ""),
+            "n": MIN_UID_PREFIX,
+            "like": [like_prefix(u) for u in uid_spellings(session)] if session else None,
+        },
     ).fetchone()
     return list(known), bool(found)

@@ -45,6 +45,8 @@ LEFT JOIN prices AS p
 ORDER BY c.id
 """
 
+_INDEXED = "SELECT EXISTS (SELECT 1 FROM ah.session WHERE session_uid = %s)"
+
 
 def _sum(rows) -> tuple[float | None, int]:
     """(USD of `rows`, None when a call with known usage has no price; how many calls)."""
@@ -61,12 +63,14 @@ def status_figures(conn: psycopg.Connection, session_uid: str, now: datetime, tz
     """The figures for session `session_uid` at aware `now`, "today" being `now`'s day in `tz`."""
     rows = conn.execute(_SQL, {"uid": session_uid, "since": now - WINDOW}).fetchall()
     session_cost, session_calls = _sum([r for r in rows if r[3]])
+    # no call of the session: is it in the catalogue at all (indexed, nothing priced) or not yet?
+    indexed = bool(session_calls) or bool(conn.execute(_INDEXED, (session_uid,)).fetchone()[0])
     midnight = now.astimezone(tz).replace(hour=0, minute=0, second=0, microsecond=0)
     today_cost, today_calls = _sum([r for r in rows if r[0] is not None and midnight <= r[0] <= now])
     recent = [r for r in rows if r[0] is not None and now - WINDOW <= r[0] <= now]
     active = next((b for b in blocks([r[0] for r in recent]) if b.is_active(now)), None)
     if active is None:
-        return StatusFigures(session_cost, session_calls, today_cost, today_calls, None, None, None)
+        return StatusFigures(session_cost, session_calls, today_cost, today_calls, None, None, None, indexed)
     members = [recent[i] for i in active.indexes]
     block_cost, _ = _sum(members)
     rate = burn_rate(0, block_cost, active.first_ts, active.last_ts)  # as `usage blocks`
@@ -78,4 +82,5 @@ def status_figures(conn: psycopg.Connection, session_uid: str, now: datetime, tz
         block_cost,
         None if rate is None else rate["costPerHour"],
         active.end,
+        indexed,
     )

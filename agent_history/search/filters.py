@@ -18,7 +18,7 @@ from agent_history.model import classes
 from agent_history.search.request import SearchRequest
 from agent_history.session.exclusions import EXCLUDED_SESSION_IDS, key_not_excluded, not_excluded
 from agent_history.session.filters import like_prefix
-from agent_history.session.refs import MIN_UID_PREFIX
+from agent_history.session.refs import MIN_UID_PREFIX, uid_spellings
 
 __all__ = ["EXCLUDED_SESSION_IDS", "Filter", "build_filter", "key_not_excluded", "like_prefix", "not_excluded"]
 
@@ -72,13 +72,15 @@ def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
     if req.session:
         session_conds.append(
             sql.SQL(
-                "(s.session_uid = %(f_session)s OR (length(%(f_session)s) >= %(f_session_min)s "
-                "AND s.session_uid LIKE %(f_session_like)s))"
+                "(s.session_uid = ANY(%(f_session)s) OR (%(f_session_len)s >= %(f_session_min)s "
+                "AND s.session_uid LIKE ANY(%(f_session_like)s)))"
             )
         )
+        # a hexadecimal uid (prefix) in any case (`session.refs.uid_spellings`)
         params["f_session_min"] = MIN_UID_PREFIX
-        params["f_session"] = req.session
-        params["f_session_like"] = like_prefix(req.session)
+        params["f_session_len"] = len(req.session)
+        params["f_session"] = uid_spellings(req.session)
+        params["f_session_like"] = [like_prefix(u) for u in uid_spellings(req.session)]
     # Curated-out sessions (`sessions exclude`, ah.session_exclusion): never retrieved.
     conds.append(sql.SQL("{}.session_id <> ALL(ARRAY({}))").format(a, sql.SQL(EXCLUDED_SESSION_IDS)))
     if session_conds:

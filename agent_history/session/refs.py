@@ -7,6 +7,7 @@ server. Nothing here writes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 import psycopg
@@ -17,6 +18,17 @@ MIN_UID_PREFIX = 6
 """A session may be named by a unique prefix of its uid of at least this many characters
 (`session`, `search --session`, the MCP tools): long enough to be unique in practice, short
 enough to type."""
+
+_HEX_UID = re.compile(r"[0-9A-Fa-f-]+")
+
+
+def uid_spellings(uid: str) -> list[str]:
+    """The spellings a uid (or uid prefix) is looked up under, in order: as given, then — when it
+    is hexadecimal (a UUID and the like: case carries no meaning) — in lower and upper case, so
+    ``29CCD257`` names ``29ccd257-…``. Other uids (``ses_AbC…``) are case-sensitive: as given only."""
+    if not _HEX_UID.fullmatch(uid):
+        return [uid]
+    return list(dict.fromkeys([uid, uid.lower(), uid.upper()]))
 
 
 class SessionNotFound(LookupError):
@@ -91,18 +103,26 @@ def session_ref(row) -> SessionRef:
 
 
 def resolve_session(conn: psycopg.Connection, uid: str, agent_id: str | None = None) -> SessionRef:
-    """The session named by `uid` — exact, else a unique prefix of ≥ `MIN_UID_PREFIX` characters — and
+    """The session named by `uid` — exact, else a unique prefix of ≥ `MIN_UID_PREFIX` characters,
+    a hexadecimal one in any case (`uid_spellings`) — and
     `agent_id` ('' = the main thread; None = the main thread when there is one, else the only
     sub-agent thread). Raises SessionNotFound or AmbiguousSession."""
-    uid = uid.strip()
+    given = uid = uid.strip()
     base = f"SELECT {SESSION_REF_COLUMNS} FROM ah.session AS s {SESSION_REF_JOINS} WHERE "
-    rows = conn.execute(base + "s.session_uid = %s ORDER BY s.agent_id, s.id", (uid,)).fetchall()
-    if not rows and len(uid) >= MIN_UID_PREFIX:
-        rows = conn.execute(
-            base + "s.session_uid LIKE %s ORDER BY s.session_uid, s.agent_id, s.id LIMIT 50", (like_prefix(uid),)
-        ).fetchall()
+    rows = []
+    for uid in uid_spellings(given):  # exact in any spelling before a prefix in any
+        rows = conn.execute(base + "s.session_uid = %s ORDER BY s.agent_id, s.id", (uid,)).fetchall()
+        if rows:
+            break
+    if not rows and len(given) >= MIN_UID_PREFIX:
+        for uid in uid_spellings(given):
+            rows = conn.execute(
+                base + "s.session_uid LIKE %s ORDER BY s.session_uid, s.agent_id, s.id LIMIT 50", (like_prefix(uid),)
+            ).fetchall()
+            if rows:
+                break
     if not rows:
-        raise SessionNotFound(f"no session {uid!r}")
+        raise SessionNotFound(f"no session {given!r}")
     uids = sorted({r[2] for r in rows})
     if len(uids) > 1:  # the rows stop at 50 threads: count the sessions whole
         total = conn.execute(

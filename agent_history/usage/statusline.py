@@ -9,7 +9,8 @@ Claude Code runs the configured command at each update with a JSON object on std
 The line: ``<model> | session $S | today $T | block $B, $R/h, 2h13m left`` — session and today
 at list prices from the catalogue (``?`` = unknown: a call with known usage has no price; never a
 made-up 0), the current 5-hour block's cost, burn rate (USD per hour, ccusage's rule) and time
-left; ``no active block`` when none is open. Text from the payload (the model name) is printed
+left; ``no active block`` when none is open. A session without a model call in the catalogue shows
+Claude Code's own cost, marked, and why: ``not indexed yet`` or ``indexed, no model calls recorded``. Text from the payload (the model name) is printed
 with its controls and bidirectional overrides shown, never obeyed (`shown`).
 """
 
@@ -50,6 +51,8 @@ class StatusFigures:
     block_cost_per_hour: float | None
     block_end: datetime | None
     """The end of the active 5-hour block (None = no active block)."""
+    session_indexed: bool = False
+    """Whether the catalogue holds the session (it may have no model call: nothing priced)."""
 
 
 def parse_payload(text: str) -> StatusInput:
@@ -113,10 +116,12 @@ def render_line(
         return " | ".join([*parts, f"session {harness} (Claude Code's)", missing])
     if figures.session_calls:
         parts.append(f"session {_usd(figures.session_cost)}")
-    elif given.harness_cost_usd is not None:
-        parts.append(f"session ${given.harness_cost_usd:,.2f} (not indexed yet)")
     else:
-        parts.append("session not indexed yet")
+        why = "indexed, no model calls recorded" if figures.session_indexed else "not indexed yet"
+        if given.harness_cost_usd is not None:
+            parts.append(f"session ${given.harness_cost_usd:,.2f} (Claude Code's; {why})")
+        else:
+            parts.append(f"session {why}")
     parts.append(f"today {_usd(figures.today_cost)}" if figures.today_calls else "today $0.00")
     if figures.block_end is None:
         parts.append("no active block")

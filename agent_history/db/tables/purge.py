@@ -84,3 +84,10 @@ def started_at(conn: psycopg.Connection, keys: list[str]) -> str | None:
     """The earliest value of the ``ah.meta`` `keys` (ISO 8601 text), or None."""
     row = conn.execute("SELECT min(value) FROM ah.meta WHERE key = ANY(%s)", (keys,)).fetchone()
     return row[0] if row else None
+
+
+def started_at_any(conn: psycopg.Connection) -> str | None:
+    """The earliest rebuild mark in ``ah.meta`` (any ``rebuild:started_at`` key: the whole
+    catalogue's or a host's; ISO 8601 text), or None: when a rebuild under way began."""
+    row = conn.execute("SELECT min(value) FROM ah.meta WHERE key LIKE 'rebuild:started\\_at%'").fetchone()
+    return row[0] if row else None
