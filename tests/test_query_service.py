@@ -28,6 +28,7 @@ import pytest
 from agent_history.cli import resident
 from agent_history.cli.resident_server import paths_of, service_status
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.procinfo import reading_stdin, signal_state
 
 PY = sys.executable
 SESSION = "9e953218-585f-4692-89df-9e0747a31c68"  # claude-local: the tokenizer/submodule session
@@ -242,10 +243,15 @@ def test_ctrl_c_in_the_client_stops_the_command_as_in_process(started):
         if on:
             wait_for(lambda: (resident.ask_status(str(paths_of(data_dir(started)).socket)) or {}).get("running_commands") == 1,
                      "the command to run in the server")  # fmt: skip
-        else:
-            time.sleep(3)  # the in-process command imports before it reads stdin
+        else:  # the in-process command imports before it reads stdin
+            wait_for(lambda pid=proc.pid: reading_stdin(pid), "the in-process command to read stdin")
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)  # stdin stays open: the command ends by the signal, not by EOF
+        try:
+            proc.wait(timeout=60)  # stdin stays open: the command ends by the signal, not by EOF
+        except subprocess.TimeoutExpired:
+            state = signal_state(proc.pid)
+            proc.kill()
+            raise AssertionError(f"SIGINT did not end the command (resident {on}): {state}") from None
         out, err = proc.stdout.read(), proc.stderr.read()
         proc.stdin.close()
         results.append((proc.returncode, out, err.strip().splitlines()[-1:]))

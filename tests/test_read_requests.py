@@ -12,12 +12,17 @@ from agent_history.model import classes
 from agent_history.read.requests import (
     KEYS,
     RequestError,
+    active_sessions_request,
     efficiency_request,
+    infra_actions_request,
     loops_request,
+    recent_sessions_request,
     search_request,
     session_request,
     sessions_request,
+    touched_request,
     usage_request,
+    why_request,
 )
 from agent_history.search.request import Scope
 
@@ -119,7 +124,19 @@ def test_a_usage_request_reads_days_in_its_zone():
 
 
 def test_every_question_names_its_keys():
-    assert set(KEYS) == {"search", "sessions", "session", "usage", "efficiency", "loops"}
-    for question, build in [("sessions", sessions_request), ("usage", usage_request), ("loops", loops_request)]:
+    assert set(KEYS) == {
+        "search", "sessions", "session", "usage", "efficiency", "loops",
+        "why", "touched", "recent_sessions", "active_sessions", "infra_actions",
+    }  # fmt: skip
+    for question, build in [
+        ("sessions", sessions_request),
+        ("usage", usage_request),
+        ("loops", loops_request),
+        ("why", why_request),
+        ("touched", touched_request),
+        ("recent_sessions", recent_sessions_request),
+        ("active_sessions", lambda p: active_sessions_request(p, now=NOW)),
+        ("infra_actions", lambda p: infra_actions_request(p, programs=("ssh",), now=NOW)),
+    ]:
         with pytest.raises(RequestError, match=rf"^{question}: unknown parameter 'nope' \(known: "):
             build({"nope": 1})

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.procinfo import signal_state
 
 NOW = "2025-09-20T05:30:00+00:00"  # inside the corpus's Sonnet 4 session of 2025-09-20, 04:34-05:11 UTC
 
@@ -129,6 +130,10 @@ def run_live_on_a_pty(env: dict, *args: str) -> tuple[int, str]:
                 except OSError:
                     chunk = b""
                 shown += chunk
+        if proc.poll() is None:
+            state = signal_state(proc.pid)
+            proc.kill()
+            raise AssertionError(f"SIGINT did not end the live view within 60 s: {state}")
         code = proc.wait(timeout=1)
         while select.select([leader], [], [], 0)[0]:
             try:
