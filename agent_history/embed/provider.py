@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Protocol
 from agent_history.config import EmbeddingSettings
 from agent_history.config import data_dir as default_data_dir
 from agent_history.embed.errors import EmbeddingError, InputRejected
-from agent_history.embed.local_model import load_local_model
+from agent_history.embed.local_model import encode, load_local_model
 from agent_history.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -263,8 +263,7 @@ class LocalEmbedder:
         return load_local_model(self._path)
 
     def embed(self, texts: list[str]) -> EmbedResult:
-        vectors = self.model.encode(texts, batch_size=self.settings.batch_size, normalize_embeddings=True)
-        return EmbedResult([[float(x) for x in v] for v in vectors], None)
+        return EmbedResult(encode(self.model, texts), None)
 
     def warm_up(self) -> None:
         """Load the model (before a query's deadline starts)."""

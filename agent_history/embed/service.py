@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_history.embed.errors import EmbeddingError
-from agent_history.embed.local_model import load_local_model
+from agent_history.embed.local_model import encode, load_local_model
 
 DEFAULT_IDLE_S = 600.0
 """Seconds without a request after which the service exits (``[embedding] service_idle_s``)."""
@@ -417,12 +417,10 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(batch_size, int) or batch_size < 1:
                 return self._reply(400, {"error": "batch_size must be a positive integer"})
             with self.server.encode_lock:
-                vectors = self.server.model.encode(
-                    texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
-                )
+                vectors = encode(self.server.model, texts)  # `batch_size` inputs came; ENCODE_BATCH at a time
             with self.server.state:
                 self.server.texts += len(texts)
-            return self._reply(200, {"vectors": [[float(x) for x in v] for v in vectors]})
+            return self._reply(200, {"vectors": vectors})
         finally:
             self._end()
 
