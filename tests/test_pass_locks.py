@@ -82,7 +82,10 @@ def test_a_pass_refused_a_namespace_names_the_first_one_held_and_holds_nothing(d
         # the try, the release of the seven namespaces and the index lock taken, the holder's query
         assert len(counting.statements) == 3
         # the other session still holds its two (the refused pass let go only of its own)
-        assert advisory_locks(db, other.info.backend_pid) == [("home-07", "ExclusiveLock"), ("home-12", "ExclusiveLock")]
+        assert advisory_locks(db, other.info.backend_pid) == [
+            ("home-07", "ExclusiveLock"),
+            ("home-12", "ExclusiveLock"),
+        ]
 
 
 def test_a_pass_refused_the_index_lock_tries_no_namespace(db, conn):

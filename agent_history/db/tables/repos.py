@@ -238,7 +238,9 @@ _BACKLOG_TASK = _upsert_statement(
     ("task_id",),
     ("path", "folder", "title", "status", "labels", "assignee", "created_date", "updated_date", "dependencies"),
 )
-_STATUS_CHANGE = _upsert_statement("backlog_status_change", ("task_id", "sha"), ("changed_at", "old_status", "new_status"))
+_STATUS_CHANGE = _upsert_statement(
+    "backlog_status_change", ("task_id", "sha"), ("changed_at", "old_status", "new_status")
+)
 _STATE_LINE = _upsert_statement("loop_state_line", ("path", "line_number"), ("ts", "event", "task", "lane", "loop"))
 
 

@@ -108,9 +108,7 @@ def dirty_in_scope(conn: psycopg.Connection, namespaces: list[str] | None) -> li
 def mark_dirty(conn: psycopg.Connection, ids: list[int]) -> None:
     """Mark threads `ids` (``ah.session.id``) dirty: the next post-pass refreshes their rollups
     (a thread marked already stays marked once)."""
-    conn.execute(
-        "INSERT INTO ah.dirty_session (session_id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING", (ids,)
-    )
+    conn.execute("INSERT INTO ah.dirty_session (session_id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING", (ids,))
 
 
 def clear_dirty(conn: psycopg.Connection, ids: list[int]) -> None:
