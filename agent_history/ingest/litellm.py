@@ -112,5 +112,6 @@ def fill_from_litellm(conn: psycopg.Connection, litellm_dsn: str, namespaces: li
             summary.filled += 1
             for b in filled:
                 summary.buckets[b] += 1
-        sessions.mark_dirty(conn, sorted(dirty))
+        if dirty:
+            sessions.mark_dirty(conn, sorted(dirty))
     return summary
