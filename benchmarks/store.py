@@ -30,27 +30,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent_history.model.tables import LARGE_COLUMNS
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-
-STORE_MIGRATION = REPO / "migrations" / "versions" / "0015_store.py"
-
-
-def _large_columns() -> tuple[tuple[str, str], ...]:
-    """``LARGE_COLUMNS`` of migration 0015_store — (table, column) of the values large enough to be
-    compressed or moved to TOAST, the columns it sets lz4 on — read from the migration file, the
-    one place that lists them (the catalogue cannot tell them apart on a server without lz4: there
-    they keep the default compression, as every other column)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("m0015_store", STORE_MIGRATION)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.LARGE_COLUMNS
-
-
-LARGE_COLUMNS = _large_columns()
-"""(table, column) of the values that are large enough to be compressed or moved to TOAST."""
 
 VECTORS = ("message", "tool_call")
 """Tables with a stored search vector ``tsv``."""

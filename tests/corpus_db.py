@@ -1,9 +1,13 @@
 """The shared corpus catalogue (``../shared/corpus/home`` indexed by the real loader), built once
 per test session (`conftest.corpus_template`) and cloned by ``CREATE DATABASE … TEMPLATE``:
 `corpus_db` once per module that imports it (read-only tests share it), `corpus_rw_db` once per
-test (free to write)."""
+test (free to write); and `cli_environment`, the environment of a CLI subprocess over such a
+catalogue (or any test database)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +28,37 @@ def corpus_rw_db(pg_server, corpus_template) -> TestDatabase:
     database = clone_database(pg_server, corpus_template, "w")
     yield database
     drop_database(database)
+
+
+def cli_environment(
+    tmp: Path,
+    dsn: str,
+    reader_dsn: str | None = None,
+    *,
+    config: str = "",
+    columns: int | None = None,
+    home: Path | None = None,
+) -> dict[str, str]:
+    """The environment of a CLI subprocess over the catalogue at `dsn`, touching no real home,
+    config or data dir: this process's environment without any ``AGENT_HISTORY_*`` variable or
+    ``COLUMNS``, then ``AGENT_HISTORY_DSN`` (and ``AGENT_HISTORY_READER_DSN`` when `reader_dsn`
+    is given), the config file ``tmp/config.toml`` holding `config` (written; an empty file by
+    default: a named config file must exist), the data dir ``tmp/data``, ``HOME`` `home`
+    (default ``tmp/home``; created), ``AGENT_HISTORY_QUERY_IDLE_S=0`` (no resident query process
+    left behind) and ``COLUMNS`` when `columns` is given."""
+    home = tmp / "home" if home is None else home
+    home.mkdir(parents=True, exist_ok=True)
+    (tmp / "config.toml").write_text(config)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
+    env.update(
+        AGENT_HISTORY_DSN=dsn,
+        AGENT_HISTORY_CONFIG=str(tmp / "config.toml"),
+        AGENT_HISTORY_DATA_DIR=str(tmp / "data"),
+        AGENT_HISTORY_QUERY_IDLE_S="0",
+        HOME=str(home),
+    )
+    if reader_dsn is not None:
+        env["AGENT_HISTORY_READER_DSN"] = reader_dsn
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    return env

@@ -1,9 +1,16 @@
-"""What a test's child process is doing, read from /proc (Linux): for waiting until it blocks
-where the test expects it, and for saying why it did not end when a signal was sent."""
+"""A test's child process on a pseudo-terminal (`read_until_closed`, `cli_on_pty`), and what it
+is doing, read from /proc (Linux): for waiting until it blocks where the test expects it, and for
+saying why it did not end when a signal was sent."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import platform
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(platform.machine())
@@ -32,3 +39,33 @@ def signal_state(pid: int) -> str:
         return f"pid {pid}: {exc}"
     keep = ("State", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt", "Threads")
     return f"pid {pid}: " + ", ".join(line for line in status if line.split(":")[0] in keep) + f", wchan {wchan}"
+
+
+def read_until_closed(leader: int) -> bytes:
+    """Every byte the leader side `leader` of a pty receives until every process holding its
+    follower side has closed it (Linux: EIO; elsewhere an empty read). The caller closes its own
+    copy of the follower first, and `leader` afterwards."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the follower side closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def cli_on_pty(args: tuple[str, ...], env: dict, *, columns: int, timeout: float = 120) -> tuple[int, bytes]:
+    """Run ``agent-history ARGS`` with stdin from /dev/null and stdout and stderr on a new pty of
+    40 rows × `columns` columns; (exit code, every byte the terminal received). Raises
+    subprocess.TimeoutExpired when it has not exited `timeout` seconds after closing the terminal."""
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "agent_history", *args], env=env, stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower)  # fmt: skip
+    os.close(follower)
+    out = read_until_closed(leader)
+    os.close(leader)
+    return proc.wait(timeout=timeout), out

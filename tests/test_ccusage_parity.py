@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import clone_database, drop_database
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 CCUSAGE_VERSION = "20.0.24"
 CCUSAGE = shutil.which("ccusage")
@@ -79,18 +79,7 @@ def homes(corpus_home) -> Path:
 
 @pytest.fixture(scope="module")
 def ours_env(corpus_db, homes) -> dict[str, str]:  # noqa: F811
-    (homes / "config.toml").touch()
-    base = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(homes / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(homes / "data"),
-        "HOME": str(homes / "ours-home"),
-    }
+    return cli_environment(homes, corpus_db.dsn, corpus_db.reader_dsn, home=homes / "ours-home")
 
 
 def ccusage(homes: Path, agent: str, view: str, home: Path | None = None) -> dict:
@@ -314,18 +303,7 @@ def samples_env(pg_server, sample_home) -> dict[str, str]:
     with psycopg.connect(database.dsn, autocommit=True) as conn:
         assert Loader(conn).run(sources).files_failed == 0
     root = sample_home.parent
-    (root / "config.toml").touch()
-    base = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    yield {
-        **base,
-        "AGENT_HISTORY_DSN": database.dsn,
-        "AGENT_HISTORY_READER_DSN": database.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(root / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(root / "data"),
-        "HOME": str(root / "ours-home"),
-    }
+    yield cli_environment(root, database.dsn, database.reader_dsn, home=root / "ours-home")
     drop_database(database)
 
 

@@ -6,7 +6,6 @@ delete` never deletes unasked, and an `index` that finds nothing says where it l
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 
 from agent_history.ingest.collect import COLLECT_ISSUE_KINDS
 from agent_history.model.issues import KINDS
-from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
+from tests.corpus_db import cli_environment, corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 from tests.test_terminal_escapes import run_in_pty
 
 PY = sys.executable
@@ -24,14 +23,7 @@ SESSION = "9e953218-585f-4692-89df-9e0747a31c68"
 
 
 def environment(database, own_tmp: Path) -> dict[str, str]:
-    (own_tmp / "config.toml").touch()
-    (own_tmp / "home").mkdir(exist_ok=True)
-    base = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    return {**base, "AGENT_HISTORY_DSN": database.dsn, "AGENT_HISTORY_READER_DSN": database.reader_dsn,
-            "AGENT_HISTORY_CONFIG": str(own_tmp / "config.toml"), "AGENT_HISTORY_DATA_DIR": str(own_tmp / "data"),
-            "HOME": str(own_tmp / "home"), "COLUMNS": "200"}  # fmt: skip
+    return cli_environment(own_tmp, database.dsn, database.reader_dsn, columns=200)
 
 
 def cli(env: dict, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -16,7 +15,7 @@ from agent_history.read.loops import list_loops
 from agent_history.read.usage import usage_calls
 from agent_history.search.request import check_range
 from agent_history.usage.report import PARTIAL_FIELDS, Call, build_report
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 
 def test_usage_page_role_table_and_loops_honour_until(corpus_db):  # noqa: F811
@@ -71,22 +70,7 @@ def test_usage_partial_flags_of_grouped_calls_match_single_calls(corpus_db):  # 
 @pytest.fixture(scope="module")
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
     """The CLI's environment against the module's corpus catalogue (no real home or config)."""
-    tmp = tmp_path_factory.mktemp("polish")
-    (tmp / "config.toml").touch()
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
-    }
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "HOME": str(tmp / "home"),
-        "COLUMNS": "200",
-    }
+    return cli_environment(tmp_path_factory.mktemp("polish"), corpus_db.dsn, corpus_db.reader_dsn, columns=200)
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from agent_history.db import embedded
+from tests.procinfo import read_until_closed
 
 
 def run_with_stderr_on_a_tty(args: list[str], env: dict) -> tuple[int, str, str]:
@@ -21,16 +22,7 @@ def run_with_stderr_on_a_tty(args: list[str], env: dict) -> tuple[int, str, str]
         os.close(follower)
         follower = -1
         out, _ = proc.communicate(timeout=300)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # EIO: the process closed its end and everything was read
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return proc.returncode, out, b"".join(chunks).decode(errors="replace")
+        return proc.returncode, out, read_until_closed(leader).decode(errors="replace")
     finally:
         os.close(leader)
         if follower >= 0:

@@ -6,7 +6,6 @@ and on a pty of 80 columns."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.test_terminal_escapes import SGR, run_in_pty
 
 PY = sys.executable
@@ -24,21 +23,7 @@ UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 def environment(database, own_tmp: Path) -> dict[str, str]:
-    (own_tmp / "config.toml").touch()
-    (own_tmp / "home").mkdir(exist_ok=True)
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
-    }
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": database.dsn,
-        "AGENT_HISTORY_READER_DSN": database.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(own_tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(own_tmp / "data"),
-        "HOME": str(own_tmp / "home"),
-    }
+    return cli_environment(own_tmp, database.dsn, database.reader_dsn)
 
 
 def cli(env: dict, *args: str, columns: int = 80) -> subprocess.CompletedProcess:

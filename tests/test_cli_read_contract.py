@@ -5,7 +5,6 @@ wrap, and tables legible on an 80-column console (identifiers whole, paths cut i
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.harnesses import ALIASES, NAMES
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
 SESSION = "9e953218-585f-4692-89df-9e0747a31c68"  # claude-local: the tokenizer/submodule session
@@ -22,23 +21,8 @@ RELATIVE_RANGE = "a relative time reaches back at most 100 years (36525d, 876600
 
 @pytest.fixture
 def env(corpus_db, own_tmp) -> dict[str, str]:  # noqa: F811
-    config = own_tmp / "config.toml"
-    config.write_text('[contexts]\ncorpus = ["claude-local", "codex-wrok"]\n')
-    (own_tmp / "home").mkdir()
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
-    }
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(config),
-        "AGENT_HISTORY_DATA_DIR": str(own_tmp / "data"),
-        "HOME": str(own_tmp / "home"),
-        "COLUMNS": "80",
-    }
+    config = '[contexts]\ncorpus = ["claude-local", "codex-wrok"]\n'
+    return cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, config=config, columns=80)
 
 
 def cli(*args: str, env: dict, columns: int = 80) -> subprocess.CompletedProcess:

@@ -16,19 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.homes import cli
 
 
 def _env(own_tmp: Path, dsn: str) -> dict[str, str]:
-    (own_tmp / "config.toml").touch()
-    return dict(
-        os.environ,
-        AGENT_HISTORY_DSN=dsn,
-        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
-        AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
-        HOME=str(own_tmp / "home"),
-    )
+    return cli_environment(own_tmp, dsn)
 
 
 def _walk(thread: dict, out: list[dict]) -> list[dict]:

@@ -30,6 +30,43 @@ E34_TOKENS = {
 }
 
 
+OPENCODE_TOTALS = (
+    "SELECT count(*), sum(input_uncached), sum(output), sum(reasoning), sum(cache_read), "
+    "sum(cache_write_5m), sum(recorded_cost_usd) FROM ah.model_call WHERE agent = 'opencode'"
+)
+"""The catalogue's OpenCode calls: (count, input, output, reasoning, cache read, cache write, cost)."""
+E34_SESSION = (
+    "SELECT model_call_count, input_uncached, output, cache_read, cache_write_5m FROM ah.session "
+    "WHERE session_uid = 'ses_0034examplesession00'"
+)
+"""E34's session rollup: (calls, input, output, cache read, cache write)."""
+
+
+def field_doc(field_dir: Path, case: str, *, row_ids: bool = False) -> dict:
+    """Field case `case` (``E34``, ``E35``): an OpenCode export document. With `row_ids` each
+    part also names its message and session, as the part rows of an ``opencode.db`` do (the
+    export nests parts without those ids)."""
+    doc = json.loads((field_dir / f"{case}.jsonl").read_text())
+    if row_ids:
+        for m in doc["messages"]:
+            for p in m["parts"]:
+                p.setdefault("messageID", m["info"]["id"])
+                p.setdefault("sessionID", m["info"]["sessionID"])
+    return doc
+
+
+def parsed_e34(field_dir: Path) -> list:
+    """The rows of E34 read by the export parser."""
+    path = field_dir / "E34.jsonl"
+    return OpencodeDocumentParser(ParseContext(str(path))).parse(path.read_bytes())
+
+
+def index_home(cli_env: dict) -> None:
+    """``agent-history index --home $HOME`` into the test database; it must succeed."""
+    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
+    assert out.returncode == 0, out.stderr
+
+
 def test_e34_parse_json_gives_one_model_call_per_step(field_dir):
     out = subprocess.run(
         [sys.executable, "-m", "agent_history", "parse", str(field_dir / "E34.jsonl"), "--json"],
@@ -47,9 +84,7 @@ def test_e34_parse_json_gives_one_model_call_per_step(field_dir):
 
 
 def test_e34_each_step_call_has_its_own_tokens_and_cost(field_dir):
-    path = field_dir / "E34.jsonl"
-    rows = OpencodeDocumentParser(ParseContext(str(path))).parse(path.read_bytes())
-    calls = [r for r in rows if isinstance(r, ModelCallRow)]
+    calls = [r for r in parsed_e34(field_dir) if isinstance(r, ModelCallRow)]
     got = [
         (c.call_uid, c.input_uncached, c.output, c.reasoning, c.cache_read, c.cache_write_5m, c.recorded_cost_usd)
         for c in calls
@@ -64,19 +99,14 @@ def test_e34_each_step_call_has_its_own_tokens_and_cost(field_dir):
 
 
 def test_e34_one_read_tool_call_completed(field_dir):
-    path = field_dir / "E34.jsonl"
-    rows = OpencodeDocumentParser(ParseContext(str(path))).parse(path.read_bytes())
+    rows = parsed_e34(field_dir)
     assert [(t.name, t.outcome, t.is_error) for t in rows if isinstance(t, ToolCallRow)] == [("read", "ok", None)]
 
 
 def _e34_db(field_dir: Path, home: Path) -> Path:
     """E34 stored as OpenCode ≥ 1.2 stores it: an ``opencode.db`` whose part rows name their
     message and session (the export nests parts without those ids)."""
-    doc = json.loads((field_dir / "E34.jsonl").read_text())
-    for m in doc["messages"]:
-        for p in m["parts"]:
-            p.setdefault("messageID", m["info"]["id"])
-            p.setdefault("sessionID", m["info"]["sessionID"])
+    doc = field_doc(field_dir, "E34", row_ids=True)
     db = home / ".local" / "share" / "opencode" / "opencode.db"
     db.parent.mkdir(parents=True)
     export_to_sqlite(doc, db).close()
@@ -85,17 +115,10 @@ def _e34_db(field_dir: Path, home: Path) -> Path:
 
 def test_e34_indexed_from_an_opencode_db_sums_the_steps(field_dir, cli_env, db):
     _e34_db(field_dir, Path(cli_env["HOME"]))
-    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
-    assert out.returncode == 0, out.stderr
+    index_home(cli_env)
     with db.connect() as conn:
-        calls = conn.execute(
-            "SELECT count(*), sum(input_uncached), sum(output), sum(reasoning), sum(cache_read), "
-            "sum(cache_write_5m), sum(recorded_cost_usd) FROM ah.model_call WHERE agent = 'opencode'"
-        ).fetchone()
-        session = conn.execute(
-            "SELECT model_call_count, input_uncached, output, cache_read, cache_write_5m FROM ah.session "
-            "WHERE session_uid = 'ses_0034examplesession00'"
-        ).fetchone()
+        calls = conn.execute(OPENCODE_TOTALS).fetchone()
+        session = conn.execute(E34_SESSION).fetchone()
     assert calls[:6] == (2, 4200, 140, 20, 1800, 1800)
     assert float(calls[6]) == pytest.approx(0.0123)
     assert session == (2, 4200, 140, 1800, 1800)
@@ -107,8 +130,7 @@ def test_e34_db_message_read_before_and_after_its_steps_is_still_two_calls(field
     from agent_history.parsers.base import Pos
     from agent_history.parsers.opencode.parser import OpencodeDbParser
 
-    doc = json.loads((field_dir / "E34.jsonl").read_text())
-    m = doc["messages"][1]
+    m = field_doc(field_dir, "E34")["messages"][1]
     data = json.dumps({k: v for k, v in m["info"].items() if k not in ("id", "sessionID")})
     record = {"id": m["info"]["id"], "session_id": m["info"]["sessionID"], "data": data}
     parser = OpencodeDbParser(ParseContext("/x/opencode.db"))
@@ -124,7 +146,7 @@ def _e34_storage(field_dir: Path, home: Path) -> Path:
     """E34 stored as OpenCode < 1.2 stores it: one JSON file per session, message and part
     (``storage/session/<project>/``, ``storage/message/<session>/``, ``storage/part/<message>/``);
     a message file does not list its parts."""
-    doc = json.loads((field_dir / "E34.jsonl").read_text())
+    doc = field_doc(field_dir, "E34")
     storage = home / ".local" / "share" / "opencode" / "storage"
     info = doc["info"]
     (storage / "session" / info["projectID"]).mkdir(parents=True)
@@ -156,18 +178,11 @@ def test_e34_indexed_from_a_storage_tree_counts_each_step_once(field_dir, cli_en
         sum(p["tokens"]["cache"]["write"] for p in steps),
     )
     assert counted == (2, 4200, 140, 20, 1800, 1800)  # EXPECTED.md E34
-    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
-    assert out.returncode == 0, out.stderr
+    index_home(cli_env)
     with db.connect() as conn:
-        calls = conn.execute(
-            "SELECT count(*), sum(input_uncached), sum(output), sum(reasoning), sum(cache_read), "
-            "sum(cache_write_5m), sum(recorded_cost_usd) FROM ah.model_call WHERE agent = 'opencode'"
-        ).fetchone()
+        calls = conn.execute(OPENCODE_TOTALS).fetchone()
         uids = [r[0] for r in conn.execute("SELECT call_uid FROM ah.model_call ORDER BY call_uid").fetchall()]
-        session = conn.execute(
-            "SELECT model_call_count, input_uncached, output, cache_read, cache_write_5m FROM ah.session "
-            "WHERE session_uid = 'ses_0034examplesession00'"
-        ).fetchone()
+        session = conn.execute(E34_SESSION).fetchone()
     assert calls[:6] == counted
     assert float(calls[6]) == pytest.approx(0.0123)
     assert uids == ["msg_0034assistant0000000", "prt_34f"]
@@ -183,11 +198,7 @@ E35_CHILD = "ses_0035childsession0000"
 def _e35_db(field_dir: Path, home: Path) -> Path:
     """E35's child session in an ``opencode.db`` beside the parent it names (EXPECTED.md gives only
     the child: the parent is one prompt and one reply of input 100, output 10, made up here)."""
-    child = json.loads((field_dir / "E35.jsonl").read_text())
-    for m in child["messages"]:
-        for p in m["parts"]:
-            p.setdefault("messageID", m["info"]["id"])
-            p.setdefault("sessionID", m["info"]["sessionID"])
+    child = field_doc(field_dir, "E35", row_ids=True)
     t0 = child["info"]["time"]["created"] - 10_000
     usage = {"input": 100, "output": 10, "reasoning": 0, "cache": {"read": 0, "write": 0}}
     parent = {
@@ -223,8 +234,7 @@ def _e35_db(field_dir: Path, home: Path) -> Path:
 
 def test_e35_child_is_hidden_has_no_prompt_and_rolls_into_its_parent_once(field_dir, cli_env, db):
     _e35_db(field_dir, Path(cli_env["HOME"]))
-    out = cli("index", "--home", cli_env["HOME"], "--json", env=cli_env)
-    assert out.returncode == 0, out.stderr
+    index_home(cli_env)
     with db.connect() as conn:
         rows = conn.execute(
             "SELECT s.session_uid, s.prompt_count, p.session_uid, s.subagent_count, s.input_uncached, s.output "

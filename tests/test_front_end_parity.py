@@ -9,7 +9,6 @@ names it (``--since`` on the command line, ``since`` for a tool argument or a GE
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -18,7 +17,7 @@ import pytest
 
 from agent_history.config import default_host
 from agent_history.harnesses import ACCEPTED_NAMES
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call_tools, server_env
 from tests.test_web import Served, _env
 
@@ -36,19 +35,7 @@ def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
 
 @pytest.fixture(scope="module")
 def cli_env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
-    tmp = tmp_path_factory.mktemp("parity-cli")
-    (tmp / "config.toml").touch()
-    (tmp / "home").mkdir()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "AGENT_HISTORY_QUERY_IDLE_S": "0",
-        "HOME": str(tmp / "home"),
-    }
+    return cli_environment(tmp_path_factory.mktemp("parity-cli"), corpus_db.dsn, corpus_db.reader_dsn)
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:

@@ -11,7 +11,6 @@ never rewritten); `usage --by host` and `sessions --host` answer per machine.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import pytest
 from agent_history.config import ConfigError, dsn_is_remote, load_settings
 from agent_history.ingest.rebuild import rebuild_interrupted
 from tests.conftest import clone_database, drop_database
-from tests.corpus_db import corpus_rw_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_rw_db  # noqa: F401 - fixture
 from tests.snapshot import snapshot
 
 PY = sys.executable
@@ -47,17 +46,7 @@ def host_env(base: Path, host: str, dsn: str, reader_dsn: str) -> dict[str, str]
     """A CLI environment of one machine: its own config (``[host] name``), data dir and HOME."""
     root = base / host
     root.mkdir(parents=True, exist_ok=True)
-    (root / "config.toml").write_text(f'[host]\nname = "{host}"\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
-    env.update(
-        AGENT_HISTORY_DSN=dsn,
-        AGENT_HISTORY_READER_DSN=reader_dsn,
-        AGENT_HISTORY_CONFIG=str(root / "config.toml"),
-        AGENT_HISTORY_DATA_DIR=str(root / "data"),
-        AGENT_HISTORY_QUERY_IDLE_S="0",
-        HOME=str(root / "home"),
-    )
-    return env
+    return cli_environment(root, dsn, reader_dsn, config=f'[host]\nname = "{host}"\n')
 
 
 def split_homes(corpus_home: Path, base: Path) -> dict[str, Path]:

@@ -14,7 +14,7 @@ import pytest
 
 from agent_history.read.catalog import filter_values
 from agent_history.session.refs import SessionNotFound, resolve_session, uid_spellings
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
 
@@ -89,16 +89,7 @@ def test_a_uid_prefix_resolves_in_any_case(corpus_db):  # noqa: F811
 
 
 def test_session_and_search_take_an_upper_case_prefix(corpus_db, own_tmp):  # noqa: F811
-    (own_tmp / "config.toml").touch()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
-    env.update(
-        AGENT_HISTORY_DSN=corpus_db.dsn,
-        AGENT_HISTORY_READER_DSN=corpus_db.reader_dsn,
-        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
-        AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
-        AGENT_HISTORY_QUERY_IDLE_S="0",
-        HOME=str(own_tmp / "home"),
-    )
+    env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn)
     upper = cli("session", "29CCD257", "--json", env=env)
     lower = cli("session", "29ccd257", "--json", env=env)
     assert upper.returncode == 0, upper.stderr
@@ -124,16 +115,7 @@ def test_a_listing_that_shows_nothing_exits_1(cli_env, command):
 
 
 def test_permissions_with_denials_in_transcripts_shows_them_and_exits_0(corpus_db, own_tmp):  # noqa: F811
-    (own_tmp / "config.toml").touch()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
-    env.update(
-        AGENT_HISTORY_DSN=corpus_db.dsn,
-        AGENT_HISTORY_READER_DSN=corpus_db.reader_dsn,
-        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
-        AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"),
-        AGENT_HISTORY_QUERY_IDLE_S="0",
-        HOME=str(own_tmp / "home"),
-    )
+    env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn)
     out = cli("permissions", "--json", env=env)
     data = json.loads(out.stdout)
     assert (out.returncode, data["rules"]) == (0, []) and data["denials"]  # no rule collected, denials found

@@ -4,32 +4,19 @@ corpus catalogue: the exact output and exit code."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import psycopg
 import pytest
 
-from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, corpus_rw_db  # noqa: F401 - fixture
 
 
 @pytest.fixture(scope="module")
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
     """The CLI's environment against the module's corpus catalogue (no real home or config)."""
-    tmp = tmp_path_factory.mktemp("newcomer")
-    (tmp / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "AGENT_HISTORY_QUERY_IDLE_S": "0",
-        "HOME": str(tmp / "home"),
-        "COLUMNS": "200",
-    }
+    return _fresh_env(corpus_db, tmp_path_factory.mktemp("newcomer"))
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -111,18 +98,7 @@ def test_index_source_with_an_empty_part_is_a_one_line_error(env, spec):
 
 
 def _fresh_env(database, tmp) -> dict[str, str]:
-    (tmp / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": database.dsn,
-        "AGENT_HISTORY_READER_DSN": database.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "AGENT_HISTORY_QUERY_IDLE_S": "0",
-        "HOME": str(tmp / "home"),
-        "COLUMNS": "200",
-    }
+    return cli_environment(tmp, database.dsn, database.reader_dsn, columns=200)
 
 
 def _line(out: str, start: str) -> str:

@@ -4,14 +4,13 @@ real CLI subprocesses (``session --json``, ``sessions --json``) with the exact v
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 CLAUDE_P = ".claude/projects/-src-experiments-claude_p"
 JS_SOUND = ".claude/projects/-Users-user1-workspace-JSSoundRecorder"
@@ -21,18 +20,7 @@ JS_SOUND = ".claude/projects/-Users-user1-workspace-JSSoundRecorder"
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
     """The CLI's environment against the module's corpus catalogue (no real home or config)."""
     tmp = tmp_path_factory.mktemp("newcomer-subagents")
-    (tmp / "config.toml").touch()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "AGENT_HISTORY_QUERY_IDLE_S": "0",
-        "HOME": str(tmp / "home"),
-        "COLUMNS": "200",
-    }
+    return cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=200)
 
 
 def cli_json(env: dict, *args: str):

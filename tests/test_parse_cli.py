@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from tests.procinfo import read_until_closed
+
 
 def parse(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200"}
@@ -76,19 +78,11 @@ def _parse_with_stderr_on_a_pty(*args: str) -> tuple[int, str, str]:
         [sys.executable, "-m", "agent_history", "parse", *args], stdout=subprocess.PIPE, stderr=slave, env=env
     )
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
+    terminal = read_until_closed(master)
     out = proc.stdout.read().decode()
     proc.wait(timeout=300)
     os.close(master)
-    return proc.returncode, out, b"".join(chunks).decode(errors="replace")
+    return proc.returncode, out, terminal.decode(errors="replace")
 
 
 def test_parse_shows_progress_on_a_terminal_and_nothing_when_piped(corpus_home):

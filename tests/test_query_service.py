@@ -9,17 +9,14 @@ server's request counter proves which path answered.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 from pathlib import Path
 
@@ -27,8 +24,8 @@ import pytest
 
 from agent_history.cli import resident
 from agent_history.cli.resident_server import paths_of, service_status
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
-from tests.procinfo import reading_stdin, signal_state
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.procinfo import cli_on_pty, reading_stdin, signal_state
 
 PY = sys.executable
 SESSION = "9e953218-585f-4692-89df-9e0747a31c68"  # claude-local: the tokenizer/submodule session
@@ -52,17 +49,8 @@ def _hostile_payload() -> str:
 @pytest.fixture(scope="module")
 def base_env(corpus_db) -> dict[str, str]:  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="ah-test-resident-"))
-    (tmp / "config.toml").touch()
-    (tmp / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_") and k != "COLUMNS"}
-    env.update(
-        AGENT_HISTORY_DSN=corpus_db.dsn,
-        AGENT_HISTORY_READER_DSN=corpus_db.reader_dsn,
-        AGENT_HISTORY_CONFIG=str(tmp / "config.toml"),
-        AGENT_HISTORY_DATA_DIR=str(tmp / "data"),
-        HOME=str(tmp / "home"),
-        AGENT_HISTORY_QUERY_IDLE_S="300",
-    )
+    env = cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn)
+    env["AGENT_HISTORY_QUERY_IDLE_S"] = "300"  # this module's commands go through the resident process
     yield env
     subprocess.run([PY, "-m", "agent_history", "service", "stop"], env=env, capture_output=True, timeout=60)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -187,22 +175,7 @@ def test_wrapped_breaks_between_words_and_never_inside_one():
 
 def _on_pty(env: dict, args: tuple[str, ...], columns: int) -> tuple[int, bytes]:
     """Run the CLI with stdout and stderr on a pty of `columns` columns; (exit code, bytes)."""
-    leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    proc = subprocess.Popen([PY, "-m", "agent_history", *args], env=env, stdin=subprocess.DEVNULL,
-                            stdout=follower, stderr=follower)  # fmt: skip
-    os.close(follower)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the follower side closed
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(leader)
-    return proc.wait(timeout=120), out
+    return cli_on_pty(args, env, columns=columns)
 
 
 @pytest.mark.parametrize("columns", [60, 160])

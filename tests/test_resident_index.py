@@ -10,17 +10,14 @@ is told to stop behave as in process.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 from pathlib import Path
 
@@ -31,6 +28,7 @@ from agent_history.cli import resident
 from agent_history.cli.resident_server import paths_of, service_status
 from agent_history.ingest.pass_locks import INDEX_LOCK
 from tests.conftest import clone_database, drop_database
+from tests.procinfo import cli_on_pty
 
 PY = sys.executable
 SMALL_PROJECT = Path(".claude") / "projects" / "-experiments-ideas"  # two short Claude Code sessions
@@ -161,22 +159,7 @@ def test_a_pass_with_one_changed_file_is_byte_identical_through_the_resident_pro
 
 def _on_pty(env: dict, args: tuple[str, ...], columns: int = 100) -> tuple[int, bytes]:
     """Run the CLI with stdout and stderr on a pty of `columns` columns; (exit code, bytes)."""
-    leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    proc = subprocess.Popen([PY, "-m", "agent_history", *args], env={**env, "TERM": "xterm-256color"},
-                            stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)  # fmt: skip
-    os.close(follower)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the follower side closed
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(leader)
-    return proc.wait(timeout=300), out
+    return cli_on_pty(args, {**env, "TERM": "xterm-256color"}, columns=columns, timeout=300)
 
 
 def test_on_a_terminal_the_progress_display_runs_in_the_resident_child_too(two_catalogues):

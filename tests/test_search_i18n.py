@@ -7,7 +7,6 @@ find ``日本語`` and ``构建失败`` did not find ``为什么构建失败了`
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from agent_history.db.migrate import downgrade, upgrade
 from agent_history.model import classes
 from agent_history.search.keyword import search
 from agent_history.search.request import HL_END, HL_START, Scope, SearchRequest
-from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
+from tests.corpus_db import cli_environment, corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 from tests.mcp_client import call, server_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,17 +184,7 @@ def test_symbol_blocks_left_out_are_not_tokens_and_modifiers_do_not_split_an_emo
 
 
 def _cli_env(database, tmp_path: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    (tmp_path / "none.toml").write_text("")  # an explicit config file must exist (issue 10, defect 5)
-    env.update(
-        AGENT_HISTORY_DSN=database.dsn,
-        AGENT_HISTORY_CONFIG=str(tmp_path / "none.toml"),
-        AGENT_HISTORY_DATA_DIR=str(tmp_path / "data"),
-        HOME=str(tmp_path),
-    )
-    return env
+    return cli_environment(tmp_path, database.dsn, home=tmp_path)
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import psycopg
 import pytest
 
 from agent_history.read.timeline import PAGE_EVENTS, session_timeline
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
 LONG = "cf4def41-21e0-4b91-adb4-5397c1492084"  # codex-local: 596 events
@@ -23,12 +22,7 @@ HEAD = re.compile(r"^ *(\d+) (?:\d{4}-\d\d-\d\d \d\d:\d\d|-) ")
 
 @pytest.fixture
 def env(corpus_db, own_tmp) -> dict[str, str]:  # noqa: F811
-    (own_tmp / "config.toml").touch()
-    base = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    return {**base, "COLUMNS": "120", "AGENT_HISTORY_DSN": corpus_db.dsn,
-            "AGENT_HISTORY_CONFIG": str(own_tmp / "config.toml"), "AGENT_HISTORY_DATA_DIR": str(own_tmp / "data")}  # fmt: skip
+    return cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=120)
 
 
 def session(env: dict, *args: str) -> subprocess.CompletedProcess:

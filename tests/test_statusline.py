@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.usage.statusline import StatusFigures, StatusInput, StatusLineError, parse_payload, render_line
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 SESSION = "0fae0449-64d3-4788-8622-d3a47d82c14b"  # the corpus's Sonnet 4 session of 2025-09-20, 04:34-05:11 UTC
 NOW = "2025-09-20T05:30:00+00:00"
@@ -24,19 +24,7 @@ NOW = "2025-09-20T05:30:00+00:00"
 
 @pytest.fixture(scope="module")
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
-    tmp = tmp_path_factory.mktemp("statusline")
-    (tmp / "config.toml").touch()
-    base = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "HOME": str(tmp / "home"),
-    }
+    return cli_environment(tmp_path_factory.mktemp("statusline"), corpus_db.dsn, corpus_db.reader_dsn)
 
 
 def run(env: dict, *args: str, stdin: str = "") -> subprocess.CompletedProcess:

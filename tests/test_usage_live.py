@@ -17,25 +17,14 @@ import time
 import httpx
 import pytest
 
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.procinfo import signal_state
 
 NOW = "2025-09-20T05:30:00+00:00"  # inside the corpus's Sonnet 4 session of 2025-09-20, 04:34-05:11 UTC
 
 
 def make_env(corpus_db, tmp, config: str) -> dict[str, str]:  # noqa: F811
-    (tmp / "config.toml").write_text(config)
-    base = {
-        k: v for k, v in os.environ.items() if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S")
-    }
-    return {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "HOME": str(tmp),
-    }
+    return cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn, config=config, home=tmp)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ the same totals, unpriced models cost NULL and are named, and usage errors exit 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import pytest
 
 from agent_history.read.usage import usage_calls
 from agent_history.usage.report import build_report
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable
 BUCKETS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
@@ -30,22 +29,7 @@ BUCKETS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadToken
 @pytest.fixture(scope="module")
 def env(corpus_db) -> dict[str, str]:  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="ah-usage-"))
-    (tmp / "config.toml").touch()
-    (tmp / "home").mkdir()
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if (not k.startswith("AGENT_HISTORY_") or k == "AGENT_HISTORY_QUERY_IDLE_S") and k != "COLUMNS"
-    }
-    yield {
-        **base,
-        "AGENT_HISTORY_DSN": corpus_db.dsn,
-        "AGENT_HISTORY_READER_DSN": corpus_db.reader_dsn,
-        "AGENT_HISTORY_CONFIG": str(tmp / "config.toml"),
-        "AGENT_HISTORY_DATA_DIR": str(tmp / "data"),
-        "HOME": str(tmp / "home"),
-        "COLUMNS": "80",
-    }
+    yield cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=80)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from agent_history.db.tables import usage_fill
+from agent_history.db.tables import sessions, usage_fill
 
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "output")
 
@@ -96,6 +96,7 @@ def fill_from_litellm(conn: psycopg.Connection, litellm_dsn: str, namespaces: li
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise LiteLLMError(f"LiteLLM spend log: {first}") from None
+    dirty: set[int] = set()
     with conn.transaction():
         for mc_id, agent, call_uid, request_id, session_id, *known in rows:
             key = call_uid if call_uid in spend else request_id if request_id in spend else None
@@ -107,8 +108,10 @@ def fill_from_litellm(conn: psycopg.Connection, litellm_dsn: str, namespaces: li
             if not filled:
                 continue
             usage_fill.fill_call(conn, mc_id, filled, got, agent=agent, call_uid=call_uid, key=key)
-            usage_fill.mark_dirty(conn, session_id)
+            dirty.add(session_id)
             summary.filled += 1
             for b in filled:
                 summary.buckets[b] += 1
+        if dirty:
+            sessions.mark_dirty(conn, sorted(dirty))
     return summary

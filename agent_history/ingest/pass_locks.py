@@ -43,6 +43,33 @@ WHERE h.locktype = 'advisory' AND h.granted AND h.mode = 'ExclusiveLock' AND h.p
 """
 
 
+# A pass's locks in one round trip: step 0 tries `INDEX_LOCK` shared, step k the k-th namespace
+# of the sorted array %(ns)s, each step only when the one before was granted — the recursive term
+# filters on the previous row before it calls the function, so nothing past the first refusal is
+# tried (a lock taken and let go again could refuse another host's pass for nothing). The answer:
+# one boolean per lock tried, in that order; a false one is the last.
+_TAKE = """
+WITH RECURSIVE step(k, got) AS (
+    SELECT 0, pg_try_advisory_lock_shared(%(index)s)
+    UNION ALL
+    SELECT s.k + 1, pg_try_advisory_lock(%(space)s::int, hashtext((%(ns)s::text[])[s.k + 1]))
+    FROM step AS s
+    WHERE s.got AND s.k < cardinality(%(ns)s::text[])
+)
+SELECT array_agg(got ORDER BY k) FROM step
+"""
+
+# Every lock of a pass let go in one round trip: the namespaces' (the array), then `BULK_LOCK`,
+# `INDEX_LOCK` exclusive and shared, each only when held (CASE evaluates a branch only when its
+# condition holds).
+_RELEASE = """
+SELECT (SELECT count(*) FROM unnest(%(ns)s::text[]) AS n(ns) WHERE pg_advisory_unlock(%(space)s::int, hashtext(n.ns))),
+       CASE WHEN %(bulk)s THEN pg_advisory_unlock(%(bulk_key)s) END,
+       CASE WHEN %(exclusive)s THEN pg_advisory_unlock(%(index)s) END,
+       CASE WHEN %(shared)s THEN pg_advisory_unlock_shared(%(index)s) END
+"""
+
+
 def _halves(key: int) -> tuple[int, int]:
     return key >> 32, key & _WORD
 
@@ -121,20 +148,21 @@ class PassLocks:
         self.bulk = False
 
     def take(self, namespaces: Iterable[str]) -> None:
-        """Take `INDEX_LOCK` shared and each namespace's lock (sorted). Raises AnotherPassRunning
-        (holding nothing; its text `busy_line`'s) when any is held by another session."""
+        """Take `INDEX_LOCK` shared and each namespace's lock (sorted), in one statement
+        (`_TAKE`: it stops at the first lock refused, as a loop of single tries would). Raises
+        AnotherPassRunning (holding nothing; its text `busy_line`'s) when any is held by another
+        session."""
         conn = self.conn
-        if not conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (INDEX_LOCK,)).fetchone()[0]:
+        wanted = sorted(set(namespaces))
+        got = conn.execute(_TAKE, {"index": INDEX_LOCK, "space": NAMESPACE_LOCK, "ns": wanted}).fetchone()[0]
+        if not got[0]:
             raise AnotherPassRunning(busy_line(conn, None))
         self.shared = True
-        for namespace in sorted(set(namespaces)):
-            got = conn.execute(
-                "SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (NAMESPACE_LOCK, namespace)
-            ).fetchone()[0]
-            if not got:
-                self.release()
-                raise AnotherPassRunning(busy_line(conn, namespace))
-            self.namespaces.append(namespace)
+        self.namespaces = wanted[: len(got) - 1]
+        if not got[-1]:  # the last one tried was refused: it is not held
+            refused = self.namespaces.pop()
+            self.release()
+            raise AnotherPassRunning(busy_line(conn, refused))
 
     def take_all(self) -> bool:
         """Hold `INDEX_LOCK` exclusive too, if no other session holds it (shared or exclusive):
@@ -151,16 +179,13 @@ class PassLocks:
         return self.bulk
 
     def release(self) -> None:
-        """Release every lock taken (a lost connection has released them already)."""
-        try:
-            for namespace in self.namespaces:
-                self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (NAMESPACE_LOCK, namespace))
-            if self.bulk:
-                self.conn.execute("SELECT pg_advisory_unlock(%s)", (BULK_LOCK,))
-            if self.exclusive:
-                self.conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_LOCK,))
-            if self.shared:
-                self.conn.execute("SELECT pg_advisory_unlock_shared(%s)", (INDEX_LOCK,))
-        except psycopg.Error:
-            pass  # connection lost: the locks died with the session
+        """Release every lock taken, in one statement (`_RELEASE`; a lost connection has
+        released them already)."""
+        if self.namespaces or self.shared or self.exclusive or self.bulk:
+            params = {"space": NAMESPACE_LOCK, "ns": self.namespaces, "bulk": self.bulk, "bulk_key": BULK_LOCK}
+            params |= {"exclusive": self.exclusive, "shared": self.shared, "index": INDEX_LOCK}
+            try:
+                self.conn.execute(_RELEASE, params)
+            except psycopg.Error:
+                pass  # connection lost: the locks died with the session
         self.namespaces, self.shared, self.exclusive, self.bulk = [], False, False, False

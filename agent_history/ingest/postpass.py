@@ -90,6 +90,6 @@ def _one_session_at_a_time(conn: psycopg.Connection, now: datetime | None, names
             sqlstate = getattr(exc, "sqlstate", None)
             detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
             with conn.transaction():
-                sessions.clear_dirty(conn, session_id)
+                sessions.clear_dirty(conn, [session_id])
                 parse_issues.record_postpass_error(conn, session_id, f"session {session_id} not rolled up: {detail}")
     return rolled

@@ -1,5 +1,6 @@
 """Names of the catalogue's tables in schema ``ah``, declared once for the modules that list them
-(`db status` row counts, the ``table`` label of the ``ah_catalogue_rows`` metric). Pure data."""
+(`db status` row counts, the ``table`` label of the ``ah_catalogue_rows`` metric), and its large
+columns (migration 0015_store, `benchmarks.store`). Pure data."""
 
 from __future__ import annotations
 
@@ -27,3 +28,19 @@ BOOKKEEPING_TABLES: tuple[str, ...] = ("dirty_session", "repo", "model_pricing",
 #: Tables derived after parsing: chunks and vectors (0003_embeddings), loops and lanes
 #: (0007_loops), journal summaries (0008_journal).
 DERIVED_TABLES: tuple[str, ...] = ("chunk", "embedding", "loops", "lane", "session_summary")
+
+#: (table, column) of the values large enough to be compressed or moved to TOAST (transcript
+#: text, tool input and output, their search vectors): the columns migration 0015_store gives lz4
+#: compression where the server has it, read there and by `benchmarks.store` (the catalogue cannot
+#: tell them apart on a server without lz4: there they keep the default, as every other column).
+#: 0015 reads this tuple, so it keeps what 0015 set: a large column added later is set by its own
+#: migration and listed in a tuple of its own beside this one.
+LARGE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("message", "text"),
+    ("message", "tsv"),
+    ("message", "attachments"),
+    ("tool_call", "input"),
+    ("tool_call", "output"),
+    ("tool_call", "tsv"),
+    ("tool_call", "error_excerpt"),
+)

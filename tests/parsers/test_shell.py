@@ -382,10 +382,10 @@ def test_plain_tokens_match_shlex():
     import random
     import shlex
 
-    from agent_history.parsers.common import shell
+    from agent_history.parsers.common.shell import tokenise
 
     def reference(command: str) -> list[str]:
-        lex = shlex.shlex(command, posix=True, punctuation_chars=shell._PUNCT)
+        lex = shlex.shlex(command, posix=True, punctuation_chars=tokenise.PUNCT)
         lex.whitespace, lex.whitespace_split, lex.commenters = " \t\r", True, ""
         return list(lex)
 
@@ -394,8 +394,8 @@ def test_plain_tokens_match_shlex():
     commands = ["", "cd /x && cat a.txt | wc -l > out.log", "a&&b;;c||d &> e", "x\n\ny ( z )"]
     commands += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(5000)]
     for command in commands:
-        assert shell._tokens(command) == reference(command), repr(command)
-    assert shell._tokens("cat a.txt|wc -l") == ["cat", "a.txt", "|", "wc", "-l"]
+        assert tokenise.tokens(command) == reference(command), repr(command)
+    assert tokenise.tokens("cat a.txt|wc -l") == ["cat", "a.txt", "|", "wc", "-l"]
 
 
 def test_quoted_tokens_match_shlex():
@@ -406,10 +406,10 @@ def test_quoted_tokens_match_shlex():
     import random
     import shlex
 
-    from agent_history.parsers.common import shell
+    from agent_history.parsers.common.shell import tokenise
 
     def reference(command: str) -> list[str] | None:
-        lex = shlex.shlex(command, posix=True, punctuation_chars=shell._PUNCT)
+        lex = shlex.shlex(command, posix=True, punctuation_chars=tokenise.PUNCT)
         lex.whitespace, lex.whitespace_split, lex.commenters = " \t\r", True, ""
         try:
             return list(lex)
@@ -430,18 +430,18 @@ def test_quoted_tokens_match_shlex():
     for command in commands:
         expected = reference(command)
         fell_back += expected is None
-        assert shell._quoted_tokens(command) == expected, repr(command)
-    assert shell._tokens(commands[1]) == ["echo", 'a "b" \\$c \\d', "e\\f", "g h", ""]
-    assert shell._quoted_tokens("'unclosed") is None and shell._quoted_tokens("trailing\\") is None
+        assert tokenise.quoted_tokens(command) == expected, repr(command)
+    assert tokenise.tokens(commands[1]) == ["echo", 'a "b" \\$c \\d', "e\\f", "g h", ""]
+    assert tokenise.quoted_tokens("'unclosed") is None and tokenise.quoted_tokens("trailing\\") is None
     assert 1000 < fell_back < 19000  # both outcomes are exercised
 
 
 def test_heredoc_split_keeps_a_command_without_comment_or_heredoc_as_is():
-    from agent_history.parsers.common import shell
+    from agent_history.parsers.common.shell import heredocs
 
     command = 'cat \'a b\' "c\\"d" | wc -l && echo x<y'
-    assert shell._split_heredocs(command) == (command, [])
-    assert shell._split_heredocs("cat <<'EOF' > f # note\nbody 'q\nEOF\nrm g") == (
+    assert heredocs.split_heredocs(command) == (command, [])
+    assert heredocs.split_heredocs("cat <<'EOF' > f # note\nbody 'q\nEOF\nrm g") == (
         "cat << __ah_heredoc_0__ > f \nrm g",
         ["body 'q"],
     )

@@ -9,6 +9,8 @@ from datetime import datetime
 
 import psycopg
 
+from agent_history.db.tables import sessions
+
 
 def add_exclusion(conn: psycopg.Connection, agent: str, session_uid: str, reason: str | None) -> bool:
     """Record the exclusion of (`agent`, `session_uid`); False when it was already recorded."""
@@ -88,4 +90,4 @@ def delete_files_and_threads(conn: psycopg.Connection, files: list[int], ids: li
     rows are purged first by `ingest.writer.purge_source`)."""
     conn.execute("DELETE FROM ah.source_file WHERE id = ANY(%s)", (files,))
     conn.execute("DELETE FROM ah.session WHERE id = ANY(%s)", (ids,))
-    conn.execute("DELETE FROM ah.dirty_session WHERE session_id = ANY(%s)", (ids,))
+    sessions.clear_dirty(conn, ids)

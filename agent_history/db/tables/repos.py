@@ -208,52 +208,53 @@ def insert_pushes(conn: psycopg.Connection, repo_id: int, pushes: Iterable[tuple
 
 
 # -- CI runs, Backlog tasks, loop state logs ---------------------------------------------------
+def _upsert_statement(table: str, key: tuple[str, ...], columns: tuple[str, ...]) -> str:
+    """The upsert of one row ``(repository_id, *key, *columns)`` of ``ah.<table>``: on a conflict
+    over ``(repository_id, *key)`` the `columns` are overwritten only when one of them differs
+    (``IS DISTINCT FROM``), so an unchanged row writes nothing (rowcount 0)."""
+    names = ("repository_id", *key, *columns)
+    return (
+        f"INSERT INTO ah.{table} AS cur ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))}) "
+        f"ON CONFLICT (repository_id, {', '.join(key)}) DO UPDATE SET "
+        + ", ".join(f"{c} = EXCLUDED.{c}" for c in columns)
+        + f" WHERE ({', '.join(f'cur.{c}' for c in columns)}) "
+        f"IS DISTINCT FROM ({', '.join(f'EXCLUDED.{c}' for c in columns)})"
+    )
+
+
+def _upsert_each(conn: psycopg.Connection, statement: str, repo_id: int, rows: Iterable[tuple]) -> int:
+    """Run `statement` (an `_upsert_statement`) once per row of `rows` of repository `repo_id`;
+    returns rows written."""
+    return sum(conn.execute(statement, (repo_id, *row)).rowcount for row in rows)
+
+
+_CI_RUN = _upsert_statement(
+    "ci_run",
+    ("run_id",),
+    ("workflow", "event", "branch", "head_sha", "status", "conclusion", "created_at", "updated_at", "url"),
+)
+_BACKLOG_TASK = _upsert_statement(
+    "backlog_task",
+    ("task_id",),
+    ("path", "folder", "title", "status", "labels", "assignee", "created_date", "updated_date", "dependencies"),
+)
+_STATUS_CHANGE = _upsert_statement(
+    "backlog_status_change", ("task_id", "sha"), ("changed_at", "old_status", "new_status")
+)
+_STATE_LINE = _upsert_statement("loop_state_line", ("path", "line_number"), ("ts", "event", "task", "lane", "loop"))
+
+
 def upsert_ci_runs(conn: psycopg.Connection, repo_id: int, runs: Iterable[tuple]) -> int:
     """Upsert GitHub Actions runs — (run_id, workflow, event, branch, head_sha, status,
     conclusion, created_at, updated_at, url) rows; returns rows written."""
-    written = 0
-    for r in runs:
-        written += conn.execute(
-            """
-            INSERT INTO ah.ci_run AS x (repository_id, run_id, workflow, event, branch, head_sha, status, conclusion,
-                created_at, updated_at, url)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, run_id) DO UPDATE SET workflow = EXCLUDED.workflow, event = EXCLUDED.event,
-                branch = EXCLUDED.branch, head_sha = EXCLUDED.head_sha, status = EXCLUDED.status,
-                conclusion = EXCLUDED.conclusion, created_at = EXCLUDED.created_at,
-                updated_at = EXCLUDED.updated_at, url = EXCLUDED.url
-            WHERE (x.workflow, x.event, x.branch, x.head_sha, x.status, x.conclusion, x.created_at, x.updated_at, x.url)
-                  IS DISTINCT FROM (EXCLUDED.workflow, EXCLUDED.event, EXCLUDED.branch, EXCLUDED.head_sha,
-                  EXCLUDED.status, EXCLUDED.conclusion, EXCLUDED.created_at, EXCLUDED.updated_at, EXCLUDED.url)
-            """,
-            (repo_id, *r),
-        ).rowcount
-    return written
+    return _upsert_each(conn, _CI_RUN, repo_id, runs)
 
 
 def upsert_backlog_tasks(conn: psycopg.Connection, repo_id: int, tasks: Iterable[tuple]) -> int:
     """Upsert Backlog.md tasks — (task_id, path, folder, title, status, labels, assignee,
     created_date, updated_date, dependencies) rows; returns rows written. A task whose file is gone
     keeps its row."""
-    written = 0
-    for task in tasks:
-        written += conn.execute(
-            """
-            INSERT INTO ah.backlog_task AS t (repository_id, task_id, path, folder, title, status, labels, assignee,
-                created_date, updated_date, dependencies)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, task_id) DO UPDATE SET path = EXCLUDED.path, folder = EXCLUDED.folder,
-                title = EXCLUDED.title, status = EXCLUDED.status, labels = EXCLUDED.labels,
-                assignee = EXCLUDED.assignee, created_date = EXCLUDED.created_date,
-                updated_date = EXCLUDED.updated_date, dependencies = EXCLUDED.dependencies
-            WHERE (t.path, t.folder, t.title, t.status, t.labels, t.assignee, t.created_date, t.updated_date,
-                   t.dependencies)
-                  IS DISTINCT FROM (EXCLUDED.path, EXCLUDED.folder, EXCLUDED.title, EXCLUDED.status, EXCLUDED.labels,
-                   EXCLUDED.assignee, EXCLUDED.created_date, EXCLUDED.updated_date, EXCLUDED.dependencies)
-            """,
-            (repo_id, *task),
-        ).rowcount
-    return written
+    return _upsert_each(conn, _BACKLOG_TASK, repo_id, tasks)
 
 
 def last_task_statuses(conn: psycopg.Connection, repo_id: int) -> list[tuple[str, datetime, str]]:
@@ -269,20 +270,7 @@ def last_task_statuses(conn: psycopg.Connection, repo_id: int) -> list[tuple[str
 def upsert_status_changes(conn: psycopg.Connection, repo_id: int, changes: Iterable[tuple]) -> int:
     """Upsert task status changes — (task_id, sha, changed_at, old_status, new_status) rows;
     returns rows written."""
-    written = 0
-    for ch in changes:
-        written += conn.execute(
-            """
-            INSERT INTO ah.backlog_status_change AS s (repository_id, task_id, sha, changed_at, old_status, new_status)
-            VALUES (%s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, task_id, sha) DO UPDATE SET changed_at = EXCLUDED.changed_at,
-                old_status = EXCLUDED.old_status, new_status = EXCLUDED.new_status
-            WHERE (s.changed_at, s.old_status, s.new_status)
-                  IS DISTINCT FROM (EXCLUDED.changed_at, EXCLUDED.old_status, EXCLUDED.new_status)
-            """,
-            (repo_id, *ch),
-        ).rowcount
-    return written
+    return _upsert_each(conn, _STATUS_CHANGE, repo_id, changes)
 
 
 def count_status_changes(conn: psycopg.Connection, repo_id: int) -> int:
@@ -295,20 +283,7 @@ def count_status_changes(conn: psycopg.Connection, repo_id: int) -> int:
 def upsert_state_lines(conn: psycopg.Connection, repo_id: int, lines: Iterable[tuple]) -> int:
     """Upsert loop state log lines — (path relative to the repository, line number, ts, event,
     task, lane, loop) rows; returns rows written. A line no longer in its file keeps its row."""
-    written = 0
-    for row in lines:
-        written += conn.execute(
-            """
-            INSERT INTO ah.loop_state_line AS s (repository_id, path, line_number, ts, event, task, lane, loop)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-            ON CONFLICT (repository_id, path, line_number) DO UPDATE SET ts = EXCLUDED.ts,
-                event = EXCLUDED.event, task = EXCLUDED.task, lane = EXCLUDED.lane, loop = EXCLUDED.loop
-            WHERE (s.ts, s.event, s.task, s.lane, s.loop)
-                  IS DISTINCT FROM (EXCLUDED.ts, EXCLUDED.event, EXCLUDED.task, EXCLUDED.lane, EXCLUDED.loop)
-            """,
-            (repo_id, *row),
-        ).rowcount
-    return written
+    return _upsert_each(conn, _STATE_LINE, repo_id, lines)
 
 
 # -- issues and runs ---------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """The post-pass's statements over ``ah.session`` and ``ah.dirty_session`` (docs/design.md §7;
 the rollups themselves are SQL functions in `sql/30_postpass.sql` and `sql/35_efficiency.sql`):
-which dirty sessions a pass rolls up, taking their marks, the calls of the rollup functions
+which dirty sessions a pass rolls up, taking their marks, setting and clearing marks outside a
+pass (`mark_dirty`, `clear_dirty`: a usage fill, a failed rollup, a session delete; the loader's
+merges and the price refresh mark in the statement that changes the rows), the calls of the
+rollup functions
 (each only when its function exists: a catalogue migrated but not yet given its `sql/` runs
 none), and the working directories the loader's discovery matches project folders against.
 Every function runs in the caller's transaction.
@@ -102,6 +105,12 @@ def dirty_in_scope(conn: psycopg.Connection, namespaces: list[str] | None) -> li
     return [r[0] for r in conn.execute(DIRTY_IN_SCOPE + " ORDER BY 1", {"ns": namespaces}).fetchall()]
 
 
-def clear_dirty(conn: psycopg.Connection, session_id: int) -> None:
-    """Delete session `session_id`'s dirty mark."""
-    conn.execute("DELETE FROM ah.dirty_session WHERE session_id = %s", (session_id,))
+def mark_dirty(conn: psycopg.Connection, ids: list[int]) -> None:
+    """Mark threads `ids` (``ah.session.id``) dirty: the next post-pass refreshes their rollups
+    (a thread marked already stays marked once)."""
+    conn.execute("INSERT INTO ah.dirty_session (session_id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING", (ids,))
+
+
+def clear_dirty(conn: psycopg.Connection, ids: list[int]) -> None:
+    """Delete the dirty marks of threads `ids` (``ah.session.id``; one without a mark is skipped)."""
+    conn.execute("DELETE FROM ah.dirty_session WHERE session_id = ANY(%s::bigint[])", (ids,))

@@ -1,7 +1,7 @@
 """Usage filled in from outside the transcripts (issue 19, `ingest.litellm`): the Claude calls
 with an unknown token bucket, the buckets filled (``ah.model_call``, never overwriting a known
-value), the record of each fill (``ah.usage_fill``) and the dirty mark of the call's session.
-The caller owns the transaction; nothing here commits."""
+value) and the record of each fill (``ah.usage_fill``); the filled calls' sessions are marked
+dirty by `db.tables.sessions.mark_dirty`. The caller owns the transaction; nothing here commits."""
 
 from __future__ import annotations
 
@@ -43,8 +43,3 @@ def fill_call(
         "source_key = EXCLUDED.source_key, filled_at = now()",
         (agent, call_uid, key, list(filled)),
     )
-
-
-def mark_dirty(conn: psycopg.Connection, session_id: int) -> None:
-    """Mark thread `session_id` dirty (its rollup is refreshed by the next post-pass)."""
-    conn.execute("INSERT INTO ah.dirty_session (session_id) VALUES (%s) ON CONFLICT DO NOTHING", (session_id,))
