@@ -33,7 +33,8 @@ DERIVED_TABLES: tuple[str, ...] = ("chunk", "embedding", "loops", "lane", "sessi
 #: text, tool input and output, their search vectors): the columns migration 0015_store gives lz4
 #: compression where the server has it, read there and by `benchmarks.store` (the catalogue cannot
 #: tell them apart on a server without lz4: there they keep the default, as every other column).
-#: 0015 reads this tuple, so it keeps what 0015 set: a large column added later is set by its own
+#: 0015 keeps its own copy (a migration is frozen in time and imports nothing of the package);
+#: tests/test_store.py checks the two are equal. A large column added later is set by its own
 #: migration and listed in a tuple of its own beside this one.
 LARGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("message", "text"),

@@ -10,6 +10,8 @@ import os
 import time
 from pathlib import Path
 
+from agent_history.model.tables import LARGE_COLUMNS as TABLE_LARGE_COLUMNS
+
 SAMPLE_ROWS = 2000
 """Rows per table deleted and merged back for the EXPLAIN of each insert shape."""
 
@@ -70,14 +72,8 @@ def analysis_costs(conn) -> list[dict]:
     return [dict(x, docs=int(megabytes[1]), mb=float(megabytes[0])) for x in out]
 
 
-LARGE_COLUMNS = (
-    ("message", "text"),
-    ("message", "tsv"),
-    ("tool_call", "input"),
-    ("tool_call", "output"),
-    ("tool_call", "tsv"),
-    ("tool_call", "error_excerpt"),
-)
+LARGE_COLUMNS = tuple(c for c in TABLE_LARGE_COLUMNS if c != ("message", "attachments"))
+"""The large columns of the profile's store table (attachments: rarely any)."""
 
 
 def store(conn) -> dict:

@@ -38,8 +38,6 @@ Create Date: 2026-12-01
 
 from alembic import op
 
-from agent_history.model.tables import LARGE_COLUMNS  # the columns that hold large values (set lz4 on)
-
 revision = "0015_store"
 down_revision = "0014_long_context"
 branch_labels = None
@@ -49,6 +47,17 @@ depends_on = None
 INPUT_HEAD = 4096
 OUTPUT_HEAD = 8192
 OUTPUT_TAIL = 2048
+
+# The columns that hold large values (transcript text, tool input/output, their vectors).
+LARGE_COLUMNS = (
+    ("message", "text"),
+    ("message", "tsv"),
+    ("message", "attachments"),
+    ("tool_call", "input"),
+    ("tool_call", "output"),
+    ("tool_call", "tsv"),
+    ("tool_call", "error_excerpt"),
+)
 
 UPGRADE = f"""
 CREATE FUNCTION ah.tool_call_doc(name text, input text, output text) RETURNS text
