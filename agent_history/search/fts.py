@@ -326,7 +326,7 @@ def score_candidates(
     """Candidate id → (BM25 score + phrase bonus, matched lexemes); see step 2 above. In a corpus
     whose vectors hold no positions the implicit phrase bonus is decided only for the documents
     that could be among the first `decide_top` (default ``req.limit``; `_resolve_phrase`)."""
-    flt = build_filter(req, corpus)
+    flt = build_filter(req, corpus, broad_class_index=False)
     bonus_parts: list[sql.Composable] = []
     bonus_params: dict = {}
     deferred: tuple[str, float] | None = None
