@@ -113,3 +113,62 @@ def test_cli_touched_json_and_an_empty_pattern(db, cli_env):
         timeout=120,
     )
     assert bad.returncode == 2 and "empty path pattern" in bad.stderr
+
+
+_PATHS = [
+    "/x/src",
+    "/x/src/a.py",
+    "/x/srcs/a.py",
+    "/y/x/src/a.py",
+    "/x/s_c/a.py",
+    "/x/sXc/a.py",
+    "/x/100%/a.py",
+    "/x/100a/a.py",
+    "/x/back\\slash/f",
+    "/x/backXslash/f",
+    "src/db/pool.py",
+    "/p/src/db/pool.py",
+    "/p/src/db/pool.pyc",
+    "/p/mysrc/db/pool.py",
+    "relative/a.py",
+]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "/x/src",
+        "/x/src/",
+        "/x/s_c",
+        "/x/100%",
+        "/x/back\\slash",
+        "/",
+        "src/db/pool.py",
+        "db/pool.py",
+        "s_c/a.py",
+        "*.py",
+    ],
+)
+def test_path_condition_selects_what_the_regular_expression_matches(db, pattern):
+    """The index-friendly condition (`path_condition`: equality/prefix for an absolute path, a
+    substring test before the expression for a relative one) selects exactly the rows
+    ``path ~ path_regex(pattern)`` does, LIKE metacharacters in the pattern included."""
+    import psycopg
+
+    from agent_history.read.touched import path_condition, path_regex
+
+    params: dict = {}
+    cond = path_condition(pattern, params)
+    with psycopg.connect(db.dsn) as conn:
+        got = [
+            r[0]
+            for r in conn.execute(
+                f"SELECT f.path FROM unnest(%(paths)s::text[]) AS f(path) WHERE {cond}", {**params, "paths": _PATHS}
+            )
+        ]
+        want = [
+            r[0]
+            for r in conn.execute("SELECT p FROM unnest(%s::text[]) AS p WHERE p ~ %s", (_PATHS, path_regex(pattern)))
+        ]
+    assert got == want
+    assert want  # every pattern matches something here

@@ -29,6 +29,19 @@ def test_corpus_commit_names_session_tool_call_and_the_last_prompt_before_it(cor
     assert commit.brief is None and not commit.session.is_subagent
 
 
+def test_prompts_looked_up_in_one_statement_are_those_looked_up_one_by_one(corpus_db):  # noqa: F811
+    """`why` looks up the prompts before many events in one statement (a sha printed in hundreds
+    of sessions): for every git event of the corpus it gives what the one-event lookup gives."""
+    from agent_history.read.why import _prompt_before, _prompts_before
+
+    with corpus_db.connect() as conn:
+        events = conn.execute("SELECT session_id, byte_offset, source_id FROM ah.git_event ORDER BY id").fetchall()
+        batch = _prompts_before(conn, [tuple(e) for e in events])
+        single = [_prompt_before(conn, sid, off, src) for sid, off, src in events]
+    assert [tuple(p) if p else None for p in batch] == [tuple(p) if p else None for p in single]
+    assert (len(events), sum(p is not None for p in single)) == (91, 89)
+
+
 def test_a_full_sha_finds_the_abbreviated_one_and_garbage_is_refused(corpus_db):  # noqa: F811
     with corpus_db.connect() as conn:
         assert [o.op for o in why(conn, "6D0E203" + "0" * 33)] == ["commit", "push"]

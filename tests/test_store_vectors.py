@@ -116,3 +116,40 @@ def test_downgrade_restores_positional_vectors_and_upgrade_rewrites_them(corpus_
         assert conn.execute(TF_MISMATCHES).fetchone()[0] == 0
         assert conn.execute(digest).fetchone()[0] == tf_digest  # the same vectors as the loader stored
         assert stats_mismatches(conn) == 0
+
+
+def test_phrase_holders_decides_as_the_full_analysis_of_every_document(corpus_db):  # noqa: F811
+    """`fts.phrase_holders` (the analysis without the code-aware tail first, the full one only
+    when the tail could hold a match) finds exactly the tool calls `fts.phrase_holders_full`
+    finds, for phrases whose words also occur in identifier parts (``refs/heads``, ``text_value``)
+    and ones whose do not (candidates: the tool calls holding every word)."""
+    phrases = [
+        "failed to push some refs",
+        "git push origin",
+        "text value",
+        "npm run build",
+        "no such file or directory",
+    ]
+    with corpus_db.connect() as conn:
+        counts = []
+        for phrase in phrases:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM ah.tool_call WHERE tsv @@ ah.tsquery_all(tsvector_to_array(to_tsvector('ah.search', %s)))",
+                    (phrase,),
+                )
+            ]
+            fast, full = (
+                fts.phrase_holders(conn, "tool_call", ids, phrase),
+                fts.phrase_holders_full(conn, "tool_call", ids, phrase),
+            )
+            assert fast == full, phrase
+            counts.append((phrase, len(ids), len(full)))
+    assert counts == [
+        ("failed to push some refs", 2, 2),
+        ("git push origin", 24, 7),
+        ("text value", 69, 12),
+        ("npm run build", 74, 57),
+        ("no such file or directory", 138, 63),
+    ]

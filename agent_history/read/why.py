@@ -97,6 +97,34 @@ def _prompt_before(conn: psycopg.Connection, session_id: int, byte_offset: int |
     ).fetchone()
 
 
+def _prompts_before(conn: psycopg.Connection, events: list[tuple[int, int | None, int | None]]) -> list:
+    """`_prompt_before` of each ``(session_id, byte_offset, source_id)`` of `events`, in one
+    statement (a sha printed in many sessions: one round trip, not one per event); the rows (or
+    None) in the order of `events`."""
+    if not events:
+        return []
+    sids, offs, srcs = (list(col) for col in zip(*events, strict=True))
+    found = dict(
+        (r[0], r[1:])
+        for r in conn.execute(
+            """
+            SELECT q.ord, p.text, p.byte_offset, p.ts
+            FROM unnest(%(sid)s::bigint[], %(src)s::bigint[], %(off)s::bigint[]) WITH ORDINALITY AS q(sid, src, off, ord)
+            CROSS JOIN LATERAL (
+                SELECT m.text, m.byte_offset, m.ts
+                FROM ah.message AS m
+                WHERE m.session_id = q.sid AND m.message_class = ANY(%(cls)s)
+                  AND (m.source_id < q.src OR (m.source_id = q.src AND m.byte_offset < q.off) OR q.off IS NULL)
+                ORDER BY m.source_id DESC, m.byte_offset DESC NULLS LAST
+                LIMIT 1
+            ) AS p
+            """,
+            {"sid": sids, "src": srcs, "off": offs, "cls": list(classes.PROMPTS)},
+        )
+    )
+    return [found.get(i) for i in range(1, len(events) + 1)]
+
+
 @dataclass(frozen=True, slots=True)
 class _Spawn:
     brief: str | None
@@ -131,11 +159,17 @@ def _thread(conn: psycopg.Connection, session_id: int) -> tuple[str, str]:
     return (row[0], row[1]) if row else ("", "")
 
 
-def _origin(conn: psycopg.Connection, ref: SessionRef, byte_offset: int | None, source_id: int | None):
-    """(prompt Excerpt | None, brief Excerpt | None, subagent type) for an event of `ref`."""
+_UNKNOWN = object()
+"""`_origin`'s `prompt` when the caller has not looked the prompt up."""
+
+
+def _origin(conn: psycopg.Connection, ref: SessionRef, byte_offset: int | None, source_id: int | None, prompt=_UNKNOWN):
+    """(prompt Excerpt | None, brief Excerpt | None, subagent type) for an event of `ref`.
+    `prompt`: `_prompt_before` of the event when the caller looked it up already (a row or None;
+    used when `ref` is not a sub-agent with a known spawn)."""
     spawn = _spawn_of(conn, ref.id) if ref.is_subagent else None
     if spawn is None:
-        p = _prompt_before(conn, ref.id, byte_offset, source_id)
+        p = _prompt_before(conn, ref.id, byte_offset, source_id) if prompt is _UNKNOWN else prompt
         if p is None:
             return None, None, None
         text, cut = _cut(p[0] or "")
@@ -186,11 +220,13 @@ def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
         """,
         {"like": sha + "%", "prefixes": prefixes},
     ).fetchall()
+    refs = [session_ref(r[10:]) for r in rows]
+    top = [i for i, ref in enumerate(refs) if not ref.is_subagent]
+    looked = dict(zip(top, _prompts_before(conn, [(refs[i].id, rows[i][5], rows[i][6]) for i in top]), strict=True))
     out = []
-    for r in rows:
+    for i, (r, ref) in enumerate(zip(rows, refs, strict=True)):
         op, gsha, branch, subject, ts, off, src, tname, tinput, toutput = r[:10]
-        ref = session_ref(r[10:])
-        prompt, brief, subagent_type = _origin(conn, ref, off, src)
+        prompt, brief, subagent_type = _origin(conn, ref, off, src, looked.get(i, _UNKNOWN))
         out.append(
             CommitOrigin(
                 op,

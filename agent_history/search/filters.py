@@ -33,9 +33,14 @@ class Filter:
     params: dict
 
 
-def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
+def build_filter(req: SearchRequest, corpus: str, alias: str = "d", *, broad_class_index: bool = True) -> Filter:
     """Conditions for documents of `corpus` ('message' | 'tool_call'): the request's filters,
-    ``exclude_agents`` and ``source_types`` included, and always "not in a curated-out session"."""
+    ``exclude_agents`` and ``source_types`` included, and always "not in a curated-out session".
+    `broad_class_index` False: a class filter covering every conversational class (≈ 70 % of
+    messages, the default) is written so that no index can serve it — the FTS candidate scans
+    (`search.fts`) would otherwise AND their GIN bitmap with a bitmap of ≈ 790 k rows at 1 M
+    messages (≈ 1/3 of a common-term scan's CPU); it is then tested on each fetched row. (The
+    ParadeDB path keeps the plain column condition: it pushes it into its index.)"""
     a = sql.Identifier(alias)
     conds: list[sql.Composable] = []
     params: dict = {}
@@ -56,7 +61,9 @@ def build_filter(req: SearchRequest, corpus: str, alias: str = "d") -> Filter:
         else:
             session_conds.append(sql.SQL("s.namespace = ANY(%(f_namespaces)s)"))
     if corpus == "message" and req.classes and set(req.classes) != set(classes.ALL):
-        conds.append(sql.SQL("{}.message_class = ANY(%(f_classes)s)").format(a))
+        broad = set(req.classes) >= set(classes.CONVERSATIONAL)
+        column = "({}.message_class || '')" if broad and not broad_class_index else "{}.message_class"
+        conds.append(sql.SQL(column + " = ANY(%(f_classes)s)").format(a))
         params["f_classes"] = list(req.classes)
     ts = sql.Identifier("ts" if corpus == "message" else "started_at")
     if req.since is not None:

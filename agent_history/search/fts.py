@@ -53,7 +53,7 @@ from itertools import combinations
 import psycopg
 from psycopg import sql
 
-from agent_history.analysis.scripts import has_script
+from agent_history.analysis.scripts import CJK_RANGES, has_script
 from agent_history.search.filters import build_filter
 from agent_history.search.query import QueryAnalysis, TermKind
 from agent_history.search.request import SearchHit, SearchRequest, mark_terms
@@ -326,7 +326,7 @@ def score_candidates(
     """Candidate id → (BM25 score + phrase bonus, matched lexemes); see step 2 above. In a corpus
     whose vectors hold no positions the implicit phrase bonus is decided only for the documents
     that could be among the first `decide_top` (default ``req.limit``; `_resolve_phrase`)."""
-    flt = build_filter(req, corpus)
+    flt = build_filter(req, corpus, broad_class_index=False)
     bonus_parts: list[sql.Composable] = []
     bonus_params: dict = {}
     deferred: tuple[str, float] | None = None
@@ -370,13 +370,103 @@ def score_candidates(
     return scored
 
 
+CJK_RUN = "([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in CJK_RANGES) + "]+)"
+"""A run of CJK characters (``ah.search_text`` sets it apart from adjacent letters first)."""
+POSITION_LIMIT = 16383
+"""PostgreSQL's largest tsvector position (a text this long or longer takes the full analysis)."""
+POSITIONS_PER_LEXEME = 256
+"""PostgreSQL keeps at most this many positions of one lexeme (a count this high is not exact)."""
+
+
 def phrase_holders(conn: psycopg.Connection, corpus: str, ids: list[int], phrase: str) -> set[int]:
-    """Those of `ids` whose positional vector (``ah.search_tsv`` of the document, recomputed)
-    matches ``phraseto_tsquery(phrase)`` — what ``tsv @@ phraseto_tsquery(…)`` says of a corpus
-    whose stored vector keeps positions. Costs the analysis of each document (≈ 0.4 ms per KB
-    of document text under load)."""
+    """Those of `ids` (tool calls: a term-frequency vector) whose positional vector
+    (``ah.search_tsv`` of the document, recomputed) matches ``phraseto_tsquery(phrase)`` — what
+    ``tsv @@ phraseto_tsquery(…)`` says of a corpus whose stored vector keeps positions.
+
+    ``ah.search_tsv(t)`` is ``to_tsvector(t' || E'\\n' || parts) || script lexemes``, where t' is
+    t with CJK runs spaced and `parts` the code-aware identifier parts (the "tail"): the words of
+    t' keep their positions, and computing `parts` (regular expressions over the whole text) is
+    ≈ 80 % of the cost (≈ 6 ms of a 10 KB tool call). So each document is first analysed without
+    the tail, ``to_tsvector(t')`` (≈ 1 ms), and the stored vector tells how many occurrences of a
+    lexeme the tail holds (its term frequency minus the count in t'):
+    - a match in t' is a match of the full vector (same positions): held;
+    - a match using the tail either lies in it (every lexeme of the phrase occurs in the tail) or
+      straddles its start (the phrase's last lexeme occurs in the tail, and its first lexeme in
+      t' within the phrase's span of t''s last position); when neither can be, not held;
+    - otherwise — or for a text of `POSITION_LIMIT` characters or more, or a count at
+      `POSITIONS_PER_LEXEME` (both clipped by PostgreSQL) — the full analysis decides.
+    Each distinct document is analysed once (a command run again, a file read again)."""
+    pv = conn.execute(
+        "SELECT u.lexeme, u.positions FROM unnest(to_tsvector('ah.search', %s)) AS u", (phrase,)
+    ).fetchall()
+    if not pv:
+        return set()
+    at = sorted((pos, lx) for lx, positions in pv for pos in positions)
+    (first_pos, first), (last_pos, last) = at[0], at[-1]
     t = _TABLES[corpus]
-    # each distinct document analysed once (a command run again, a file read again)
+    stmt = sql.SQL(
+        """
+        WITH d AS (SELECT x.id, {doc} AS doc, x.tsv FROM ah.{table} AS x WHERE x.id = ANY(%(ids)s::bigint[])),
+        u AS (SELECT DISTINCT ON (d.doc) d.id AS key, d.doc, d.tsv FROM d),
+        a AS MATERIALIZED (
+            SELECT u.key, u.doc, v.va,
+                   ts_filter(setweight(v.va, 'A', %(lx)s::text[]), '{{a}}') AS head,
+                   ts_filter(setweight(u.tsv, 'A', %(lx)s::text[]), '{{a}}') AS stored,
+                   u.tsv, char_length(u.doc) < %(maxpos)s AS short
+            FROM u
+            CROSS JOIN LATERAL (
+                SELECT to_tsvector('ah.search', regexp_replace(u.doc, %(cjk)s, ' \\1 ', 'g')) AS va
+            ) AS v
+        ),
+        c AS (
+            SELECT a.key, a.short, l.lx, h.positions AS at,
+                   coalesce(s.positions[1], CASE WHEN a.tsv @@ ah.tsquery_literal(l.lx)::tsquery THEN 1 ELSE 0 END)
+                   - coalesce(cardinality(h.positions), 0) AS tail
+            FROM a
+            CROSS JOIN unnest(%(lx)s::text[]) AS l(lx)
+            LEFT JOIN unnest(a.head) AS h ON h.lexeme = l.lx
+            LEFT JOIN unnest(a.stored) AS s ON s.lexeme = l.lx
+        ),
+        k AS (
+            SELECT c.key,
+                   bool_and(c.short AND coalesce(cardinality(c.at), 0) < %(maxnum)s AND c.tail >= 0) AS exact,
+                   bool_and(c.tail > 0) AS all_in_tail,
+                   bool_or(c.lx = %(last)s AND c.tail > 0) AS last_in_tail,
+                   max(c.at[cardinality(c.at)]) FILTER (WHERE c.lx = %(first)s) AS first_end
+            FROM c GROUP BY c.key
+        ),
+        held AS (
+            SELECT a.doc FROM a JOIN k ON k.key = a.key
+            WHERE CASE
+                WHEN a.va @@ phraseto_tsquery('ah.search', %(p)s) THEN true
+                WHEN k.exact AND NOT k.all_in_tail
+                     AND NOT (k.last_in_tail AND coalesce(
+                         k.first_end > (SELECT max(e.positions[cardinality(e.positions)]) FROM unnest(a.va) AS e)
+                                       - %(span)s, false))
+                    THEN false
+                ELSE ah.search_tsv(a.doc) @@ phraseto_tsquery('ah.search', %(p)s)
+            END
+        )
+        SELECT d.id FROM d JOIN held ON held.doc = d.doc
+        """
+    ).format(table=sql.Identifier(t["table"]), doc=sql.SQL(t["doc"].replace("d.", "x.")))
+    params = {
+        "ids": ids,
+        "p": phrase,
+        "cjk": CJK_RUN,
+        "maxpos": POSITION_LIMIT,
+        "maxnum": POSITIONS_PER_LEXEME,
+        "lx": [lx for lx, _ in pv],
+        "first": first,
+        "last": last,
+        "span": last_pos - first_pos,
+    }
+    return {r[0] for r in conn.execute(stmt, params)}
+
+
+def phrase_holders_full(conn: psycopg.Connection, corpus: str, ids: list[int], phrase: str) -> set[int]:
+    """`phrase_holders` by the full analysis of every document (its reference; tests)."""
+    t = _TABLES[corpus]
     stmt = sql.SQL(
         "WITH d AS (SELECT x.id, {doc} AS doc FROM ah.{table} AS x WHERE x.id = ANY(%(ids)s::bigint[])), "
         "held AS (SELECT u.doc FROM (SELECT DISTINCT doc FROM d) AS u "
