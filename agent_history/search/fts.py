@@ -557,6 +557,18 @@ def _score(
     return scorer.scored
 
 
+SCORE_DIGITS = 9
+"""Decimal places of a score that decide an order: scores equal to 1e-9 are ties, broken by the
+newest id. A document's BM25 is a float sum whose last bit depends on the order the plan delivers
+its terms in, so without rounding two identical documents (copied sessions; the clones of
+`just bench-scale`) ranked in an order a plan change could flip (h-read1m, 1 M messages)."""
+
+
+def tie_key(score: float) -> float:
+    """`score` rounded to `SCORE_DIGITS` decimal places, for sorting only (hits keep the score)."""
+    return round(score, SCORE_DIGITS)
+
+
 def search_corpus(
     conn: psycopg.Connection, req: SearchRequest, analysis: QueryAnalysis, corpus: str
 ) -> list[SearchHit]:
@@ -566,7 +578,7 @@ def search_corpus(
     if not present:
         return []
     scored = score_candidates(conn, req, analysis, corpus, present, stats)
-    top = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[0]))[: req.limit]
+    top = sorted(scored.items(), key=lambda kv: (-tie_key(kv[1][0]), -kv[0]))[: req.limit]
     if not top:
         return []
     t = _TABLES[corpus]

@@ -43,5 +43,5 @@ def search(conn: psycopg.Connection, req: SearchRequest) -> list[SearchHit]:
             except psycopg.Error:
                 pass  # BM25 index missing or unusable: answer from FTS
         hits.extend(fts.search_corpus(conn, req, analysis, corpus))
-    hits.sort(key=lambda h: (-h.score, h.kind, -h.id))
+    hits.sort(key=lambda h: (-fts.tie_key(h.score), h.kind, -h.id))
     return hits[: req.limit]
