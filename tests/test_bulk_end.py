@@ -102,3 +102,10 @@ def test_finish_compacts_on_the_helper_connection_beside_its_transaction(server)
         # the helper is left as it was found: autocommit, idle, its lock_timeout back
         assert helper.execute("SHOW lock_timeout").fetchone()[0] == "0"
         assert helper.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_server_switched_off_keeps_its_checkpoint_settings_through_a_bulk_pass(pg_server, db):
+    """The test session's shared server has `BULK_SETTINGS_SWITCH` 'off' (tests/conftest.py)."""
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        assert embedded.widen_for_bulk(conn) is False
+        assert dict(conn.execute(AUTO_CONF).fetchall())["max_wal_size"] == "64MB"

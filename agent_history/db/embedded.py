@@ -81,6 +81,10 @@ BULK_SETTINGS: dict[str, str] = {
 """Server settings for the length of a bulk pass (`widen_for_bulk`, `narrow_after_bulk`): crash
 safety is unchanged (a checkpoint bounds recovery time, not what survives a crash)."""
 
+BULK_SETTINGS_SWITCH = "agent_history.bulk_checkpoints"
+"""A custom setting: ``'off'`` in ``postgresql.auto.conf`` keeps the checkpoint settings through
+bulk passes (the test suite's shared server, whose WAL settings some tests read while others load)."""
+
 _OURS = "wal_level"
 """The `SERVER_SETTINGS` name whose value in ``postgresql.auto.conf`` says a server is an embedded
 one this package tunes (``minimal``: no standby and no archive read it)."""
@@ -101,12 +105,13 @@ def _auto_conf(conn: psycopg.Connection) -> dict[str, str] | None:
 
 def widen_for_bulk(conn: psycopg.Connection) -> bool:
     """Apply `BULK_SETTINGS` (``ALTER SYSTEM`` + reload) when the server is an embedded one tuned by
-    `SERVER_SETTINGS` (its ``postgresql.auto.conf`` holds our ``wal_level``) and the role is a
-    superuser; anything else (a server the user runs, the ``ah_writer`` role) is left alone.
+    `SERVER_SETTINGS` (its ``postgresql.auto.conf`` holds our ``wal_level``, and not
+    `BULK_SETTINGS_SWITCH` ``'off'``) and the role is a superuser; anything else (a server the
+    user runs, the ``ah_writer`` role) is left alone.
     Returns whether it applied them. `conn` is autocommit, outside a transaction (``ALTER SYSTEM``
     cannot run in one)."""
     conf = _auto_conf(conn)
-    if conf is None or conf.get(_OURS) != SERVER_SETTINGS[_OURS][0]:
+    if conf is None or conf.get(_OURS) != SERVER_SETTINGS[_OURS][0] or conf.get(BULK_SETTINGS_SWITCH) == "off":
         return False
     for name, value in BULK_SETTINGS.items():
         conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
