@@ -113,6 +113,10 @@ def pg_server(tmp_path_factory) -> TestServer:
     embedded.ensure_running(pgdata)
     server = TestServer(pgdata)
     with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        # bulk passes keep the WAL settings here: tests read them while other tests load
+        # (tests/test_bulk_end.py checks the widening on a server of its own)
+        conn.execute(f"ALTER SYSTEM SET {embedded.BULK_SETTINGS_SWITCH} = 'off'")
+        conn.execute("SELECT pg_reload_conf()")
         conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
         conn.execute(f"CREATE DATABASE {TEMPLATE}")
     tdsn = server.dsn(TEMPLATE)

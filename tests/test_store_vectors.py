@@ -153,3 +153,92 @@ def test_phrase_holders_decides_as_the_full_analysis_of_every_document(corpus_db
         ("npm run build", 74, 57),
         ("no such file or directory", 138, 63),
     ]
+
+
+TF_VECTOR_0025 = r"""(SELECT coalesce(string_agg(
+        '''' || replace(replace(u.lexeme, E'\\', E'\\\\'), '''', '''''') || ''''
+        || CASE WHEN cardinality(u.positions) > 1 THEN ':' || cardinality(u.positions) ELSE '' END,
+        ' '), '')::tsvector FROM unnest({v}) AS u)"""
+"""``ah.tf_vector`` as migration 0025_store built it (the text of a tsvector parsed back), which
+migration 0027_ingest's construction must equal."""
+
+
+def test_tf_vector_is_the_vector_migration_0025_built_on_every_tool_call(corpus_db):  # noqa: F811
+    """0027_ingest builds the lexemes occurring once with array_to_tsvector and parses only the
+    repeated ones: the same vector, byte for byte, for every tool call of the shared corpus (and
+    the one the loader stored)."""
+    with corpus_db.connect() as conn:
+        differ, stored, calls, mixed = conn.execute(
+            f"""
+            SELECT count(*) FILTER (WHERE tsvectorsend(ah.tf_vector(p.v)) IS DISTINCT FROM
+                                          tsvectorsend({TF_VECTOR_0025.format(v="p.v")})),
+                   count(*) FILTER (WHERE tsvectorsend(p.tsv) IS DISTINCT FROM tsvectorsend(ah.tf_vector(p.v))),
+                   count(*),
+                   count(*) FILTER (WHERE p.v::text ~ ':[0-9]+,' AND p.v::text ~ ':[0-9]+( |$)')
+            FROM (SELECT d.tsv, {POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")} AS v
+                  FROM ah.tool_call AS d) AS p
+            """
+        ).fetchone()
+        assert (differ, stored) == (0, 0)
+        assert calls == conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0] > 1000
+        assert mixed > 1000  # vectors holding lexemes occurring once and repeated ones both
+
+
+def test_tf_vector_of_quotes_backslashes_and_empty_vectors(db):
+    """Edge cases of the two halves: escaped lexemes once and repeated, only one kind, none."""
+    cases = {
+        "'pool':4,17,90 'py':5 'it''s':2,3": "'it''s':2 'pool':3 'py'",
+        "'a\\\\b':1 'c''d':7 'e\\\\f':2,9": "'a\\\\b' 'c''d' 'e\\\\f':2",
+        "'x':1 'y':2": "'x' 'y'",
+        "'x':1,2 'y':3,4,5": "'x':2 'y':3",
+        "'x' 'y'": "'x' 'y'",
+        "": "",
+    }
+    with db.connect() as conn:
+        for given, want in cases.items():
+            got = conn.execute("SELECT ah.tf_vector(%s::tsvector)::text", (given,)).fetchone()[0]
+            assert got == want, given
+
+
+def _keep_tsv_calls(conn: psycopg.Connection, table: str) -> int:
+    """Calls of ``ah.<table>_keep_tsv()`` so far in the current transaction."""
+    oid = f"ah.{table}_keep_tsv()"
+    return conn.execute("SELECT coalesce(pg_stat_get_xact_function_calls(%s::regprocedure), 0)", (oid,)).fetchone()[0]
+
+
+def test_the_keep_tsv_trigger_runs_only_for_a_row_inserted_without_its_vector(corpus_rw_db):  # noqa: F811
+    """Migration 0027_ingest: ``WHEN (NEW.tsv IS NULL)`` on the insert trigger; a row that comes
+    with its vector (the loader's merges) is stored as sent without calling the function, one
+    without gets the SQL functions' vector, and an update of the text still recomputes it."""
+    copy = {
+        "tool_call": ("agent, tool_call_uid, session_id, source_id, name, input, output", "tool_call_uid"),
+        "message": ("agent, message_uid, session_id, namespace, source_id, role, text", "message_uid"),
+    }
+    value = {"tool_call": "ah.tool_call_tsv(name, input, output)", "message": "ah.message_tsv(text)"}
+    with corpus_rw_db.connect() as conn:
+        conn.execute("SET track_functions = 'all'")
+        for table, (cols, uid) in copy.items():
+            sel = cols.replace(uid, f"{uid} || %s")
+            src = conn.execute(f"SELECT min(id) FROM ah.{table} WHERE length(tsv) > 3").fetchone()[0]
+            conn.execute(
+                f"INSERT INTO ah.{table} ({cols}, tsv) SELECT {sel}, 'given' FROM ah.{table} WHERE id = %s",
+                ("-with", src),
+            )
+            assert _keep_tsv_calls(conn, table) == 0, table
+            conn.execute(
+                f"INSERT INTO ah.{table} ({cols}) SELECT {sel} FROM ah.{table} WHERE id = %s", ("-without", src)
+            )
+            assert _keep_tsv_calls(conn, table) == 1, table
+            given, computed, stored = conn.execute(
+                f"SELECT (SELECT tsv::text FROM ah.{table} WHERE {uid} LIKE '%%-with'), "
+                f"(SELECT tsv = {value[table]} FROM ah.{table} WHERE {uid} LIKE '%%-without'), "
+                f"(SELECT tsv FROM ah.{table} WHERE id = %s) = (SELECT tsv FROM ah.{table} WHERE {uid} LIKE '%%-without')",
+                (src,),
+            ).fetchone()
+            assert (given, computed, stored) == ("'given'", True, True), table
+            text = "input" if table == "tool_call" else "text"
+            conn.execute(f"UPDATE ah.{table} SET {text} = 'replaced words' WHERE {uid} LIKE '%%-with'")
+            assert _keep_tsv_calls(conn, table) == 2, table
+            got = conn.execute(f"SELECT tsv = {value[table]} FROM ah.{table} WHERE {uid} LIKE '%%-with'").fetchone()[0]
+            assert got is True, table
+        conn.rollback()

@@ -69,6 +69,74 @@ SERVER_SETTINGS: dict[str, tuple[str, ...]] = {
 }
 
 
+BULK_SETTINGS: dict[str, str] = {
+    # A bulk pass writes about as many bytes of WAL as it reads of transcripts. At 64MB the
+    # server checkpoints every ≈ 34 MB of WAL (max_wal_size / (1 + checkpoint_completion_target)),
+    # and after each checkpoint the first change of every page writes the whole page to WAL again
+    # (full-page images): a ×100 load checkpointed ≈ 40 times (docs/performance.md, decision 8).
+    "max_wal_size": "1GB",
+    # the other trigger of a checkpoint (PostgreSQL default 5min)
+    "checkpoint_timeout": "30min",
+}
+"""Server settings for the length of a bulk pass (`widen_for_bulk`, `narrow_after_bulk`): crash
+safety is unchanged (a checkpoint bounds recovery time, not what survives a crash)."""
+
+BULK_SETTINGS_SWITCH = "agent_history.bulk_checkpoints"
+"""A custom setting: ``'off'`` in ``postgresql.auto.conf`` keeps the checkpoint settings through
+bulk passes (the test suite's shared server, whose WAL settings some tests read while others load)."""
+
+_OURS = "wal_level"
+"""The `SERVER_SETTINGS` name whose value in ``postgresql.auto.conf`` says a server is an embedded
+one this package tunes (``minimal``: no standby and no archive read it)."""
+
+
+def _auto_conf(conn: psycopg.Connection) -> dict[str, str] | None:
+    """``postgresql.auto.conf``'s values (name → setting) when `conn`'s role may read them, else
+    None (``pg_file_settings`` is for superusers)."""
+    try:
+        rows = conn.execute(
+            "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%%postgresql.auto.conf' "
+            "AND error IS NULL"
+        ).fetchall()
+    except psycopg.errors.InsufficientPrivilege:
+        return None
+    return dict(rows)
+
+
+def widen_for_bulk(conn: psycopg.Connection) -> bool:
+    """Apply `BULK_SETTINGS` (``ALTER SYSTEM`` + reload) when the server is an embedded one tuned by
+    `SERVER_SETTINGS` (its ``postgresql.auto.conf`` holds our ``wal_level``, and not
+    `BULK_SETTINGS_SWITCH` ``'off'``) and the role is a superuser; anything else (a server the
+    user runs, the ``ah_writer`` role) is left alone.
+    Returns whether it applied them. `conn` is autocommit, outside a transaction (``ALTER SYSTEM``
+    cannot run in one)."""
+    conf = _auto_conf(conn)
+    if conf is None or conf.get(_OURS) != SERVER_SETTINGS[_OURS][0] or conf.get(BULK_SETTINGS_SWITCH) == "off":
+        return False
+    for name, value in BULK_SETTINGS.items():
+        conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+    conn.execute("SELECT pg_reload_conf()")
+    return True
+
+
+def narrow_after_bulk(conn: psycopg.Connection) -> bool:
+    """Undo `widen_for_bulk` (the `SERVER_SETTINGS` value again, or the server's default for a
+    setting they do not name) when ``postgresql.auto.conf`` still holds a `BULK_SETTINGS` value;
+    the next checkpoint then removes the WAL beyond ``max_wal_size``. Returns whether it changed
+    anything. `conn` is autocommit, outside a transaction. (A server started meanwhile was set
+    back by `_tune` already.)"""
+    conf = _auto_conf(conn)
+    if conf is None or not any(conf.get(name) == value for name, value in BULK_SETTINGS.items()):
+        return False
+    for name in BULK_SETTINGS:
+        if name in SERVER_SETTINGS:
+            conn.execute(f"ALTER SYSTEM SET {name} = '{SERVER_SETTINGS[name][0]}'")
+        else:
+            conn.execute(f"ALTER SYSTEM RESET {name}")
+    conn.execute("SELECT pg_reload_conf()")
+    return True
+
+
 class _LastWheelError(logging.Handler):
     """Keeps the wheel's last error log record (it logs a failed initdb/pg_ctl's stderr, or the
     server log, instead of attaching them to the exception) so a failed start can say why."""
@@ -328,7 +396,8 @@ _RESTART_SETTINGS = frozenset({"wal_level", "max_wal_senders"})
 def _tune(admin_dsn: str) -> set[str]:
     """Apply `SERVER_SETTINGS` (``ALTER SYSTEM`` + reload) where the server differs; returns the
     names changed. A value already in ``postgresql.auto.conf`` counts as applied (the reload is
-    asynchronous). Called once per server start by the process that started it."""
+    asynchronous). `BULK_SETTINGS` a killed bulk pass left are undone too (not counted in the
+    names returned). Called once per server start by the process that started it."""
     changed = set()
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         rows = conn.execute(
@@ -345,6 +414,8 @@ def _tune(admin_dsn: str) -> set[str]:
                 changed.add(name)
         if changed:
             conn.execute("SELECT pg_reload_conf()")
+        # a bulk pass that widened the checkpoint settings and did not end (killed, crashed)
+        narrow_after_bulk(conn)
     return changed
 
 

@@ -14,9 +14,15 @@ and row ids are the bulk path's too):
 - the GIN indexes of the ``tsv`` columns are dropped at the start and built again at the end
   when the pass brings at least as many new bytes as the catalogue already holds (one sort-based
   build of the whole index is cheaper than maintaining it row by row through the load;
-  measured in docs/performance.md); otherwise they are kept.
+  measured in docs/performance.md); otherwise they are kept;
+- on the embedded server, the checkpoint settings are widened for the pass
+  (`db.embedded.widen_for_bulk`: fewer checkpoints, so fewer full-page images in the WAL) and put
+  back at its end or stop (`db.embedded.narrow_after_bulk`), before the ``CHECKPOINT`` that lets
+  the WAL be recycled (docs/performance.md, decision 8).
 
-After the end, a pass that rebuilt the indexes also compacts `COMPACT_TABLES` (`compact`): the
+After the end — or beside its transaction, on a second connection when the caller has one (the
+loader's writer connection, idle by then) — a pass that rebuilt the indexes also compacts
+`COMPACT_TABLES` (`compact`; other tables than the end's, so neither waits for the other): the
 post-passes rewrite every row of ``ah.model_call`` and ``ah.session`` they roll up right after it
 is loaded, leaving half of each table dead (a cold ×10 load: ``model_call`` 7.4 MB of heap for
 3.7 MB of rows), and ``ah.file_touch``'s keys arrive in random order (B-tree pages two-thirds
@@ -43,10 +49,12 @@ recount); this module decides and holds the transactions.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import psycopg
 
+from agent_history.db import embedded
 from agent_history.db.bulk_mark import BULK_PASS_KEY
 from agent_history.db.tables import search_stats
 from agent_history.db.tables.search_stats import recompute_statistics
@@ -110,6 +118,7 @@ def begin(conn: psycopg.Connection, run_id: int, *, drop_indexes: bool) -> BulkS
         for name in indexes:
             search_stats.drop_index(conn, name)
         search_stats.switch_stats_triggers(conn, enable=False)
+    embedded.widen_for_bulk(conn)  # fewer checkpoints through the load (an embedded server only)
     return state
 
 
@@ -119,6 +128,7 @@ def refresh_statistics(conn: psycopg.Connection) -> None:
     still ends it). Search ranks what was loaded correctly meanwhile. `conn` is autocommit."""
     with conn.transaction():
         recompute_statistics(conn)
+    embedded.narrow_after_bulk(conn)
 
 
 COMPACT_TABLES: tuple[str, ...] = ("model_call", "session", "file_touch")
@@ -147,13 +157,35 @@ def compact(conn: psycopg.Connection) -> list[str]:
     return done
 
 
-def finish(conn: psycopg.Connection, state: BulkState) -> None:
+def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connection | None = None) -> list[str]:
     """End a bulk pass (one transaction): build the dropped indexes, enable the statistics
-    triggers, recompute the statistics, delete the ``ah.meta`` row. `conn` is autocommit.
+    triggers, recompute the statistics, delete the ``ah.meta`` row; then, when the pass rebuilt
+    the indexes (it at least doubled the catalogue), `compact` the tables the post-passes
+    rewrote. `conn` is autocommit; with `helper` (a second autocommit connection, idle: the
+    loader's writer connection) the compaction runs on it at the same time as the end's
+    transaction — they touch other tables (`COMPACT_TABLES` against the corpora, ``ah.search_*``
+    and ``ah.meta``) — instead of after it. Returns the tables compacted.
 
     Other passes (other hosts') may have loaded beside the bulk pass with the triggers off:
     `search_stats.LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
     enabled triggers, so the statistics equal a recount of the stored rows."""
+    if not state.indexes:
+        _end(conn, state)
+        return []
+    if helper is None:
+        _end(conn, state)
+        return compact(conn)
+    with ThreadPoolExecutor(1, thread_name_prefix="ah-compact") as pool:
+        compacted = pool.submit(compact, helper)
+        try:
+            _end(conn, state)
+        finally:
+            done = compacted.result()
+    return done
+
+
+def _end(conn: psycopg.Connection, state: BulkState) -> None:
+    """The end's transaction (see `finish`)."""
     with conn.transaction():
         search_stats.lock_corpora(conn)
         # the whole build may use more memory than a batch's maintenance (session setting)
@@ -163,3 +195,4 @@ def finish(conn: psycopg.Connection, state: BulkState) -> None:
         search_stats.switch_stats_triggers(conn, enable=True)
         recompute_statistics(conn)
         search_stats.delete_mark(conn, MARK_KEY)
+    embedded.narrow_after_bulk(conn)

@@ -287,10 +287,10 @@ class Loader:
                 if bulk_state is not None:
                     from agent_history.ingest import bulk
 
-                    bulk.finish(conn, bulk_state)
+                    # and compacts after a pass that at least doubled the catalogue: on the idle
+                    # writer connection, beside the end's transaction
+                    bulk.finish(conn, bulk_state, helper=self._writer_conn)
                     summary.bulk = "done"
-                    if bulk_state.indexes:  # a pass that at least doubled the catalogue
-                        bulk.compact(conn)
             status = "interrupted" if summary.interrupted else ("ok_with_errors" if summary.files_failed else "ok")
             return summary
         finally:

@@ -95,10 +95,14 @@ def switch_stats_triggers(conn: psycopg.Connection, *, enable: bool) -> None:
                 conn.execute(f"ALTER TABLE ah.{table} DISABLE TRIGGER {table}_{trigger}")
 
 
+# ts_stat's ndoc is the number of vectors holding the lexeme: the df of migration 0002's formula
+# (count(*) over unnest(tsvector_to_array(tsv)) grouped by lexeme), counted in C from each vector's
+# sorted lexemes instead of one text per lexeme entry hashed: backend CPU of the tool calls of a ×10
+# load 0.45 → 0.27 s, of the messages 0.12 → 0.06 s (docs/performance.md, decision 8). Its memory is
+# one entry per distinct lexeme (19,600 tool-call lexemes at ×10, 6,596 message lexemes).
 RECOMPUTE_TERMS = """
 INSERT INTO ah.search_term (corpus, lexeme, df)
-SELECT %(corpus)s, l.lexeme, count(*) FROM ah.{table} AS t, unnest(tsvector_to_array(t.tsv)) AS l(lexeme)
-GROUP BY l.lexeme
+SELECT %(corpus)s, s.word, s.ndoc FROM pg_catalog.ts_stat('SELECT tsv FROM ah.{table}') AS s
 """
 RECOMPUTE_CORPUS = """
 INSERT INTO ah.search_corpus AS c (corpus, doc_count, total_len)
@@ -110,7 +114,8 @@ ON CONFLICT (corpus) DO UPDATE SET doc_count = EXCLUDED.doc_count, total_len = E
 def recompute_statistics(conn: psycopg.Connection) -> None:
     """Replace ``ah.search_term`` and ``ah.search_corpus`` of every corpus by their values
     computed from the stored vectors (the formula of migration 0002's initial fill, which the
-    triggers' deltas maintain). Runs in the caller's transaction."""
+    triggers' deltas maintain; the df through ``ts_stat``, `RECOMPUTE_TERMS`). Runs in the
+    caller's transaction."""
     for table in CORPORA:
         conn.execute("DELETE FROM ah.search_term WHERE corpus = %(corpus)s", {"corpus": table})
         conn.execute(RECOMPUTE_TERMS.format(table=table), {"corpus": table})

@@ -1,0 +1,111 @@
+"""The start and end of a bulk pass on the server (docs/performance.md, decision 8): the checkpoint
+settings (`db.embedded.BULK_SETTINGS`) — `ingest.bulk.begin` widens them on an embedded server,
+`finish` (and a stopped pass's `refresh_statistics`) puts `SERVER_SETTINGS` back, a server started
+after a killed pass is set back at start (`_tune`), a role that is not a superuser changes nothing
+— and the compaction `finish` runs on a second connection beside its transaction. A private embedded
+server (the settings are the cluster's: the session's shared server has other tests' bulk passes
+widening and narrowing them)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agent_history.db import embedded
+from agent_history.db.migrate import upgrade
+from agent_history.db.roles import WRITER, ensure_roles
+from agent_history.ingest import bulk
+
+AUTO_CONF = (
+    "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' "
+    "AND name IN ('max_wal_size', 'checkpoint_timeout') ORDER BY name"
+)
+EMBEDDED = [("max_wal_size", "64MB")]
+"""The two settings as `SERVER_SETTINGS` leaves them (checkpoint_timeout: the server's default)."""
+WIDE = [("checkpoint_timeout", "30min"), ("max_wal_size", "1GB")]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """(owner DSN, writer DSN, admin DSN) of a private migrated embedded server."""
+    base = Path(tempfile.mkdtemp(prefix="ah-test-bulk-settings-"))
+    pgdata = base / "pg"
+    try:
+        dsn = embedded.ensure_running(pgdata)
+        upgrade(dsn)
+        ensure_roles(dsn)
+        yield dsn, embedded.server_dsn(pgdata, user=WRITER), embedded.server_dsn(pgdata, database="postgres")
+    finally:
+        embedded.stop(pgdata)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_bulk_pass_widens_the_checkpoint_settings_and_its_end_narrows_them(server):
+    with psycopg.connect(server[0], autocommit=True) as conn:
+        assert conn.execute(AUTO_CONF).fetchall() == EMBEDDED
+        try:
+            state = bulk.begin(conn, run_id=1, drop_indexes=True)
+            assert conn.execute(AUTO_CONF).fetchall() == WIDE
+            bulk.finish(conn, state)
+            assert conn.execute(AUTO_CONF).fetchall() == EMBEDDED
+            assert embedded.narrow_after_bulk(conn) is False  # nothing left to undo
+        finally:
+            embedded.narrow_after_bulk(conn)
+
+
+def test_a_stopped_bulk_pass_narrows_them_and_keeps_its_mark(server):
+    with psycopg.connect(server[0], autocommit=True) as conn:
+        try:
+            state = bulk.begin(conn, run_id=1, drop_indexes=False)
+            bulk.refresh_statistics(conn)
+            assert conn.execute(AUTO_CONF).fetchall() == EMBEDDED
+            assert bulk.pending(conn) == state  # the next pass still ends it
+            bulk.finish(conn, state)
+            assert bulk.pending(conn) is None
+        finally:
+            embedded.narrow_after_bulk(conn)
+
+
+def test_settings_a_killed_bulk_pass_left_are_undone_when_the_server_starts(server):
+    owner, _, admin = server
+    with psycopg.connect(owner, autocommit=True) as conn:
+        try:
+            assert embedded.widen_for_bulk(conn) is True  # then the pass is killed
+            assert conn.execute(AUTO_CONF).fetchall() == WIDE
+            assert not embedded._tune(admin) & embedded._RESTART_SETTINGS  # what a start runs; no restart
+            assert conn.execute(AUTO_CONF).fetchall() == EMBEDDED
+        finally:
+            embedded.narrow_after_bulk(conn)
+
+
+def test_a_role_that_is_not_a_superuser_leaves_the_server_settings_alone(server):
+    owner, writer, _ = server
+    with psycopg.connect(writer, autocommit=True) as conn:
+        assert embedded.widen_for_bulk(conn) is False
+        assert embedded.narrow_after_bulk(conn) is False
+    with psycopg.connect(owner, autocommit=True) as conn:
+        assert conn.execute(AUTO_CONF).fetchall() == EMBEDDED
+
+
+def test_finish_compacts_on_the_helper_connection_beside_its_transaction(server):
+    owner = server[0]
+    with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(owner, autocommit=True) as helper:
+        state = bulk.begin(conn, run_id=2, drop_indexes=True)
+        assert set(state.indexes) == {"message_tsv_idx", "tool_call_tsv_idx"}
+        assert bulk.finish(conn, state, helper=helper) == list(bulk.COMPACT_TABLES)
+        assert bulk.pending(conn) is None
+        assert len(bulk.search_stats.gin_indexes(conn)) == 2
+        # the helper is left as it was found: autocommit, idle, its lock_timeout back
+        assert helper.execute("SHOW lock_timeout").fetchone()[0] == "0"
+        assert helper.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_server_switched_off_keeps_its_checkpoint_settings_through_a_bulk_pass(pg_server, db):
+    """The test session's shared server has `BULK_SETTINGS_SWITCH` 'off' (tests/conftest.py)."""
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        assert embedded.widen_for_bulk(conn) is False
+        assert dict(conn.execute(AUTO_CONF).fetchall())["max_wal_size"] == "64MB"
