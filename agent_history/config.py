@@ -747,11 +747,13 @@ def _string_list(table: dict, section: str, key: str) -> list[str] | None:
 
 
 RESERVED_CORES = 2
-"""Cores the default leaves to the loader's own process (unpickling, folding, COPY) and the
-database server. Measured on a 2-core machine (×10 home, issue 18): two workers there parsed
-no faster than one process — the server's 40–48 s of CPU already fills a core — and added ≈ 8 s
-of client CPU (rows pickled across processes, the fork server's imports), so the default is
-in-process below 3 cores."""
+"""Cores the default leaves to the loader's own process (unpickling, folding, encoding COPY
+data) and the database server. Measured again on a 2-core machine with the server at ≈ 12 s of
+CPU for a ×10 home (issue 27; docs/performance.md, decision 7): client CPU of the whole process
+tree 9.95 s in-process, 14.1 s with one worker, 15.5 s with two — workers add 4–5.5 s (rows
+pickled across processes, the fork server's imports) where (client + server) / 2 is the floor,
+so the default is in-process below 3 cores. On more cores the load is bound by the server's
+≈ 12 s, which workers do not shorten (the model in decision 7, not measured on more cores)."""
 
 
 def parse_workers() -> int:

@@ -15,10 +15,10 @@ add up to more than the elapsed time. Phases (DESIGN §7's pipeline):
 | hash | prefix hashes and CRC of what was read (``edge_hashes``, ``update_windows``, CRCs) |
 | decode | ``orjson.loads`` of each line (`parsers.common.lines`) |
 | parse | ``feed_bytes`` — the harness parser turning records into rows, less decode |
-| search text | the search-text analysis of messages and tool calls (`ingest.search_ready`), in the parsing thread ahead of the writer or in the writer |
-| row build | ``writer.write_parts`` less the below: folding rows, COPY value lists, Jsonb |
+| search text | the search-text analysis of messages and tool calls (`ingest.search_ready`), as a batch is encoded (or in the parse workers) |
+| row build | ``writer.encode_parts`` less the below: row value lists, Jsonb, COPY text encoding (in the parsing thread) |
 | fold | ``writer._fold_parts`` — merging re-observed rows across a batch |
-| send | ``Copy.write_row`` / end of COPY — formatting rows and writing them to the socket |
+| send | ``Copy.write`` / end of COPY — writing the encoded rows to the socket (the writer thread) |
 | wait | ``Connection.wait`` outside a COPY — the server executing merges, commits, post-passes |
 | other | the rest of ``Loader.run`` / ``Loader._write`` (discovery, stat, state, bookkeeping) |
 
@@ -136,16 +136,12 @@ def install(phases: Phases) -> None:
         phases.wrap(chunks, name, "hash")
     phases.wrap(chunks, "feed_bytes", "parse", materialise=True)
     lines.orjson = _TimedOrjson(phases)
-    phases.wrap(writer, "write_parts", "row build")
+    phases.wrap(writer, "encode_parts", "row build")
     phases.wrap(writer, "_fold_parts", "fold")
-    try:  # (absent before migration 0016: lets the same profile run on an older tree)
-        from agent_history.ingest import search_ready
-    except ImportError:
-        return
-    phases.wrap(search_ready.Prepared, "prepare", "search text")
-    phases.wrap(search_ready.Prepared, "take", "search text")
-    phases.wrap(writer, "ready_of", "search text")
-    phases.wrap(psycopg.Copy, "write_row", "send")
+    from agent_history.ingest import search_ready
+
+    phases.wrap(search_ready, "ready", "search text")  # what `analysis_of` and `prepare_map` call
+    phases.wrap(psycopg.Copy, "write", "send")
     phases.wrap(psycopg.Copy, "__exit__", "send")
     phases.wrap(psycopg.Connection, "wait", "wait", unless="send")
 

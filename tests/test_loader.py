@@ -169,16 +169,16 @@ def test_a_failing_file_is_rolled_back_recorded_and_skipped(db, home, monkeypatc
     from agent_history.ingest import writer as writer_mod  # the loader looks it up per batch
 
     bad = _largest(home)
-    real = writer_mod.write_parts
+    real = writer_mod.send  # the server half of every batch's write
 
-    def failing(conn, parts):
-        for part in parts:
-            path = conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (part.source_id,)).fetchone()[0]
+    def failing(conn, encoded):
+        for source_id in encoded.source_ids:
+            path = conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (source_id,)).fetchone()[0]
             if path == str(bad):
                 conn.execute("SELECT 1/0")
-        return real(conn, parts)
+        return real(conn, encoded)
 
-    monkeypatch.setattr(writer_mod, "write_parts", failing)
+    monkeypatch.setattr(writer_mod, "send", failing)
     if pipelined:
         with psycopg.connect(db.dsn, autocommit=True) as conn, psycopg.connect(db.dsn, autocommit=True) as writer:
             summary = Loader(conn, writer_conn=writer).run(sources_for(home))
@@ -217,19 +217,19 @@ def test_a_file_that_loads_again_clears_its_load_error(db, home, monkeypatch):
     from agent_history.ingest import writer as writer_mod
 
     bad = _largest(home)
-    real = writer_mod.write_parts
+    real = writer_mod.send
 
-    def failing(conn, parts):
+    def failing(conn, encoded):
         if any(
-            conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (p.source_id,)).fetchone()[0] == str(bad)
-            for p in parts
+            conn.execute("SELECT path FROM ah.source_file WHERE id = %s", (source_id,)).fetchone()[0] == str(bad)
+            for source_id in encoded.source_ids
         ):
             conn.execute("SELECT 1/0")
-        return real(conn, parts)
+        return real(conn, encoded)
 
-    monkeypatch.setattr(writer_mod, "write_parts", failing)
+    monkeypatch.setattr(writer_mod, "send", failing)
     assert index(db, home).files_failed == 1
-    monkeypatch.setattr(writer_mod, "write_parts", real)
+    monkeypatch.setattr(writer_mod, "send", real)
     bad.touch()  # a new mtime: the file is looked at again
     assert index(db, home).files_failed == 0
     with db.connect() as conn:

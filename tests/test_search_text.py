@@ -124,8 +124,8 @@ def test_loader_stores_the_vectors_of_the_sql_functions_on_the_shared_corpus(cor
 
 @pytest.mark.parametrize("writer_thread", [False, True], ids=["one connection", "writer thread"])
 def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_home, writer_thread):
-    """A cold load sends ready text — analysed by the writer, or ahead of it in the parsing thread
-    when a writer thread writes — so the server runs ``ah.code_aware_text`` only for rows
+    """A cold load sends ready text — analysed as each batch is encoded, in the parsing thread
+    (never in the writer thread: tests/test_write_pipeline.py) — so the server runs ``ah.code_aware_text`` only for rows
     re-observed with a changed text (a handful), not once per message and tool call; the stored
     vectors are those of the SQL functions either way."""
     from agent_history.ingest.discovery import Source, agent_of_namespace, home_layout
@@ -153,8 +153,6 @@ def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_ho
         conn.execute("SELECT ah.code_aware_text('fooBar')")
         flush(conn)
         assert conn.execute(count).fetchone()[0] == calls + 1
-        if writer_thread:
-            assert loader._prepared is not None and loader._prepared._ready == {}  # every prepared one was taken
     with db.connect() as conn:
         docs = conn.execute(
             "SELECT (SELECT count(*) FROM ah.message) + (SELECT count(*) FROM ah.tool_call)"

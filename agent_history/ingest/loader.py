@@ -30,11 +30,11 @@ propagates).
 from __future__ import annotations
 
 import os
-import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -45,6 +45,7 @@ from agent_history.db.tables import parse_issues, source_files
 from agent_history.db.tables.runs import finish_run, mark_killed_runs, start_run
 from agent_history.db.tables.sessions import known_cwds
 from agent_history.db.tables.shared_sessions import sessions_stored_elsewhere
+from agent_history.ingest.batch_queue import BatchQueue
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
@@ -56,6 +57,7 @@ from agent_history.ingest.strategy import KnownFile, PassContext, PassSummary, S
 if TYPE_CHECKING:
     from agent_history.ingest.chunks import Chunk
     from agent_history.ingest.parse_pool import ParsePool
+    from agent_history.ingest.writer import Encoded, Part
 
 # Parsing, writing and the pool are imported where first needed: a pass with nothing to read
 # (the common case: a timer or an after-turn hook) never loads the parsers, the row model or
@@ -69,6 +71,13 @@ APPEND_KINDS = ("jsonl", "markdown")
 DEADLOCK_RETRIES = 5
 """Times a batch is written again after PostgreSQL broke a deadlock with another pass's batch
 (the term-statistics rows both update; SQLSTATE 40P01) before it counts as the files' failure."""
+WRITER_SWITCH_INTERVAL_S = 0.0005
+"""The interpreter's thread switch interval while a writer thread runs (default 0.005 s). The
+parsing thread holds the GIL almost all the time; each time the writer's wait on the server ends
+it must take the GIL back, which costs up to one interval — dozens of times per batch (every
+statement, every flushed MiB of COPY data), while the server idles. A shorter interval only
+matters when a thread asks for the GIL, so the parsing thread loses next to nothing
+(docs/performance.md, decision 7)."""
 PAUSE_ENV = "AGENT_HISTORY_PAUSE_AFTER_BATCHES"
 """Fault injection for the crash tests: after committing this many batches the writer says
 ``paused after batch N`` on stderr and waits for good (the test then SIGKILLs the process at a
@@ -76,6 +85,22 @@ known batch boundary). Unset in normal use."""
 
 
 _Known = KnownFile  # the loader's short name for it
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyBatch:
+    """A batch handed to the writer: its chunks (for the files' offsets, the summary and, should
+    the batch fail, writing its files one by one) and their rows encoded in the parsing thread."""
+
+    chunks: list[Chunk]
+    encoded: Encoded | None
+    """The rows of `chunks` ready to send (`writer.encode_parts`); None when encoding the whole
+    batch raised: the writer then writes its files one by one and records the one that fails."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the batch holds queued (its COPY data; `batch_queue.BatchQueue`)."""
+        return self.encoded.nbytes if self.encoded is not None else sum(c.consumed for c in self.chunks)
 
 
 class AppendStrategy(SourceStrategy):
@@ -104,10 +129,12 @@ class Loader:
     home of many short sessions costs few round trips; a file larger than a batch is split.
 
     With `writer_conn` (a second autocommit connection), batches are written by a writer thread
-    while the next batch is parsed: psycopg releases the GIL while it waits on the server, so
-    parsing and database work overlap on two cores. Batches are still written one at a time, in
-    order, each in its own transaction; every other write of the pass waits for the queue to
-    drain first.
+    while the next batch is parsed: the parsing thread also folds, analyses and encodes each
+    batch (`writer.encode_parts`), so the writer thread only sends statements and COPY data and
+    waits on the server with the GIL released — the Python side and the server overlap on two
+    cores (docs/performance.md, decision 7). Ready batches wait in a queue bounded by bytes
+    (`batch_queue.BatchQueue`). Batches are still written one at a time, in order, each in its
+    own transaction; every other write of the pass waits for the queue to drain first.
 
     A pass with enough new bytes parses its new files in worker processes
     (`agent_history.ingest.parse_pool`; `parse_workers` None = ``$AGENT_HISTORY_PARSE_WORKERS``
@@ -151,9 +178,10 @@ class Loader:
         self.progress = progress
         self.batch_lines = batch_lines
         self._writer_conn = writer_conn
-        self._queue: queue.Queue | None = None
+        self._queue: BatchQueue[ReadyBatch | None] | None = None
         self._writer: threading.Thread | None = None
         self._writer_error: BaseException | None = None
+        self._switch_interval = sys.getswitchinterval()  # restored when the writer thread ends
         self._batch: list[Chunk] = []
         self._batch_lines = 0
         self._batch_bytes = 0
@@ -162,7 +190,6 @@ class Loader:
         self.parse_workers = parse_workers
         self.parallel_min_bytes = parallel_min_bytes
         self._pool: ParsePool | None = None
-        self._prepared = None  # search text analysed ahead of the writer (search_ready.Prepared)
         self._parallel: set[str] = set()
         self.used_workers = 0
         """Parse worker processes the last pass used (0: it parsed in-process)."""
@@ -205,9 +232,11 @@ class Loader:
         conn.execute("SET synchronous_commit = off")
         if self._writer_conn is not None:
             self._writer_conn.execute("SET synchronous_commit = off")
-            self._queue = queue.Queue(maxsize=1)
+            self._queue = BatchQueue()
             self._writer = threading.Thread(target=self._write_loop, name="ah-writer", daemon=True)
             self._writer.start()
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch_interval, WRITER_SWITCH_INTERVAL_S))
         started = time.monotonic()
         summary = PassSummary()
         self._summary = summary
@@ -536,15 +565,6 @@ class Loader:
     def _add(self, pending: Chunk) -> None:
         from agent_history.ingest.chunks import BATCH_BYTES
 
-        if self._writer_conn is not None:  # analysed here while the writer works on the last batch
-            if self._prepared is None:
-                from agent_history.ingest.search_ready import Prepared
-
-                self._prepared = Prepared()
-            if pending.ready is not None:  # analysed by the parse worker
-                self._prepared.add(pending.ready)
-            else:
-                self._prepared.prepare(pending.rows)
         self._batch.append(pending)
         self._batch_lines += max(1, len(pending.rows))
         self._batch_bytes += pending.consumed
@@ -557,7 +577,8 @@ class Loader:
         return self._summary
 
     def commit(self) -> None:
-        """Hand the open batch to the writer thread, or write it now without one."""
+        """Encode the open batch in this thread (`writer.encode_parts`), then hand it to the
+        writer thread, or write it now without one."""
         for strategy in {id(s): s for s in self._strategies.values()}.values():
             strategy.flush(self)  # whole documents parsed and waiting (issue 16)
         batch, self._batch, self._batch_lines, self._batch_bytes = self._batch, [], 0, 0
@@ -565,10 +586,28 @@ class Loader:
             raise self._writer_error
         if not batch:
             return
+        ready = ReadyBatch(batch, self._encode(batch))
         if self._queue is None:
-            self._write_batch(batch, self.conn)
+            self._write_batch(ready, self.conn)
         else:
-            self._queue.put(batch)
+            self._queue.put(ready, ready.nbytes)
+
+    def _parts(self, chunks: list[Chunk]) -> list[Part]:
+        from agent_history.ingest.writer import Part
+
+        return [Part(p.source_id, p.ref.source.namespace, p.rows, p.ready) for p in chunks]
+
+    def _encode(self, chunks: list[Chunk]) -> Encoded | None:
+        """The chunks' rows encoded for the writer (`writer.encode_parts`), or None when that
+        raises: a file's rows the encoder refuses are the file's failure, which the writer
+        isolates (`_write_batch`) — encoding the files one by one and recording the one that
+        fails — as for a batch the server refuses."""
+        from agent_history.ingest.writer import encode_parts
+
+        try:
+            return encode_parts(self._parts(chunks), **self.redact_kw)
+        except Exception:  # noqa: BLE001 - the writer encodes file by file and records the culprit
+            return None
 
     def _discard_unwritten(self) -> None:
         """On a stop signal: drop the open batch and the parsed documents not yet handed to the
@@ -588,6 +627,8 @@ class Loader:
             raise self._writer_error
 
     def _write_loop(self) -> None:
+        """The writer thread: send each queued batch (`_write_batch`) until None arrives. Its
+        only Python is the statements' bookkeeping; a failure is kept for the pass to raise."""
         assert self._queue is not None and self._writer_conn is not None
         while True:
             batch = self._queue.get()
@@ -600,23 +641,29 @@ class Loader:
             except BaseException as exc:  # noqa: BLE001 - surfaced to the pass by _commit/_drain
                 self._writer_error = exc
             finally:
+                batch = None  # its rows and COPY data are freed before the wait for the next one
                 self._queue.task_done()
 
     def _stop_writer(self) -> None:
         if self._writer is not None and self._queue is not None:
-            self._queue.put(None)
+            self._queue.put(None, 0)
             self._writer.join()
             self._writer, self._queue = None, None
+            sys.setswitchinterval(self._switch_interval)
 
-    def _write_batch(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
+    def _write_batch(self, ready: ReadyBatch, conn: psycopg.Connection) -> None:
         """Write a batch in one transaction; if it fails, file by file so only the failing file is
-        rolled back, recorded and skipped (`ingest.isolate.write_isolated`)."""
-        batch = [p for p in batch if p.source_id not in self._failed]
+        rolled back, recorded and skipped (`ingest.isolate.write_isolated`). The batch's encoded
+        rows are sent as they are when every chunk is still to be written; a file that failed
+        in an earlier batch, or writing file by file, encodes the chunks again (here: the rare
+        path)."""
+        batch = [p for p in ready.chunks if p.source_id not in self._failed]
+        encoded = ready.encoded if len(batch) == len(ready.chunks) else None
         if batch:
             write_isolated(
                 conn,
                 batch,
-                lambda chunks: self._write(chunks, conn),
+                lambda chunks: self._write(chunks, conn, encoded if len(chunks) == len(batch) else None),
                 lambda chunk, exc: self.record_load_error(chunk.ref, chunk.source_id, exc, conn),
             )
 
@@ -627,34 +674,35 @@ class Loader:
             raise exc  # the writer thread only hands over what it could not record
         raise_if_lost(exc, self.conn, self._writer_conn)
 
-    def _write(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
+    def _write(self, batch: list[Chunk], conn: psycopg.Connection, encoded: Encoded | None = None) -> None:
         """`_write_once`, again when PostgreSQL broke a deadlock with another pass's batch (two
         hosts' batches update the same term-statistics rows): the batch was rolled back whole,
         so writing it again neither loses nor double-counts a row (`DEADLOCK_RETRIES`)."""
         for attempt in range(DEADLOCK_RETRIES + 1):
             try:
-                return self._write_once(batch, conn)
+                return self._write_once(batch, conn, encoded)
             except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
                 if attempt == DEADLOCK_RETRIES:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         return None
 
-    def _write_once(self, batch: list[Chunk], conn: psycopg.Connection) -> None:
-        from agent_history.ingest.writer import Part, prepare_staging, write_parts
+    def _write_once(self, batch: list[Chunk], conn: psycopg.Connection, encoded: Encoded | None) -> None:
+        """Write `batch` in one transaction: its rows (`encoded`, the batch's rows encoded ahead,
+        else encoded now), the files' new offsets, their load errors cleared."""
+        from agent_history.ingest import writer
         from agent_history.model.rows import ParseIssueRow
 
+        whole = len(batch)
         batch = [p for p in batch if p.source_id not in self._failed]  # a file failed earlier in the batch
         if not batch:
             return
+        if encoded is None or len(batch) != whole:
+            encoded = writer.encode_parts(self._parts(batch), **self.redact_kw)
         summary = self._summary
-        prepare_staging(conn)
+        writer.prepare_staging(conn)
         with conn.transaction():
-            written = write_parts(
-                conn,
-                [Part(p.source_id, p.ref.source.namespace, p.rows, self._prepared) for p in batch],
-                **self.redact_kw,
-            )
+            written = writer.send(conn, encoded)
             with conn.cursor() as cur:
                 source_files.save_progress(
                     cur,

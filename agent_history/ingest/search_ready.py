@@ -8,17 +8,16 @@ search text and symbol lexemes (`agent_history.analysis.search_text`, the Python
 functions would compute, without the server's regular-expression work. A re-observed row
 (``ON CONFLICT DO UPDATE``) gets its vector from the table's trigger, through the SQL functions.
 
-With a writer thread the loader `Prepared.prepare`s each chunk's documents in the thread that
-parsed them, as the chunk joins a batch — per chunk and pure: when parse workers run, each
-worker computes it beside the chunks it parsed (`prepare_map`) and the loader only `add`s the
-results — and the writer takes the results (computing only what was not
-prepared, e.g. a tool call whose result came in a later chunk). On 2 cores this measured the
-same as analysing in the writer thread (one GIL): docs/performance.md, decision 1.
+The analysis is part of encoding a batch (`ingest.writer.encode_parts`), which the loader runs in
+the thread that parsed the batch, never in its writer thread: each distinct document of a batch
+is analysed once (`analysis_of` with the batch's memo). When parse workers run, each worker
+analyses the documents of the chunks it parsed (`prepare_map`) and the encoding takes those
+results, computing only what was not prepared (e.g. a tool call whose result came in a later
+chunk, or a text changed by ``[index] redact``).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
 
 from agent_history.analysis.search_text import message_doc, ready, tool_call_doc
@@ -36,20 +35,28 @@ READY = DOCUMENT
 """The row types whose vectors the loader sends ready (the keys of `db.tables.merges.READY_TSV`,
 the merge's value of ``tsv`` for each, and its staging columns `db.tables.merges.READY_COLUMNS`)."""
 
-MAX_PREPARED_CHARS = 64_000_000
-"""Characters of prepared analyses kept at most (a bound on memory should the writer not take
-them: a file that failed, a batch cut short by a signal)."""
-
 
 def ready_of(row: Row) -> tuple[str, str]:
     """(search text, symbol lexemes) of `row`'s document, computed now."""
     return ready(DOCUMENT[type(row)](row))
 
 
+def analysis_of(row: Row, analysed: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """(search text, symbol lexemes) of `row`'s document: from `analysed` (doc text → analysis,
+    a batch's memo, seeded with what parse workers computed), else computed now and kept there,
+    so a document repeated in a batch (a clone, a resumed session's copy) is analysed once."""
+    doc = DOCUMENT[type(row)](row)
+    out = analysed.get(doc)
+    if out is None:
+        out = analysed[doc] = ready(doc)
+    return out
+
+
 def prepare_map(rows: Iterable[Row]) -> dict[str, tuple[str, str]]:
     """Doc text → (search text, symbol lexemes) of the documents of `rows` (folded by natural
-    key first, as the writer will). Pure: a parse worker computes it beside the chunk it parsed
-    (`ingest.chunks.parse_new_file`) and the loader hands it to `Prepared.add`."""
+    key first, as the batch's encoding will). Pure: a parse worker computes it beside the chunk it
+    parsed (`ingest.chunks.parse_new_file`); the loader hands it on with the chunk
+    (`ingest.writer.Part.ready`)."""
     out: dict[str, tuple[str, str]] = {}
     for row_type, recs in fold(r for r in rows if type(r) in DOCUMENT).items():
         doc_of = DOCUMENT[row_type]
@@ -58,48 +65,3 @@ def prepare_map(rows: Iterable[Row]) -> dict[str, tuple[str, str]]:
             if doc not in out:
                 out[doc] = ready(doc)
     return out
-
-
-class Prepared:
-    """Documents analysed ahead of the writer: doc text → (search text, symbol lexemes).
-    Shared by the parsing thread (`prepare`) and the writer thread (`take`)."""
-
-    def __init__(self) -> None:
-        self._ready: dict[str, tuple[str, str]] = {}
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def prepare(self, rows: Iterable[Row]) -> None:
-        """Analyse the documents of `rows` (folded by natural key first, as the writer will)."""
-        for row_type, recs in fold(r for r in rows if type(r) in DOCUMENT).items():
-            doc_of = DOCUMENT[row_type]
-            for row in recs.values():
-                doc = doc_of(row)
-                if doc not in self._ready:
-                    out = ready(doc)
-                    with self._lock:
-                        if self._chars >= MAX_PREPARED_CHARS:
-                            self._ready.clear()
-                            self._chars = 0
-                        self._ready[doc] = out
-                        self._chars += len(out[0]) + len(out[1])
-
-    def add(self, analysed: dict[str, tuple[str, str]]) -> None:
-        """Keep analyses computed elsewhere (`prepare_map` in a parse worker)."""
-        with self._lock:
-            for doc, out in analysed.items():
-                if self._chars >= MAX_PREPARED_CHARS:
-                    self._ready.clear()
-                    self._chars = 0
-                if doc not in self._ready:
-                    self._ready[doc] = out
-                    self._chars += len(out[0]) + len(out[1])
-
-    def take(self, row: Row) -> tuple[str, str]:
-        """The analysis of `row`'s document: prepared (and forgotten), else computed now."""
-        doc = DOCUMENT[type(row)](row)
-        with self._lock:
-            out = self._ready.pop(doc, None)
-            if out is not None:
-                self._chars -= len(out[0]) + len(out[1])
-        return out if out is not None else ready(doc)

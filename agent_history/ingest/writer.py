@@ -1,9 +1,20 @@
-"""Write one batch of parsed rows: fold, COPY into staging, merge per table, mark sessions dirty.
+"""Write one batch of parsed rows: fold, encode as COPY data, COPY into staging, merge per table.
+
+Two halves, so that a pipelined pass keeps the Python side and the server busy at once
+(docs/performance.md, decision 7):
+- `encode_parts` — pure Python, no connection: redaction, the fold across the batch's parts,
+  the search text of messages and tool calls (`search_ready`), each row's values and their
+  COPY text encoding (psycopg's own text formatter, so the bytes are those ``Copy.write_row``
+  would send). The loader runs it in the thread that parsed the batch.
+- `send` — the server half: COPY the encoded tables into staging, merge per table, count uid
+  conflicts, mark sessions dirty, record claims. The loader's writer thread runs only this
+  (psycopg releases the GIL while it waits on the server).
+`write_parts` is both in one call (the strategies that write whole documents or databases).
 
 The statements are the row-merge family's (`db.tables.merges`: staging, COPY, merges, uid
-conflicts; `db.tables.claims`: rows two sessions share); this module folds the rows and sends them.
+conflicts; `db.tables.claims`: rows two sessions share).
 
-Runs inside the caller's transaction (the loader's one-transaction-per-batch rule); raises
+`send` runs inside the caller's transaction (the loader's one-transaction-per-batch rule); raises
 psycopg errors unchanged so the caller can roll back and record a `load_error`
 (`ingest.isolate`). The rows arrive within the columns' limits (`model.limits`, checked on the
 parse side). The temp staging tables are created once per database session, outside the
@@ -19,7 +30,13 @@ from dataclasses import dataclass
 from functools import cache
 
 import psycopg
+from psycopg.adapt import Transformer
 from psycopg.types.json import Jsonb
+
+try:  # psycopg's COPY text encoder (C with psycopg[binary]); psycopg ≥ 3.2 keeps it here
+    from psycopg._copy_base import format_row_text
+except ImportError:  # pragma: no cover - psycopg 3.1
+    from psycopg.copy import format_row_text  # type: ignore[attr-defined,no-redef]
 
 from agent_history.db.tables.claims import claim_params, claim_sql, fold_claim_sql
 from agent_history.db.tables.merges import (
@@ -34,7 +51,7 @@ from agent_history.db.tables.merges import (
     uid_conflict_sql,
 )
 from agent_history.db.tables.merges import purge_source as purge_source  # its callers' name (curation, loader)
-from agent_history.ingest.search_ready import READY, Prepared, ready_of
+from agent_history.ingest.search_ready import READY, analysis_of
 from agent_history.model.merge import fold, merge_pair
 from agent_history.model.redaction import redact_rows
 from agent_history.model.rows import ROW_TYPES, ParseIssueRow, Row, SessionRow
@@ -92,8 +109,30 @@ class Part:
     source_id: int
     namespace: str
     rows: list[Row]
-    prepared: Prepared | None = None
-    """Search text of these rows analysed ahead of the writer (`search_ready.Prepared`), if any."""
+    ready: dict[str, tuple[str, str]] | None = None
+    """Search-text analyses of these rows' documents computed ahead (a parse worker's
+    `search_ready.prepare_map`), if any: doc text → (search text, symbol lexemes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A batch ready to send (`encode_parts`): what `send` needs and nothing to compute."""
+
+    source_ids: tuple[int, ...]
+    """The parts' source files, one per part in part order (a file with two chunks in the batch
+    is there twice)."""
+    tables: tuple[tuple[type[Row], bytearray], ...]
+    """(row type, COPY text data of its staging table: one ``\\n``-ended line per folded row), in
+    `ROW_TYPES` order, tables without rows left out."""
+    shared: dict[type[Row], list[tuple]]
+    """Rows two sessions of this batch share: `claims.claim_params` of each copy, per type."""
+    issues: Counter[str]
+    """Parse issues the fold recorded (`uid_conflict` within the batch), per kind."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of COPY data (the bulk of the batch's memory once encoded)."""
+        return sum(len(data) for _, data in self.tables)
 
 
 def _fold_parts(
@@ -168,40 +207,65 @@ def _uid_conflict(old: Row, new: Row) -> ParseIssueRow:
     )
 
 
-def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable[[str], str] | None = None) -> Written:
-    """Merge the rows of several parts into the catalogue; returns new and merged rows per table.
+def encode_parts(parts: list[Part], *, redact: Callable[[str], str] | None = None) -> Encoded:
+    """The Python half of a write, pure (no connection): fold the parts' rows across the batch,
+    compute their values and search text, encode them as COPY text data per staging table.
 
-    Must be called inside a transaction (the caller's batch). One COPY and one merge per table
-    whatever the number of files, sessions first; affected sessions are marked dirty. Messages
-    and tool calls carry their search text (`search_ready`), taken from the parts' `prepared`
-    when the caller analysed them ahead, else computed here. With `redact` (``[index] redact``),
-    the free-text fields (`model.redaction.FREE_TEXT`) are stored as `redact` returns them, before
-    their search text is computed, so neither the text nor its vector holds a secret.
+    With `redact` (``[index] redact``), the free-text fields (`model.redaction.FREE_TEXT`) are
+    encoded as `redact` returns them, before their search text is computed, so neither the text
+    nor its vector holds a secret. Messages and tool calls carry their search text
+    (`search_ready.analysis_of`): taken from the parts' `ready` analyses when computed ahead,
+    else computed here — once per distinct document of the batch.
     """
     if redact is not None:
         parts = [dataclasses.replace(p, rows=redact_rows(p.rows, redact)) for p in parts]
-    prepare_staging(conn)
-    prepared = next((p.prepared for p in parts if p.prepared is not None), None)
-    written = Written(Counter(), Counter())
+    issues: Counter[str] = Counter()
     shared: dict[type[Row], list[tuple]] = {}
-    folded = _fold_parts(parts, written.issues, shared)
+    folded = _fold_parts(parts, issues, shared)
+    analysed: dict[str, tuple[str, str]] = {}
+    for part in parts:
+        if part.ready:
+            analysed.update(part.ready)
+    tx = Transformer()  # no connection: the default adapters, text as UTF-8 (`send` sets that encoding)
+    tables = []
+    for row_type in ROW_TYPES:
+        recs = folded.get(row_type)
+        if not recs:
+            continue
+        jpos = _json_positions(row_type)
+        doc_analysed = row_type in READY
+        data = bytearray()
+        for row, source_id, namespace in recs.values():
+            values = list(row.values())
+            for i in jpos:
+                if values[i] is not None:
+                    values[i] = Jsonb(values[i])
+            values += [source_id, namespace]
+            if doc_analysed:
+                values += analysis_of(row, analysed)
+            format_row_text(values, tx, data)
+        tables.append((row_type, data))
+    return Encoded(tuple(p.source_id for p in parts), tuple(tables), shared, issues)
+
+
+def send(conn: psycopg.Connection, encoded: Encoded) -> Written:
+    """The server half of a write: COPY each encoded table into staging and merge it into the
+    catalogue, sessions first; returns new and merged rows per table.
+
+    Must be called inside a transaction (the caller's batch). One COPY and one merge per table
+    whatever the number of files; affected sessions are marked dirty; rows two sessions share
+    are recorded as claims (`db.tables.claims`). No Python work beyond the statements: the
+    loader's writer thread runs it while the next batch is parsed and encoded.
+    """
+    prepare_staging(conn)
+    if conn.info.encoding != "utf-8":  # the data was encoded as UTF-8 (`encode_parts`)
+        conn.execute("SET client_encoding TO 'UTF8'")
+    written = Written(Counter(), Counter(), Counter(encoded.issues))
+    shared = encoded.shared
     with conn.cursor() as cur:
-        for row_type in ROW_TYPES:
-            recs = folded.get(row_type)
-            if not recs:
-                continue
-            jpos = _json_positions(row_type)
-            analysed = row_type in READY
+        for row_type, data in encoded.tables:
             with cur.copy(copy_sql(row_type)) as copy:
-                for row, source_id, namespace in recs.values():
-                    values = list(row.values())
-                    for i in jpos:
-                        if values[i] is not None:
-                            values[i] = Jsonb(values[i])
-                    values += [source_id, namespace]
-                    if analysed:
-                        values += prepared.take(row) if prepared is not None else ready_of(row)
-                    copy.write_row(values)
+                copy.write(data)
             if row_type in CONTENT_COLUMNS:
                 cur.execute(uid_conflict_sql(row_type))
                 conflicts = cur.fetchone()[0]
@@ -217,6 +281,12 @@ def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable
                 if shared.get(row_type):
                     cur.executemany(fold_claim_sql(row_type), shared[row_type])
     return written
+
+
+def write_parts(conn: psycopg.Connection, parts: list[Part], *, redact: Callable[[str], str] | None = None) -> Written:
+    """Merge the rows of several parts into the catalogue (`encode_parts` then `send`, in the
+    caller's transaction); returns new and merged rows per table."""
+    return send(conn, encode_parts(parts, redact=redact))
 
 
 def write_rows(conn: psycopg.Connection, source_id: int, namespace: str, rows: Iterable[Row]) -> Written:
