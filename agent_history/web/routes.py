@@ -273,7 +273,15 @@ def _usage(request: Request, conn: psycopg.Connection):
     CLI do) with the page's days in UTC (`read.usage_cells.usage_cells` buckets by UTC day)."""
     params, _own = request_params(request, local=("now",))
     req = usage_request({**params, "timezone": "UTC"}, flags=False)
-    cells = usage_cells(conn, agents=req.agents, namespaces=req.namespaces, since=req.since, until=req.until)
+    cells = usage_cells(
+        conn,
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        project=req.project,
+        model=req.model,
+    )
     return req, _form(request, req.agents, req.namespaces), cells
 
 
