@@ -73,7 +73,9 @@ def _render(view: str, report: dict, key: str) -> None:
                     "ACTIVE" if b["isActive"] else "",
                     str(b["entries"]),
                     _tok(b, "totalTokens"),
-                    _usd(b["pricedCost"], partial=True) if b["costUSD"] is None else _usd(b["costUSD"]),
+                    _usd(b["pricedCost"], partial=True)
+                    if b["costUSD"] is None
+                    else _usd(b["costUSD"], b.get("costUSDPartial", False)),
                     "-" if not rate else f"{rate['tokensPerMinute']:,.0f}",
                     "-" if not rate or rate["costPerHour"] is None else f"{rate['costPerHour']:,.2f}",
                     ", ".join(b["models"]),
