@@ -139,8 +139,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "agent-history.indexer",
         "AhNewParseIssues",
-        'ah_catalogue_parse_issues{kind!="load_error"}\n'
-        '> min_over_time(ah_catalogue_parse_issues{kind!="load_error"}[6h])',
+        # load_error has its own rule; rows_shared is informational (copies counted in their owner)
+        'ah_catalogue_parse_issues{kind!~"load_error|rows_shared"}\n'
+        '> min_over_time(ah_catalogue_parse_issues{kind!~"load_error|rows_shared"}[6h])',
         "",
         "warning",
         "New parse issues of kind {{ $labels.kind }}",

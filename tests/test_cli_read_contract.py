@@ -167,13 +167,17 @@ def _is_path_or_its_shortening(shown: str, path: str) -> bool:
 
 def test_issues_at_80_columns_keep_the_kind_and_the_file_name(env):
     data = json.loads(cli("issues", "--json", env=env).stdout)
-    assert [r["kind"] for r in data] == ["fused_line"]
+    # newest first: the post-pass's informational rows_shared (a resume's copy of one message
+    # its original owns, db.tables.claims), then the parser's fused_line
+    assert [r["kind"] for r in data] == ["rows_shared", "fused_line"]
+    fused = data[1]
     lines = _lines(cli("issues", env=env))
     assert lines[0].split() == ["kind", "byte", "line"]
-    assert lines[1].split() == ["fused_line", str(data[0]["byte_offset"]), str(data[0]["line_number"])]
-    assert lines[2].strip() == data[0]["detail"]
-    assert _is_path_or_its_shortening(lines[3].strip(), data[0]["path"])
-    assert lines[3].endswith(Path(data[0]["path"]).name[-40:])  # the session file's name survives
+    i = next(n for n, line in enumerate(lines) if line.split()[:1] == ["fused_line"])
+    assert lines[i].split() == ["fused_line", str(fused["byte_offset"]), str(fused["line_number"])]
+    assert lines[i + 1].strip() == fused["detail"]
+    assert _is_path_or_its_shortening(lines[i + 2].strip(), fused["path"])
+    assert lines[i + 2].endswith(Path(fused["path"]).name[-40:])  # the session file's name survives
 
 
 def test_status_at_80_columns_keeps_namespaces_and_issue_kinds_whole(env):

@@ -173,7 +173,8 @@ def test_catalogue_matches_the_database_and_the_issue_listing(corpus_db, ctx):  
     assert rows[(("table", "message"),)] == 1588
     assert (rows[(("table", "loops"),)], rows[(("table", "lane"),)]) == (0, 0)  # the corpus has no loops
     issues = by_labels(got, "ah_catalogue_parse_issues")
-    assert {k[0][1]: v for k, v in issues.items() if v} == dict(listed) == {"fused_line": 1}
+    # rows_shared: the resume 71c9afe9 holds a copy of one message its original b45ad5d8 owns
+    assert {k[0][1]: v for k, v in issues.items() if v} == dict(listed) == {"fused_line": 1, "rows_shared": 1}
     assert issues[(("kind", "load_error"),)] == 0  # every declared kind is reported
     assert by_labels(got, "ah_catalogue_sessions") == {
         (("agent", "claude"),): 27,

@@ -106,3 +106,42 @@ def test_the_web_usage_cells_mark_the_same_day_as_a_lower_bound(db, own_tmp):
     day1, day2 = days["2026-02-01"], days["2026-02-02"]
     assert (day1.calls, day1.tokens, day1.output_tokens, day1.partial_calls) == (2, 380, 30, 1)
     assert (day2.calls, day2.tokens, day2.partial_calls) == (1, 50, 0)
+
+
+def test_unknown_cache_writes_make_the_total_and_the_cost_lower_bounds(db, cli_env, own_tmp):
+    """One day, two calls: one records 1,000 cache-write tokens, the other no cache-write field.
+    The cache creation is a lower bound (≥1,000), so the total tokens and the cost that add it are
+    lower bounds too — the JSON's ``<field>Partial`` flags, ``≥`` in the table."""
+    project = own_tmp / "home-writes" / ".claude" / "projects" / "-tmp-partial"
+    project.mkdir(parents=True)
+    lines = [
+        _call(1, "2026-02-01T10:00:00.000Z", {"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 0,
+                                              "cache_creation_input_tokens": 1000}),
+        _call(2, "2026-02-01T10:05:00.000Z", {"input_tokens": 40, "output_tokens": 7, "cache_read_input_tokens": 3}),
+    ]  # fmt: skip
+    (project / f"{SESSION}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert index(db, own_tmp / "home-writes").files_failed == 0
+    r = cli("usage", "daily", "--json", "--timezone", "UTC", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    (day,) = report["daily"]
+    for row in (day, report["totals"]):
+        assert (row["cacheCreationTokens"], row["cacheCreationTokensPartial"]) == (1000, True)
+        assert (row["totalTokens"], row["totalTokensPartial"]) == (1160, True)
+        # Sonnet 4.5 at $3 / $15 / $0.30 / $3.75 per MTok: 100·3 + 10·15 + 1000·3.75 + 40·3 + 7·15 + 3·0.3 µ$
+        assert (row["totalCost"], row["totalCostPartial"]) == (pytest.approx(4425.9 / 1e6), True)
+        assert (row["inputTokensPartial"], row["outputTokensPartial"], row["cacheReadTokensPartial"]) == (
+            False,
+            False,
+            False,
+        )
+    blocks = json.loads(cli("usage", "blocks", "--json", "--now", "2026-02-01T11:00:00Z", env=cli_env).stdout)
+    (block,) = blocks["blocks"]
+    assert (block["totalTokens"], block["totalTokensPartial"]) == (1160, True)
+    assert (block["costUSD"], block["costUSDPartial"]) == (pytest.approx(4425.9 / 1e6), True)
+    table = cli("usage", "daily", "--timezone", "UTC", env={**cli_env, "COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    day_row = next(line for line in table.stdout.splitlines() if line.startswith("2026-02-01"))
+    total_row = next(line for line in table.stdout.splitlines() if line.startswith("total"))
+    for line in (day_row, total_row):
+        assert line.split()[1:7] == ["140", "17", "≥1,000", "3", "≥1,160", "≥$0.00"]

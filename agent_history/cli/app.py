@@ -299,6 +299,36 @@ def _start_resident() -> None:
         resident.spawn_server(str(settings.data_dir.expanduser().resolve()), settings.query_idle_s)
 
 
+def _run_closing_output() -> None:
+    """`_call_app`, then stdout flushed; a reader gone (``| head``) anywhere on the way ends with
+    exit 141 and no message (`cli.terminal.output_closed`): our consoles and writes do that
+    themselves; typer/click answer a ``BrokenPipeError`` out of a command with exit 1 (our "not
+    found") after swapping ``sys.stdout`` for click's ``PacifyFlushWrapper`` — that swap is how
+    it is told apart here."""
+    from agent_history.cli.terminal import output_closed
+
+    try:
+        _call_app()
+    except SystemExit as exc:
+        if exc.code == 1 and type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):
+            output_closed()
+        if exc.code in (None, 0):
+            _flush_stdout()
+        raise
+    _flush_stdout()
+
+
+def _flush_stdout() -> None:
+    """The rest of the output, flushed here rather than by the interpreter's exit (which would
+    print an ignored ``BrokenPipeError`` and exit 120 when the reader is gone)."""
+    from agent_history.cli.terminal import output_closed
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        output_closed()
+
+
 def run(argv: list[str]) -> None:
     """Run the command line `argv` (after the program name) in this process, turning known
     failures into one-line errors (exit 2). Raises SystemExit with the exit code."""
@@ -312,7 +342,11 @@ def run(argv: list[str]) -> None:
         sys.exit(run_statusline(argv[1:], sys.stdin.read()))
     _register(command_name(argv))
     try:
-        _call_app()
+        _run_closing_output()
+    except BrokenPipeError:  # stdout's reader went away outside the command (exit 141, quietly)
+        from agent_history.cli.terminal import output_closed
+
+        output_closed()
     except KeyboardInterrupt:
         from agent_history.cli.output import err_console
 

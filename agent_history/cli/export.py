@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_event
+from agent_history.cli.output import console, fail, print_event, write_stdout
 from agent_history.cli.terminal import escape_controls, escape_json
 
 SUFFIX = {"md": ".md", "html": ".html", "json": ".json"}
@@ -71,7 +70,7 @@ def export_cmd(
         _write_atomically(out, text)
         print_event(f"wrote {out} ({len(text.encode()):,} bytes)")
     elif not gist:
-        sys.stdout.write(text)
+        write_stdout(text)
     if gist:
         _gist(gh or "gh", out, text, doc, fmt)
 

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from rich.text import Text
 
-from agent_history.cli.terminal import TerminalConsole, escape_controls, escape_json
+from agent_history.cli.terminal import TerminalConsole, escape_controls, escape_json, output_closed
 
 PIPE_WIDTH = 400
 """Columns `console` lays out for when stdout is not a terminal (a pipe or file) and COLUMNS is
@@ -134,11 +134,31 @@ def json_text(data: Any) -> str:
     )
 
 
+def write_stdout(text: str) -> None:
+    """Write `text` to stdout and flush; a reader gone (``| head``) ends the command quietly with
+    exit 141 (`cli.terminal.output_closed`), as the consoles do. Written through the binary
+    buffer until every byte is taken: a pipe whose reader leaves mid-write takes part of a large
+    write, and the text layer would drop the rest without an error (CPython 3.11: the
+    buffered writer returns the short count, the text wrapper ignores it) — exit 0 with the
+    output cut."""
+    try:
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a replaced stdout (a test's, click's wrapper): its own write
+            sys.stdout.write(text)
+        else:
+            sys.stdout.flush()
+            data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+            while data:
+                data = data[buffer.write(data) or 0 :]
+            buffer.flush()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        output_closed()
+
+
 def print_json(data: Any) -> None:
-    """Write `data` as indented JSON to stdout (`json_text`)."""
-    sys.stdout.write(json_text(data))
-    sys.stdout.write("\n")
-    sys.stdout.flush()
+    """Write `data` as indented JSON to stdout (`json_text`; a closed output: `write_stdout`)."""
+    write_stdout(json_text(data) + "\n")
 
 
 def write_document(text: str) -> None:
@@ -149,8 +169,7 @@ def write_document(text: str) -> None:
         terminal = sys.stdout.isatty()
     except (AttributeError, ValueError):
         terminal = False
-    sys.stdout.write(escape_controls(text) if terminal else text)
-    sys.stdout.flush()
+    write_stdout(escape_controls(text) if terminal else text)
 
 
 def fail(message: str, code: int = 1) -> None:

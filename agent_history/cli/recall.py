@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import orjson
@@ -145,17 +146,18 @@ def sql_cmd(
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV (header row first)."),
 ) -> None:
     """Run one read-only SQL statement as the MCP `sql` tool does: reader role, read-only
-    transaction, one statement, 30 s timeout, at most 200 rows, cells cut at 2,000 characters."""
+    transaction, one statement, 30 s timeout, at most 200 rows, cells cut at 2,000 characters.
+    Numbers print as PostgreSQL writes them (`4326`, `12.50`; in JSON, numbers of those digits)."""
     from agent_history.mcp.guard import GuardRefused
     from agent_history.mcp.reader import guarded_connection
-    from agent_history.mcp.sqltool import SqlError, run_sql
+    from agent_history.mcp.sqltool import SqlError, number_text, run_sql
 
     if json and as_csv:
         fail("--json and --csv exclude each other", 2)
     db = database()
     try:
         with guarded_connection(db.reader_dsn) as conn:
-            result = run_sql(conn, statement)
+            result = run_sql(conn, statement, exact_numeric=True)
     except GuardRefused as exc:
         fail(str(exc), 2)
     except SqlError as exc:  # refused, empty or failing statement: an error, not "nothing found"
@@ -163,24 +165,51 @@ def sql_cmd(
     names = [c["name"] for c in result["columns"]]
     note = result.get("truncated")  # the MCP tool's note (str) or None
     if json:
-        print_json({**result, "truncated": bool(note)})
+        rows = [[_json_number(v) if isinstance(v, Decimal | float) else v for v in row] for row in result["rows"]]
+        print_json({**result, "rows": rows, "truncated": bool(note)})
     elif as_csv:
         text = io.StringIO()
         out = csv.writer(text, lineterminator="\n")
         out.writerow(names)
         for row in result["rows"]:
-            out.writerow(["" if v is None else v if isinstance(v, str) else orjson.dumps(v).decode() for v in row])
+            out.writerow([_csv_cell(v) for v in row])
         write_document(text.getvalue())
     else:
         from agent_history.cli.tables import compact_table
 
         table = compact_table(*names)
         for row in result["rows"]:
-            table.add_row(*["NULL" if v is None else str(v) for v in row])
+            table.add_row(
+                *["NULL" if v is None else number_text(v) if isinstance(v, Decimal | float) else str(v) for v in row]
+            )
         console.print(table)
         console.print(count(result["row_count"], "row"))
     if note:
         print_event(f"note: {note}")
+
+
+def _csv_cell(value: object) -> str:
+    """A cell of `sql --csv`: NULL empty, text as it is, a number as PostgreSQL writes it
+    (`mcp.sqltool.number_text`), anything else (booleans, JSON) as JSON text."""
+    from agent_history.mcp.sqltool import number_text
+
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Decimal | float):
+        return number_text(value)
+    return orjson.dumps(value).decode()
+
+
+def _json_number(value: Decimal | float) -> object:
+    """A number cell of `sql --json`: a JSON number of PostgreSQL's digits (``4326``, ``12.50``:
+    `mcp.sqltool.number_text`, written as they are), or that text as a string for NaN and the
+    infinities (no JSON number holds them)."""
+    from agent_history.mcp.sqltool import number_text
+
+    text = number_text(value)
+    return text if text in ("NaN", "Infinity", "-Infinity") else orjson.Fragment(text.encode())
 
 
 def _resolve(conn, uid: str):

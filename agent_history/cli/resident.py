@@ -23,8 +23,10 @@ Wire protocol (one connection per command, both sides checking the peer's uid wi
 ``json.dumps`` writes); the server answers with lines of JSON as ``json.dumps`` writes them, which
 the client reads by their fixed shape (`_reply`): ``{"pid": N}`` once the child runs, or
 ``{"refused": reason, "restart": bool}`` (nothing ran); then ``{"exit": code}`` or ``{"signal":
-n}`` (the child died of signal n). The client forwards SIGINT, SIGTERM and SIGHUP as ``{"signal":
-n}`` lines while it waits.
+n}`` (the child died of signal n). The client forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT as
+``{"signal": n}`` lines while it waits; Ctrl-Z (SIGTSTP) is forwarded too — the server stops the
+child — and the client then stops itself as a command in process would; when the shell continues
+it (``fg``, ``bg``: SIGCONT) it forwards SIGCONT, and the child goes on.
 
 Whenever the resident process is absent, stale, of another owner or mode, of another
 installation, or refuses, `serve` returns None and the command runs in process (never an error);
@@ -67,7 +69,7 @@ archive's files). ``--help`` anywhere always runs in process."""
 SOCKET_PATH_MAX = 107
 """AF_UNIX path limit on Linux (as `agent_history.embed.service.SOCKET_PATH_MAX`)."""
 _state = {"start_wanted": False}
-_FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+_FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 
 
 def eligible(argv: list[str]) -> bool:
@@ -308,8 +310,20 @@ def _await(sock) -> int | None:
         except OSError:
             pass
 
+    def suspend(signum: int, _frame: object) -> None:
+        # Ctrl-Z: the child stops (the server sends it SIGSTOP), then this process stops as a
+        # command in process would; continued (fg/bg), the child is continued too
+        forward(signum, _frame)
+        _signal.signal(_signal.SIGTSTP, _signal.SIG_DFL)
+        try:
+            os.kill(os.getpid(), _signal.SIGTSTP)  # stops here until SIGCONT
+        finally:
+            _signal.signal(_signal.SIGTSTP, suspend)
+            forward(_signal.SIGCONT, _frame)
+
     for signum in _FORWARDED:
         forwarded[signum] = _signal.signal(signum, forward)
+    forwarded[_signal.SIGTSTP] = _signal.signal(_signal.SIGTSTP, suspend)
     message: dict | None = first  # {"pid"} — or already the child's {"exit"}, which may come first
     try:
         while True:

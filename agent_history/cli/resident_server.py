@@ -9,7 +9,9 @@ in ``<data dir>/query-service/`` (mode 0700):
 - ``service.pid``  — JSON ``{"pid", "idle_timeout_s", "started", "package", "version"}``;
 - ``service.lock`` — ``flock``-ed by the server while it listens: a second server started at
   the same time finds it held and exits at once; whoever holds it removes a stale socket;
-- ``service.log``  — start, preload time, why it stopped, and any crash.
+- ``service.log``  — start, preload time, why it stopped, and any crash;
+- ``service.stopping`` — while a stopped server finishes the commands still running in it
+  (`STOPPING_FILE`): ``service status`` says "stopping: finishing a pass (pid N)" then.
 
 Started detached by the first eligible command that found none (`resident.spawn_server`, after
 that command ran in process) or by ``agent-history service start``. It imports the CLI, typer,
@@ -19,8 +21,8 @@ client's fds as 0/1/2, its cwd, environment, umask and stdio encodings, re-creat
 that were sized to the server's terminal and environment at import (`_adopt`), and runs
 `agent_history.cli.app.run` — the in-process path, reading the config and resolving the
 database as usual, the reader-role guard included. The child reports its exit code itself; the
-server reports a death by signal, forwards the client's signals to the child, and sends SIGTERM
-to a child whose client went away.
+server reports a death by signal, forwards the client's signals to the child (Ctrl-Z's SIGTSTP as
+SIGSTOP, then SIGCONT: `SUSPEND_SIGNALS`), and sends SIGTERM to a child whose client went away.
 
 It stops listening after ``[service] query_idle_s`` seconds (`DEFAULT_IDLE_S`) with no command
 running or started, on ``agent-history service stop`` (SIGTERM), when its socket file is removed
@@ -48,6 +50,7 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +119,17 @@ def paths_of(data_dir: Path) -> ServicePaths:
     return ServicePaths.of(data_dir, resident.SERVICE_DIR)
 
 
-FORWARDED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
-"""Signals a client forwards to its command's child (`resident._await`)."""
+FORWARDED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
+"""Signals a client forwards to its command's child as they are (`resident._await`)."""
+SUSPEND_SIGNALS = {signal.SIGTSTP: signal.SIGSTOP, signal.SIGCONT: signal.SIGCONT}
+"""Ctrl-Z and the shell's continue, forwarded by a client: what the child is sent. SIGSTOP for
+SIGTSTP: the child is in the server's process group, orphaned (the server leads its own session,
+its parent is init), where the kernel discards a SIGTSTP's stop."""
+STOPPING_FILE = "service.stopping"
+"""In the service directory while a stopped server finishes the commands still running in it
+(`_Server.drain`): JSON ``{"pid", "commands": [command names], "reason"}``; removed when the last
+one ends. Its pid and socket files are gone by then (a new server may start), so `service_status`
+reads this to say "stopping: finishing a pass (pid N)" rather than "not running"."""
 
 
 # --- preload and code stamp ----------------------------------------------------------------------
@@ -319,6 +331,8 @@ class _Server:
         self.package = _package_dir()
         self.inode = os.stat(paths.socket).st_ino
         self.children: dict[int, socket.socket] = {}  # child pid → its client's connection
+        self.commands: dict[int, str] = {}  # child pid → its command (`index`, `search`, …)
+        self._stopping_written: dict[str, Any] | None = None
         self.by_conn: dict[socket.socket, int] = {}
         self.last_request = time.monotonic()
         self.requests = 0
@@ -445,6 +459,7 @@ class _Server:
             pass
         conn.setblocking(False)
         self.children[pid] = conn
+        self.commands[pid] = str(request["argv"][1])
         self.by_conn[conn] = pid
         self.selector.register(conn, selectors.EVENT_READ, "client")
 
@@ -463,14 +478,17 @@ class _Server:
             self.selector.unregister(conn)
             del self.by_conn[conn]
             self._kill(pid, signal.SIGTERM)
+            self._kill(pid, signal.SIGCONT)  # a child suspended (Ctrl-Z) would hold SIGTERM pending
             return
         for line in data.splitlines():
             try:
                 signum = int(json.loads(line)["signal"])
             except (ValueError, KeyError, TypeError):
                 continue
-            if signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signum in FORWARDED_SIGNALS:
                 self._kill(pid, signum)
+            elif signum in SUSPEND_SIGNALS:
+                self._kill(pid, SUSPEND_SIGNALS[signum])
 
     def _kill(self, pid: int, signum: int) -> None:
         try:
@@ -487,6 +505,7 @@ class _Server:
             if pid == 0:
                 return
             conn = self.children.pop(pid, None)
+            self.commands.pop(pid, None)
             if conn is None:
                 continue
             self.last_request = time.monotonic()
@@ -507,6 +526,7 @@ class _Server:
         `index` on a large home — is neither killed nor orphaned by ``service stop``, an upgrade
         or a removed socket; the idle timeout never stops a server with a running command)."""
         while self.children:
+            self.write_stopping()
             for key, _ in self.selector.select(CHECK_EVERY_S):
                 if key.data == "wake":
                     try:
@@ -517,6 +537,30 @@ class _Server:
                 elif key.data == "client":
                     self.from_client(key.fileobj)
             self.reap()
+
+    def write_stopping(self) -> None:
+        """Write (or refresh) `STOPPING_FILE` with the commands still running; never raises."""
+        info = {"pid": os.getpid(), "commands": sorted(self.commands.values()), "reason": self.stopping}
+        path = self.paths.dir / STOPPING_FILE
+        if self._stopping_written == info:
+            return
+        try:
+            tmp = path.with_suffix(".stopping-tmp")
+            tmp.write_text(json.dumps(info))
+            os.replace(tmp, path)
+            self._stopping_written = info
+        except OSError as exc:
+            log.warning("cannot write %s: %s", path, exc)
+
+    def remove_stopping(self) -> None:
+        """Remove `STOPPING_FILE` when it is this process's (another stopped server may have
+        written its own since)."""
+        path = self.paths.dir / STOPPING_FILE
+        if (_read_json(path) or {}).get("pid") == os.getpid():
+            try:
+                path.unlink()
+            except OSError:
+                pass
 
     def status(self) -> dict[str, Any]:
         """What ``service status`` shows beyond the pid file: commands served, running, idle s."""
@@ -610,6 +654,8 @@ def serve(data_dir: Path, idle_s: float) -> int:
     try:
         server.loop()
     finally:
+        if server.children:  # said before the pid file goes: `service status` never shows "not running" meanwhile
+            server.write_stopping()
         server.selector.unregister(listener)
         listener.close()
         if server._socket_is_ours() or not paths.socket.exists():
@@ -618,9 +664,40 @@ def serve(data_dir: Path, idle_s: float) -> int:
         os.close(lock_fd)  # a new server may start now; this one only sees its running commands out
     if server.children:
         log.info("waiting for %d running commands", len(server.children))
-        server.drain()
+        try:
+            server.drain()
+        finally:
+            server.remove_stopping()
         log.info("the last running command ended")
     return 0
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def stopping_status(data_dir: Path) -> dict[str, Any] | None:
+    """``{"pid", "commands", "reason"}`` of a stopped server still finishing its running commands
+    (`STOPPING_FILE`, its process alive), else None."""
+    info = _read_json(paths_of(data_dir).dir / STOPPING_FILE)
+    if info is None or not isinstance(info.get("pid"), int) or not alive(info["pid"]):
+        return None
+    return {"pid": info["pid"], "commands": list(info.get("commands") or []), "reason": info.get("reason") or ""}
+
+
+def stopping_line(stopping: dict[str, Any]) -> str:
+    """``stopping: finishing a pass (pid N)`` (an `index` runs), else ``stopping: finishing 2
+    commands (search, usage) (pid N)``."""
+    commands = stopping["commands"]
+    if "index" in commands or not commands:
+        what = "a pass" if commands.count("index") <= 1 else f"{commands.count('index')} passes"
+    else:
+        what = f"{len(commands)} command{'s' if len(commands) != 1 else ''} ({', '.join(commands)})"
+    return f"stopping: finishing {what} (pid {stopping['pid']})"
 
 
 def service_status(data_dir: Path) -> dict[str, Any]:
@@ -636,23 +713,46 @@ def service_status(data_dir: Path) -> dict[str, Any]:
         out.update(resident.ask_status(str(paths.socket)) or {})
     elif info is not None or paths.socket.exists():
         out["stale"] = True
+    stopping = stopping_status(data_dir)
+    if stopping is not None and stopping["pid"] != out.get("pid"):
+        out["stopping"] = stopping  # a stopped server still finishing commands (maybe beside a new one)
     return out
 
 
-def stop_service(data_dir: Path, wait_s: float = 30.0) -> bool:
-    """Stop the resident process (SIGTERM; it lets running commands finish) and wait until it is
-    gone; stale files are removed. Returns False when none was running."""
+def stop_service(
+    data_dir: Path,
+    wait_s: float = 30.0,
+    *,
+    until_done: bool = False,
+    on_wait: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Stop the resident process (SIGTERM: it stops listening at once and lets the commands
+    running in it finish) and wait until it is gone; stale files are removed.
+
+    Returns ``{"stopped": bool}`` (False: none was listening) plus ``"stopping": {"pid",
+    "commands", "reason"}`` (`stopping_status`) when a stopped process is still finishing
+    commands — a pass of minutes: it is not waited for beyond `wait_s` unless `until_done`,
+    which waits until it has exited (calling `on_wait` with that ``stopping`` first) and then
+    says ``"waited": {…}`` instead."""
     paths = paths_of(data_dir)
     info = read_pid_file(paths)
-    if info is None or not alive(info["pid"]):
-        if paths.dir.exists():
-            _remove_if_unlocked(paths)
-        return False
-    os.kill(info["pid"], signal.SIGTERM)
-    deadline = time.monotonic() + wait_s
-    while alive(info["pid"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return True
+    stopped = info is not None and alive(info["pid"])
+    if stopped:
+        os.kill(info["pid"], signal.SIGTERM)
+        deadline = time.monotonic() + wait_s
+        # gone, or draining: its stopping file says so (and a drain may last the pass)
+        while alive(info["pid"]) and time.monotonic() < deadline and stopping_status(data_dir) is None:
+            time.sleep(0.05)
+    elif paths.dir.exists():
+        _remove_if_unlocked(paths)
+    stopping = stopping_status(data_dir)
+    if not until_done or stopping is None:
+        return {"stopped": stopped} | ({"stopping": stopping} if stopping else {})
+    if on_wait is not None:
+        on_wait(stopping)
+    while stopping_status(data_dir) is not None:
+        time.sleep(0.2)
+    return {"stopped": stopped, "waited": stopping}
 
 
 def _remove_if_unlocked(paths: ServicePaths) -> None:

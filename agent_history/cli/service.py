@@ -21,10 +21,21 @@ _FIELDS = ("pid", "idle_timeout_s", "uptime_s", "idle_s", "requests", "running_c
 
 
 def _show(data: dict, json: bool) -> None:
+    """`service_status` as JSON, or as lines: ``stopping: finishing a pass (pid N)`` first while a
+    stopped process finishes its commands (`resident_server.stopping_line`), then the running
+    one's fields or "not running"."""
+    from agent_history.cli.resident_server import stopping_line
+
     if json:
         print_json(data)
         return
+    if data.get("stopping"):
+        console.print(stopping_line(data["stopping"]), highlight=False, soft_wrap=True)
     if not data["running"]:
+        if data.get("stopping"):
+            console.print(f"no resident query process listening (commands run in process meanwhile); log {data['log']}",
+                          highlight=False)  # fmt: skip
+            return
         stale = " (stale files: removed at the next start)" if data.get("stale") else ""
         console.print(f"resident query process not running{stale}; log {data['log']}", highlight=False)
         return
@@ -56,12 +67,34 @@ def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
 
 @app.command("stop")
-def stop_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Stop it (commands running in it finish first); it also exits after `[service] query_idle_s`."""
-    from agent_history.cli.resident_server import stop_service
+def stop_cmd(
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+    wait: bool = typer.Option(
+        False, "--wait", help="Wait until the commands still running in it (an index pass) have finished."
+    ),
+) -> None:
+    """Stop it: it stops answering at once, and exits once the commands running in it have
+    finished (an index pass is never cut short; `--wait` waits for that, `service status` says
+    "stopping: …" meanwhile). It also exits after `[service] query_idle_s`."""
+    from agent_history.cli.output import print_event
+    from agent_history.cli.resident_server import stop_service, stopping_line
 
-    stopped = stop_service(database().settings.data_dir)
+    def waiting(stopping: dict) -> None:
+        if not json:
+            print_event(f"waiting: {stopping_line(stopping)}")
+
+    result = stop_service(database().settings.data_dir, until_done=wait, on_wait=waiting)
     if json:
-        print_json({"stopped": stopped})
+        print_json(result)
         return
-    console.print("resident query process stopped" if stopped else "resident query process was not running")
+    stopping = result.get("stopping")
+    if stopping:
+        console.print(
+            f"resident query process {stopping_line(stopping)}; it exits when that ends — "
+            "`agent-history service status` says when, `agent-history service stop --wait` waits for it",
+            highlight=False,
+            soft_wrap=True,  # one line (an event a script reads), as the errors
+        )
+        return
+    done = result["stopped"] or result.get("waited")
+    console.print("resident query process stopped" if done else "resident query process was not running")

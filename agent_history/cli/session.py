@@ -155,7 +155,8 @@ EVENT_STYLES = {"message": "green", "tool_call": "magenta", "spawn": "cyan", "co
 
 
 def _print_timeline(tl, journal: dict | None) -> None:
-    """The session's header (uid, title, journal summary, namespace, cwd, file) and its events:
+    """The session's header (uid, title, journal summary, namespace, cwd, file, the rows of its
+    transcript another session owns: `read.shared`) and its events:
     a head line each (number, time, kind:label, outcome …) and the text below, indented."""
     s = tl.session
     width = console.width
@@ -171,6 +172,8 @@ def _print_timeline(tl, journal: dict | None) -> None:
         path_line(console, s.source_path, indent="")
     if tl.summary is not None:
         console.print(_health_line(tl.summary), soft_wrap=True)
+    for shared in tl.shared:  # a copied transcript's rows, counted in the session that owns them
+        console.print(Text(shared.phrase(), style="yellow"), soft_wrap=True)
     first = tl.events[0].seq if tl.events else 0
     last = tl.events[-1].seq if tl.events else 0
     console.print(Text(f"events {first:,}–{last:,} of {tl.total:,}", style="dim"))

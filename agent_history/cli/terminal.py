@@ -25,8 +25,10 @@ inside strings, so they are written as ``\\u`` escapes (orjson already escapes C
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
+from typing import NoReturn
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
@@ -66,15 +68,39 @@ def escape_text(text: Text) -> Text:
     return out
 
 
+EXIT_OUTPUT_CLOSED = 141
+"""The exit code of a command whose output's reader went away (``agent-history session X | head
+-1``): 128 + SIGPIPE, what ``git log | head`` gives — never 1, which means "nothing found"."""
+
+
+def output_closed() -> NoReturn:
+    """Stop quietly because stdout's reader is gone: fd 1 becomes ``/dev/null`` (what is still
+    buffered, and the interpreter's flush at exit, go nowhere — no ``BrokenPipeError`` message),
+    then ``SystemExit(EXIT_OUTPUT_CLOSED)``. No message: nobody reads it."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+    raise SystemExit(EXIT_OUTPUT_CLOSED)
+
+
 class TerminalConsole(Console):
     """A rich `Console` that never lets printed text control the terminal (module docstring).
-    Markup, emoji codes and highlighting are off unless a caller turns them on."""
+    Markup, emoji codes and highlighting are off unless a caller turns them on. A closed output
+    (a reader gone: ``| head``) ends the command quietly with `EXIT_OUTPUT_CLOSED`."""
 
     def __init__(self, **kwargs) -> None:
         kwargs.setdefault("markup", False)
         kwargs.setdefault("emoji", False)
         kwargs.setdefault("highlight", False)
         super().__init__(**kwargs)
+
+    def on_broken_pipe(self) -> None:
+        """rich exits 1 on a ``BrokenPipeError`` (our "nothing found"): `output_closed` instead."""
+        self.quiet = True
+        output_closed()
 
     def render_str(self, text: str, **kwargs) -> Text:
         """Strings (printed, or table cells) are escaped before they are measured and laid out."""

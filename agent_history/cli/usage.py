@@ -73,7 +73,9 @@ def _render(view: str, report: dict, key: str) -> None:
                     "ACTIVE" if b["isActive"] else "",
                     str(b["entries"]),
                     _tok(b, "totalTokens"),
-                    _usd(b["pricedCost"], partial=True) if b["costUSD"] is None else _usd(b["costUSD"]),
+                    _usd(b["pricedCost"], partial=True)
+                    if b["costUSD"] is None
+                    else _usd(b["costUSD"], b.get("costUSDPartial", False)),
                     "-" if not rate else f"{rate['tokensPerMinute']:,.0f}",
                     "-" if not rate or rate["costPerHour"] is None else f"{rate['costPerHour']:,.2f}",
                     ", ".join(b["models"]),
@@ -226,6 +228,9 @@ def usage_cmd(
     _render(view, report, key)
     if note:
         console.print(f"not counted: {note}", highlight=False)
+    elsewhere = _elsewhere_note(report["sessionsWithCallsElsewhere"])
+    if elsewhere:
+        console.print(elsewhere, highlight=False)
     if report.get("hostUnknown"):
         console.print(f"host: unknown — {report['hostUnknown']}", highlight=False)
     if breakdown and view != "blocks":
@@ -247,6 +252,18 @@ def _unrecorded_note(unrecorded: dict[str, int]) -> str:
     n = sum(unrecorded.values())
     per = ", ".join(f"{agent} {k:,}" for agent, k in unrecorded.items())
     return f"model calls unknown in {count(n, 'session')} whose transcripts record no usage ({per})"
+
+
+def _elsewhere_note(elsewhere: dict[str, int]) -> str:
+    """``counted elsewhere: the model calls of 1 session are copies another session owns …``, or ""."""
+    if not elsewhere:
+        return ""
+    n = sum(elsewhere.values())
+    per = ", ".join(f"{agent} {k:,}" for agent, k in elsewhere.items())
+    return (
+        f"counted elsewhere: the model calls of {count(n, 'session')} ({per}) are copies another session "
+        "owns, counted there once (a copied transcript; `agent-history session <uid>` names it)"
+    )
 
 
 def _live(agent: list[str] | None, tz: tzinfo, now: str | None, refresh: float, json: bool) -> None:

@@ -51,11 +51,29 @@ class SqlError(Exception):
     """The statement failed; the message is the server's, prefixed with what was being done."""
 
 
-def _cell(value: Any) -> tuple[Any, bool]:
-    """JSON-ready cell and whether it was cut."""
+def number_text(value: Decimal | float) -> str:
+    """A ``numeric`` (Decimal) or ``float8`` cell as PostgreSQL writes it in text: its digits and
+    scale (``4326``, ``12.50``, ``0.0000001`` — never ``4326.0`` nor ``1E-7``), ``NaN``,
+    ``Infinity``, ``-Infinity``; an integral float below 10^15 without ``.0`` (``4326``)."""
+    if isinstance(value, Decimal):
+        if value.is_nan():
+            return "NaN"
+        return format(value, "f") if value.is_finite() else ("Infinity" if value > 0 else "-Infinity")
+    if value != value:  # NaN
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _cell(value: Any, exact_numeric: bool = False) -> tuple[Any, bool]:
+    """JSON-ready cell and whether it was cut. A numeric is a float (exact below 10^15), else its
+    text; with `exact_numeric` it stays a Decimal (`number_text` renders it)."""
     if value is None or isinstance(value, (bool, int, float)):
         return value, False
     if isinstance(value, Decimal):
+        if exact_numeric:
+            return value, False
         return (float(value) if value.is_finite() and abs(value) < Decimal(10) ** 15 else str(value)), False
     if isinstance(value, str):
         text = value
@@ -180,8 +198,10 @@ def _command(conn: psycopg.Connection) -> str:
     return (res.command_status or b"").decode()
 
 
-def run_sql(conn: psycopg.Connection, statement: str) -> dict[str, Any]:
-    """Run one statement on `conn` (already guarded, read-only, with a timeout); see module docstring."""
+def run_sql(conn: psycopg.Connection, statement: str, *, exact_numeric: bool = False) -> dict[str, Any]:
+    """Run one statement on `conn` (already guarded, read-only, with a timeout); see module
+    docstring. `exact_numeric`: ``numeric`` cells stay Decimals (`agent-history sql` prints them
+    as PostgreSQL does, `number_text`) instead of the MCP tool's floats."""
     if not statement or not statement.strip():
         raise SqlError(EMPTY)
     columns, oids = _describe(conn, statement)
@@ -201,7 +221,7 @@ def run_sql(conn: psycopg.Connection, statement: str) -> dict[str, Any]:
                     break  # stream() cancels the rest of the query
                 cells = []
                 for value in _unwrap(row, varlen) if varlen else row:
-                    cell, was_cut = _cell(value)
+                    cell, was_cut = _cell(value, exact_numeric)
                     cut += was_cut
                     cells.append(cell)
                 rows.append(cells)

@@ -34,6 +34,7 @@ LOADER_KINDS: tuple[str, ...] = (
     "bad_database",  # a database source (opencode.db, state.vscdb) that cannot be opened or read
     "postpass_error",  # the post-passes could not roll up this file's session (ingest/postpass.py)
     "uid_conflict",  # a record reusing another session's uid with other content: the stored row kept (db/tables/merges.py)
+    "rows_shared",  # informational: a session's copies of rows another session owns, counted there (db/tables/claims.py)
 )
 """Kinds the loader records (for whole files)."""
 

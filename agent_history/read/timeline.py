@@ -19,6 +19,7 @@ import psycopg
 
 from agent_history.read.requests import SessionRequest
 from agent_history.read.sessions import SessionSummary, summary_of
+from agent_history.read.shared import SharedRows, shared_elsewhere
 from agent_history.session.refs import SessionRef, resolve_session
 
 
@@ -46,12 +47,14 @@ class TimelineEvent:
 
 @dataclass(slots=True)
 class SessionTimeline:
-    """A session, its summary and the selected slice of its `total` events."""
+    """A session, its summary and the selected slice of its `total` events; `shared` the rows
+    its transcript holds that other sessions own and count (`read.shared.shared_elsewhere`)."""
 
     session: SessionRef
     summary: SessionSummary | None
     total: int
     events: list[TimelineEvent]
+    shared: list[SharedRows] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -60,6 +63,7 @@ class SessionTimeline:
             "summary": self.summary.as_dict() if self.summary else None,
             "total": self.total,
             "events": [e.as_dict() for e in self.events],
+            "shared_elsewhere": [x.as_dict() for x in self.shared],
         }
 
 
@@ -171,7 +175,7 @@ def session_timeline(
         if "output" in detail and max_chars and detail.get("output_chars", 0) > max_chars:
             detail["output"] += "…"
         events.append(TimelineEvent(seq, kind, ts, off, line, label, text, cut, detail))
-    return SessionTimeline(ref, summary_of(conn, ref.id), total, events)
+    return SessionTimeline(ref, summary_of(conn, ref.id), total, events, shared_elsewhere(conn, ref.id))
 
 
 def timeline_of(conn: psycopg.Connection, req: SessionRequest) -> SessionTimeline:

@@ -98,7 +98,8 @@ CALL_COLUMNS = {
 }
 """What each usage filter compares in `usage_calls` (model calls ``mc`` of session ``s``, root ``r``)."""
 SESSION_COLUMNS = {"time": "s.started_at", "agent": "s.agent", "namespace": "s.namespace", "project": "s.cwd"}
-"""… and in `sessions_without_usage` (sessions ``s``: by start; no model filter)."""
+"""… and in `sessions_without_usage` / `sessions_with_calls_elsewhere` (sessions ``s``: by start;
+no model filter)."""
 
 
 def _filter(
@@ -160,8 +161,9 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
     """The answer to a `read.requests.UsageRequest`: `usage.report.build_report` over the matching
     calls (`usage_calls`; summed in the database for every view but ``blocks``), periods in the
     request's zone, the active block judged at aware `now`; ccusage's JSON shape plus
-    ``"timezone"`` and ``"sessionsWithoutUsage"`` (agent → sessions whose model calls are
-    unknown: `sessions_without_usage`). The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
+    ``"timezone"``, ``"sessionsWithoutUsage"`` (agent → sessions whose model calls are
+    unknown: `sessions_without_usage`) and ``"sessionsWithCallsElsewhere"`` (agent → sessions
+    whose calls are all another session's copies, counted there: `sessions_with_calls_elsewhere`). The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
     UI's ``/api/usage/report`` give."""
     from agent_history.usage.plans import WINDOWS
     from agent_history.usage.report import build_report
@@ -176,21 +178,17 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
         model=req.model,
         grouped=req.view != "blocks",  # blocks need each call's time
     )
-    # a model filter cannot match a session whose calls are unknown: no note then
-    unrecorded = (
-        {}
-        if req.model
-        else sessions_without_usage(
-            conn,
-            since=req.since,
-            until=req.until,
-            agents=req.agents,
-            namespaces=req.namespaces,
-            project=req.project,
-        )
-    )
+    # a model filter cannot match a session whose calls are unknown or another's: no note then
+    scope = {
+        "since": req.since,
+        "until": req.until,
+        "agents": req.agents,
+        "namespaces": req.namespaces,
+        "project": req.project,
+    }
     report = build_report(req.view, calls, req.timezone, now, block_length=WINDOWS[req.window])
-    report["sessionsWithoutUsage"] = unrecorded
+    report["sessionsWithoutUsage"] = {} if req.model else sessions_without_usage(conn, **scope)
+    report["sessionsWithCallsElsewhere"] = {} if req.model else sessions_with_calls_elsewhere(conn, **scope)
     report["timezone"] = str(req.timezone)
     return report
 
@@ -327,11 +325,42 @@ def sessions_without_usage(
 ) -> dict[str, int]:
     """Agent → number of sessions matching the filters (`usage_calls`'s, by session start) whose
     model-call count is unknown (``ah.session.model_call_count`` NULL: replies, no usage
-    recorded — Codex field cases E22/E23): what `usage` cannot count, named, never 0 calls."""
+    recorded — Codex field cases E22/E23): what `usage` cannot count, named, never 0 calls. A
+    session whose transcript's calls are all copies another session owns is not one of them
+    (`sessions_with_calls_elsewhere` counts those)."""
     where, params = _filter(
         SESSION_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project
     )
-    where.insert(0, "s.model_call_count IS NULL")
+    # not a session whose calls its transcript does record but another session owns (read.shared)
+    where[:0] = ["s.model_call_count IS NULL", f"NOT {_CLAIMS_A_CALL}"]
+    return _sessions_per_agent(conn, where, params)
+
+
+_CLAIMS_A_CALL = "EXISTS (SELECT 1 FROM ah.row_claim AS c WHERE c.session_id = s.id AND c.row_table = 'model_call')"
+"""Session ``s``'s transcript holds a copy of a model call two sessions share (`db.tables.claims`)."""
+
+
+def sessions_with_calls_elsewhere(
+    conn: psycopg.Connection,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    agents: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+    project: str | None = None,
+) -> dict[str, int]:
+    """Agent → number of sessions matching the filters (as `sessions_without_usage`) that own no
+    model call while their transcript records some: every call is a copy another session owns
+    (a copied transcript, a resume or fork keeping its ids; `read.shared`). Their usage is counted
+    in that session — neither unknown nor 0."""
+    where, params = _filter(
+        SESSION_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project
+    )
+    where[:0] = [_CLAIMS_A_CALL, "NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = s.id)"]
+    return _sessions_per_agent(conn, where, params)
+
+
+def _sessions_per_agent(conn: psycopg.Connection, where: list[str], params: list) -> dict[str, int]:
     rows = conn.execute(
         f"SELECT s.agent, count(*) FROM ah.session AS s WHERE {' AND '.join(where)} GROUP BY 1 ORDER BY 1",
         params,

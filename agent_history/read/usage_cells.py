@@ -107,10 +107,22 @@ def usage_cells(
     namespaces: tuple[str, ...] = (),
     since: datetime | None = None,
     until: datetime | None = None,
+    project: str | None = None,
+    model: str | None = None,
 ) -> list[UsageCell]:
     """Usage per (UTC day, agent, model, project, branch, host) for calls matching the filters (`since` inclusive,
-    `until` exclusive, on the call's timestamp; a bound excludes calls without one)."""
+    `until` exclusive, on the call's timestamp; a bound excludes calls without one; `project` a
+    case-insensitive substring of the root session's working directory and `model` of the
+    call's model, else the session's — the filters of `read.usage.usage_calls`, so the web page
+    and ``usage --project`` count the same calls)."""
     shared, params = session_filter(agents=agents, namespaces=namespaces, since=since, until=until, time="mc.ts")
     conds: list[sql.Composable] = [sql.SQL("TRUE"), *shared]
+    for name, column, text in (
+        ("project_part", "coalesce(root.cwd, s.cwd)", project),
+        ("model_part", "coalesce(mc.model, s.model)", model),
+    ):
+        if text:
+            conds.append(sql.SQL(f"{column} ILIKE %({name})s"))
+            params[name] = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     stmt = sql.SQL(_USAGE_SQL).format(where=sql.SQL(" AND ").join(conds))
     return [UsageCell(*row) for row in conn.execute(stmt, params)]

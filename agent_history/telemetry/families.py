@@ -67,6 +67,7 @@ LABEL_VALUES: dict[str, tuple[str, ...] | None] = {
         "parser_upgraded",
         "load_error",
         "uid_conflict",
+        "rows_shared",
         "other",
     ),
     "trigger": ("user", "model", "work", "status", "wait", "event", "noop", "orchestrate", "agent_msg", "unclassified"),

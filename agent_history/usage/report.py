@@ -18,8 +18,10 @@ priced calls (a lower bound). The grand total is never blanked by one unpriced m
 A token field summed over known counts while some call's count is unknown is flagged
 `<field>Partial` (`PARTIAL_FIELDS`; a lower bound, `≥N` in the CLI's table). A count the
 transcript wrote but outside its column's range (stored NULL, `model.limits`) is usage that
-happened: `callsWithOutOfRangeTokens` counts those calls and their total is flagged partial too —
-unlike a bucket a harness never records (Codex's cache writes), which leaves the total whole.
+happened: `callsWithOutOfRangeTokens` counts those calls and their total is flagged partial too.
+A sum that adds a lower bound is one: `totalTokensPartial` and `totalCostPartial` (a block's
+`costUSDPartial`) are also true when any bucket they add up (`TOTAL_PARTS`: input, output, cache
+creation, cache read) is flagged — e.g. cache writes unknown for some calls (Codex records none).
 Costs are USD floats (list prices); tokens are integers.
 """
 
@@ -173,12 +175,22 @@ field whose every count is unknown is None instead (and its flag false). A call'
 is unknown when both writes are, its total when all five buckets are (`Call.usage_known`)."""
 
 
+TOTAL_PARTS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
+"""The fields `totalTokens` (and the cost) adds up: when one is a lower bound, so is the total."""
+
+
 def _tokens(calls: Sequence[Call]) -> dict:
     s = {b: _sum(getattr(c, b) for c in calls) for b in BUCKETS}
     out = _token_sums(s)
     for i, f in enumerate(PARTIAL_FIELDS):
         out[f + "Partial"] = out[f] is not None and any(c.unknown(i) for c in calls)
+    out["totalTokensPartial"] = out["totalTokens"] is not None and (out["totalTokensPartial"] or _parts_partial(out))
     return out
+
+
+def _parts_partial(tokens: dict) -> bool:
+    """Whether any field of `TOTAL_PARTS` of a `_tokens` result is a lower bound."""
+    return any(tokens[f + "Partial"] for f in TOTAL_PARTS)
 
 
 def _token_sums(s: dict) -> dict:
@@ -226,11 +238,13 @@ def _timings(calls: Sequence[Call]) -> dict:
 def _row(calls: Sequence[Call], breakdown: bool = True) -> dict:
     cost, priced_cost, unpriced = _cost(calls)
     models = sorted({c.model for c in calls if c.model})
+    tokens = _tokens(calls)
     row = {
-        **_tokens(calls),
+        **tokens,
         "totalCost": cost,
-        # a call with an out-of-range count is priced on its known counts: a lower bound
-        "totalCostPartial": cost is not None and any(c.out_of_range for c in calls),
+        # priced on the known counts: a lower bound when a call's count was out of range or a
+        # bucket is unknown for some call (cache writes unknown: their price is missing)
+        "totalCostPartial": cost is not None and (any(c.out_of_range for c in calls) or _parts_partial(tokens)),
         "modelsUsed": models,
         "calls": sum(c.n for c in calls),
         "callsWithUnknownUsage": sum(c.n - c.known_calls for c in calls),
@@ -295,6 +309,7 @@ def _block_row(block: Block, calls: Sequence[Call], now: datetime) -> dict:
         "totalTokens": t["totalTokens"],
         "totalTokensPartial": t["totalTokensPartial"],
         "costUSD": cost,
+        "costUSDPartial": cost is not None and (any(c.out_of_range for c in members) or _parts_partial(t)),
         "models": sorted({c.model for c in members if c.model}),
         "burnRate": rate,
         "projection": projection(total, cost, rate, block.end, now) if active else None,

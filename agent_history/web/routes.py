@@ -28,6 +28,7 @@ from agent_history.read.loops import list_loops, loops_by_session
 from agent_history.read.requests import agents_of, search_request, sessions_request, time_range, usage_request
 from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import check_hosts, summary_of
+from agent_history.read.shared import shared_elsewhere
 from agent_history.read.threads import SORTS, list_threads, sub_threads, thread_key
 from agent_history.read.timeline_pages import PAGE_EVENTS, event_position, timeline_page
 from agent_history.read.usage import plan_snapshot
@@ -226,6 +227,7 @@ def session_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
         idle_gap=IDLE_GAP,
         threads=threads,
         resume=resume_of_ref(conn, ref),
+        shared=shared_elsewhere(conn, ref.id),
         params={"agent_id": ref.agent_id},
     )
 
@@ -271,7 +273,15 @@ def _usage(request: Request, conn: psycopg.Connection):
     CLI do) with the page's days in UTC (`read.usage_cells.usage_cells` buckets by UTC day)."""
     params, _own = request_params(request, local=("now",))
     req = usage_request({**params, "timezone": "UTC"}, flags=False)
-    cells = usage_cells(conn, agents=req.agents, namespaces=req.namespaces, since=req.since, until=req.until)
+    cells = usage_cells(
+        conn,
+        agents=req.agents,
+        namespaces=req.namespaces,
+        since=req.since,
+        until=req.until,
+        project=req.project,
+        model=req.model,
+    )
     return req, _form(request, req.agents, req.namespaces), cells
 
 

@@ -14,7 +14,9 @@ with their timestamps, so both sessions start together; the original ended befor
 went on, so it ends first and keeps its messages. The row takes the owner's copy's file, byte
 offset and line (and, for messages, its namespace); both sessions are rolled up again.
 A copy whose content differs (a `uid_conflict`, `merges.CONTENT_COLUMNS`) never merges and
-never claims. Limit: a session whose times tie another's in full (a byte-identical copy under
+never claims. A session left holding copies another session owns gets one informational
+``rows_shared`` parse issue at its own position, naming the owner and the counts
+(`record_shared_issues`; `read.shared` says the same in `session` and `usage`). Limit: a session whose times tie another's in full (a byte-identical copy under
 another session id) loses or wins by its uid.
 """
 
@@ -113,3 +115,61 @@ def resolve_owners(conn: psycopg.Connection) -> None:
         return
     for row_type in EVENT_TYPES:
         conn.execute(resolve_sql(row_type))
+    record_shared_issues(conn)
+
+
+def shared_phrase(model_calls: int, messages: int, owner: str) -> str:
+    """``36 model calls / 59 messages shared with session <owner> (counted there)``: what a
+    session's transcript holds that session `owner` (``uid`` or ``uid/agent id``) owns."""
+
+    def n(k: int, noun: str) -> str:
+        return f"{k:,} {noun if k == 1 else noun + 's'}"
+
+    return f"{n(model_calls, 'model call')} / {n(messages, 'message')} shared with session {owner} (counted there)"
+
+
+# Per dirty session (with a source file) and owner: the messages and model calls it claims that
+# the owner holds. Grouped here, so a copy of 10,000 rows makes one line, not 10,000.
+_SHARED_PER_OWNER_SQL = """
+WITH d AS (
+    SELECT s.id, s.source_id, coalesce(s.byte_offset, 0) AS byte_offset, s.line_number
+    FROM ah.dirty_session AS ds JOIN ah.session AS s ON s.id = ds.session_id
+    WHERE s.source_id IS NOT NULL
+), lost AS (
+    SELECT d.id, 'message' AS row_table, m.session_id AS owner FROM d
+    JOIN ah.row_claim AS c ON c.session_id = d.id AND c.row_table = 'message'
+    JOIN ah.message AS m ON m.id = c.row_id AND m.session_id <> d.id
+    UNION ALL
+    SELECT d.id, 'model_call', mc.session_id FROM d
+    JOIN ah.row_claim AS c ON c.session_id = d.id AND c.row_table = 'model_call'
+    JOIN ah.model_call AS mc ON mc.id = c.row_id AND mc.session_id <> d.id
+)
+SELECT d.source_id, d.byte_offset, d.line_number, o.session_uid || coalesce('/' || nullif(o.agent_id, ''), ''),
+       count(*) FILTER (WHERE l.row_table = 'model_call'), count(*) FILTER (WHERE l.row_table = 'message')
+FROM lost AS l JOIN d ON d.id = l.id JOIN ah.session AS o ON o.id = l.owner
+GROUP BY d.id, d.source_id, d.byte_offset, d.line_number, o.id, o.session_uid, o.agent_id
+ORDER BY d.id, 5 DESC, 6 DESC, 4
+"""
+
+
+def record_shared_issues(conn: psycopg.Connection) -> None:
+    """One ``rows_shared`` parse issue per dirty session whose transcript holds messages or model
+    calls another session owns, on its source file at its byte offset: the owners and counts
+    (`shared_phrase`, ``; ``-joined when several). Informational: nothing is lost, the rows are
+    counted in their owner. A dirty session's previous such issue is replaced (gone when it
+    now owns all it holds). Runs in the caller's transaction, after the owners are resolved."""
+    conn.execute(
+        "DELETE FROM ah.parse_issue AS p USING ah.dirty_session AS d JOIN ah.session AS s ON s.id = d.session_id "
+        "WHERE p.kind = 'rows_shared' AND p.source_id = s.source_id AND p.byte_offset = coalesce(s.byte_offset, 0)"
+    )
+    per_session: dict[tuple[int, int], tuple[int | None, list[str]]] = {}
+    for source_id, offset, line, owner, calls, messages in conn.execute(_SHARED_PER_OWNER_SQL):
+        per_session.setdefault((source_id, offset), (line, []))[1].append(shared_phrase(calls, messages, owner))
+    if per_session:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
+                "VALUES (%s, 'rows_shared', %s, %s, %s) ON CONFLICT (source_id, kind, byte_offset) "
+                "DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
+                [(src, off, line, "; ".join(parts)) for (src, off), (line, parts) in per_session.items()],
+            )
