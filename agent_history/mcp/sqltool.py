@@ -55,8 +55,10 @@ def _cell(value: Any) -> tuple[Any, bool]:
     """JSON-ready cell and whether it was cut."""
     if value is None or isinstance(value, (bool, int, float)):
         return value, False
-    if isinstance(value, Decimal):
-        return (float(value) if value.is_finite() and abs(value) < Decimal(10) ** 15 else str(value)), False
+    if isinstance(value, Decimal):  # numeric: sum(bigint) is a whole number, shown as one (4326, not 4326.0)
+        if not value.is_finite() or abs(value) >= Decimal(10) ** 15:
+            return str(value), False
+        return (int(value) if value == value.to_integral_value() else float(value)), False
     if isinstance(value, str):
         text = value
     elif isinstance(value, (datetime, date, time)):
