@@ -15,11 +15,16 @@ corpus as HOME, then every command with odd input), each fixed and asserted with
 - ``sql "SELECT sum(output) …"`` printed ``267317.0`` (numeric as a float): a whole number is now
   printed and returned as one (``267317``), in the table, ``--csv`` and ``--json`` (the MCP tool's
   shape) alike.
+- ``agent-history sql … | head -1`` (and any command whose reader went away) exited 1, the code
+  that says a lookup found nothing: rich's and click's answer to EPIPE. Now 141 (128 + SIGPIPE,
+  what ``git log | head`` gives under ``set -o pipefail``), with nothing on stderr.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import httpx
 import psycopg
@@ -124,3 +129,24 @@ def test_sql_prints_a_whole_numeric_as_a_whole_number(corpus_db, own_tmp):  # no
     assert cli(env, "sql", SUM, "--csv").stdout == "s,a,t\n267317,178.68783422459893,10\n"
     table = cli(env, "sql", SUM).stdout
     assert "267317" in table and "267317.0" not in table
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sql", "SELECT * FROM ah.tool_call"),  # a rich table (2.4 MB): rich ended it with 1
+        ("sql", "SELECT * FROM ah.message", "--json"),  # a plain write (218 kB): click ended it with 1
+        ("search", "build", "--limit", "1000", "--json"),  # 89 kB
+    ],
+)
+def test_a_reader_that_goes_away_is_exit_141_not_found_nothing(corpus_db, own_tmp, args):  # noqa: F811
+    env = environment(corpus_db, own_tmp)
+    p = subprocess.Popen([sys.executable, "-m", "agent_history", *args], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)  # fmt: skip
+    assert p.stdout.read(10)  # `| head -c 10`: read a little, then go away
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 141, err
+    assert err == "" or err.startswith("note: showing the first 200 rows"), err
+    full = cli(env, *args)  # more than a pipe holds (64 kB): the writer meets the closed pipe
+    assert full.returncode == 0 and len(full.stdout.encode()) > 65_536

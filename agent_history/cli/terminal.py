@@ -25,7 +25,9 @@ inside strings, so they are written as ``\\u`` escapes (orjson already escapes C
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Iterable
 
 from rich.console import Console, ConsoleOptions, RenderableType
@@ -75,6 +77,17 @@ class TerminalConsole(Console):
         kwargs.setdefault("emoji", False)
         kwargs.setdefault("highlight", False)
         super().__init__(**kwargs)
+
+    def on_broken_pipe(self) -> None:
+        """The reader of stdout went away (``| head -1``): as rich, stdout goes to /dev/null and
+        the command ends — with `app.EXIT_PIPE` (141, SIGPIPE's code), not rich's 1, which says
+        a lookup found nothing."""
+        from agent_history.cli.app import EXIT_PIPE
+
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_PIPE)
 
     def render_str(self, text: str, **kwargs) -> Text:
         """Strings (printed, or table cells) are escaped before they are measured and laid out."""
