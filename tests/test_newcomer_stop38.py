@@ -15,6 +15,11 @@ corpus as HOME, then every command with odd input), each fixed and asserted with
 - ``sql "SELECT sum(output) …"`` printed ``267317.0`` (numeric as a float): a whole number is now
   printed and returned as one (``267317``), in the table, ``--csv`` and ``--json`` (the MCP tool's
   shape) alike.
+- ``/api/search?q=build&mode=bogus`` answered "'bogus' is not a valid Mode" (an enum's message):
+  now the CLI's line, "unknown search mode 'bogus' (known: keyword, vector, hybrid)".
+- ``parse DIR --json`` over a file whose name is not valid UTF-8 was a TypeError traceback
+  (orjson refuses the name's lone surrogates): the name is now written ``\\udcff…``, as `index`
+  names it when it skips one.
 - ``agent-history sql … | head -1`` (and any command whose reader went away) exited 1, the code
   that says a lookup found nothing: rich's and click's answer to EPIPE. Now 141 (128 + SIGPIPE,
   what ``git log | head`` gives under ``set -o pipefail``), with nothing on stderr.
@@ -23,8 +28,10 @@ corpus as HOME, then every command with odd input), each fixed and asserted with
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import psycopg
@@ -71,6 +78,11 @@ def test_a_sessions_page_past_a_bigint_offset_is_a_400_naming_the_highest(web):
     assert "page must be at most 184467440737095516, got 99999999999999999999" in r.text
     last = httpx.get(web.url + "/sessions?page=184467440737095516", timeout=60)  # the highest: empty, no error
     assert last.status_code == 200, last.text[:300]
+
+
+def test_an_unknown_search_mode_in_the_api_is_the_clis_line(web):
+    r = httpx.get(web.url + "/api/search?q=build&mode=bogus", timeout=60)
+    assert (r.status_code, r.json()) == (400, {"error": "unknown search mode 'bogus' (known: keyword, vector, hybrid)"})
 
 
 def _import(env, own_tmp, entries) -> tuple[int, str, str]:
@@ -150,3 +162,23 @@ def test_a_reader_that_goes_away_is_exit_141_not_found_nothing(corpus_db, own_tm
     assert err == "" or err.startswith("note: showing the first 200 rows"), err
     full = cli(env, *args)  # more than a pipe holds (64 kB): the writer meets the closed pipe
     assert full.returncode == 0 and len(full.stdout.encode()) > 65_536
+
+
+def test_parse_json_names_a_file_whose_name_is_not_utf8(corpus_home, own_tmp):
+    source = (
+        corpus_home
+        / ".claude/projects/-Users-user1-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+    )
+    folder = own_tmp / "odd"
+    folder.mkdir()
+    (folder / "good.jsonl").write_bytes(source.read_bytes())
+    with open(os.fsencode(folder) + b"/\xff\xfe-bad.jsonl", "wb") as f:  # a name no UTF-8 decoder reads
+        f.write(source.read_bytes())
+    env = {**os.environ, "HOME": str(own_tmp)}
+    r = subprocess.run([sys.executable, "-m", "agent_history", "parse", str(folder), "--json"], env=env,
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr  # was a TypeError traceback from orjson
+    files = {Path(f["path"]).name: f for f in json.loads(r.stdout)["files"]}
+    assert sorted(files) == ["\\udcff\\udcfe-bad.jsonl", "good.jsonl"]  # as `index` names it when it skips one
+    assert files["\\udcff\\udcfe-bad.jsonl"]["messages"] == files["good.jsonl"]["messages"] == 59
+    assert files["\\udcff\\udcfe-bad.jsonl"]["tool_calls"] == files["good.jsonl"]["tool_calls"] == 71
