@@ -299,16 +299,9 @@ def _start_resident() -> None:
         resident.spawn_server(str(settings.data_dir.expanduser().resolve()), settings.query_idle_s)
 
 
-EXIT_PIPE = 141
-"""Exit code when the reader of stdout went away (``agent-history sql … | head -1``): 128 +
-SIGPIPE, what the shell reports for ``git log`` or ``cat`` ended by SIGPIPE — not 1, which says
-a lookup found nothing. Click turns the BrokenPipeError into exit 1 and wraps stdout and stderr in
-its ``PacifyFlushWrapper`` (no second error at exit); that wrapper tells the two apart."""
-
-
 def run(argv: list[str]) -> None:
     """Run the command line `argv` (after the program name) in this process, turning known
-    failures into one-line errors (exit 2) and a closed stdout into `EXIT_PIPE`. Raises
+    failures into one-line errors (exit 2) and a closed stdout into `terminal.EXIT_PIPE`. Raises
     SystemExit with the exit code."""
     if argv[:1] == ["hook"] and "--help" not in argv:  # after each agent turn: no typer, never fails
         from agent_history.connect.hook import run_hook
@@ -323,6 +316,8 @@ def run(argv: list[str]) -> None:
         _call_app()
     except SystemExit as exc:
         if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            from agent_history.cli.terminal import EXIT_PIPE
+
             sys.exit(EXIT_PIPE)  # click's answer to EPIPE on stdout: exit 1, the "found nothing" code
         raise
     except KeyboardInterrupt:

@@ -68,6 +68,14 @@ def escape_text(text: Text) -> Text:
     return out
 
 
+EXIT_PIPE = 141
+"""Exit code when the reader of stdout went away (``agent-history sql … | head -1``): 128 +
+SIGPIPE, what the shell reports for ``git log`` or ``cat`` ended by SIGPIPE — not 1, which says
+a lookup found nothing. rich ends with 1 (`TerminalConsole.on_broken_pipe` overrides it); click turns the
+BrokenPipeError into exit 1 too and wraps stdout in its ``PacifyFlushWrapper``, which
+`app.run` tells apart."""
+
+
 class TerminalConsole(Console):
     """A rich `Console` that never lets printed text control the terminal (module docstring).
     Markup, emoji codes and highlighting are off unless a caller turns them on."""
@@ -80,10 +88,8 @@ class TerminalConsole(Console):
 
     def on_broken_pipe(self) -> None:
         """The reader of stdout went away (``| head -1``): as rich, stdout goes to /dev/null and
-        the command ends — with `app.EXIT_PIPE` (141, SIGPIPE's code), not rich's 1, which says
+        the command ends — with `EXIT_PIPE` (141, SIGPIPE's code), not rich's 1, which says
         a lookup found nothing."""
-        from agent_history.cli.app import EXIT_PIPE
-
         self.quiet = True
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
