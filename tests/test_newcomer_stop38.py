@@ -174,7 +174,7 @@ def test_parse_json_names_a_file_whose_name_is_not_utf8(corpus_home, own_tmp):
     (folder / "good.jsonl").write_bytes(source.read_bytes())
     with open(os.fsencode(folder) + b"/\xff\xfe-bad.jsonl", "wb") as f:  # a name no UTF-8 decoder reads
         f.write(source.read_bytes())
-    env = {**os.environ, "HOME": str(own_tmp)}
+    env = {**os.environ, "HOME": str(own_tmp), "AGENT_HISTORY_QUERY_IDLE_S": "0"}
     r = subprocess.run([sys.executable, "-m", "agent_history", "parse", str(folder), "--json"], env=env,
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert (r.returncode, r.stderr) == (0, ""), r.stderr  # was a TypeError traceback from orjson
