@@ -331,7 +331,8 @@ def _flush_stdout() -> None:
 
 def run(argv: list[str]) -> None:
     """Run the command line `argv` (after the program name) in this process, turning known
-    failures into one-line errors (exit 2). Raises SystemExit with the exit code."""
+    failures into one-line errors (exit 2) and a closed stdout into `terminal.EXIT_OUTPUT_CLOSED` (141). Raises
+    SystemExit with the exit code."""
     if argv[:1] == ["hook"] and "--help" not in argv:  # after each agent turn: no typer, never fails
         from agent_history.connect.hook import run_hook
 

@@ -27,10 +27,16 @@ SEARCH_TIMEOUT_S = 30.0
 the MCP `sql` tool's 30 s. Past it the command stops with one line and exit `EXIT_TIMEOUT`."""
 
 
+MAX_TIMEOUT_S = 2_147_483.0
+"""The longest ``--timeout`` (seconds): PostgreSQL's ``statement_timeout`` is an integer number of
+milliseconds, at most 2³¹ − 1 (≈ 24.8 days); a longer one is refused by the server."""
+
+
 def _time_limit(seconds: float) -> float:
-    """``--timeout`` checked: ≥ 0 (0 = no limit); else exit 2."""
-    if not seconds >= 0:
-        fail(f"--timeout must be 0 (no limit) or more seconds (got {seconds:g})", 2)
+    """``--timeout`` checked: 0 (no limit) … `MAX_TIMEOUT_S` seconds; else exit 2 (NaN, a
+    negative number, ``inf`` or more than the server's limit)."""
+    if not 0 <= seconds <= MAX_TIMEOUT_S:
+        fail(f"--timeout must be 0 (no limit) or up to {MAX_TIMEOUT_S:.0f} seconds (got {seconds:g})", 2)
     return seconds
 
 

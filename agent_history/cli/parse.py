@@ -20,6 +20,12 @@ def _counts(d: dict) -> list[str]:
     return [f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])] or ["-"]
 
 
+def _json_path(path: str) -> str:
+    """`path` as JSON can hold it: a name that is not valid UTF-8 (its bytes are lone surrogates
+    in Python) with those bytes written ``\\udcff``, as `index` names it when it skips one."""
+    return path.encode("utf-8", "backslashreplace").decode()
+
+
 def _totals_line(label: Text | str, items: list[str]) -> None:
     """`label` then `items` separated by commas, wrapped between items (indented)."""
     flow(console, [label, *(f"{i}," for i in items[:-1]), *items[-1:]], sep=" ", indent="    ")
@@ -41,7 +47,10 @@ def parse_cmd(
     if json:
         print_json(
             {
-                "files": [{"path": r.path, "agent": r.agent, "error": r.error, **(r.summary or {})} for r in reports],
+                "files": [
+                    {"path": _json_path(r.path), "agent": r.agent, "error": r.error, **(r.summary or {})}
+                    for r in reports
+                ],
                 "totals": totals,
             }
         )

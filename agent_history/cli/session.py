@@ -31,7 +31,10 @@ def _page_range(page: int | None, start: int | None, end: int | None, every: boo
             fail(f"{option} must be 1 or more (got {value})", 2)
     if ranged or every:
         return start, end
-    first = ((page or 1) - 1) * PAGE_EVENTS + 1
+    # event numbers are bigints: a page past the last whose numbers fit asks for that one, just as
+    # empty, and the caller names the page as given ("has 1 page of 200 events, not N", exit 2)
+    last_page = (2**63 - 1) // PAGE_EVENTS - 1
+    first = (min(page or 1, last_page) - 1) * PAGE_EVENTS + 1
     return first, first + PAGE_EVENTS - 1
 
 

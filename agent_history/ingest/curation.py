@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 
 from agent_history.db.tables import curation
+from agent_history.harnesses import resolve_name
 from agent_history.ingest.writer import purge_source
 from agent_history.session.filters import like_prefix
 from agent_history.session.refs import MIN_UID_PREFIX, SessionRef, uid_spellings
@@ -70,20 +71,32 @@ def export_exclusions(conn: psycopg.Connection) -> list[dict[str, Any]]:
 
 def import_exclusions(conn: psycopg.Connection, entries: Any) -> int:
     """Add the exclusions in `entries` (the `export_exclusions` shape; ``reason`` and
-    ``excluded_at`` optional); returns how many were new. Raises ValueError naming the first bad
-    entry (nothing is imported then)."""
+    ``excluded_at`` optional; ``agent`` a harness or product name, stored as the harness's:
+    ``claude-code`` → ``claude``); returns how many were new. Raises ValueError naming the first
+    bad entry — not a string, a NUL character, an unknown agent, a time that is not ISO 8601
+    (nothing is imported then)."""
     if not isinstance(entries, list):
         raise ValueError("exclusions file: expected a JSON list of {agent, session_uid, …}")
     rows = []
     for n, e in enumerate(entries, 1):
         if not isinstance(e, dict) or not isinstance(e.get("agent"), str) or not isinstance(e.get("session_uid"), str):
             raise ValueError(f"exclusions file: entry {n} needs string fields agent and session_uid")
+        reason = e.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise ValueError(f"exclusions file: entry {n}: reason must be a string or null (got {reason!r})")
+        for key in ("agent", "session_uid", "reason"):
+            if "\x00" in (e.get(key) or ""):
+                raise ValueError(f"exclusions file: entry {n}: {key} holds a NUL character (no session uid does)")
+        try:  # a product name (claude-code) is its harness's (claude): an exclusion matches by harness
+            agent = resolve_name(e["agent"])
+        except ValueError as exc:
+            raise ValueError(f"exclusions file: entry {n}: {exc}") from None
         at = e.get("excluded_at")
         try:
             ts = datetime.fromisoformat(at) if at else None
         except (TypeError, ValueError):
             raise ValueError(f"exclusions file: entry {n}: excluded_at {at!r} is not an ISO timestamp") from None
-        rows.append((e["agent"], e["session_uid"], e.get("reason"), ts))
+        rows.append((agent, e["session_uid"], reason, ts))
     added = 0
     with conn.transaction():
         for agent, uid, reason, ts in rows:

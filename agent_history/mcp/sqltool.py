@@ -67,14 +67,17 @@ def number_text(value: Decimal | float) -> str:
 
 
 def _cell(value: Any, exact_numeric: bool = False) -> tuple[Any, bool]:
-    """JSON-ready cell and whether it was cut. A numeric is a float (exact below 10^15), else its
-    text; with `exact_numeric` it stays a Decimal (`number_text` renders it)."""
+    """JSON-ready cell and whether it was cut. A numeric below 10^15 is an int when whole (4326,
+    not 4326.0), else a float; larger or not finite, its text; with `exact_numeric` it stays a
+    Decimal (`number_text` renders it)."""
     if value is None or isinstance(value, (bool, int, float)):
         return value, False
     if isinstance(value, Decimal):
         if exact_numeric:
             return value, False
-        return (float(value) if value.is_finite() and abs(value) < Decimal(10) ** 15 else str(value)), False
+        if not value.is_finite() or abs(value) >= Decimal(10) ** 15:
+            return str(value), False
+        return (int(value) if value == value.to_integral_value() else float(value)), False  # 4326, not 4326.0
     if isinstance(value, str):
         text = value
     elif isinstance(value, (datetime, date, time)):

@@ -249,6 +249,8 @@ def _run_search(
     vector_search=_vector_search,
 ) -> SearchResult:
     branches = {"keyword_search": keyword_search, "vector_search": vector_search}
+    if mode and mode not in tuple(Mode):  # the CLI's words (the web API passes ?mode= as given)
+        raise ValueError(f"unknown search mode {mode!r} (known: {', '.join(Mode)})")
     chosen = Mode(mode) if mode else default_mode(conn, settings)
     if chosen is Mode.KEYWORD or settings is None:
         return search(conn, req, chosen, **branches)

@@ -4,8 +4,9 @@ Period keys (the ``period`` values of `usage daily|weekly|monthly`, as ccusage 2
 them): a call's timestamp is converted to the report's time zone, then
 
 - daily   → ``YYYY-MM-DD`` (the local calendar day),
-- weekly  → ``YYYY-MM-DD`` of the Monday that starts the local week (ccusage's default week
-  start: its `weekly --json` over the shared corpus keys 2025-06-14, a Saturday, as 2025-06-09),
+- weekly  → ``YYYY-MM-DD`` of the Monday that starts the local week (ccusage's `weekly --json`
+  over the shared corpus keys 2025-06-14, a Saturday, as 2025-06-09; its per-agent `ccusage
+  claude weekly` starts weeks on Sunday unless given ``--start-of-week monday``: docs/usage.md),
 - monthly → ``YYYY-MM``.
 
 Billing blocks follow ccusage's block rule (ccusage `identifySessionBlocks`, 5-hour session

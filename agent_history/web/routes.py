@@ -83,7 +83,9 @@ def _choices(conn: psycopg.Connection) -> dict:
     }
 
 
-def _int(request: Request, name: str, default: int, lo: int = 1) -> int:
+def _int(request: Request, name: str, default: int, lo: int = 1, hi: int = 2**63 - 1) -> int:
+    """GET parameter `name` as a whole number `lo` … `hi` (`default` when absent or empty).
+    Raises ValueError (a 400) for anything else."""
     raw = request.query_params.get(name)
     if not raw:
         return default
@@ -93,6 +95,8 @@ def _int(request: Request, name: str, default: int, lo: int = 1) -> int:
         raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
     if value < lo:
         raise ValueError(f"{name} must be at least {lo}, got {value}")
+    if value > hi:
+        raise ValueError(f"{name} must be at most {hi}, got {value}")
     return value
 
 
@@ -182,7 +186,7 @@ def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> R
     req = sessions_request({**params, "limit": SESSIONS_PER_PAGE}, flags=False)
     check_hosts(conn, req.hosts, flags=False)
     sort = own.get("sort") or "date"
-    n = _int(request, "page", 1)
+    n = _int(request, "page", 1, hi=(2**63 - 1) // SESSIONS_PER_PAGE)  # the offset is a bigint
     rows, more = list_threads(conn, req, sort=sort, offset=(n - 1) * SESSIONS_PER_PAGE)
     loops = loops_by_session(conn, [r.id for r in rows]) if rows else {}
     for r in rows:
