@@ -172,3 +172,44 @@ def test_collected_commit_sentence_names_the_sessions_that_made_it(sessions, mad
 
     c = CollectedCommit("/r", "ab" * 20, "subj", datetime(2026, 11, 2, 10, 0, tzinfo=UTC), True, True, None, [])
     assert c.sentence(sessions=sessions) == f"in /r, authored by you at 2026-11-02 10:00 UTC; {made}"
+
+
+def test_cli_why_text_prints_the_first_origins_and_says_how_many_more(db, cli_env):
+    """A sha in 23 sessions (copied sessions repeat a commit's events): the text shows
+    `WHY_SHOWN` (20) origins and one line naming the 3 more; `--json` lists all 23."""
+    from agent_history.cli.why import WHY_SHOWN
+
+    for i in range(23):
+        uid = f"copy-{i:02d}"
+        write(
+            db.dsn,
+            [
+                session(uid),
+                tool_call(
+                    f"git-{i:02d}", uid, "Bash", '{"command": "git commit -m copy"}', "[main def5678] copy", offset=10
+                ),
+                GitEventRow(
+                    agent="claude",
+                    git_event_uid=f"g-{i:02d}",
+                    session_uid=uid,
+                    agent_id="",
+                    tool_call_uid=f"git-{i:02d}",
+                    op="commit",
+                    sha="def5678",
+                    branch="main",
+                    subject="copy",
+                    byte_offset=20,
+                ),
+            ],
+            path=f"/t/{uid}.jsonl",
+        )
+    run = [sys.executable, "-m", "agent_history", "why", "def5678"]
+    text = subprocess.run(run, env=cli_env, capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert WHY_SHOWN == 20
+    assert text.stdout.count("commit def5678") == 20
+    assert (
+        text.stdout.rstrip().splitlines()[-1] == "… and 3 more origins of def5678 (`why def5678 --json` lists all 23)"
+    )
+    data = json.loads(subprocess.run([*run, "--json"], env=cli_env, capture_output=True, text=True, timeout=120).stdout)
+    assert len(data["matches"]) == 23

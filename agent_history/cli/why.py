@@ -18,6 +18,11 @@ from agent_history.cli.text import _body, _first_line, _short_ts
 from agent_history.read.requests import TOUCHED_DEFAULT_LIMIT, touched_request, why_request
 from agent_history.search.request import MAX_LIMIT
 
+WHY_SHOWN = 20
+"""Origins `why` prints as text (`--json` gives every one): a commit is made once, but copied
+sessions (a copied project, the 770 clones of `just bench-scale`) repeat its events — 749 of them
+at 1 M messages took ≈ 0.8 s of rendering (docs/performance.md, read path at 1 M)."""
+
 
 @app.command("why")
 def why_cmd(
@@ -46,7 +51,7 @@ def why_cmd(
     if not origins and not collected:
         console.print(f"no commit or push {sha} in the catalogue")
         _found(False)
-    for o in origins:
+    for o in origins[:WHY_SHOWN]:
         s = o.session
         flow(console, [Text(f"{o.op} {o.sha}", style="bold red"), o.branch or "", _short_ts(o.ts)])
         if o.sha and len(o.sha) < len(req.sha):  # the transcript printed an abbreviation of what was asked
@@ -76,6 +81,13 @@ def why_cmd(
         line = getattr(o, "line_number", None)
         if s.source_path:
             path_line(console, s.source_path, f"{f':{line}' if line else ''} (byte {o.byte_offset})")
+    if len(origins) > WHY_SHOWN:
+        console.print(
+            f"… and {len(origins) - WHY_SHOWN} more origins of {sha} (`why {sha} --json` lists all {len(origins)})",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 @app.command("touched")
