@@ -11,9 +11,19 @@ loaded model) run on one worker, so that fixture is built once (`pytest_collecti
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
+
+# A suite started as a background job of a non-interactive shell (`cmd &`, `nohup`, some CI
+# runners) inherits SIGINT ignored, and so does every command a test starts — Python then installs
+# no KeyboardInterrupt handler, and the Ctrl-C tests (statusline, `usage blocks --live`) wait
+# forever (seen: SigIgn 0x1001007 in tests/procinfo.py's report). Commands the tests start get
+# SIGINT as a terminal gives it: a handled signal is reset to the default by exec, an ignored one
+# is not.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,6 +11,7 @@ costs the failing session's rollups, not the pass (`run_postpasses`).
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 import psycopg
@@ -24,11 +25,17 @@ from agent_history.ingest.loops import refresh_loops
 
 
 def run_postpasses(
-    conn: psycopg.Connection, *, now: datetime | None = None, namespaces: list[str] | None = None
+    conn: psycopg.Connection,
+    *,
+    now: datetime | None = None,
+    namespaces: list[str] | None = None,
+    issues: Counter | None = None,
 ) -> int:
     """Roll up every dirty session and clear the marks, in one transaction; returns the count.
     `now` is the loop post-pass's clock (default: the current time; tests pass their own).
     `namespaces`: only the dirty sessions of these namespaces (`sessions.DIRTY_IN_SCOPE`; None = all).
+    `issues` gains the parse issues the post-pass adds, per kind (``rows_shared``,
+    ``postpass_error``; an issue that replaces the same one's earlier detail is not counted).
 
     If that fails on a live connection (a value derived from one session that no column holds),
     it is rolled back and run again one session at a time: a session that still fails loses its
@@ -36,19 +43,27 @@ def run_postpasses(
     file at its byte offset — and every other session is rolled up, so one transcript never
     blocks the pass, nor every pass after it (issue 25). Losing the connection raises.
     """
+    added: Counter = Counter()
     try:
         with conn.transaction():
-            rolled = _roll_up(conn, None, now, namespaces)
+            rolled = _roll_up(conn, None, now, namespaces, added)
     except Exception as exc:  # noqa: BLE001 - sorted out: lost connection raises, else one by one
         raise_if_lost(exc, conn)
-        rolled = _one_session_at_a_time(conn, now, namespaces)
+        added.clear()  # rolled back with the transaction
+        rolled = _one_session_at_a_time(conn, now, namespaces, added)
+    if issues is not None:
+        issues.update(+added)
     # ParadeDB: BM25 indexes are built after the first bulk load (docs/design.md §7); no-op on FTS
     ensure_bm25_indexes(conn)
     return rolled
 
 
 def _roll_up(
-    conn: psycopg.Connection, only: int | None, now: datetime | None, namespaces: list[str] | None = None
+    conn: psycopg.Connection,
+    only: int | None,
+    now: datetime | None,
+    namespaces: list[str] | None = None,
+    added: Counter | None = None,
 ) -> int:
     """The post-passes over the dirty sessions (`only` that one; else those `sessions.DIRTY_IN_SCOPE` of
     `namespaces`), clearing their marks; runs in the caller's transaction; returns the sessions
@@ -57,7 +72,9 @@ def _roll_up(
         return 0
     moved: list[int] = []
     if only is None:  # shared rows to their owner first: both sessions are then rolled up
-        resolve_owners(conn)
+        shared = resolve_owners(conn)
+        if added is not None:
+            added["rows_shared"] += shared
         if namespaces is not None and sessions.has_claims(conn):
             # a dirty session of another namespace (another host's) sharing a row with one of
             # ours is rolled up now, not at that host's next pass: the rows it lost or gained
@@ -78,7 +95,9 @@ def _roll_up(
     return rolled
 
 
-def _one_session_at_a_time(conn: psycopg.Connection, now: datetime | None, namespaces: list[str] | None) -> int:
+def _one_session_at_a_time(
+    conn: psycopg.Connection, now: datetime | None, namespaces: list[str] | None, added: Counter
+) -> int:
     rolled = 0
     for session_id in sessions.dirty_in_scope(conn, namespaces):
         try:
@@ -91,5 +110,7 @@ def _one_session_at_a_time(conn: psycopg.Connection, now: datetime | None, names
             detail = f"{type(exc).__name__}" + (f" [SQLSTATE {sqlstate}]" if sqlstate else "") + f": {first}"
             with conn.transaction():
                 sessions.clear_dirty(conn, [session_id])
-                parse_issues.record_postpass_error(conn, session_id, f"session {session_id} not rolled up: {detail}")
+                added["postpass_error"] += parse_issues.record_postpass_error(
+                    conn, session_id, f"session {session_id} not rolled up: {detail}"
+                )
     return rolled

@@ -105,17 +105,18 @@ ON CONFLICT (session_id) DO NOTHING
 """
 
 
-def resolve_owners(conn: psycopg.Connection) -> None:
+def resolve_owners(conn: psycopg.Connection) -> int:
     """Re-decide the owner of every shared row a dirty session claims (`resolve_sql` per event
     table); runs in the caller's transaction, before the rollup reads the dirty set. Nothing runs
-    when no session is dirty (a pass with no changes: 8 statements, ≈ 15 ms of server CPU, saved)."""
+    when no session is dirty (a pass with no changes: 8 statements, ≈ 15 ms of server CPU, saved).
+    Returns the ``rows_shared`` issues it added (`record_shared_issues`)."""
     if not conn.execute(
         "SELECT to_regclass('ah.row_claim') IS NOT NULL AND EXISTS (SELECT 1 FROM ah.dirty_session)"
     ).fetchone()[0]:
-        return
+        return 0
     for row_type in EVENT_TYPES:
         conn.execute(resolve_sql(row_type))
-    record_shared_issues(conn)
+    return record_shared_issues(conn)
 
 
 def shared_phrase(model_calls: int, messages: int, owner: str) -> str:
@@ -152,16 +153,22 @@ ORDER BY d.id, 5 DESC, 6 DESC, 4
 """
 
 
-def record_shared_issues(conn: psycopg.Connection) -> None:
+def record_shared_issues(conn: psycopg.Connection) -> int:
     """One ``rows_shared`` parse issue per dirty session whose transcript holds messages or model
     calls another session owns, on its source file at its byte offset: the owners and counts
     (`shared_phrase`, ``; ``-joined when several). Informational: nothing is lost, the rows are
     counted in their owner. A dirty session's previous such issue is replaced (gone when it
-    now owns all it holds). Runs in the caller's transaction, after the owners are resolved."""
-    conn.execute(
-        "DELETE FROM ah.parse_issue AS p USING ah.dirty_session AS d JOIN ah.session AS s ON s.id = d.session_id "
-        "WHERE p.kind = 'rows_shared' AND p.source_id = s.source_id AND p.byte_offset = coalesce(s.byte_offset, 0)"
-    )
+    now owns all it holds). Runs in the caller's transaction, after the owners are resolved.
+    Returns the issues added that were not there before the call (the pass counts them as new
+    ``parse_issue`` rows)."""
+    before = {
+        tuple(r)
+        for r in conn.execute(
+            "DELETE FROM ah.parse_issue AS p USING ah.dirty_session AS d JOIN ah.session AS s ON s.id = d.session_id "
+            "WHERE p.kind = 'rows_shared' AND p.source_id = s.source_id AND p.byte_offset = coalesce(s.byte_offset, 0) "
+            "RETURNING p.source_id, p.byte_offset"
+        )
+    }
     per_session: dict[tuple[int, int], tuple[int | None, list[str]]] = {}
     for source_id, offset, line, owner, calls, messages in conn.execute(_SHARED_PER_OWNER_SQL):
         per_session.setdefault((source_id, offset), (line, []))[1].append(shared_phrase(calls, messages, owner))
@@ -173,3 +180,4 @@ def record_shared_issues(conn: psycopg.Connection) -> None:
                 "DO UPDATE SET detail = EXCLUDED.detail, created_at = now()",
                 [(src, off, line, "; ".join(parts)) for (src, off), (line, parts) in per_session.items()],
             )
+    return len(per_session.keys() - before)

@@ -65,14 +65,16 @@ def record_bad_database(conn: psycopg.Connection, source_id: int, detail: str) -
     )
 
 
-def record_postpass_error(conn: psycopg.Connection, session_id: int, detail: str) -> None:
+def record_postpass_error(conn: psycopg.Connection, session_id: int, detail: str) -> int:
     """A ``postpass_error`` issue on session `session_id`'s source file, at the session's byte
-    offset (nothing when the session has no source file)."""
-    conn.execute(
+    offset (nothing when the session has no source file). Returns 1 when the issue is new, 0 when
+    it replaced the same issue's earlier detail or the session has no source file."""
+    row = conn.execute(
         "INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
         "SELECT s.source_id, 'postpass_error', coalesce(s.byte_offset, 0), s.line_number, %s "
         "FROM ah.session s WHERE s.id = %s AND s.source_id IS NOT NULL "
         "ON CONFLICT (source_id, kind, byte_offset) DO UPDATE SET detail = EXCLUDED.detail, "
-        "created_at = now()",
+        "created_at = now() RETURNING (xmax = 0)",
         (detail, session_id),
-    )
+    ).fetchone()
+    return int(bool(row and row[0]))
