@@ -33,7 +33,6 @@ import os
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -312,10 +311,7 @@ class Loader:
                     bulk.refresh_statistics(conn)
             else:
                 # only this pass's namespaces: another host's pass rolls up its own sessions
-                added: Counter = Counter()  # the parse issues the post-pass records (rows_shared …)
-                summary.sessions_rolled_up = run_postpasses(conn, namespaces=namespaces, issues=added)
-                if added:
-                    summary.add_written(Counter(parse_issue=sum(added.values())), Counter(), added)
+                summary.sessions_rolled_up = run_postpasses(conn, namespaces=namespaces, on_issues=summary.add_issues)
                 summary.sessions_elsewhere = sessions_stored_elsewhere(conn, summary.changed_ids)
                 if bulk_state is not None:
                     from agent_history.ingest import bulk

@@ -12,6 +12,7 @@ costs the failing session's rollups, not the pass (`run_postpasses`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 
 import psycopg
@@ -29,13 +30,14 @@ def run_postpasses(
     *,
     now: datetime | None = None,
     namespaces: list[str] | None = None,
-    issues: Counter | None = None,
+    on_issues: Callable[[Counter], None] | None = None,
 ) -> int:
     """Roll up every dirty session and clear the marks, in one transaction; returns the count.
     `now` is the loop post-pass's clock (default: the current time; tests pass their own).
     `namespaces`: only the dirty sessions of these namespaces (`sessions.DIRTY_IN_SCOPE`; None = all).
-    `issues` gains the parse issues the post-pass adds, per kind (``rows_shared``,
-    ``postpass_error``; an issue that replaces the same one's earlier detail is not counted).
+    `on_issues` is called with the parse issues the post-pass added, per kind (``rows_shared``,
+    ``postpass_error``; an issue that replaces the same one's earlier detail is not counted), when
+    there are any (the loader counts them in its pass summary).
 
     If that fails on a live connection (a value derived from one session that no column holds),
     it is rolled back and run again one session at a time: a session that still fails loses its
@@ -51,8 +53,8 @@ def run_postpasses(
         raise_if_lost(exc, conn)
         added.clear()  # rolled back with the transaction
         rolled = _one_session_at_a_time(conn, now, namespaces, added)
-    if issues is not None:
-        issues.update(+added)
+    if on_issues is not None and +added:
+        on_issues(+added)
     # ParadeDB: BM25 indexes are built after the first bulk load (docs/design.md §7); no-op on FTS
     ensure_bm25_indexes(conn)
     return rolled

@@ -95,6 +95,11 @@ class PassSummary:
             "seconds": round(self.seconds, 3),
         }
 
+    def add_issues(self, kinds: Counter) -> None:
+        """Count parse issues recorded outside a write (the post-pass's ``rows_shared``,
+        ``postpass_error``; per kind) as this pass's issues and new ``parse_issue`` rows."""
+        self.add_written(Counter(parse_issue=sum(kinds.values())), Counter(), kinds)
+
     def add_written(self, new: Counter, merged: Counter, issues: Counter | None = None) -> None:
         """Count the rows one write inserted (`new`) and merged (`merged`), per table, and the
         parse issues it recorded itself (`issues`, per kind: `uid_conflict`)."""
