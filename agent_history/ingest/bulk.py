@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -148,9 +149,9 @@ REINDEX_AFTER: tuple[str, ...] = (
     "git_event_natural_key",
 )
 """B-tree indexes rebuilt after the end of such a pass: their keys (uuids, timestamps across files)
-arrive in random order, so a load leaves their pages about two-thirds full; rebuilt, −0.89 MB of
-a ×10 cold load's 102.5 MB in ≈ 0.3 s (docs/performance.md, decision 10). Those of
-`COMPACT_TABLES` are rebuilt by the compaction; the others measured < 0.02 MB each."""
+arrive in random order, so a load leaves their pages about two-thirds full; rebuilt, −0.92 MB of
+a ×10 cold load's 102.5 MB for 0.07–0.12 s of backend CPU (docs/performance.md, decision 10).
+Those of `COMPACT_TABLES` are rebuilt by the compaction; the others measured ≤ 0.025 MB each."""
 
 COMPACT_LOCK_TIMEOUT = "5s"
 """How long `compact` and `reindex` wait for a table's lock (a reader holding it: that table or
@@ -186,7 +187,9 @@ def reindex(conn: psycopg.Connection) -> list[str]:
     return _with_lock_timeout(conn, search_stats.reindex, REINDEX_AFTER)
 
 
-def _with_lock_timeout(conn: psycopg.Connection, step, names: tuple[str, ...]) -> list[str]:
+def _with_lock_timeout(
+    conn: psycopg.Connection, step: Callable[[psycopg.Connection, str], object], names: tuple[str, ...]
+) -> list[str]:
     """``step(conn, name)`` for each of `names` under ``lock_timeout`` `COMPACT_LOCK_TIMEOUT` (put
     back after); the names whose step ran and did not return False."""
     done = []

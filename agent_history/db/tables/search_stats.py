@@ -102,7 +102,7 @@ def switch_stats_triggers(conn: psycopg.Connection, *, enable: bool) -> None:
 # load 0.45 → 0.27 s, of the messages 0.12 → 0.06 s (docs/performance.md, decision 8). Its memory is
 # one entry per distinct lexeme (19,600 tool-call lexemes at ×10, 6,596 message lexemes).
 # In key order (``ORDER BY``): the primary key (corpus, lexeme) then fills its pages as a build
-# does, instead of ts_stat's order splitting them half-full (×10 cold load: 2.04 → 1.16 MB;
+# does, instead of ts_stat's order splitting them half-full (×10 cold load: 2.04 → 1.14 MB;
 # docs/performance.md, decision 10).
 RECOMPUTE_TERMS = """
 INSERT INTO ah.search_term (corpus, lexeme, df)
