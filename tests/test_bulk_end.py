@@ -130,11 +130,13 @@ def test_compact_waits_for_a_snapshot_older_than_the_post_passes(server):
     updates; ``VACUUM FULL`` beside it would copy the replaced rows. `compact` waits for it."""
     owner = server[0]
     with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(owner) as old:
-        old.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        old.execute("SELECT count(*) FROM ah.session").fetchone()  # its snapshot is taken
+        old.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        old.execute("SELECT count(*) FROM ah.session").fetchone()  # its snapshot is taken, held
         conn.execute("SELECT pg_current_xact_id()")  # a post-pass's write: a transaction id used
         horizon = bulk.search_stats.snapshot_horizon(conn)
         assert bulk.search_stats.older_snapshots(conn, horizon) == 1
+        held = "SELECT backend_xmin IS NOT NULL FROM pg_stat_activity WHERE pid = %s"
+        assert conn.execute(held, (old.info.backend_pid,)).fetchone()[0] is True  # the one counted
         ender = threading.Timer(0.5, old.rollback)
         ender.start()
         started = time.monotonic()
