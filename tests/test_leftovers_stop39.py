@@ -1,0 +1,131 @@
+"""User-facing leftovers from stop 38's notes, each asserted with its exact value. The CLI is the
+reference: the web API and the MCP server refuse the same inputs with the same one-line message
+(parameters named as the front end names them: ``--session`` on the command line, ``session``
+in a GET parameter or a tool argument).
+
+- ``/api/search?session=ab`` answered 200 with no hits where ``search --session ab`` exits 2:
+  now a 400 with that line (`read.catalog.check_filter_values`, shared); the MCP ``search`` tool
+  refuses it too.
+- ``/api/sessions?subagents=maybe`` was taken as false: a yes/no GET parameter is now
+  true/false, 1/0, yes/no or on/off (any case, empty false), anything else a 400 naming it.
+- MCP ``search`` with a NUL in the query answered psycopg's message: every request builder now
+  refuses a NUL in any text parameter with one line (a command-line argument cannot hold one).
+- MCP ``sql`` named a column's type by its oid (``"2278"`` for void): now PostgreSQL's name.
+"""
+
+from __future__ import annotations
+
+import httpx
+import psycopg
+import pytest
+
+from agent_history.mcp.sqltool import type_names
+from agent_history.read.requests import RequestError, search_request, sessions_request
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.mcp_client import call, server_env
+from tests.test_cli_arguments import SESSION, cli, environment
+from tests.test_web import Served, _env
+
+SHORT = "error: --session: give a session uid or a prefix of at least 6 characters (got 'ab')\n"
+
+
+@pytest.fixture(scope="module")
+def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
+    s = Served(_env(tmp_path_factory.mktemp("web-left39"), corpus_db.dsn, corpus_db.reader_dsn))
+    yield s
+    err = s.stop()
+    assert "Traceback" not in err, err
+
+
+def test_a_short_session_prefix_is_the_same_error_from_the_cli_and_the_web_api(corpus_db, own_tmp, web):  # noqa: F811
+    r = cli(environment(corpus_db, own_tmp), "search", "build", "--session", "ab")
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", SHORT)
+    api = httpx.get(web.url + "/api/search?q=build&session=ab", timeout=60)
+    assert (api.status_code, api.json()) == (
+        400,
+        {"error": "session: give a session uid or a prefix of at least 6 characters (got 'ab')"},
+    )
+
+
+def test_a_session_naming_none_and_an_unknown_namespace_are_400s_in_the_web_api(corpus_db, web):  # noqa: F811
+    api = httpx.get(web.url + "/api/search?q=build&session=abcdef01", timeout=60)
+    assert (api.status_code, api.json()) == (400, {"error": "session: no session 'abcdef01' in the catalogue"})
+    api = httpx.get(web.url + "/api/search?q=build&namespace=nowhere", timeout=60)
+    assert api.status_code == 400
+    assert api.json()["error"].startswith("unknown namespace 'nowhere' (indexed: ")
+    ok = httpx.get(web.url + f"/api/search?q=build&session={SESSION[:8]}&mode=keyword", timeout=60)
+    assert ok.status_code == 200, ok.text[:300]
+    assert {h["session_uid"] for h in ok.json()["hits"]} == {SESSION}
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "tru", "none"])
+def test_a_boolean_get_parameter_spelled_otherwise_is_a_400_naming_it(web, value):
+    r = httpx.get(web.url + f"/api/sessions?subagents={value}", timeout=60)
+    assert (r.status_code, r.json()) == (
+        400,
+        {"error": f"subagents must be true or false (also 1/0, yes/no, on/off), got {value!r}"},
+    )
+    page = httpx.get(web.url + f"/sessions?subagents={value}", timeout=60)
+    assert page.status_code == 400
+    assert f"subagents must be true or false (also 1/0, yes/no, on/off), got &#39;{value}&#39;" in page.text
+
+
+def test_the_boolean_spellings_list_the_same_sessions(web):
+    def uids(value: str) -> list[str]:
+        r = httpx.get(web.url + f"/api/sessions?limit=200&subagents={value}", timeout=60)
+        assert r.status_code == 200, r.text[:300]
+        return [(s["session_uid"], s.get("agent_id")) for s in r.json()["sessions"]]
+
+    with_subagents, without = uids("true"), uids("false")
+    assert len(with_subagents) > len(without) > 0
+    assert [uids(v) for v in ("1", "YES", "on")] == [with_subagents] * 3
+    assert [uids(v) for v in ("0", "No", "off", "")] == [without] * 4
+
+
+@pytest.mark.parametrize(
+    ("params", "flags", "error"),
+    [
+        ({"query": "a\x00b"}, False, "query holds a NUL character (no catalogue text does)"),
+        ({"query": "a\x00b"}, True, "QUERY holds a NUL character (no catalogue text does)"),
+        ({"query": "a", "project": "/x\x00"}, True, "--project holds a NUL character (no catalogue text does)"),
+        ({"query": "a", "agents": ["claude", "co\x00dex"]}, False, "agents holds a NUL character (no catalogue text does)"),
+    ],
+)  # fmt: skip
+def test_a_nul_in_any_text_parameter_is_one_line_from_the_builder(params, flags, error):
+    with pytest.raises(RequestError) as exc:
+        search_request(params, flags=flags)
+    assert str(exc.value) == error
+
+
+def test_a_nul_in_a_sessions_filter_is_refused_too():
+    with pytest.raises(RequestError) as exc:
+        sessions_request({"project": "a\x00"}, flags=False)
+    assert str(exc.value) == "project holds a NUL character (no catalogue text does)"
+
+
+def test_the_mcp_search_tool_answers_a_nul_and_a_short_session_with_the_request_line(corpus_db, own_tmp):  # noqa: F811
+    env = server_env(corpus_db.dsn, corpus_db.reader_dsn, own_tmp)
+    nul = call(env, "search", {"query": "a\x00b"})
+    assert nul.is_error
+    assert "query holds a NUL character (no catalogue text does)" in nul.text
+    assert "psycopg" not in nul.text and "0x00" not in nul.text
+    short = call(env, "search", {"query": "build", "session": "ab"})
+    assert short.is_error
+    assert "session: give a session uid or a prefix of at least 6 characters (got 'ab')" in short.text
+
+
+def test_type_names_are_postgresqls_own(corpus_db):  # noqa: F811
+    with psycopg.connect(corpus_db.dsn) as conn:
+        vector = conn.execute("SELECT 'vector'::regtype::oid::int").fetchone()[0]
+        names = type_names(conn, [2278, 1700, 25, 23, 1007, 1184, vector, 4_000_000_000])
+    assert names == ["void", "numeric", "text", "int4", "int4[]", "timestamptz", "vector", "unknown (oid 4000000000)"]
+
+
+def test_the_mcp_sql_tool_names_void_by_name(corpus_db, own_tmp):  # noqa: F811
+    env = server_env(corpus_db.dsn, corpus_db.reader_dsn, own_tmp)
+    data = call(env, "sql", {"statement": "SELECT pg_sleep(0) AS v, 1.5::numeric AS n, 'x'::text AS t"}).data
+    assert data["columns"] == [
+        {"name": "v", "type": "void"},
+        {"name": "n", "type": "numeric"},
+        {"name": "t", "type": "text"},
+    ]
