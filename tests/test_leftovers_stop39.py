@@ -11,17 +11,31 @@ in a GET parameter or a tool argument).
 - MCP ``search`` with a NUL in the query answered psycopg's message: every request builder now
   refuses a NUL in any text parameter with one line (a command-line argument cannot hold one).
 - MCP ``sql`` named a column's type by its oid (``"2278"`` for void): now PostgreSQL's name.
+- ``sessions exclusions import`` read an ``excluded_at`` without an offset in the database
+  session's zone: now UTC, as ``--since`` reads a naive timestamp.
+- ``collect /tmp`` (not a repository) exited 1, the code for "found nothing": a PATH argument
+  that is not a repository is now a usage error, exit 2 (one line each, the others collected).
+- ``disconnect`` left ``"mcpServers": {}`` or an empty file that ``connect`` had created: what
+  connect created is recorded (`connect.created`) and removed once nothing else is in it.
 """
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 
+from agent_history.connect import connect, disconnect
+from agent_history.connect.created import record_path
 from agent_history.mcp.sqltool import type_names
 from agent_history.read.requests import RequestError, search_request, sessions_request
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 from tests.mcp_client import call, server_env
 from tests.test_cli_arguments import SESSION, cli, environment
 from tests.test_web import Served, _env
@@ -129,3 +143,86 @@ def test_the_mcp_sql_tool_names_void_by_name(corpus_db, own_tmp):  # noqa: F811
         {"name": "n", "type": "numeric"},
         {"name": "t", "type": "text"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("excluded_at", "stored"),
+    [
+        ("2025-01-02T03:04:05", datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)),  # naive: UTC, as --since
+        ("2025-01-02T03:04:05+02:00", datetime(2025, 1, 2, 1, 4, 5, tzinfo=UTC)),  # an offset is kept
+    ],
+)
+def test_an_excluded_at_without_an_offset_is_utc_not_the_servers_zone(corpus_rw_db, own_tmp, excluded_at, stored):  # noqa: F811
+    env = {**environment(corpus_rw_db, own_tmp), "PGTZ": "America/New_York"}  # the session's zone: not UTC
+    file = own_tmp / "exclusions.json"
+    file.write_text(json.dumps([{"agent": "claude", "session_uid": SESSION, "excluded_at": excluded_at}]))
+    r = cli(env, "sessions", "exclusions", "import", str(file))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "1 exclusion added, 0 already present\n", "")
+    with psycopg.connect(corpus_rw_db.dsn) as conn:
+        assert conn.execute("SELECT excluded_at FROM ah.session_exclusion").fetchall() == [(stored,)]
+
+
+def test_collect_of_a_path_that_is_not_a_repository_is_a_usage_error(cli_env, own_tmp):
+    plain, missing = own_tmp / "plain", own_tmp / "missing"
+    plain.mkdir()
+    r = subprocess.run(
+        [sys.executable, "-m", "agent_history", "collect", str(plain), str(missing)],
+        env=cli_env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [f"not a git repository: {plain}", f"does not exist: {missing}"]
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AGENT_HISTORY_DATA_DIR", str(tmp_path / "data"))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "AGENT_HISTORY_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.mark.parametrize(("agent", "rel"), [("cursor", ".cursor/mcp.json"), ("codex", ".codex/config.toml")])
+def test_disconnect_removes_the_config_file_connect_created(home, agent, rel):
+    config = home / rel
+    assert connect(agent).config.action == "created"
+    assert json.loads(record_path().read_text()) == {
+        str(config): {"file": True, "key": ["mcp_servers" if agent == "codex" else "mcpServers"]}
+    }
+    gone = disconnect(agent)
+    assert (gone.config.action, gone.config.backup) == ("removed", None)
+    assert not config.exists()
+    assert not record_path().exists()  # nothing left to remember
+
+
+def test_disconnect_removes_the_servers_object_connect_added_and_keeps_the_rest(home):
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"theme": "Dracula"}\n')
+    connect("gemini")
+    assert set(json.loads(settings.read_text())) == {"theme", "mcpServers"}
+    assert disconnect("gemini").config.action == "removed"
+    assert json.loads(settings.read_text()) == {"theme": "Dracula"}
+
+
+def test_disconnect_keeps_an_empty_servers_object_the_user_had(home):
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"mcpServers": {}}\n')
+    connect("gemini")
+    assert not record_path().exists()  # connect created nothing here
+    disconnect("gemini")
+    assert json.loads(settings.read_text()) == {"mcpServers": {}}
+
+
+def test_disconnect_keeps_a_created_file_the_user_has_written_to_since(home):
+    config = home / ".cursor" / "mcp.json"
+    connect("cursor")
+    data = json.loads(config.read_text())
+    data["mcpServers"]["playwright"] = {"command": "npx"}
+    data["theme"] = "light"
+    config.write_text(json.dumps(data))
+    disconnect("cursor")
+    assert json.loads(config.read_text()) == {"mcpServers": {"playwright": {"command": "npx"}}, "theme": "light"}
