@@ -226,3 +226,30 @@ def test_disconnect_keeps_a_created_file_the_user_has_written_to_since(home):
     config.write_text(json.dumps(data))
     disconnect("cursor")
     assert json.loads(config.read_text()) == {"mcpServers": {"playwright": {"command": "npx"}}, "theme": "light"}
+
+
+# The two statements `sessions_uncounted` replaces (stop 38's), kept here as the specification.
+_CLAIMS = "EXISTS (SELECT 1 FROM ah.row_claim AS c WHERE c.session_id = s.id AND c.row_table = 'model_call')"
+_WITHOUT_USAGE = f"s.model_call_count IS NULL AND NOT {_CLAIMS}"
+_ELSEWHERE = f"{_CLAIMS} AND NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = s.id)"
+
+
+def _per_agent(conn, kind: str, project: str | None) -> dict[str, int]:
+    where = kind + (" AND s.cwd ILIKE %(p)s" if project else "")
+    rows = conn.execute(
+        f"SELECT s.agent, count(*) FROM ah.session AS s WHERE {where} GROUP BY 1 ORDER BY 1", {"p": f"%{project}%"}
+    )
+    return {agent: int(n) for agent, n in rows}
+
+
+@pytest.mark.parametrize("project", [None, "jssoundrecorder", "no-such-project"])
+def test_one_statement_counts_the_sessions_usage_cannot_count_as_the_two_did(corpus_db, project):  # noqa: F811
+    from agent_history.read.usage import SESSION_COLUMNS, sessions_uncounted
+
+    assert SESSION_COLUMNS["project"] == "s.cwd"  # the filter the specification repeats
+    with psycopg.connect(corpus_db.dsn) as conn:
+        got = sessions_uncounted(conn, project=project)
+        expected = (_per_agent(conn, _WITHOUT_USAGE, project), _per_agent(conn, _ELSEWHERE, project))
+    assert got == expected
+    if project is None:
+        assert got[0] and all(n > 0 for n in got[0].values())  # the corpus has sessions without usage

@@ -182,3 +182,14 @@ def test_sessions_listing_says_where_a_copys_rows_are_counted(copied, tmp_path):
         f"note: {uid[:13]}: 36 model calls / {n} messages shared with session {ORIGINAL} (counted there)"
         for uid, n in ((WHOLE, 59), (FORK, 0))
     ]
+
+
+def test_one_statement_counts_the_copies_as_the_two_did(copied):
+    from agent_history.read.usage import sessions_uncounted
+
+    db, _ = copied
+    with db.connect() as conn:
+        assert sessions_uncounted(conn) == ({}, {"claude": 2})
+        # the copies keep the original's cwd (only the transcript moved)
+        assert sessions_uncounted(conn, project="JSSoundRecorder") == ({}, {"claude": 2})
+        assert sessions_uncounted(conn, project="no-such-project") == ({}, {})
