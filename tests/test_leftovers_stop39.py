@@ -17,13 +17,22 @@ in a GET parameter or a tool argument).
   that is not a repository is now a usage error, exit 2 (one line each, the others collected).
 - ``disconnect`` left ``"mcpServers": {}`` or an empty file that ``connect`` had created: what
   connect created is recorded (`connect.created`) and removed once nothing else is in it.
+- ``sessions`` showed 0 messages for a whole copy without saying why (tests/test_shared_rows.py).
+- The web usage page's by-role and loops tables ignored ``project`` (tests/test_web_usage_project.py,
+  tests/test_loops.py).
+- ``usage`` counted the sessions it cannot count in two statements: now one (`sessions_uncounted`).
+- A SIGKILLed stopping resident server left ``service.stopping`` behind and ``service status``
+  said "stopping" while its pid lived on (a zombie, or reused): the file records the process's
+  start time, and status checks it (`cli.process_identity`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,6 +40,8 @@ import httpx
 import psycopg
 import pytest
 
+from agent_history.cli.process_identity import is_same_process, start_ticks
+from agent_history.cli.resident_server import STOPPING_FILE, paths_of, service_status
 from agent_history.connect import connect, disconnect
 from agent_history.connect.created import record_path
 from agent_history.mcp.sqltool import type_names
@@ -253,3 +264,50 @@ def test_one_statement_counts_the_sessions_usage_cannot_count_as_the_two_did(cor
     assert got == expected
     if project is None:
         assert got[0] and all(n > 0 for n in got[0].values())  # the corpus has sessions without usage
+
+
+def test_a_process_is_known_by_its_pid_and_its_start_time():
+    me = os.getpid()
+    started = start_ticks(me)
+    assert isinstance(started, int) and started > 0
+    assert is_same_process(me, started) and is_same_process(me, None)
+    assert not is_same_process(me, started + 1)  # the pid given to a later process
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    while _state(zombie.pid) != "Z":  # exited, not yet reaped: signal 0 still reaches it
+        time.sleep(0.01)
+    assert not is_same_process(zombie.pid, None)
+    zombie.wait()
+    assert not is_same_process(zombie.pid, None)  # reaped: gone
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[-1].split()[0].decode()
+
+
+def _stopping_file(data_dir: Path, pid: int, started: int | None) -> None:
+    d = paths_of(data_dir).dir
+    d.mkdir(parents=True, exist_ok=True)
+    info = {"pid": pid, "commands": ["index"], "reason": "stopped by service stop"}
+    (d / STOPPING_FILE).write_text(json.dumps(info | ({"started": started} if started is not None else {})))
+
+
+def test_service_status_says_stopping_only_while_the_writer_of_the_file_runs(tmp_path):
+    me = os.getpid()
+    _stopping_file(tmp_path, me, start_ticks(me))  # a live stopping server (this process stands in)
+    assert service_status(tmp_path)["stopping"] == {
+        "pid": me,
+        "commands": ["index"],
+        "reason": "stopped by service stop",
+    }
+    _stopping_file(tmp_path, me, start_ticks(me) - 1)  # a SIGKILLed server's file, its pid reused since
+    assert "stopping" not in service_status(tmp_path)
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    _stopping_file(tmp_path, killed.pid, start_ticks(killed.pid))
+    assert service_status(tmp_path)["stopping"]["pid"] == killed.pid
+    killed.kill()  # SIGKILL: the file stays behind
+    while _state(killed.pid) != "Z":
+        time.sleep(0.01)
+    assert "stopping" not in service_status(tmp_path)  # a zombie is not stopping
+    killed.wait()
+    assert "stopping" not in service_status(tmp_path)
+    assert (paths_of(tmp_path).dir / STOPPING_FILE).exists()  # left as it was: status only reads
