@@ -311,3 +311,38 @@ def test_service_status_says_stopping_only_while_the_writer_of_the_file_runs(tmp
     killed.wait()
     assert "stopping" not in service_status(tmp_path)
     assert (paths_of(tmp_path).dir / STOPPING_FILE).exists()  # left as it was: status only reads
+
+
+def test_disconnect_hook_removes_the_settings_file_connect_hook_created(home):
+    from agent_history.connect import hook
+
+    settings = home / ".claude" / "settings.json"
+    assert hook.install("claude").action == "created"
+    assert list(json.loads(settings.read_text())) == ["hooks"]
+    assert hook.uninstall("claude").action == "removed"
+    assert not settings.exists()
+    assert not record_path().exists()
+
+
+def test_a_file_holding_the_mcp_entry_and_the_hook_goes_with_the_last_of_them(home):
+    from agent_history.connect import hook
+
+    settings = home / ".gemini" / "settings.json"
+    connect("gemini")  # creates settings.json with mcpServers
+    hook.install("gemini")  # adds hooks beside it
+    disconnect("gemini")
+    assert list(json.loads(settings.read_text())) == ["hooks"]  # the hook stays, mcpServers went
+    assert json.loads(record_path().read_text()) == {str(settings): {"file": True, "key": None}}
+    hook.uninstall("gemini")
+    assert not settings.exists()
+
+
+def test_disconnect_hook_keeps_a_settings_file_the_user_had(home):
+    from agent_history.connect import hook
+
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{}\n")
+    hook.install("claude")
+    hook.uninstall("claude")
+    assert json.loads(settings.read_text()) == {}

@@ -300,7 +300,7 @@ def disconnect(agent: str) -> ConnectResult:
             else:
                 config = _write(path, new, old)
                 config.action = "removed"
-        created.forget(path)
+        created.forget(path, file_gone=not path.exists())
     note_path = target.note_path()
     note_old = _read(note_path)
     note_change = FileChange(note_path, "absent")

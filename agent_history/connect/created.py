@@ -12,8 +12,8 @@ The record is one JSON file, ``<data dir>/connect-created.json`` (`config.data_d
     {"/home/me/.cursor/mcp.json": {"file": true, "key": ["mcpServers"]},
      "/home/me/.gemini/settings.json": {"file": false, "key": ["mcpServers"]}}
 
-``file``: `connect` created the file; ``key``: the outermost object on our entry's key path that
-was missing (null when every parent was there). A config without a record (connected by an
+``file``: `connect` (or ``connect --hook``) created the file; ``key``: the outermost object on our
+entry's key path that was missing (null when every parent was there). A config without a record (connected by an
 older version, or with another data dir) keeps whatever is left after our entry is removed.
 """
 
@@ -84,8 +84,15 @@ def recorded(config: Path) -> tuple[bool, tuple[str, ...] | None]:
     return bool(entry.get("file")), tuple(key) if isinstance(key, list) and key else None
 
 
-def forget(config: Path) -> None:
-    """Drop the record of `config` (after `disconnect` removed our entry from it)."""
+def forget(config: Path, *, file_gone: bool) -> None:
+    """Drop what the record says of `config` once `disconnect` dealt with it: all of it when the
+    file is gone, else the created object only — the file stays known as created, so removing
+    the other thing written there (the after-turn hook beside the MCP entry in Gemini's
+    ``settings.json``) can still remove the file."""
     data = _load()
-    if data.pop(str(config), None) is not None:
-        _save(data)
+    entry = data.pop(str(config), None)
+    if entry is None:
+        return
+    if not file_gone and entry.get("file"):
+        data[str(config)] = {"file": True, "key": None}
+    _save(data)
