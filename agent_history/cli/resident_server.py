@@ -56,6 +56,7 @@ from typing import Any
 
 from agent_history import __version__
 from agent_history.cli import resident
+from agent_history.cli.process_identity import is_same_process, start_ticks
 from agent_history.embed.service import SOCKET_PATH_MAX, ServicePaths, alive, read_pid_file, remove_stale
 
 DEFAULT_IDLE_S = 900.0
@@ -127,8 +128,8 @@ SIGTSTP: the child is in the server's process group, orphaned (the server leads 
 its parent is init), where the kernel discards a SIGTSTP's stop."""
 STOPPING_FILE = "service.stopping"
 """In the service directory while a stopped server finishes the commands still running in it
-(`_Server.drain`): JSON ``{"pid", "commands": [command names], "reason"}``; removed when the last
-one ends. Its pid and socket files are gone by then (a new server may start), so `service_status`
+(`_Server.drain`): JSON ``{"pid", "started", "commands": [command names], "reason"}`` (``started``:
+the process's `process_identity.start_ticks`); removed when the last one ends. Its pid and socket files are gone by then (a new server may start), so `service_status`
 reads this to say "stopping: finishing a pass (pid N)" rather than "not running"."""
 
 
@@ -540,7 +541,8 @@ class _Server:
 
     def write_stopping(self) -> None:
         """Write (or refresh) `STOPPING_FILE` with the commands still running; never raises."""
-        info = {"pid": os.getpid(), "commands": sorted(self.commands.values()), "reason": self.stopping}
+        info = {"pid": os.getpid(), "started": start_ticks(os.getpid()),  # who: `is_same_process`
+                "commands": sorted(self.commands.values()), "reason": self.stopping}  # fmt: skip
         path = self.paths.dir / STOPPING_FILE
         if self._stopping_written == info:
             return
@@ -682,9 +684,9 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def stopping_status(data_dir: Path) -> dict[str, Any] | None:
     """``{"pid", "commands", "reason"}`` of a stopped server still finishing its running commands
-    (`STOPPING_FILE`, its process alive), else None."""
-    info = _read_json(paths_of(data_dir).dir / STOPPING_FILE)
-    if info is None or not isinstance(info.get("pid"), int) or not alive(info["pid"]):
+    (`STOPPING_FILE`, its writer still running: `is_same_process` — not a SIGKILLed one's), else None."""
+    info = _read_json(paths_of(data_dir).dir / STOPPING_FILE) or {}
+    if not isinstance(info.get("pid"), int) or not is_same_process(info["pid"], info.get("started")):
         return None
     return {"pid": info["pid"], "commands": list(info.get("commands") or []), "reason": info.get("reason") or ""}
 
