@@ -308,3 +308,35 @@ def test_the_deferred_phrase_bonus_decides_ties_in_the_order_of_the_final_sort(m
     assert checked == [[2]]
     assert scored[2] == (15.0 - 1e-12, 2)
     assert scored[1] == (10.0, 2)
+
+
+def test_the_deferred_phrase_checks_near_copies_in_rounds_doubling_in_size(monkeypatch):
+    # 100 candidates whose scores lie closer together than the bonus, none holding the phrase:
+    # every one could reach the top 5, so all are checked — in 5 statements, not 20.
+    checked: list[int] = []
+
+    def holders(conn, corpus, ids, phrase):
+        checked.append(len(ids))
+        return set()
+
+    monkeypatch.setattr(fts, "phrase_holders", holders)
+    scored = {i: (10.0 + i / 1000, 3) for i in range(1, 101)}
+    before = dict(scored)
+    fts._resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
+    assert checked == [5, 10, 20, 40, 25]
+    assert scored == before
+
+
+def test_the_deferred_phrase_stops_once_the_top_holds_the_phrase(monkeypatch):
+    # the 5 best hold the phrase: one round of 5 decides the top 5, the other 95 stay unchecked
+    checked: list[list[int]] = []
+
+    def holders(conn, corpus, ids, phrase):
+        checked.append(sorted(ids))
+        return set(ids)
+
+    monkeypatch.setattr(fts, "phrase_holders", holders)
+    scored = {i: (10.0 + i / 1000, 3) for i in range(1, 101)}
+    fts._resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
+    assert checked == [[96, 97, 98, 99, 100]]
+    assert scored[100] == (15.1, 3) and scored[95] == (10.095, 3)
