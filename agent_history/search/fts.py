@@ -207,7 +207,9 @@ def query_lexemes(conn: psycopg.Connection, corpus: str, terms: list[str], weigh
 
 
 class _Scorer:
-    """Runs candidate statements for one search and keeps every scored document."""
+    """Runs candidate statements for one search and keeps every scored document: id → (score,
+    matched lexemes), the ids whose deferred phrase bonus may apply (`maybe`), and how many of
+    the coordination tier's lexemes (`tier`) each holds — what sizes a tier's GIN window."""
 
     def __init__(
         self,
