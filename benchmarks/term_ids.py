@@ -36,8 +36,9 @@ statements, from /proc, so it needs the server on this machine):
 4. prefix queries (``lexeme:*``): today's ``tsv @@ 'p':*`` against dictionary → ids → ``&&``;
 5. ingest: assigning ids at load — per load batch (tool calls of one 8 MiB chunk of one file,
    `agent_history.ingest.chunks.BATCH_BYTES`) an upsert of its lexemes into a fresh dictionary
-   and the mapping of its vectors to ``terms``/``tf``, server CPU summed over the load; the GIN
-   builds of both forms.
+   and the mapping of its vectors to ``terms``/``tf``, server CPU summed over the load, beside
+   today's ``ah.tf_vector`` over the same vectors (the step the mapping replaces); the set-based
+   builds once after the load (dictionary, term-id form, the GIN index of each form).
 """
 
 from __future__ import annotations
@@ -269,7 +270,6 @@ def sizes(conn) -> dict:
         "dict today": sum(rel("td.search_term_today")),
         "dict ids": sum(rel("td.search_term_ids")),
         "prefix btree": idx("td.term_prefix"),
-        "dict table": sum(rel("td.term")) + idx("td.term_lexeme") + idx("td.term_pkey"),
     }
 
 
