@@ -26,10 +26,11 @@ statements, from /proc, so it needs the server on this machine):
    dictionary's cost (an ``int4`` column on ``ah.search_term`` — a copy of its tool-call rows
    with and without it — and the prefix B-tree); per tool call, extrapolated to ×100 and 1 M;
 2. BM25: for every eval query (``fixtures/eval/queries.toml``) over the tool-call corpus, the
-   candidate selection of `agent_history.search.fts` (rare lexemes, coordination tiers, newest
-   windows: its own ``_score``) run once over today's vectors and once over the term-id form
-   (``terms @@ query_int``, the same tsquery text translated by `query_int`): the same scored
-   ids, each score equal to `SCORE_DIGITS` decimals, the same top 20 (no phrase bonus on either
+   candidate selection of `agent_history.search.fts` (rare lexemes, coordination tiers, the
+   primary-key walk and the newest-id GIN windows: its own ``_score``) run once over today's
+   vectors and once over the term-id form (``terms @@ query_int``, the same tsquery text
+   translated by `query_int`): the same scored ids, matched and tier-matched counts, each score
+   equal to `SCORE_DIGITS` decimals, the same top 20 (no phrase bonus on either
    side: the phrase check recomputes from the text and is unchanged);
 3. time: that candidate retrieval + scoring per query, server CPU ms, both forms interleaved
    over ``--runs`` rounds;
@@ -274,30 +275,33 @@ def sizes(conn) -> dict:
 
 
 def scorers(conn, lexemes, stats, ids: dict[str, int]):
-    """(today's `fts._Scorer`, the term-id one) for one query: no filters, no phrase bonus."""
+    """(today's `fts._Scorer`, the term-id one) for one query, built as `fts.score_candidates`
+    builds its scorer (the coordination tier: the rarest `fts.MAX_TIER_TERMS` common lexemes) but
+    with no filters and no phrase bonus."""
     from psycopg import sql
 
     from agent_history.search import fts
 
+    tier = fts.split_rare(lexemes)[1][: fts.MAX_TIER_TERMS]
+    args = (conn, "tool_call", lexemes, stats, sql.SQL("true"), {}, sql.SQL("0"), {}, sql.SQL("false"), tier)
+
     class IdScorer(fts._Scorer):
-        """`fts._Scorer` over ``td.doc``: the tsquery text of each statement becomes a
-        ``query_int`` over term ids, ``ah.bm25_tf_terms`` becomes ``td.bm25_id_terms``."""
+        """`fts._Scorer` over ``td.doc``: each statement's tsquery text becomes a ``query_int``
+        over term ids (the GIN scan and the primary-key walk alike), ``ah.bm25_tf_terms``
+        becomes ``td.bm25_id_terms``, lexemes become ids."""
 
         def __init__(self):
-            super().__init__(conn, "tool_call", lexemes, stats, sql.SQL("true"), {}, sql.SQL("0"), {})
+            super().__init__(*args)
             self.params["lx"] = [ids[x.lexeme] for x in lexemes]
+            self.params["tier"] = [ids[x.lexeme] for x in tier]
             self.template = sql.SQL(
                 """
                 SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.term) AS matched,
-                       bool_or(c.maybe) AS maybe
+                       bool_or(c.maybe) AS maybe,
+                       count(t.term) FILTER (WHERE t.term = ANY(%(tier)s::int4[])) AS tier_matched
                 FROM (
                     SELECT m.id, m.terms, m.tf, {bonus} AS bonus, {maybe} AS maybe
-                    FROM (
-                        SELECT d.id, d.terms, d.tf
-                        FROM td.doc AS d
-                        WHERE d.terms OPERATOR(td.@@) %(q)s::td.query_int AND {where} {window}
-                        OFFSET 0
-                    ) AS m
+                    FROM ({scan}) AS m
                     {order}
                 ) AS c
                 LEFT JOIN LATERAL td.bm25_id_terms(c.terms, c.tf, %(lx)s::int4[], %(w)s::float8[], %(avglen)s) AS t
@@ -305,12 +309,20 @@ def scorers(conn, lexemes, stats, ids: dict[str, int]):
                 GROUP BY c.id
                 """
             )
+            self.gin_scan = sql.SQL(
+                "SELECT d.id, d.terms, d.tf FROM td.doc AS d "
+                "WHERE d.terms OPERATOR(td.@@) %(q)s::td.query_int AND {where} {window} OFFSET 0"
+            )
+            self.walk_scan = sql.SQL(
+                "SELECT d.id, d.terms, d.tf FROM td.doc AS d "
+                "WHERE d.id > %(floor)s AND d.terms OPERATOR(td.@@) %(q)s::td.query_int AND {where} "
+                "ORDER BY d.id DESC LIMIT %(cap)s"
+            )
 
         def _run(self, stmt, extra: dict) -> int:
             return super()._run(stmt, {**extra, "q": query_int(extra["q"], ids)})
 
-    today = fts._Scorer(conn, "tool_call", lexemes, stats, sql.SQL("true"), {}, sql.SQL("0"), {})
-    return today, IdScorer()
+    return fts._Scorer(*args), IdScorer()
 
 
 def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
@@ -332,7 +344,7 @@ def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
         req = SearchRequest(lq.q, limit=TOP)
         cpu = {"today": [], "ids": []}
         wall = {"today": [], "ids": []}
-        scored = {}
+        scored, tiers = {}, {}
         for _ in range(runs):
             for form in ("today", "ids"):
                 scorer = scorers(conn, present, stats, ids)[0 if form == "today" else 1]
@@ -340,10 +352,12 @@ def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
                     c, w, s = meter(fts._score, conn, req, analysis, present, stats, scorer)
                 cpu[form].append(c)
                 wall[form].append(w)
-                scored[form] = dict(s)
+                scored[form], tiers[form] = dict(s), dict(scorer.tier_matched)
         a, b = scored["today"], scored["ids"]
-        equal = a.keys() == b.keys() and all(
-            round(a[k][0], SCORE_DIGITS) == round(b[k][0], SCORE_DIGITS) and a[k][1] == b[k][1] for k in a
+        equal = (
+            tiers["today"] == tiers["ids"]
+            and a.keys() == b.keys()
+            and all(round(a[k][0], SCORE_DIGITS) == round(b[k][0], SCORE_DIGITS) and a[k][1] == b[k][1] for k in a)
         )
 
         def top(s: dict) -> list[int]:
@@ -502,8 +516,8 @@ def report(z: dict, queries: list[dict], pre: list[dict], ing: dict, gin_cpu: di
     out += [
         "",
         f"BM25 over the term-id form: {len(done)} eval queries with a tool-call lexeme "
-        f"({len(queries) - len(done)} without); scored ids and scores (to {SCORE_DIGITS} decimals) and matched "
-        f"counts equal in {equal}, the same top {TOP} in {same_top}; largest score difference "
+        f"({len(queries) - len(done)} without); scored ids and scores (to {SCORE_DIGITS} decimals), matched and "
+        f"tier-matched counts equal in {equal}, the same top {TOP} in {same_top}; largest score difference "
         f"{max((q['max diff'] for q in done), default=0):.2e}.",
         "",
         "| query | scope | lexemes | scored | equal | CPU ms today | CPU ms term ids | wall ms today · ids |",
