@@ -47,6 +47,12 @@ bench-compare SCALE="10" RUNS="3":
 bench-store SCALE="10" RUNS="5":
     python -m benchmarks.store --scale {{SCALE}} --search-runs {{RUNS}} --write docs/performance.md
 
+# A term dictionary for the tool-call vectors, measured (issue 27 item 4; docs/performance.md
+# decision 11): the shared corpus cloned SCALE times, one cold load, the term-id form built in a
+# scratch schema; bytes, BM25 equality and server CPU per eval query, prefix queries, ingest cost.
+bench-term-ids SCALE="10" RUNS="5":
+    python -m benchmarks.term_ids --scale {{SCALE}} --runs {{RUNS}}
+
 # Where a cold ingest's time goes: the shared corpus cloned SCALE times, loaded RUNS times on a
 # profiled private server (pg_stat_statements track=all, track_functions, perf when permitted);
 # server time per statement/function/code path, client time by phase, the search-text analysis,
