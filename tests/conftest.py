@@ -33,10 +33,19 @@ __import__("os").environ["AGENT_HISTORY_QUERY_IDLE_S"] = "0"
 SHARED = REPO.parent / "shared"
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark each test using a module-scoped fixture with ``xdist_group(<module>)``: under
     ``--dist loadgroup`` its module's tests share one worker (and one build of that fixture);
-    the other tests are spread one by one."""
+    the other tests are spread one by one.
+
+    The scheduler groups by the suffix ``@<group>`` of the node ids a worker reports, which
+    xdist (3.8) appends by assigning ``item._nodeid`` — ignored since pytest 9.2 (a node id is the
+    ``NodeId`` in ``item._id``), so no test was grouped: a module's fixture was built on both
+    workers and again whenever another module's test ran between two of its tests (the two-host
+    world of tests/test_hosts.py twice, ≈ 20 s each). This hook (last, after deselection and after
+    xdist's own) marks the tests and appends the suffix itself where it is missing
+    (:func:`_with_group_suffix`)."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
@@ -44,6 +53,26 @@ def pytest_collection_modifyitems(config, items) -> None:
         defs = info.name2fixturedefs.values() if info is not None else ()
         if any(d and d[-1].scope == "module" for d in defs):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    if getattr(config.option, "loadgroup", False):  # set on a worker of `--dist loadgroup`
+        for item in items:
+            _with_group_suffix(item)
+
+
+def _with_group_suffix(item) -> None:
+    """Give `item` the node id ``<nodeid>@<group>[_<group>…]`` xdist's loadgroup scheduler reads
+    (the names of its ``xdist_group`` marks, sorted, as xdist joins them) unless it has it already
+    or has no such mark. Pytest before 9.2 keeps the id in ``_nodeid``, 9.2 in ``_id``."""
+    names = sorted(
+        {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    )
+    suffix = "@" + "_".join(names)
+    if not names or item.nodeid.endswith(suffix):
+        return
+    nodeid = item.nodeid + suffix
+    if hasattr(item, "_id"):
+        item._id = type(item._id).parse(nodeid)
+    else:
+        item._nodeid = nodeid
 
 
 def _need(path: Path) -> Path:

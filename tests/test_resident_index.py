@@ -59,18 +59,21 @@ def _env(tmp: Path, *, dsn: str, reader_dsn: str, home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def two_catalogues(pg_server, server_dir, corpus_home, own_tmp):
-    """Two fresh databases and one home (a small Claude Code project of the corpus), each
-    database indexed once from it in process: equal catalogues for the two ways of a pass."""
+    """Two databases and one home (a small Claude Code project of the corpus): the first indexed
+    once from it in process, the second a copy of it (``CREATE DATABASE … TEMPLATE``, instead of a
+    second CLI pass of the same files): equal catalogues for the two ways of a pass."""
     home = own_tmp / "home"
     shutil.copytree(corpus_home / SMALL_PROJECT, home / SMALL_PROJECT)
-    dbs = [clone_database(pg_server), clone_database(pg_server)]
-    envs = [_env(server_dir, dsn=d.dsn, reader_dsn=d.reader_dsn, home=home) for d in dbs]
-    started = cli(envs[0], "service", "start", "--json")
+    dbs = [clone_database(pg_server)]
+    started = cli(
+        _env(server_dir, dsn=dbs[0].dsn, reader_dsn=dbs[0].reader_dsn, home=home), "service", "start", "--json"
+    )
     assert started.returncode == 0, started.stderr
-    for env in envs:
-        first = cli(env, "index", resident_on=False)
-        assert first.returncode == 0, first.stderr
-        assert first.stdout.startswith(b"indexed: 2 files scanned, 2 changed")
+    first = cli(_env(server_dir, dsn=dbs[0].dsn, reader_dsn=dbs[0].reader_dsn, home=home), "index", resident_on=False)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(b"indexed: 2 files scanned, 2 changed")
+    dbs.append(clone_database(pg_server, template=dbs[0].name))
+    envs = [_env(server_dir, dsn=d.dsn, reader_dsn=d.reader_dsn, home=home) for d in dbs]
     yield home, envs, dbs
     for d in dbs:
         drop_database(d)
