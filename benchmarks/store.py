@@ -7,7 +7,8 @@ Without ``--dsn``: clones the shared corpus SCALE times with fresh ids
 server, CHECKPOINTs, and measures that catalogue; with ``--dsn``: measures that database as it is.
 
 Reported (MB = 10⁶ bytes): the catalogue (``pg_database_size``) and its ratio to the raw
-transcript bytes (Σ ``source_file.indexed_offset``); per table of schema ``ah``, the heap (main
+transcript bytes (Σ ``source_file.indexed_offset``); per table of schema ``ah``, its rows (the
+planner's estimate ``reltuples``: "not analysed" before the first ``ANALYZE``), the heap (main
 fork, free-space and visibility maps), its TOAST relation (heap and index) and every index; the
 large columns (values, values stored compressed, Σ ``pg_column_size``); and what the stored
 search vectors are made of (lexeme entries, lexeme bytes, stored positions, lexemes with more than
@@ -162,7 +163,8 @@ def report(m: dict, load: dict | None, label: str) -> str:
         if total < 0.4:
             rest += float(total)
             continue
-        out.append(f"| {name} | {max(rows, 0):,} | {heap:.2f} | {toast:.2f} | {idx:.2f} | {total:.2f} |")
+        count = f"{rows:,}" if rows >= 0 else "not analysed"
+        out.append(f"| {name} | {count} | {heap:.2f} | {toast:.2f} | {idx:.2f} | {total:.2f} |")
     tables = sum(float(r[4]) for r in m["relations"])
     out.append(f"| (other `ah` tables) | | | | | {rest:.2f} |")
     out.append(f"| (outside `ah`: catalogs, functions) | | | | | {m['db'] / 1e6 - tables:.2f} |")

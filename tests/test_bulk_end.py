@@ -2,7 +2,8 @@
 settings (`db.embedded.BULK_SETTINGS`) — `ingest.bulk.begin` widens them on an embedded server,
 `finish` (and a stopped pass's `refresh_statistics`) puts `SERVER_SETTINGS` back, a server started
 after a killed pass is set back at start (`_tune`), a role that is not a superuser changes nothing
-— and the compaction `finish` runs on a second connection beside its transaction. A private embedded
+— and the compaction `finish` runs on a second connection beside its transaction, after the
+snapshots older than the post-passes ended, and the loose B-trees are rebuilt. A private embedded
 server (the settings are the cluster's: the session's shared server has other tests' bulk passes
 widening and narrowing them)."""
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -109,3 +112,40 @@ def test_a_server_switched_off_keeps_its_checkpoint_settings_through_a_bulk_pass
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         assert embedded.widen_for_bulk(conn) is False
         assert dict(conn.execute(AUTO_CONF).fetchall())["max_wal_size"] == "64MB"
+
+
+def test_finish_rebuilds_the_b_trees_a_load_leaves_loose(server):
+    owner = server[0]
+    with psycopg.connect(owner, autocommit=True) as conn:
+        state = bulk.begin(conn, run_id=3, drop_indexes=True)
+        bulk.finish(conn, state)
+        # every index of `REINDEX_AFTER` exists in the migrated schema and was rebuilt
+        assert bulk.reindex(conn) == list(bulk.REINDEX_AFTER)
+        assert conn.execute("SHOW lock_timeout").fetchone()[0] == "0"
+        assert bulk.search_stats.reindex(conn, "no_such_index") is False
+
+
+def test_compact_waits_for_a_snapshot_older_than_the_post_passes(server):
+    """An autovacuum ``ANALYZE`` begun during the load holds a snapshot older than the post-passes'
+    updates; ``VACUUM FULL`` beside it would copy the replaced rows. `compact` waits for it."""
+    owner = server[0]
+    with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(owner) as old:
+        old.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        old.execute("SELECT count(*) FROM ah.session").fetchone()  # its snapshot is taken, held
+        conn.execute("SELECT pg_current_xact_id()")  # a post-pass's write: a transaction id used
+        horizon = bulk.search_stats.snapshot_horizon(conn)
+        assert bulk.search_stats.older_snapshots(conn, horizon) == 1
+        held = "SELECT backend_xmin IS NOT NULL FROM pg_stat_activity WHERE pid = %s"
+        assert conn.execute(held, (old.info.backend_pid,)).fetchone()[0] is True  # the one counted
+        ender = threading.Timer(0.5, old.rollback)
+        ender.start()
+        started = time.monotonic()
+        assert bulk.compact(conn, horizon) == list(bulk.COMPACT_TABLES)
+        waited = time.monotonic() - started
+        ender.join()
+        assert 0.5 <= waited < bulk.SNAPSHOT_WAIT_S
+        assert bulk.search_stats.older_snapshots(conn, horizon) == 0
+        # the session's own snapshot is not counted
+        with conn.transaction():
+            conn.execute("SELECT pg_current_xact_id()")
+            assert bulk.search_stats.older_snapshots(conn, bulk.search_stats.snapshot_horizon(conn)) == 0

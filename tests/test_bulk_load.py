@@ -20,7 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.bulk import COMPACT_TABLES
+from agent_history.ingest.bulk import COMPACT_TABLES, REINDEX_AFTER
 from tests.conftest import clone_database, drop_database
 
 PY = sys.executable
@@ -78,6 +78,19 @@ def reclaimable_pages(dsn: str) -> dict[str, int]:
             before = conn.execute(size, (f"ah.{table}",)).fetchone()[0]
             conn.execute(f"VACUUM (FULL) ah.{table}")
             out[table] = (before - conn.execute(size, (f"ah.{table}",)).fetchone()[0]) // 8192
+    return out
+
+
+def loose_index_pages(dsn: str) -> dict[str, int]:
+    """Pages ``REINDEX`` frees in ``search_term_pkey`` (filled in key order by the bulk end's
+    recount) and in each index a bulk pass rebuilds (`bulk.REINDEX_AFTER`); 0 for a packed one."""
+    size = "SELECT pg_relation_size(%s::regclass)"
+    out = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for index in ("search_term_pkey", *REINDEX_AFTER):
+            before = conn.execute(size, (f"ah.{index}",)).fetchone()[0]
+            conn.execute(f"REINDEX INDEX ah.{index}")
+            out[index] = (before - conn.execute(size, (f"ah.{index}",)).fetchone()[0]) // 8192
     return out
 
 
@@ -149,6 +162,8 @@ def reference(pg_server, workdir):
             result = dump(conn), summary["batches"], searches(env)
         # a cold bulk pass compacts the tables its post-passes rewrote (docs/performance.md, "Store")
         assert reclaimable_pages(database.dsn) == dict.fromkeys(COMPACT_TABLES, 0)
+        # and leaves the B-trees whose keys arrive in random order packed (decision 10)
+        assert loose_index_pages(database.dsn) == dict.fromkeys(("search_term_pkey", *REINDEX_AFTER), 0)
         yield result
     finally:
         drop_database(database)

@@ -265,6 +265,6 @@ def test_the_default_set_skips_session_directories_that_are_not_repositories(cli
     assert [(r["path"], r["state"]) for r in data["repositories"]] == [(str(project), "collected")]
     with db.connect() as conn:
         assert conn.execute("SELECT count(*) FROM ah.collect_issue WHERE kind = 'not_a_repository'").fetchone() == (0,)
-    named = _cli(cli_env, "collect", str(plain))  # named explicitly: still an error
-    assert named.returncode == 1
+    named = _cli(cli_env, "collect", str(plain))  # named explicitly: a bad argument, a usage error
+    assert named.returncode == 2
     assert named.stderr.splitlines() == [f"not a git repository: {plain}"]

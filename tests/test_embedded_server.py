@@ -208,3 +208,64 @@ def test_idle_stop_defaults_to_thirty_minutes_and_zero_is_accepted(own_tmp, monk
     assert load_settings().idle_stop_s == 1800.0
     (own_tmp / "c.toml").write_text("[database]\nidle_stop_s = 0\n")
     assert load_settings().idle_stop_s == 0.0
+
+
+# --- a start that outlasts the wheel's pg_ctl wait ------------------------------------------------
+
+
+def _freeze_next_postmaster(pgdata: Path, old_pid: int, seconds: float, seen: dict) -> None:
+    """SIGSTOP the first postmaster other than `old_pid` that `postmaster.pid` names while it is
+    still ``starting``, for `seconds`, then SIGCONT it; records what it saw in `seen`."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            lines = (pgdata / "postmaster.pid").read_text().splitlines()
+            pid = int(lines[0])
+        except (OSError, ValueError, IndexError):
+            time.sleep(0.001)
+            continue
+        if pid != old_pid:
+            os.kill(pid, signal.SIGSTOP)
+            seen["status"] = (pgdata / "postmaster.pid").read_text().splitlines()[7:8]
+            time.sleep(seconds)
+            os.kill(pid, signal.SIGCONT)
+            return
+        time.sleep(0.001)
+
+
+def test_a_start_slower_than_the_wheels_ten_second_pg_ctl_wait_is_waited_for(own_tmp):
+    """The wheel kills its ``pg_ctl -w start`` after 10 s while the server goes on starting (crash
+    recovery on a loaded machine): the start waits for it instead of failing — what made a web page
+    right after a postmaster kill answer 503 under the suite's load (stop 38's CI)."""
+    import threading
+
+    import psycopg
+
+    pgdata = own_tmp / "data" / "pg"
+    dsn = embedded.ensure_running(pgdata)
+    with psycopg.connect(dsn, autocommit=True) as conn:  # WAL to replay: a crash recovery of seconds
+        conn.execute("CREATE TABLE filler AS SELECT g, repeat('x', 400) AS pad FROM generate_series(1, 150000) g")
+    old_pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    kill_postmaster(pgdata)
+    seen: dict = {}
+    freezer = threading.Thread(target=_freeze_next_postmaster, args=(pgdata, old_pid, 12.0, seen))
+    freezer.start()
+    notes: list[str] = []
+    try:
+        began = time.monotonic()
+        embedded.ensure_running(pgdata, notify=notes.append)
+        waited = time.monotonic() - began
+        freezer.join()
+        assert seen["status"] in ([], ["starting"])  # frozen before it was ready (the line comes after shared memory)
+        assert waited > 10.0
+        still = [n for n in notes if "still starting" in n]
+        assert still == [
+            f"embedded server in {pgdata.resolve()} is still starting (crash recovery or a busy machine); "
+            f"waiting until it accepts connections (at most {embedded.START_WAIT_S:.0f} s)"
+        ], notes
+        assert all("still starting" in n or "crashed; waiting for its processes" in n for n in notes), notes
+        with psycopg.connect(embedded.server_dsn(pgdata)) as conn:
+            assert conn.execute("SELECT count(*) FROM filler").fetchone()[0] == 150000
+    finally:
+        freezer.join()
+        embedded.stop(pgdata)

@@ -423,3 +423,23 @@ def test_a_loop_root_is_a_root_thread_and_a_lineage_lane_a_worker(catalogue):
         ("heuristic", "0196a000-0000-7000-8000-000000000002", "", "solo"),
         ("lineage", "c1000000-0000-4000-8000-000000000001", "a1b2c3d", "worker"),
     ]
+
+
+def test_list_loops_keeps_the_loops_whose_root_ran_in_the_project(catalogue):
+    # the web usage page's project filter: a case-insensitive substring of the root session's cwd
+    from agent_history.read.loops import list_loops
+
+    refresh(catalogue, at("12:00"))
+    with psycopg.connect(catalogue.dsn) as conn:
+        every = list_loops(conn, limit=1000)
+        cwds = dict(conn.execute("SELECT session_uid, cwd FROM ah.session WHERE agent_id = ''").fetchall())
+        by_cwd = {
+            cwd: [lp.id for lp in every if cwds[lp.root_session_uid] == cwd]
+            for cwd in {cwds[lp.root_session_uid] for lp in every}
+        }
+        cwd = sorted(by_cwd)[0]
+        mine = list_loops(conn, project=cwd.upper(), limit=1000)
+        none = list_loops(conn, project="no-such-project", limit=1000)
+    assert len(by_cwd) > 1 and every  # loops in more than one project: the filter has something to drop
+    assert [lp.id for lp in mine] == by_cwd[cwd]
+    assert none == []

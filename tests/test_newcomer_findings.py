@@ -154,7 +154,7 @@ def test_skills_closeouts_permissions_after_collect_say_where_collect_looked(db,
 def test_collect_names_a_missing_path_as_missing(db, own_tmp):
     env = _fresh_env(db, own_tmp)
     r = cli(env, "collect", str(own_tmp / "nowhere"))
-    assert (r.returncode, r.stderr) == (1, f"does not exist: {own_tmp / 'nowhere'}\n")
+    assert (r.returncode, r.stderr) == (2, f"does not exist: {own_tmp / 'nowhere'}\n")  # a bad PATH: a usage error
 
 
 def test_an_ambiguous_prefix_gives_the_true_count_and_marks_the_list_partial(corpus_rw_db, own_tmp):  # noqa: F811

@@ -12,6 +12,7 @@ from agent_history.db.bm25 import ensure_bm25_indexes
 from agent_history.model import classes
 from agent_history.search import fts
 from agent_history.search.keyword import search
+from agent_history.search.query import analyze
 from agent_history.search.request import HL_END, HL_START, Scope, SearchRequest
 from tests.catalogue_rows import message, session, tool_call, write
 
@@ -219,7 +220,123 @@ def test_search_leaves_the_callers_planner_settings_alone(db, autocommit):
     with psycopg.connect(db.dsn, autocommit=autocommit) as conn:
         assert uids_of(search(conn, SearchRequest("planner"))) == [("message", "s1")]
         assert conn.execute("SHOW enable_indexscan").fetchone()[0] == "on"
+        assert conn.execute("SHOW enable_bitmapscan").fetchone()[0] == "on"
 
 
 def uids_of(hits) -> list[tuple[str, str]]:
     return [(h.kind, h.session_uid) for h in hits]
+
+
+def _tier_corpus(db) -> None:
+    """40 messages: every third holds both common words (ids ascending with the offset)."""
+    rows = [session("s1")]
+    for i in range(40):
+        text = "alpha beta together" if i % 3 == 0 else ("alpha alone" if i % 2 else "beta alone")
+        rows.append(message(f"m{i:02d}", "s1", text, offset=i * 10))
+    write(db.dsn, rows)
+
+
+def _scored(db, query: str) -> dict[int, tuple[float, int]]:
+    req = SearchRequest(query, limit=2)
+    with db.connect() as conn:
+        analysis = analyze(query)
+        lexemes, stats = fts.lexemes_for(conn, "message", analysis.term_texts(), analysis.term_weights())
+        return fts.score_candidates(conn, req, analysis, "message", lexemes, stats)
+
+
+def _newest_with_both(db, n: int) -> set[int]:
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT id FROM ah.message WHERE text = 'alpha beta together' ORDER BY id DESC LIMIT %s", (n,)
+        ).fetchall()
+    return {r[0] for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("walk_rows", "window_factor"),
+    [
+        (20_000, 2.0),  # the walk covers the whole table
+        (8, 0.5),  # the walk of the newest 8 ids finds 3, a GIN scan below them the other 2
+        (0, 0.01),  # no walk: GIN windows widening from the newest 5 ids (2 found), then all
+    ],
+)
+def test_a_tier_scores_exactly_its_newest_matches_however_it_scans(db, monkeypatch, walk_rows, window_factor):
+    _tier_corpus(db)
+    monkeypatch.setattr(fts, "RARE_BUDGET", 0)
+    monkeypatch.setattr(fts, "BUDGET", 5)
+    monkeypatch.setattr(fts, "WALK_ROWS", walk_rows)
+    monkeypatch.setattr(fts, "WINDOW_FACTOR", window_factor)
+    scored = _scored(db, "alpha beta")
+    # one tier (both words): the 5 newest of the 14 messages holding both, each with both matched
+    assert set(scored) == _newest_with_both(db, 5)
+    assert {matched for _, matched in scored.values()} == {2}
+
+
+def test_a_tier_leaves_the_callers_bitmap_and_index_scan_settings_after_a_walk(db, monkeypatch):
+    _tier_corpus(db)
+    monkeypatch.setattr(fts, "RARE_BUDGET", 0)
+    monkeypatch.setattr(fts, "BUDGET", 5)
+    with db.connect() as conn:
+        conn.execute("SET enable_bitmapscan = on")
+        assert len(uids_of(search(conn, SearchRequest("alpha beta", limit=3)))) == 3
+        assert conn.execute("SHOW enable_bitmapscan").fetchone()[0] == "on"
+        assert conn.execute("SHOW enable_indexscan").fetchone()[0] == "on"
+
+
+def test_the_known_floor_is_just_below_the_needed_newest_known_match():
+    scorer = fts._Scorer.__new__(fts._Scorer)
+    # scored documents → how many tier lexemes they hold
+    scorer.tier_matched = {10: 3, 20: 2, 30: 1, 40: 2, 50: 3}
+    assert scorer._known_floor(2, 2, 60) == 39  # (39, 60] holds 50 and 40
+    assert scorer._known_floor(2, 3, 45) == 9  # ≤ 45: 40, 20, 10
+    assert scorer._known_floor(3, 3, 60) == 0  # only two hold 3
+    assert scorer._known_floor(1, 1, 25) == 19
+
+
+def test_the_deferred_phrase_bonus_decides_ties_in_the_order_of_the_final_sort(monkeypatch):
+    # Two documents whose scores differ only in the last bits (a float sum in another order) are
+    # a tie broken by the newest id: the newer one must be checked first, and it holds the phrase.
+    checked: list[list[int]] = []
+
+    def holders(conn, corpus, ids, phrase):
+        checked.append(sorted(ids))
+        return set(ids)
+
+    monkeypatch.setattr(fts, "phrase_holders", holders)
+    scored = {1: (10.0, 2), 2: (10.0 - 1e-12, 2)}
+    fts._resolve_phrase(None, "tool_call", scored, {1, 2}, ("failed to push", 5.0), 1)
+    assert checked == [[2]]
+    assert scored[2] == (15.0 - 1e-12, 2)
+    assert scored[1] == (10.0, 2)
+
+
+def test_the_deferred_phrase_checks_near_copies_in_rounds_doubling_in_size(monkeypatch):
+    # 100 candidates whose scores lie closer together than the bonus, none holding the phrase:
+    # every one could reach the top 5, so all are checked — in 5 statements, not 20.
+    checked: list[int] = []
+
+    def holders(conn, corpus, ids, phrase):
+        checked.append(len(ids))
+        return set()
+
+    monkeypatch.setattr(fts, "phrase_holders", holders)
+    scored = {i: (10.0 + i / 1000, 3) for i in range(1, 101)}
+    before = dict(scored)
+    fts._resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
+    assert checked == [5, 10, 20, 40, 25]
+    assert scored == before
+
+
+def test_the_deferred_phrase_stops_once_the_top_holds_the_phrase(monkeypatch):
+    # the 5 best hold the phrase: one round of 5 decides the top 5, the other 95 stay unchecked
+    checked: list[list[int]] = []
+
+    def holders(conn, corpus, ids, phrase):
+        checked.append(sorted(ids))
+        return set(ids)
+
+    monkeypatch.setattr(fts, "phrase_holders", holders)
+    scored = {i: (10.0 + i / 1000, 3) for i in range(1, 101)}
+    fts._resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
+    assert checked == [[96, 97, 98, 99, 100]]
+    assert scored[100] == (15.1, 3) and scored[95] == (10.095, 3)

@@ -159,3 +159,37 @@ def test_web_session_page_says_where_the_rows_are_counted(copied, tmp_path):
         f"36 model calls / 59 messages shared with session {ORIGINAL} (counted there)"
     ]
     assert "shared-elsewhere" not in original.text
+
+
+def test_sessions_listing_says_where_a_copys_rows_are_counted(copied, tmp_path):
+    db, _ = copied
+    env = _cli_env(db, tmp_path)
+    r = cli("sessions", "--json", "--limit", "10", env=env)
+    assert r.returncode == 0, r.stderr
+    rows = {s["session_uid"]: s for s in json.loads(r.stdout)}
+    assert (rows[WHOLE]["message_count"], rows[WHOLE]["shared_elsewhere"]) == (
+        0,
+        [{"session_uid": ORIGINAL, "agent_id": "", "model_calls": 36, "messages": 59}],
+    )
+    assert rows[FORK]["shared_elsewhere"] == [
+        {"session_uid": ORIGINAL, "agent_id": "", "model_calls": 36, "messages": 0}
+    ]
+    assert rows[ORIGINAL]["shared_elsewhere"] == []
+    text = cli("sessions", env=env)
+    assert text.returncode == 0, text.stderr
+    notes = [line for line in text.stdout.splitlines() if line.startswith("note: ")]
+    assert sorted(notes) == [
+        f"note: {uid[:13]}: 36 model calls / {n} messages shared with session {ORIGINAL} (counted there)"
+        for uid, n in ((WHOLE, 59), (FORK, 0))
+    ]
+
+
+def test_one_statement_counts_the_copies_as_the_two_did(copied):
+    from agent_history.read.usage import sessions_uncounted
+
+    db, _ = copied
+    with db.connect() as conn:
+        assert sessions_uncounted(conn) == ({}, {"claude": 2})
+        # the copies keep the original's cwd (only the transcript moved)
+        assert sessions_uncounted(conn, project="JSSoundRecorder") == ({}, {"claude": 2})
+        assert sessions_uncounted(conn, project="no-such-project") == ({}, {})

@@ -66,3 +66,37 @@ def test_the_usage_api_and_page_filter_by_project(web, corpus_db):  # noqa: F811
     rows = re.findall(r'<tr><td>([^<]*)</td><td class="num">([^<]*)</td><td class="num">([^<]*)', table)
     assert rows == [(PROJECT, f"{calls:,}", f"{tokens:,}")]
     assert 'name="project" value="JSSoundRecorder"' in page.text  # the form keeps the filter
+
+
+def _threads(html: str) -> int:
+    """The threads the page's "by thread role" table counts (0 when it says there are none)."""
+    if '<table id="efficiency">' not in html:
+        return 0
+    table = html.split('<table id="efficiency">', 1)[1].split("</table>", 1)[0]
+    return sum(int(n) for n in re.findall(r'<tr><td>[^<]*</td><td class="num">(\d+)</td>', table))
+
+
+def test_the_role_and_loop_tables_follow_the_project_filter(web, corpus_db):  # noqa: F811
+    from agent_history.read.efficiency import efficiency_report
+    from agent_history.read.loops import list_loops
+
+    with psycopg.connect(corpus_db.dsn) as conn:
+        every = efficiency_report(conn).threads
+        mine = efficiency_report(conn, project="jssoundrecorder").threads
+        cwds = {
+            uid: cwd
+            for uid, cwd in conn.execute(
+                "SELECT s.session_uid, coalesce(r.cwd, s.cwd) FROM ah.session AS s "
+                "LEFT JOIN ah.session AS r ON r.id = s.root_session_id"
+            )
+        }
+        loops_none = list_loops(conn, project="no-such-project", limit=1000)
+    assert 0 < len(mine) < len(every)
+    assert {cwds[t.session_uid] for t in mine} == {PROJECT}
+    assert loops_none == []
+    page = httpx.get(f"{web.url}/usage", params={"project": "JSSoundRecorder"}, timeout=120)
+    assert page.status_code == 200
+    assert _threads(page.text) == len(mine)
+    assert _threads(httpx.get(f"{web.url}/usage", timeout=120).text) == len(every)
+    nowhere = httpx.get(f"{web.url}/usage", params={"project": "no-such-project"}, timeout=120).text
+    assert "no classified threads in this range" in nowhere and "no loops in this range" in nowhere

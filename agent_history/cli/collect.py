@@ -1,7 +1,10 @@
 """`collect [PATH…] [--every S] [--json]` (issue 30): thin, over `ingest.collect`.
 
-Exit 1 when a path was not a repository or a repository could not be read (each said in one
-line; the others are collected); 2 when the connection may not write the collector tables.
+Exit 2 when a PATH argument is not a repository or does not exist (a bad argument, as every
+command's usage errors; said in one line, after the other paths are collected); 1 when a
+configured path (``[repos] paths``) was not a repository or a repository could not be read
+(each said in one line; the others are collected); 2 when the connection may not write the
+collector tables.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ def collect_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Read repositories with git: commits, trailers, pushes, Backlog.md tasks and their status changes,
-    skills, plugins, permission rules, loop charters and closeouts."""
+    skills, plugins, permission rules, loop charters and closeouts. Exit 2 when a PATH is not a
+    repository (the others are collected), 1 when a configured path is not one or a repository
+    could not be read."""
     from agent_history.db.roles import collector_role_problem
     from agent_history.ingest.collect import collect, expand_paths, linked_paths
     from agent_history.ingest.collect_installed import default_homes
@@ -39,10 +44,10 @@ def collect_cmd(
     if problem:
         fail(problem, 2)
 
-    failed = False
+    failed = bad_argument = False
 
     def one_pass() -> bool:
-        nonlocal failed
+        nonlocal failed, bad_argument
         with db.connect(autocommit=True) as conn:
             default = not paths and settings.repo_paths is None
             if paths:
@@ -57,6 +62,8 @@ def collect_cmd(
         for line in summary.lines:
             print_event(line)
         failed = any(r.state in ("not_a_repository", "failed") for r in summary.repositories)
+        # a PATH given that is not a repository: a usage error (exit 2)
+        bad_argument = bool(paths) and any(r.state == "not_a_repository" for r in summary.repositories)
         if json:
             print_json(summary.as_dict())
             return True
@@ -92,5 +99,7 @@ def collect_cmd(
             metrics.close()  # one last collection, one flush
     if stop.signum == signal.SIGINT:
         raise typer.Exit(INTERRUPTED_EXIT)
+    if bad_argument:
+        raise typer.Exit(2)
     if failed:
         raise typer.Exit(1)

@@ -167,18 +167,7 @@ def _namespaces(
 def _check_filter_values(conn, namespaces: list[str] | None, session: str | None = None) -> None:
     """Exit 2 with a one-line error naming an explicit ``--namespace`` that has no indexed file,
     or a ``--session`` uid/prefix that names no session — values that would otherwise just find
-    nothing. One query, run only when such a filter is given."""
-    if not namespaces and not session:
-        return
-    from agent_history.read.catalog import filter_values
-    from agent_history.read.common import MIN_UID_PREFIX
+    nothing (`read.catalog.check_filter_values`, which ``/api/search`` asks too)."""
+    from agent_history.read.catalog import check_filter_values
 
-    known, found = filter_values(conn, session)
-    unknown = [n for n in dict.fromkeys(namespaces or ()) if n not in known]
-    if unknown:
-        names = ", ".join(repr(n) for n in unknown)
-        fail(f"unknown namespace {names} (indexed: {', '.join(known) or 'none'})", 2)
-    if not found:
-        if len(session) < MIN_UID_PREFIX:
-            _too_short(session, "--session")
-        fail(f"--session: no session {session!r} in the catalogue", 2)
+    _ask(check_filter_values, conn, namespaces, session)

@@ -315,7 +315,7 @@ def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdo
 
 @exclusions_app.command("import")
 def import_cmd(file: Path = typer.Argument(..., help="A file written by `sessions exclusions export`.")) -> None:
-    """Add the exclusions of FILE (existing ones are kept)."""
+    """Add the exclusions of FILE (existing ones are kept); an excluded_at without an offset is UTC."""
     from agent_history.ingest.curation import import_exclusions
 
     try:

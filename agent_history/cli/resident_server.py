@@ -1,17 +1,15 @@
 """The resident query process: a preloading fork server for the read commands (issue 27 item 5;
 the client is `agent_history.cli.resident`, which documents the wire protocol).
 
-One process per user and data dir, built like the warm embedding service
-(`agent_history.embed.service`, whose `ServicePaths`, pid file, lock and log helpers it reuses)
-in ``<data dir>/query-service/`` (mode 0700):
+One process per user and data dir, built like the warm embedding service (`embed.service`, whose
+`ServicePaths`, pid file, lock and log helpers it reuses) in ``<data dir>/query-service/`` (0700):
 
 - ``service.sock`` — the unix socket (mode 0600; the peer's uid is checked with ``SO_PEERCRED``);
 - ``service.pid``  — JSON ``{"pid", "idle_timeout_s", "started", "package", "version"}``;
 - ``service.lock`` — ``flock``-ed by the server while it listens: a second server started at
   the same time finds it held and exits at once; whoever holds it removes a stale socket;
 - ``service.log``  — start, preload time, why it stopped, and any crash;
-- ``service.stopping`` — while a stopped server finishes the commands still running in it
-  (`STOPPING_FILE`): ``service status`` says "stopping: finishing a pass (pid N)" then.
+- ``service.stopping`` — while a stopped server finishes the commands still running in it.
 
 Started detached by the first eligible command that found none (`resident.spawn_server`, after
 that command ran in process) or by ``agent-history service start``. It imports the CLI, typer,
@@ -56,6 +54,7 @@ from typing import Any
 
 from agent_history import __version__
 from agent_history.cli import resident
+from agent_history.cli.process_identity import is_same_process, start_ticks
 from agent_history.embed.service import SOCKET_PATH_MAX, ServicePaths, alive, read_pid_file, remove_stale
 
 DEFAULT_IDLE_S = 900.0
@@ -127,9 +126,9 @@ SIGTSTP: the child is in the server's process group, orphaned (the server leads 
 its parent is init), where the kernel discards a SIGTSTP's stop."""
 STOPPING_FILE = "service.stopping"
 """In the service directory while a stopped server finishes the commands still running in it
-(`_Server.drain`): JSON ``{"pid", "commands": [command names], "reason"}``; removed when the last
-one ends. Its pid and socket files are gone by then (a new server may start), so `service_status`
-reads this to say "stopping: finishing a pass (pid N)" rather than "not running"."""
+(`_Server.drain`): JSON ``{"pid", "started" (`process_identity.start_ticks`), "commands",
+"reason"}``; removed when the last one ends. Its pid and socket files are gone by then (a new
+server may start), so `service_status` reads this to say "stopping: finishing a pass (pid N)"."""
 
 
 # --- preload and code stamp ----------------------------------------------------------------------
@@ -540,7 +539,8 @@ class _Server:
 
     def write_stopping(self) -> None:
         """Write (or refresh) `STOPPING_FILE` with the commands still running; never raises."""
-        info = {"pid": os.getpid(), "commands": sorted(self.commands.values()), "reason": self.stopping}
+        pid, commands = os.getpid(), sorted(self.commands.values())
+        info = {"pid": pid, "started": start_ticks(pid), "commands": commands, "reason": self.stopping}
         path = self.paths.dir / STOPPING_FILE
         if self._stopping_written == info:
             return
@@ -682,9 +682,9 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def stopping_status(data_dir: Path) -> dict[str, Any] | None:
     """``{"pid", "commands", "reason"}`` of a stopped server still finishing its running commands
-    (`STOPPING_FILE`, its process alive), else None."""
-    info = _read_json(paths_of(data_dir).dir / STOPPING_FILE)
-    if info is None or not isinstance(info.get("pid"), int) or not alive(info["pid"]):
+    (`STOPPING_FILE`, its writer still running: `is_same_process`), else None."""
+    info = _read_json(paths_of(data_dir).dir / STOPPING_FILE) or {}
+    if not isinstance(info.get("pid"), int) or not is_same_process(info["pid"], info.get("started")):
         return None
     return {"pid": info["pid"], "commands": list(info.get("commands") or []), "reason": info.get("reason") or ""}
 

@@ -5,6 +5,7 @@ subcommands (exclude, restore, delete, exclusions) to `sessions_app`."""
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
@@ -125,3 +126,7 @@ def _print_sessions(rows) -> None:
         column.no_wrap = True
     # the title may wrap, at 30 columns or more; narrower consoles get records
     print_table_or_records(console, table, RECORD_HEADERS, records, wrapped={3: TITLE_WIDTH})
+    for r in rows:  # a copied transcript: its rows are counted in the session that owns them
+        for shared in r.shared_elsewhere:
+            uid = r.session_uid[:13] + (f"/{r.agent_id}" if r.agent_id else "")
+            console.print(Text(f"note: {uid}: {shared.phrase()}", style="yellow"), soft_wrap=True, highlight=False)

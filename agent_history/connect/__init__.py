@@ -15,6 +15,9 @@ skills/instructions; `disconnect(agent)` removes both. Rules:
   every change (`ConnectResult.changes`) and what was kept (`kept`); ``force=True`` writes our
   entry exactly. Environment values are never shown (they may hold secrets), only their names.
 - `disconnect` on an agent with no entry says so (action ``absent``: not connected).
+- `disconnect` also removes what `connect` created for our entry (`created`: the file, or the
+  ``"mcpServers"``-like object holding it) once nothing else is in it — ``{"mcpServers": {}}`` or
+  an empty file is not left behind; what the user had (an empty object included) stays.
 - Writes are atomic (temp file + rename) and keep the file's permissions.
 - `plan(agent)` computes everything without writing (``--print`` shows its snippet).
 """
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_history.connect import edit, note
+from agent_history.connect import created, edit, note
 from agent_history.connect.launch import server_launch
 from agent_history.connect.targets import AGENTS, SERVER_NAME, AgentTarget, target_name
 
@@ -255,12 +258,24 @@ def connect(agent: str, *, force: bool = False) -> ConnectResult:
             new = _set(target, old or "", key, entry)
         except edit.EditError as exc:
             raise ConnectError(f"cannot edit {path} ({exc}); add this by hand:\n{result.snippet}") from None
+        made = created.missing_parent(_current(target, old), key)
         result.config = _write(path, new, old)
+        created.remember(path, file=old is None, key=made)  # what disconnect may take away again
     note_path = result.note.path
     note_old = _read(note_path)
     if result.note.action != "unchanged":
         result.note = _write(note_path, _note_text(target, note_old), note_old)
     return result
+
+
+def _without_created(target: AgentTarget, path: Path, text: str) -> tuple[str, bool]:
+    """``(text, whether the file can go)`` for config `text` with our entry already removed: the
+    object `connect` created for it (`created.recorded`) removed when it is now empty, and True
+    when `connect` created the file and nothing is left in it. What the user had stays."""
+    file_made, made_key = created.recorded(path)
+    if made_key is not None and _safe_get(target, text, made_key) == {}:
+        text = _remove(target, text, made_key)
+    return text, file_made and _current(target, text) in (None, {})
 
 
 def disconnect(agent: str) -> ConnectResult:
@@ -275,9 +290,17 @@ def disconnect(agent: str) -> ConnectResult:
             new = _remove(target, old, key)
         except edit.EditError as exc:
             raise ConnectError(f"cannot edit {path} ({exc}); remove the {SERVER_NAME!r} entry by hand") from None
-        config = FileChange(path, "absent") if new == old else _write(path, new, old)  # no entry: not connected
-        if config.action == "updated":
-            config.action = "removed"
+        if new == old:  # no entry: not connected
+            config = FileChange(path, "absent")
+        else:
+            new, only_ours = _without_created(target, path, new)
+            if only_ours:  # connect created the file and nothing else is in it: no backup of our entry
+                path.unlink()
+                config = FileChange(path, "removed")
+            else:
+                config = _write(path, new, old)
+                config.action = "removed"
+        created.forget(path, file_gone=not path.exists())
     note_path = target.note_path()
     note_old = _read(note_path)
     note_change = FileChange(note_path, "absent")

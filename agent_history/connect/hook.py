@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agent_history.connect import created
 from agent_history.connect.launch import PASSED_ENV, _executable
 from agent_history.harnesses import BY_NAME, HARNESSES, resolve_name
 from agent_history.harnesses.places import resolve
@@ -361,7 +362,9 @@ def install(agent: str, environ: dict[str, str] | None = None):
     path, old, new = planned_install(agent, environ)
     if old is not None and new == old:
         return FileChange(path, "unchanged")
-    return _write(path, new, old)
+    change = _write(path, new, old)
+    created.remember(path, file=old is None, key=None)  # uninstall removes a file it created, emptied
+    return change
 
 
 def planned_install(agent: str, environ: dict[str, str] | None = None) -> tuple[Path, str | None, str]:
@@ -427,6 +430,11 @@ def uninstall(agent: str):
         backup = path.with_name(path.name + ".bak")
         shutil.copy2(path, backup)
         path.unlink()
+        created.forget(path, file_gone=True)
         return FileChange(path, "removed", backup)
+    if created.recorded(path)[0] and (not new.strip() or (target.style != "notify" and not data)):
+        path.unlink()  # `install` created it and nothing else is in it (`connect.created`)
+        created.forget(path, file_gone=True)
+        return FileChange(path, "removed")
     change = _write(path, new, old)
     return FileChange(path, "removed", change.backup)

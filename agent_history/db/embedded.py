@@ -279,8 +279,9 @@ def server_dsn(pgdata: Path, *, user: str = SUPERUSER, database: str = DATABASE)
 def _start(pgdata: Path, notify: Callable[[str], None]) -> None:
     """Start the server in `pgdata` (not running), waiting out a crashed server's leftovers.
     Raises DataDirNotWritable or ServerUnreachable (one line)."""
-    deadline = time.monotonic() + CRASH_WAIT_S
-    said = False
+    started = time.monotonic()
+    deadline = started + CRASH_WAIT_S
+    said = said_starting = ready_seen = False
     while True:
         _wheel_errors.text = ""
         try:
@@ -294,6 +295,21 @@ def _start(pgdata: Path, notify: Callable[[str], None]) -> None:
         except Exception as exc:  # the wheel raises CalledProcessError/AssertionError/TimeoutExpired
             _forget_server(pgdata)
             reason = _wheel_errors.reason()
+            status = _live_status(pgdata)
+            if (
+                time.monotonic() < started + START_WAIT_S
+                and status is not None
+                and not (status == "ready" and ready_seen)
+            ):
+                ready_seen = ready_seen or status == "ready"  # attach once; a ready server failing again is an error
+                if status != "ready" and not said_starting:  # the wheel's pg_ctl gave up after 10 s; the server goes on
+                    notify(
+                        f"embedded server in {pgdata} is still starting (crash recovery or a busy machine); "
+                        f"waiting until it accepts connections (at most {START_WAIT_S:.0f} s)"
+                    )
+                    said_starting = True
+                time.sleep(0.2)
+                continue
             if time.monotonic() < deadline and _crash_leftovers(pgdata, _wheel_errors.text):
                 if not said:
                     notify(
@@ -330,6 +346,22 @@ def _crash_leftovers(pgdata: Path, reason: str) -> bool:
     return any(sign in reason for sign in _LEFTOVER_SIGNS)
 
 
+def _live_status(pgdata: Path) -> str | None:
+    """The status line of ``postmaster.pid`` (``starting``, ``ready``, …) when it names a live
+    postmaster (not a zombie), else None. A live one after a failed start is the wheel's
+    ``pg_ctl -w`` having given up (it allows 10 s) while the server itself goes on starting —
+    crash recovery after a killed postmaster on a loaded machine takes longer; the next attempt
+    attaches to it once it says ``ready``."""
+    try:
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
+        pid = int(lines[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    if not _alive(pid):
+        return None
+    return lines[7].strip() if len(lines) > 7 else ""
+
+
 def _forget_server(pgdata: Path) -> None:
     """Drop the wheel's cached handle for `pgdata` (it would answer the next start without
     looking again)."""
@@ -338,6 +370,10 @@ def _forget_server(pgdata: Path) -> None:
     for key in (pgdata, launch_path(pgdata)):
         PostgresServer._instances.pop(key, None)
 
+
+START_WAIT_S = 120.0
+"""How long a start waits for a postmaster that is up but not yet ready after the wheel's
+``pg_ctl -w`` gave up (its subprocess timeout is 10 s): crash recovery on a loaded machine."""
 
 CRASH_WAIT_S = 30.0
 """How long a start waits for the processes of a crashed server (a postmaster killed with

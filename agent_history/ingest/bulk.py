@@ -27,7 +27,9 @@ post-passes rewrite every row of ``ah.model_call`` and ``ah.session`` they roll 
 is loaded, leaving half of each table dead (a cold ×10 load: ``model_call`` 7.4 MB of heap for
 3.7 MB of rows), and ``ah.file_touch``'s keys arrive in random order (B-tree pages two-thirds
 full). ``VACUUM FULL`` rewrites them packed: −6.7 MB of a 118.5 MB catalogue
-(docs/performance.md, "Store").
+(docs/performance.md, "Store"); it first waits for snapshots older than the post-passes (an
+autovacuum ``ANALYZE``) to end, else it must keep the replaced rows. After both, the B-tree
+indexes whose keys arrive in random order are rebuilt (`REINDEX_AFTER`; decision 10).
 
 Crash safety: the start — a ``bulk_pass`` row in ``ah.meta`` holding the dropped indexes'
 definitions, the indexes dropped, the triggers disabled — commits in one transaction, and the
@@ -49,6 +51,8 @@ recount); this module decides and holds the transactions.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -134,22 +138,68 @@ def refresh_statistics(conn: psycopg.Connection) -> None:
 COMPACT_TABLES: tuple[str, ...] = ("model_call", "session", "file_touch")
 """Tables ``VACUUM FULL``-ed after a bulk pass that rebuilt the search indexes (module docstring)."""
 
+REINDEX_AFTER: tuple[str, ...] = (
+    "message_natural_key",
+    "tool_call_natural_key",
+    "row_claim_pkey",
+    "message_ts_idx",
+    "turn_natural_key",
+    "tool_call_session_idx",
+    "message_class_idx",
+    "git_event_natural_key",
+)
+"""B-tree indexes rebuilt after the end of such a pass: their keys (uuids, timestamps across files)
+arrive in random order, so a load leaves their pages about two-thirds full; rebuilt, −0.92 MB of
+a ×10 cold load's 102.5 MB for 0.07–0.12 s of backend CPU (docs/performance.md, decision 10).
+Those of `COMPACT_TABLES` are rebuilt by the compaction; the others measured ≤ 0.025 MB each."""
+
 COMPACT_LOCK_TIMEOUT = "5s"
-"""How long `compact` waits for a table's lock (a reader holding it: that table is skipped)."""
+"""How long `compact` and `reindex` wait for a table's lock (a reader holding it: that table or
+index is skipped)."""
+
+SNAPSHOT_WAIT_S = 5.0
+"""How long `compact` waits at most for the snapshots older than the post-passes to end."""
+
+SNAPSHOT_POLL_S = 0.05
+"""Seconds between two looks for older snapshots (`compact`)."""
 
 
-def compact(conn: psycopg.Connection) -> list[str]:
+def compact(conn: psycopg.Connection, horizon: int | None = None) -> list[str]:
     """``VACUUM FULL`` each of `COMPACT_TABLES` (same rows, packed pages, indexes rebuilt); a table
     whose lock is not granted within `COMPACT_LOCK_TIMEOUT` (a long reader) is left as it is.
+    With `horizon` (`search_stats.snapshot_horizon` taken after the post-passes committed), first
+    waits — at most `SNAPSHOT_WAIT_S` — for the other sessions whose snapshot is older to
+    end: ``VACUUM FULL`` copies every row version such a snapshot may still see, so an autovacuum
+    ``ANALYZE`` begun during the load left ``model_call`` and ``session`` at twice their size
+    (seen in one cold ×10 load of four: 108.2 MB instead of 102.5).
     Returns the tables compacted. `conn` is autocommit (VACUUM runs outside a transaction)."""
+    if horizon is not None:
+        deadline = time.monotonic() + SNAPSHOT_WAIT_S
+        while search_stats.older_snapshots(conn, horizon) and time.monotonic() < deadline:
+            time.sleep(SNAPSHOT_POLL_S)
+    return _with_lock_timeout(conn, search_stats.vacuum_full, COMPACT_TABLES)
+
+
+def reindex(conn: psycopg.Connection) -> list[str]:
+    """Rebuild each of `REINDEX_AFTER` that exists (``REINDEX INDEX``); one whose table's lock is
+    not granted within `COMPACT_LOCK_TIMEOUT` is left as it is. Returns the indexes rebuilt.
+    `conn` is autocommit."""
+    return _with_lock_timeout(conn, search_stats.reindex, REINDEX_AFTER)
+
+
+def _with_lock_timeout(
+    conn: psycopg.Connection, step: Callable[[psycopg.Connection, str], object], names: tuple[str, ...]
+) -> list[str]:
+    """``step(conn, name)`` for each of `names` under ``lock_timeout`` `COMPACT_LOCK_TIMEOUT` (put
+    back after); the names whose step ran and did not return False."""
     done = []
     old = conn.execute("SELECT current_setting('lock_timeout')").fetchone()[0]
     conn.execute("SELECT set_config('lock_timeout', %s, false)", (COMPACT_LOCK_TIMEOUT,))
     try:
-        for table in COMPACT_TABLES:
+        for name in names:
             try:
-                search_stats.vacuum_full(conn, table)
-                done.append(table)
+                if step(conn, name) is not False:
+                    done.append(name)
             except psycopg.errors.LockNotAvailable:
                 continue
     finally:
@@ -161,10 +211,11 @@ def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connectio
     """End a bulk pass (one transaction): build the dropped indexes, enable the statistics
     triggers, recompute the statistics, delete the ``ah.meta`` row; then, when the pass rebuilt
     the indexes (it at least doubled the catalogue), `compact` the tables the post-passes
-    rewrote. `conn` is autocommit; with `helper` (a second autocommit connection, idle: the
-    loader's writer connection) the compaction runs on it at the same time as the end's
-    transaction — they touch other tables (`COMPACT_TABLES` against the corpora, ``ah.search_*``
-    and ``ah.meta``) — instead of after it. Returns the tables compacted.
+    rewrote and `reindex` the B-trees a load leaves loose. `conn` is autocommit; with `helper` (a
+    second autocommit connection, idle: the loader's writer connection) the compaction runs on it
+    at the same time as the end's transaction — they touch other tables (`COMPACT_TABLES` against
+    the corpora, ``ah.search_*`` and ``ah.meta``) — instead of after it; the rebuilds follow
+    both. Returns the tables compacted.
 
     Other passes (other hosts') may have loaded beside the bulk pass with the triggers off:
     `search_stats.LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
@@ -172,15 +223,18 @@ def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connectio
     if not state.indexes:
         _end(conn, state)
         return []
+    horizon = search_stats.snapshot_horizon(conn)
     if helper is None:
         _end(conn, state)
-        return compact(conn)
-    with ThreadPoolExecutor(1, thread_name_prefix="ah-compact") as pool:
-        compacted = pool.submit(compact, helper)
-        try:
-            _end(conn, state)
-        finally:
-            done = compacted.result()
+        done = compact(conn, horizon)
+    else:
+        with ThreadPoolExecutor(1, thread_name_prefix="ah-compact") as pool:
+            compacted = pool.submit(compact, helper, horizon)
+            try:
+                _end(conn, state)
+            finally:
+                done = compacted.result()
+    reindex(conn)
     return done
 
 

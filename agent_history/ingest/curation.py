@@ -12,11 +12,13 @@
   (other sessions sharing one of those files come back with it).
 - **Export / import**: ``[{"agent", "session_uid", "reason", "excluded_at"}]``, so exclusions
   travel with the config to another machine (`sessions exclusions export FILE` / `import FILE`).
+  An ``excluded_at`` without an offset is UTC, as every naive timestamp the CLI reads
+  (`search.request.parse_when`: ``--since``), never the database server's zone.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -74,7 +76,7 @@ def import_exclusions(conn: psycopg.Connection, entries: Any) -> int:
     ``excluded_at`` optional; ``agent`` a harness or product name, stored as the harness's:
     ``claude-code`` → ``claude``); returns how many were new. Raises ValueError naming the first
     bad entry — not a string, a NUL character, an unknown agent, a time that is not ISO 8601
-    (nothing is imported then)."""
+    (nothing is imported then). A naive ``excluded_at`` is UTC (`parse_when`'s rule)."""
     if not isinstance(entries, list):
         raise ValueError("exclusions file: expected a JSON list of {agent, session_uid, …}")
     rows = []
@@ -96,6 +98,8 @@ def import_exclusions(conn: psycopg.Connection, entries: Any) -> int:
             ts = datetime.fromisoformat(at) if at else None
         except (TypeError, ValueError):
             raise ValueError(f"exclusions file: entry {n}: excluded_at {at!r} is not an ISO timestamp") from None
+        if ts is not None and ts.tzinfo is None:  # naive: UTC, as --since reads one
+            ts = ts.replace(tzinfo=UTC)
         rows.append((agent, e["session_uid"], reason, ts))
     added = 0
     with conn.transaction():

@@ -99,9 +99,24 @@ def _cell(value: Any, exact_numeric: bool = False) -> tuple[Any, bool]:
     return text, False
 
 
-def _type_name(conn: psycopg.Connection, oid: int) -> str:
-    info = conn.adapters.types.get(oid)
-    return info.name if info else str(oid)
+# PostgreSQL's own name of each type (pg_type.typname: int4, numeric, void, vector …), an array
+# as its element's name and [] (int4[]); LEFT JOINs keep an oid pg_type does not hold.
+TYPE_NAMES = """
+SELECT o.oid::int, CASE WHEN e.oid IS NOT NULL THEN e.typname || '[]' ELSE t.typname::text END
+FROM unnest(%s::oid[]) AS o (oid)
+LEFT JOIN pg_type AS t ON t.oid = o.oid
+LEFT JOIN pg_type AS e ON e.typarray = o.oid
+"""
+
+
+def type_names(conn: psycopg.Connection, oids: list[int]) -> list[str]:
+    """The name PostgreSQL gives each type oid in `oids` (`TYPE_NAMES`: ``"void"`` for 2278,
+    ``"numeric"``, ``"text"``, ``"int4[]"``, an extension's or a user's type by its name), in
+    order; ``"unknown (oid N)"`` for an oid no type has. One query; none for no oids."""
+    if not oids:
+        return []
+    names = dict(conn.execute(TYPE_NAMES, (oids,)).fetchall())
+    return [names.get(oid) or f"unknown (oid {oid})" for oid in oids]
 
 
 def _first_line(message: str) -> str:
@@ -121,7 +136,8 @@ def _describe(conn: psycopg.Connection, statement: str) -> tuple[list[dict[str, 
     """Parse `statement` as the unnamed prepared statement (extended protocol) and describe it.
 
     The server rejects more than one command here. Returns the result columns ([] for a command
-    that returns no rows) and their type OIDs. Raises SqlError.
+    that returns no rows; each type named as PostgreSQL names it, `type_names`) and their type
+    OIDs. Raises SqlError.
     """
     pgconn = conn.pgconn
     res = pgconn.prepare(b"", statement.encode())
@@ -132,11 +148,12 @@ def _describe(conn: psycopg.Connection, statement: str) -> tuple[list[dict[str, 
     desc = pgconn.describe_prepared(b"")
     if desc.status != pq.ExecStatus.COMMAND_OK:
         raise _fail((desc.error_message or b"").decode(errors="replace"))
-    columns = [
-        {"name": (desc.fname(i) or b"").decode(errors="replace"), "type": _type_name(conn, desc.ftype(i))}
-        for i in range(desc.nfields)
-    ]
-    return columns, [desc.ftype(i) for i in range(desc.nfields)]
+    oids = [desc.ftype(i) for i in range(desc.nfields)]
+    # after Describe: the query below replaces the unnamed statement, which only a statement
+    # without columns is executed as (`_command`)
+    names = type_names(conn, oids)
+    columns = [{"name": (desc.fname(i) or b"").decode(errors="replace"), "type": names[i]} for i in range(desc.nfields)]
+    return columns, oids
 
 
 _TRAILING = re.compile(r"[\s;]+\Z")

@@ -39,3 +39,29 @@ def filter_values(conn: psycopg.Connection, session: str | None) -> tuple[list[s
         },
     ).fetchone()
     return list(known), bool(found)
+
+
+def check_filter_values(
+    conn: psycopg.Connection, namespaces, session: str | None = None, *, flags: bool = True
+) -> None:
+    """Raise `read.requests.RequestError` (one line) naming an explicit namespace that has no
+    indexed file, or a session uid/prefix that names no session — values that would otherwise
+    just find nothing; nothing when neither is given (no query then, else one: `filter_values`).
+    `flags` names the parameters as the CLI's options (``--session``), else as the MCP
+    arguments and web GET parameters (``session``). Shared by the CLI and ``/api/search``."""
+    if not namespaces and not session:
+        return
+    from agent_history.read.requests import RequestError, name_of
+
+    known, found = filter_values(conn, session)
+    unknown = [n for n in dict.fromkeys(namespaces or ()) if n not in known]
+    if unknown:
+        names = ", ".join(repr(n) for n in unknown)
+        raise RequestError(f"unknown namespace {names} (indexed: {', '.join(known) or 'none'})")
+    if not found:
+        option = name_of("session", flags)
+        if len(session) < MIN_UID_PREFIX:
+            raise RequestError(
+                f"{option}: give a session uid or a prefix of at least {MIN_UID_PREFIX} characters (got {session!r})"
+            )
+        raise RequestError(f"{option}: no session {session!r} in the catalogue")

@@ -19,7 +19,7 @@ from psycopg import sql
 from agent_history.classify.rules import TRIGGERS
 from agent_history.classify.shares import poll_share
 from agent_history.read.requests import ROLES, EfficiencyRequest
-from agent_history.session.filters import session_filter
+from agent_history.session.filters import like_prefix, session_filter
 
 TOKEN_KEYS: tuple[str, ...] = ("input", "cache_read", "output")
 """``tokens`` keys: uncached input, cache reads, output (tokens)."""
@@ -100,13 +100,16 @@ def efficiency_report(
     until: datetime | None = None,
     role: str | None = None,
     limit: int | None = None,
+    project: str | None = None,
 ) -> EfficiencyReport:
     """Threads of ``ah.efficiency`` matching the filters, newest first, with totals.
 
     `session_uid` keeps the session's threads (same uid, e.g. Claude sub-agents) and the threads
     rooted in it (Codex sub-agent threads have their own uid); `since` (inclusive) and `until`
     (exclusive) bound the thread's start (a bound excludes threads without one);
-    `role` is root | worker | solo. Raises ValueError for an unknown role.
+    `role` is root | worker | solo; `project` a case-insensitive substring of the root session's
+    working directory (the web usage page's filter, as `read.usage_cells.usage_cells` reads it).
+    Raises ValueError for an unknown role.
     """
     if role is not None and role not in ROLES:
         raise ValueError(f"unknown role {role!r} (known: {', '.join(ROLES)})")
@@ -125,6 +128,14 @@ def efficiency_report(
     )
     conds += shared
     params |= shared_params
+    if project:  # the root's cwd, as the usage cells: a sub-agent thread counts for its session's project
+        conds.append(
+            sql.SQL(
+                "coalesce((SELECT r.cwd FROM ah.session AS r WHERE r.id = s.root_session_id), s.cwd)"
+                " ILIKE %(project_part)s"
+            )
+        )
+        params["project_part"] = "%" + like_prefix(project)
     if role is not None:
         conds.append(sql.SQL("e.role = %(role)s"))
         params["role"] = role

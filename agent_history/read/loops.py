@@ -17,6 +17,7 @@ import psycopg
 from agent_history.loops.usage import UsageLaunch, UsageRow, render_usage
 from agent_history.read.common import iso
 from agent_history.read.requests import LoopsRequest
+from agent_history.session.filters import like_prefix
 
 
 class LoopNotFound(LookupError):
@@ -99,9 +100,11 @@ def list_loops(
     namespaces: tuple[str, ...] = (),
     limit: int = 50,
     until: datetime | None = None,
+    project: str | None = None,
 ) -> list[LoopSummary]:
     """Loops newest launch first, filtered by status, launch time ≥ `since` and < `until`, repo
-    (exact) and the root's namespace."""
+    (exact), the root's namespace and `project`: a case-insensitive substring of the root
+    session's working directory (the web usage page's filter, as its usage cells read it)."""
     rows = conn.execute(
         _SUMMARY_SQL
         + """
@@ -110,10 +113,19 @@ def list_loops(
           AND (%(until)s::timestamptz IS NULL OR l.started_at < %(until)s)
           AND (%(repo)s::text IS NULL OR l.repo = %(repo)s)
           AND (cardinality(%(ns)s::text[]) = 0 OR s.namespace = ANY (%(ns)s))
+          AND (%(project)s::text IS NULL OR s.cwd ILIKE %(project)s)
         ORDER BY l.started_at DESC NULLS LAST, l.id DESC
         LIMIT %(limit)s
         """,
-        {"status": status, "since": since, "until": until, "repo": repo, "ns": list(namespaces), "limit": limit},
+        {
+            "status": status,
+            "since": since,
+            "until": until,
+            "repo": repo,
+            "ns": list(namespaces),
+            "limit": limit,
+            "project": "%" + like_prefix(project) if project else None,
+        },  # fmt: skip
     ).fetchall()
     return [LoopSummary(*r) for r in rows]
 

@@ -84,8 +84,8 @@ KEYS: dict[str, frozenset[str]] = {
 """The parameters each question accepts (the mapping's keys)."""
 
 
-FLAG_NAMES = {"session_uid": "--session", "ops": "--op"}
-"""Request keys whose CLI option is not ``--<key>`` (underscores as dashes)."""
+FLAG_NAMES = {"session_uid": "--session", "ops": "--op", "query": "QUERY"}
+"""Request keys whose CLI option is not ``--<key>`` (underscores as dashes; ``QUERY`` the argument)."""
 KEY_NAMES = {"ops": "op"}
 """Request keys named otherwise in errors to the MCP tools and the web UI (a list's one item)."""
 
@@ -96,11 +96,18 @@ def name_of(key: str, flags: bool) -> str:
     return FLAG_NAMES.get(key, "--" + key.replace("_", "-")) if flags else KEY_NAMES.get(key, key)
 
 
-def check_keys(question: str, params: Mapping[str, Any]) -> None:
-    """Raise RequestError naming the first key of `params` that `question` does not accept."""
+def check_keys(question: str, params: Mapping[str, Any], *, flags: bool = True) -> None:
+    """Raise RequestError naming the first key of `params` that `question` does not accept, or
+    the first whose text holds a NUL character — no catalogue text does (PostgreSQL text cannot
+    hold one), so it could only find nothing or fail in the driver. A command-line argument
+    cannot carry a NUL (the shell ends it there); the MCP tools and the library can."""
     unknown = sorted(set(params) - KEYS[question])
     if unknown:
         raise RequestError(f"{question}: unknown parameter {unknown[0]!r} (known: {', '.join(sorted(KEYS[question]))})")
+    for key, value in params.items():
+        items = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(v, str) and "\x00" in v for v in items):
+            raise RequestError(f"{name_of(key, flags)} holds a NUL character (no catalogue text does)")
 
 
 def _given(params: Mapping[str, Any], key: str) -> Any:
@@ -222,7 +229,7 @@ def search_request(
     """The `search.request.SearchRequest` for `params` (keys: `KEYS["search"]`; ``in`` is the
     scope: messages | tools | all | summaries; ``classes`` class or group names). Raises
     RequestError. `limit_max` is the front end's cap (the MCP tools cap lower)."""
-    check_keys("search", params)
+    check_keys("search", params, flags=flags)
     query = params.get("query")
     if query is None:  # an empty one is asked: the search says why it finds nothing
         raise RequestError("search: give a query (words, a phrase, an identifier, a path or a question)")
@@ -277,7 +284,7 @@ def sessions_request(params: Mapping[str, Any], *, now: datetime | None = None, 
     """The `SessionsRequest` for `params` (keys: `KEYS["sessions"]`; ``health`` a letter, a
     range ``C-F`` or a list ``A,F``; ``subagents`` a bool; ``hosts`` machine names, checked
     against the catalogue by the caller). Raises RequestError."""
-    check_keys("sessions", params)
+    check_keys("sessions", params, flags=flags)
     from agent_history.classify.health import grades_in
 
     since, until = time_range(params, now=now, flags=flags)
@@ -315,7 +322,7 @@ class SessionRequest:
 def session_request(params: Mapping[str, Any], *, flags: bool = True) -> SessionRequest:
     """The `SessionRequest` for `params` (keys: `KEYS["session"]`; ``uid`` may be
     ``UID/AGENT-ID``, the form listings print for a sub-agent thread). Raises RequestError."""
-    check_keys("session", params)
+    check_keys("session", params, flags=flags)
     uid = session_ref(params.get("uid") if params.get("uid") is not None else "", "session")
     agent_id = params.get("agent_id")
     if agent_id is None and "/" in uid:
@@ -369,7 +376,7 @@ def usage_request(params: Mapping[str, Any], *, now: datetime | None = None, fla
     """The `UsageRequest` for `params` (keys: `KEYS["usage"]`; ``by`` replaces ``view``, whose
     default is ``daily`` — ``blocks`` with a ``window`` other than ``block``; a day as
     ``since``/``until`` is read in ``timezone``, default the machine's). Raises RequestError."""
-    check_keys("usage", params)
+    check_keys("usage", params, flags=flags)
     from agent_history.usage.periods import VIEWS
     from agent_history.usage.plans import WINDOWS
 
@@ -419,7 +426,7 @@ def efficiency_request(
     params: Mapping[str, Any], *, now: datetime | None = None, limit_max: int = MAX_LIMIT, flags: bool = True
 ) -> EfficiencyRequest:
     """The `EfficiencyRequest` for `params` (keys: `KEYS["efficiency"]`). Raises RequestError."""
-    check_keys("efficiency", params)
+    check_keys("efficiency", params, flags=flags)
     since, until = time_range(params, now=now, flags=flags)
     limit = _limit(params, 0, limit_max, flags) if _given(params, "limit") is not None else None
     return EfficiencyRequest(
@@ -453,7 +460,7 @@ def loops_request(
 ) -> LoopsRequest:
     """The `LoopsRequest` for `params` (keys: `KEYS["loops"]`; ``status`` one of
     `loops.rules.STATUSES`). Raises RequestError."""
-    check_keys("loops", params)
+    check_keys("loops", params, flags=flags)
     from agent_history.loops.rules import STATUSES
 
     since, until = time_range(params, now=now, flags=flags)
@@ -483,7 +490,7 @@ class WhyRequest:
 def why_request(params: Mapping[str, Any], *, flags: bool = True) -> WhyRequest:
     """The `WhyRequest` for `params` (keys: `KEYS["why"]`; ``sha`` stripped and lower-cased).
     Raises RequestError: ``not a commit sha: 'xyz' (7–40 hex digits)``."""
-    check_keys("why", params)
+    check_keys("why", params, flags=flags)
     sha = str(params.get("sha") or "").strip().lower()
     if not SHA.match(sha):
         raise RequestError(f"not a commit sha: {sha!r} (7–40 hex digits)")
@@ -516,7 +523,7 @@ def touched_request(
     """The `TouchedRequest` for `params` (keys: `KEYS["touched"]`). Raises RequestError: ``empty
     path pattern``, ``unknown --op 'x' (known: read, create, edit, delete, move)`` (``op`` for a
     tool argument or GET parameter), a bad ``since``, a limit out of 1…`limit_max`."""
-    check_keys("touched", params)
+    check_keys("touched", params, flags=flags)
     from agent_history.model.rows import FILE_OPS
 
     pattern = str(params.get("pattern") or "")
@@ -564,7 +571,7 @@ def recent_sessions_request(
 ) -> RecentSessionsRequest:
     """The `RecentSessionsRequest` for `params` (keys: `KEYS["recent_sessions"]`). Raises
     RequestError (an unknown agent, a limit out of 1…`limit_max`)."""
-    check_keys("recent_sessions", params)
+    check_keys("recent_sessions", params, flags=flags)
     return RecentSessionsRequest(
         limit=_limit(params, RECENT_DEFAULT_LIMIT, limit_max, flags),
         project=_given(params, "project"),
@@ -596,7 +603,7 @@ def active_sessions_request(
     """The `ActiveSessionsRequest` for `params` (keys: `KEYS["active_sessions"]`; ``at`` the
     window's end, default `now`; ``minutes`` 1…`ACTIVE_MAX_MINUTES`). Raises RequestError: a bad
     ``at``, ``minutes`` out of range, a window that would start before 0001-01-01."""
-    check_keys("active_sessions", params)
+    check_keys("active_sessions", params, flags=flags)
     at = _given(params, "at")
     try:
         hi = parse_when(str(at), now=now, option=name_of("at", flags)) if at is not None else now
@@ -649,7 +656,7 @@ def infra_actions_request(
     """The `InfraActionsRequest` for `params` (keys: `KEYS["infra_actions"]`; `programs` the
     known remote programs, which are also the default). Raises RequestError: an unknown program,
     a bad or backwards time range, a limit out of 1…`limit_max`."""
-    check_keys("infra_actions", params)
+    check_keys("infra_actions", params, flags=flags)
     wanted = _values(params, "programs") or programs
     for program in wanted:
         _choice(program, "program", programs)

@@ -6,7 +6,9 @@ the sum of the disjoint buckets (input uncached + cache read + cache writes + ou
 every rollup they are NULL when no model call reported them, never 0. Cost is list-price USD.
 Health (``health_*``) is the session's grade A–F, score and reasons from ``ah.session_health``
 (`classify.health`; docs/health.md); ``health_unknown`` names the signals its harness does not
-record or that had no data — never graded.
+record or that had no data — never graded. ``shared_elsewhere`` (as in ``session --json``) names the sessions that own (and
+count) rows this session's transcript holds a copy of (`read.shared`), so a whole copy's
+``message_count`` of 0 is explained, as the ``session`` view does.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import psycopg
 from psycopg import sql
 
 from agent_history.read.requests import SessionsRequest
+from agent_history.read.shared import SharedRows, shared_by_session
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.filters import session_filter
 
@@ -52,6 +55,9 @@ class SessionSummary:
     health_unknown: list[str] = field(default_factory=list)
     origin_host: str | None = None
     """The machine that indexed the session (migration 0024; None = unknown)."""
+    shared_elsewhere: list[SharedRows] = field(default_factory=list)
+    """Messages and model calls its transcript holds that another session owns and counts — a
+    whole copy shows 0 messages here (`read.shared`); [] when it owns every row it holds."""
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -162,7 +168,7 @@ def _select(
                s.started_at, s.ended_at, s.duration_ms, s.message_count, s.prompt_count,
                s.tool_call_count, s.tool_error_count, s.subagent_count,
                {own_tokens}, s.cost_usd, tree.tokens, tree.cost_usd,
-               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}'), s.origin_host
+               h.grade, h.score, coalesce(h.reasons, '{{}}'), coalesce(h.unknown, '{{}}'), s.origin_host, s.id
         FROM picked JOIN ah.session AS s ON s.id = picked.id
         {health_join}
         LEFT JOIN LATERAL (
@@ -179,7 +185,9 @@ def _select(
         filter_join=sql.SQL(_HEALTH_JOIN if by_health else ""),
         health_join=sql.SQL(_HEALTH_JOIN),
     )
-    return [SessionSummary(*r) for r in conn.execute(stmt, params)]
+    rows = conn.execute(stmt, params).fetchall()
+    shared = shared_by_session(conn, [r[-1] for r in rows])  # a copied transcript: where its rows count
+    return [SessionSummary(*r[:-1], shared_elsewhere=shared.get(r[-1], [])) for r in rows]
 
 
 def health_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, dict]:

@@ -21,21 +21,23 @@ from agent_history.db.tables.claims import shared_phrase
 
 _SHARED_SQL = """
 WITH mine AS (
-    SELECT row_table, row_id FROM ah.row_claim
-    WHERE session_id = %(sid)s AND row_table IN ('message', 'model_call')
+    SELECT session_id AS sid, row_table, row_id FROM ah.row_claim
+    WHERE session_id = ANY(%(sids)s) AND row_table IN ('message', 'model_call')
 ), owners AS (
-    SELECT 'message' AS row_table, m.session_id FROM mine JOIN ah.message AS m ON m.id = mine.row_id
-    WHERE mine.row_table = 'message' AND m.session_id <> %(sid)s
+    SELECT mine.sid, 'message' AS row_table, m.session_id FROM mine JOIN ah.message AS m ON m.id = mine.row_id
+    WHERE mine.row_table = 'message' AND m.session_id <> mine.sid
     UNION ALL
-    SELECT 'model_call', c.session_id FROM mine JOIN ah.model_call AS c ON c.id = mine.row_id
-    WHERE mine.row_table = 'model_call' AND c.session_id <> %(sid)s
+    SELECT mine.sid, 'model_call', c.session_id FROM mine JOIN ah.model_call AS c ON c.id = mine.row_id
+    WHERE mine.row_table = 'model_call' AND c.session_id <> mine.sid
 )
-SELECT s.session_uid, s.agent_id,
+SELECT o.sid, s.session_uid, s.agent_id,
        count(*) FILTER (WHERE o.row_table = 'model_call'), count(*) FILTER (WHERE o.row_table = 'message')
 FROM owners AS o JOIN ah.session AS s ON s.id = o.session_id
-GROUP BY s.id, s.session_uid, s.agent_id
-ORDER BY 3 DESC, 4 DESC, 1, 2
+GROUP BY o.sid, s.id, s.session_uid, s.agent_id
+ORDER BY 1, 4 DESC, 5 DESC, 2, 3
 """
+# ah.row_claim holds only the rows two sessions share (`db.tables.claims`), read by its session
+# index: cheap for a page of sessions.
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +67,15 @@ def shared_elsewhere(conn: psycopg.Connection, session_id: int) -> list[SharedRo
     transcript holds a copy — that another session owns, one `SharedRows` per owner (most calls
     first); [] when it owns every row it holds (always, for a session that shares nothing).
     Reads ``ah.row_claim`` by its session index; a catalogue before migration 0026 has none."""
-    if conn.execute("SELECT to_regclass('ah.row_claim') IS NULL").fetchone()[0]:
-        return []
-    return [
-        SharedRows(uid, agent_id, int(calls), int(msgs))
-        for uid, agent_id, calls, msgs in conn.execute(_SHARED_SQL, {"sid": session_id})
-    ]
+    return shared_by_session(conn, [session_id]).get(session_id, [])
+
+
+def shared_by_session(conn: psycopg.Connection, session_ids: list[int]) -> dict[int, list[SharedRows]]:
+    """`shared_elsewhere` for several sessions in one statement: ``{session id: [SharedRows…]}``,
+    only the sessions that hold rows another session owns (the `sessions` listing's note)."""
+    if not session_ids or conn.execute("SELECT to_regclass('ah.row_claim') IS NULL").fetchone()[0]:
+        return {}
+    out: dict[int, list[SharedRows]] = {}
+    for sid, uid, agent_id, calls, msgs in conn.execute(_SHARED_SQL, {"sids": list(session_ids)}):
+        out.setdefault(sid, []).append(SharedRows(uid, agent_id, int(calls), int(msgs)))
+    return out

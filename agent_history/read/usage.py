@@ -98,7 +98,7 @@ CALL_COLUMNS = {
 }
 """What each usage filter compares in `usage_calls` (model calls ``mc`` of session ``s``, root ``r``)."""
 SESSION_COLUMNS = {"time": "s.started_at", "agent": "s.agent", "namespace": "s.namespace", "project": "s.cwd"}
-"""… and in `sessions_without_usage` / `sessions_with_calls_elsewhere` (sessions ``s``: by start;
+"""… and in `sessions_uncounted` (sessions ``s``: by start;
 no model filter)."""
 
 
@@ -162,8 +162,8 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
     calls (`usage_calls`; summed in the database for every view but ``blocks``), periods in the
     request's zone, the active block judged at aware `now`; ccusage's JSON shape plus
     ``"timezone"``, ``"sessionsWithoutUsage"`` (agent → sessions whose model calls are
-    unknown: `sessions_without_usage`) and ``"sessionsWithCallsElsewhere"`` (agent → sessions
-    whose calls are all another session's copies, counted there: `sessions_with_calls_elsewhere`). The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
+    unknown: `sessions_uncounted`) and ``"sessionsWithCallsElsewhere"`` (agent → sessions
+    whose calls are all another session's copies, counted there: `sessions_uncounted`). The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
     UI's ``/api/usage/report`` give."""
     from agent_history.usage.plans import WINDOWS
     from agent_history.usage.report import build_report
@@ -187,8 +187,8 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
         "project": req.project,
     }
     report = build_report(req.view, calls, req.timezone, now, block_length=WINDOWS[req.window])
-    report["sessionsWithoutUsage"] = {} if req.model else sessions_without_usage(conn, **scope)
-    report["sessionsWithCallsElsewhere"] = {} if req.model else sessions_with_calls_elsewhere(conn, **scope)
+    without, elsewhere = ({}, {}) if req.model else sessions_uncounted(conn, **scope)
+    report["sessionsWithoutUsage"], report["sessionsWithCallsElsewhere"] = without, elsewhere
     report["timezone"] = str(req.timezone)
     return report
 
@@ -314,33 +314,11 @@ def replies_without_usage(conn: psycopg.Connection, session_id: int) -> int:
     return int(row[0]) if row else 0
 
 
-def sessions_without_usage(
-    conn: psycopg.Connection,
-    *,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    agents: tuple[str, ...] = (),
-    namespaces: tuple[str, ...] = (),
-    project: str | None = None,
-) -> dict[str, int]:
-    """Agent → number of sessions matching the filters (`usage_calls`'s, by session start) whose
-    model-call count is unknown (``ah.session.model_call_count`` NULL: replies, no usage
-    recorded — Codex field cases E22/E23): what `usage` cannot count, named, never 0 calls. A
-    session whose transcript's calls are all copies another session owns is not one of them
-    (`sessions_with_calls_elsewhere` counts those)."""
-    where, params = _filter(
-        SESSION_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project
-    )
-    # not a session whose calls its transcript does record but another session owns (read.shared)
-    where[:0] = ["s.model_call_count IS NULL", f"NOT {_CLAIMS_A_CALL}"]
-    return _sessions_per_agent(conn, where, params)
-
-
 _CLAIMS_A_CALL = "EXISTS (SELECT 1 FROM ah.row_claim AS c WHERE c.session_id = s.id AND c.row_table = 'model_call')"
 """Session ``s``'s transcript holds a copy of a model call two sessions share (`db.tables.claims`)."""
 
 
-def sessions_with_calls_elsewhere(
+def sessions_uncounted(
     conn: psycopg.Connection,
     *,
     since: datetime | None = None,
@@ -348,21 +326,31 @@ def sessions_with_calls_elsewhere(
     agents: tuple[str, ...] = (),
     namespaces: tuple[str, ...] = (),
     project: str | None = None,
-) -> dict[str, int]:
-    """Agent → number of sessions matching the filters (as `sessions_without_usage`) that own no
-    model call while their transcript records some: every call is a copy another session owns
-    (a copied transcript, a resume or fork keeping its ids; `read.shared`). Their usage is counted
-    in that session — neither unknown nor 0."""
+) -> tuple[dict[str, int], dict[str, int]]:
+    """``(without usage, with calls elsewhere)``: agent → number of sessions matching the filters
+    (`usage_calls`'s, by session start) of each kind, in one statement (two ``FILTER``ed counts
+    over one scan of the sessions; an agent with none of a kind is absent from that dict).
+
+    - **without usage**: the model-call count is unknown (``ah.session.model_call_count`` NULL:
+      replies, no usage recorded — Codex field cases E22/E23): what `usage` cannot count, named,
+      never 0 calls; not a session whose transcript's calls are all copies another session owns.
+    - **with calls elsewhere**: owns no model call while its transcript records some — every
+      call is a copy another session owns (a copied transcript, a resume or fork keeping its ids;
+      `read.shared`); its usage is counted in that session, neither unknown nor 0.
+    """
     where, params = _filter(
         SESSION_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project
     )
-    where[:0] = [_CLAIMS_A_CALL, "NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = s.id)"]
-    return _sessions_per_agent(conn, where, params)
-
-
-def _sessions_per_agent(conn: psycopg.Connection, where: list[str], params: list) -> dict[str, int]:
     rows = conn.execute(
-        f"SELECT s.agent, count(*) FROM ah.session AS s WHERE {' AND '.join(where)} GROUP BY 1 ORDER BY 1",
+        f"""
+        SELECT s.agent,
+               count(*) FILTER (WHERE s.model_call_count IS NULL AND NOT x.claims),
+               count(*) FILTER (WHERE x.claims AND NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = s.id))
+        FROM ah.session AS s
+        CROSS JOIN LATERAL (SELECT {_CLAIMS_A_CALL} AS claims) AS x  -- once per session, read by both counts
+        WHERE {" AND ".join(where) or "TRUE"}
+        GROUP BY 1 ORDER BY 1
+        """,
         params,
     ).fetchall()
-    return {agent: int(n) for agent, n in rows}
+    return {a: int(n) for a, n, _ in rows if n}, {a: int(n) for a, _, n in rows if n}

@@ -19,10 +19,18 @@ and reads the winners. Per corpus (``message`` | ``tool_call``):
       term's: a document missing every rare term and some common one cannot compete);
    c. only when fewer than `limit` documents were found: the newest containing any common
       lexeme (e.g. a one-word query of a very common word).
-   "Newest" is the largest id (most recently indexed). To keep a tier's cost bounded for very
-   common terms, it first looks only at the newest ``WINDOW_FACTOR × cap / density`` ids, where
-   density is the tier's expected match rate from the term statistics (independence assumed),
-   and widens the window ×8 until it has `cap` documents or covers the table. A document that
+   "Newest" is the largest id (most recently indexed). A tier's expected window is
+   ``WINDOW_FACTOR × cap / density`` ids, where density is the tier's expected match rate from
+   the term statistics (independence assumed). A GIN scan reads every posting list of the tier
+   whatever the window (≈ 280 ms for "at least 2 of 6" common words at 1 M messages), so a
+   tier expected within `WALK_ROWS` ids first *walks* the primary key from the newest id down,
+   testing each row (≈ 0.5–2 µs a row), and stops at `cap` matches; it reads no posting list.
+   What the walk did not find comes from GIN scans of the older ids, in a window that widens
+   ×8 until it has what is missing or covers the table — each widening re-reads the posting
+   lists, so the window jumps at once to where the documents already scored say enough
+   matches lie (a document scored by an earlier statement that holds ≥ k of the tier's
+   lexemes matches the "at least k" tier). Whatever the windows, a tier scores exactly its
+   newest `cap` matches (the walk's size and the windows change only the cost). A document that
    has only common lexemes and is older than its tier's newest `BUDGET` matches is not scored:
    for very common words recency is the prior. Quoted phrases are not a tier of their own (GIN
    cannot check positions, so a phrase scan rechecks every document holding all its words):
@@ -37,8 +45,11 @@ Tool-call vectors hold term frequencies, not positions (migration 0025_store): t
 ``ah.bm25_tf_terms`` (the scores ``ah.bm25_terms`` gives the positional vector), and the unquoted
 phrase bonus — a position test — is decided after scoring, on the positional vector recomputed
 for the candidates that hold every word of the phrase and could still reach the top `limit`
-(`_resolve_phrase`; recomputing costs milliseconds per document, so checking every candidate
-holding common words took seconds at ×10).
+of the final order (`tie_key`, then newest id) (`_resolve_phrase`; recomputing costs
+milliseconds per document, so checking every candidate holding common words took seconds at
+×10). At 1 M messages the clones of a pasted error's tool call are all distinct texts whose
+scores lie closer together than the bonus (e.g. 521 of 521 for "failed to push some refs"):
+every one of them is checked.
 """
 
 from __future__ import annotations
@@ -67,6 +78,12 @@ MAX_TIER_TERMS = 6
 WINDOW_FACTOR = 2.0
 """A tier first scans the newest WINDOW_FACTOR × cap / expected-density ids."""
 WINDOW_GROWTH = 8
+WALK_ROWS = 20_000
+"""A tier expected within this many of the newest ids walks the primary key instead of reading
+its posting lists (at most this many rows, or `WINDOW_GROWTH` × its expected window if fewer)."""
+EXTRAPOLATE = 2.0
+"""A GIN window after a walk that found some matches is sized to hold this many times the
+documents still missing at the walk's density."""
 SNIPPET_WIDTH = 1200
 """Characters of a document handed to ts_headline (a window around the rarest term)."""
 IMPLICIT_PHRASE_FACTOR = 0.5
@@ -118,8 +135,11 @@ def density_at_least(probabilities: list[float], k: int) -> float:
     return min(1.0, sum(math.prod(c) for c in combinations(probabilities, k)))
 
 
-def split_rare(lexemes: list[Lexeme], rare_budget: int = RARE_BUDGET) -> tuple[list[Lexeme], list[Lexeme]]:
-    """(rare, common): the rarest lexemes while their df add up to ≤ `rare_budget`; the rest."""
+def split_rare(lexemes: list[Lexeme], rare_budget: int | None = None) -> tuple[list[Lexeme], list[Lexeme]]:
+    """(rare, common): the rarest lexemes while their df add up to ≤ `rare_budget` (default
+    `RARE_BUDGET`, read at the call); the rest."""
+    if rare_budget is None:
+        rare_budget = RARE_BUDGET
     ordered = sorted(lexemes, key=lambda x: (x.df, x.lexeme))
     rare, total = [], 0
     for x in ordered:
@@ -187,7 +207,9 @@ def query_lexemes(conn: psycopg.Connection, corpus: str, terms: list[str], weigh
 
 
 class _Scorer:
-    """Runs candidate statements for one search and keeps every scored document."""
+    """Runs candidate statements for one search and keeps every scored document: id → (score,
+    matched lexemes), the ids whose deferred phrase bonus may apply (`maybe`), and how many of
+    the coordination tier's lexemes (`tier`) each holds — what sizes a tier's GIN window."""
 
     def __init__(
         self,
@@ -200,38 +222,48 @@ class _Scorer:
         bonus: sql.Composable,
         bonus_params: dict,
         maybe: sql.Composable = sql.SQL("false"),
+        tier: list[Lexeme] | None = None,
     ):
         self.conn, self.stats = conn, stats
         self.scored: dict[int, tuple[float, int]] = {}
         self.maybe: set[int] = set()
         """Scored documents for which the `maybe` condition held (a deferred phrase bonus)."""
+        self.tier_matched: dict[int, int] = {}
+        """Scored document → how many of the coordination tier's lexemes it holds."""
         self.params = {
             **params,
             **bonus_params,
             "lx": [x.lexeme for x in lexemes],
             "w": [x.weight * x.idf for x in lexemes],
+            "tier": [x.lexeme for x in tier or []],
             "avglen": stats.avglen,
         }
-        # Innermost: the GIN scan (OFFSET 0 keeps the planner from pushing the LIMIT into it,
-        # which would turn it into a backward primary-key scan testing every row's vector);
-        # middle: newest `cap`, phrase bonus; outer: BM25 summed over the matched lexemes.
+        # Innermost: the scan ({scan}: a GIN scan, or a walk down the primary key); middle:
+        # newest `cap`, phrase bonus; outer: BM25 summed over the matched lexemes.
         self.template = sql.SQL(
             """
             SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.lexeme) AS matched,
-                   bool_or(c.maybe) AS maybe
+                   bool_or(c.maybe) AS maybe,
+                   count(t.lexeme) FILTER (WHERE t.lexeme = ANY(%(tier)s::text[])) AS tier_matched
             FROM (
                 SELECT m.id, m.tsv, {bonus} AS bonus, {maybe} AS maybe
-                FROM (
-                    SELECT d.id, d.tsv
-                    FROM ah.{table} AS d
-                    WHERE d.tsv @@ {match} AND {where} {window}
-                    OFFSET 0
-                ) AS m
+                FROM ({scan}) AS m
                 {order}
             ) AS c
             LEFT JOIN LATERAL {bm25}(c.tsv, %(lx)s::text[], %(w)s::float8[], %(avglen)s) AS t ON true
             GROUP BY c.id
             """
+        )
+        # The GIN scan: OFFSET 0 keeps the planner from pushing the LIMIT into it, which would
+        # turn it into a backward primary-key scan testing every row's vector.
+        self.gin_scan = sql.SQL(
+            "SELECT d.id, d.tsv FROM ah.{table} AS d WHERE d.tsv @@ {match} AND {where} {window} OFFSET 0"
+        )
+        # The walk: the newest rows above a floor, each tested, until `cap` match (`_walk` makes
+        # the planner take the backward primary-key scan).
+        self.walk_scan = sql.SQL(
+            "SELECT d.id, d.tsv FROM ah.{table} AS d WHERE d.id > %(floor)s AND d.tsv @@ {match} AND {where} "
+            "ORDER BY d.id DESC LIMIT %(cap)s"
         )
         self.fmt = {
             "bonus": bonus,
@@ -241,32 +273,78 @@ class _Scorer:
             "maybe": maybe,
         }
 
+    def _scan(self, scan: sql.Composable, window: sql.Composable = sql.SQL("")) -> sql.Composable:
+        return scan.format(
+            table=self.fmt["table"], match=sql.SQL("%(q)s::tsquery"), where=self.fmt["where"], window=window
+        )
+
     def all_of(self, tsquery: str) -> int:
         """Score every document matching `tsquery`; returns how many."""
-        stmt = self.template.format(match=sql.SQL("%(q)s::tsquery"), window=sql.SQL(""), order=sql.SQL(""), **self.fmt)
+        stmt = self.template.format(scan=self._scan(self.gin_scan), order=sql.SQL(""), **self.fmt)
         return self._run(stmt, {"q": tsquery})
 
-    def newest(self, match: sql.Composable, match_params: dict, cap: int, density: float) -> int:
-        """Score the newest `cap` documents matching; scans a growing window of the newest ids
-        (see the module docstring). Returns how many were scored."""
+    def newest(self, tsquery: str, at_least: int, cap: int, density: float) -> int:
+        """Score the newest `cap` documents matching `tsquery` — "at least `at_least` of the tier's
+        lexemes" — whose expected share of the documents is `density`: a walk of the newest ids
+        when the expected window is small, then GIN scans of the older ids in a widening window
+        (see the module docstring). Returns how many were scored (`cap` unless fewer match)."""
         window = max(cap, int(WINDOW_FACTOR * cap / max(density, 1e-9)))
+        ceiling, found = self.stats.max_id, 0
+        if window <= WALK_ROWS:
+            walked = min(ceiling, WALK_ROWS, WINDOW_GROWTH * window)
+            found = self._walk(tsquery, cap, ceiling - walked)
+            if found >= cap or walked >= ceiling:
+                return found
+            ceiling -= walked
+            if found:
+                window = max(walked, int(EXTRAPOLATE * walked * (cap - found) / found))
+            else:
+                window = max(window, walked * WINDOW_GROWTH)
+        need = cap - found
         while True:
-            bounded = window < self.stats.max_id
+            floor = max(ceiling - window, self._known_floor(at_least, need, ceiling))
+            bounded = floor > 0
+            conds = [sql.SQL("AND d.id <= %(ceiling)s")] if ceiling < self.stats.max_id else []
+            if bounded:
+                conds.append(sql.SQL("AND d.id > %(floor)s"))
             stmt = self.template.format(
-                match=match,
-                window=sql.SQL("AND d.id > %(floor)s") if bounded else sql.SQL(""),
+                scan=self._scan(self.gin_scan, sql.SQL(" ").join(conds)),
                 order=sql.SQL("ORDER BY m.id DESC LIMIT %(cap)s"),
                 **self.fmt,
             )
-            n = self._run(stmt, {**match_params, "cap": cap, "floor": self.stats.max_id - window})
-            if n >= cap or not bounded:
-                return n
-            window *= WINDOW_GROWTH
+            n = self._run(stmt, {"q": tsquery, "cap": need, "floor": floor, "ceiling": ceiling})
+            if n >= need or not bounded:
+                return found + n
+            window = max(window * WINDOW_GROWTH, ceiling - floor)
+
+    def _known_floor(self, at_least: int, need: int, ceiling: int) -> int:
+        """The largest floor below which the documents already scored leave `need` matches of an
+        "at least `at_least` tier lexemes" tier with ids ≤ `ceiling` (their window (floor,
+        ceiling] holds at least `need` matches); 0 when they are fewer."""
+        ids = [i for i, k in self.tier_matched.items() if k >= at_least and i <= ceiling]
+        if len(ids) < need:
+            return 0
+        return heapq.nlargest(need, ids)[-1] - 1
+
+    def _walk(self, tsquery: str, cap: int, floor: int) -> int:
+        """Score the newest `cap` documents matching `tsquery` with ids above `floor`, walking the
+        primary key down from the newest id (bitmap scans off for the statement)."""
+        old = self.conn.execute(
+            "SELECT current_setting('enable_bitmapscan'), current_setting('enable_indexscan'), "
+            "set_config('enable_bitmapscan', 'off', true), set_config('enable_indexscan', 'on', true)"
+        ).fetchone()
+        stmt = self.template.format(scan=self._scan(self.walk_scan), order=sql.SQL(""), **self.fmt)
+        n = self._run(stmt, {"q": tsquery, "cap": cap, "floor": floor})
+        self.conn.execute(
+            "SELECT set_config('enable_bitmapscan', %s, true), set_config('enable_indexscan', %s, true)", old[:2]
+        )
+        return n
 
     def _run(self, stmt: sql.Composable, extra: dict) -> int:
         rows = self.conn.execute(stmt, {**self.params, **extra}).fetchall()
-        for i, score, matched, maybe in rows:
+        for i, score, matched, maybe, tier_matched in rows:
             self.scored[i] = (float(score), int(matched))
+            self.tier_matched[i] = int(tier_matched)
             if maybe:
                 self.maybe.add(i)
         return len(rows)
@@ -362,7 +440,10 @@ def score_candidates(
                 ).format(t=sql.Identifier(_TABLES[corpus]["table"]), doc=doc, r=sql.Placeholder(f"r{i}"))
             bonus_parts.append(sql.SQL("CASE WHEN {m} THEN {b} ELSE 0 END").format(m=match, b=sql.Placeholder(f"b{i}")))
     bonus = sql.SQL(" + ").join(bonus_parts) if bonus_parts else sql.SQL("0")
-    scorer = _Scorer(conn, corpus, lexemes, stats, flt.sql, flt.params, bonus, bonus_params, maybe)
+    _, common = split_rare(lexemes)
+    scorer = _Scorer(
+        conn, corpus, lexemes, stats, flt.sql, flt.params, bonus, bonus_params, maybe, common[:MAX_TIER_TERMS]
+    )
     with bitmap_scans_only(conn):
         scored = _score(conn, req, analysis, lexemes, stats, scorer)
     if deferred is not None and scorer.maybe:
@@ -486,22 +567,28 @@ def _resolve_phrase(
 ) -> None:
     """Add the implicit phrase bonus to the documents of `maybe` (they hold every word of the
     phrase) that hold the phrase, checking only those that could be in the top `limit`: rank
-    every document as if each unchecked one had the bonus, check the unchecked ones among the
-    first `limit`, and repeat until the first `limit` are all decided. The top `limit` is the one
-    checking every document would give (a bonus only raises a score; ties by newest id)."""
+    every document as if each unchecked one had the bonus; while the first `limit` hold an
+    unchecked one, check the unchecked ones among the first `limit` × 2^round (a round is one
+    statement: near-copies with near-equal scores, e.g. 800 clones of a tool call at 1 M
+    messages, took 40 rounds of 20). The top `limit` is the one checking every document would
+    give (a bonus only raises a score; ties — equal `tie_key` — by newest id, the order
+    `search_corpus` sorts by: ranking by the unrounded score would leave unchecked a tied
+    document with a newer id whose sum differs in the last bit). Checking more than needed
+    changes only scores below the top `limit` (a round may check documents that a smaller one
+    would have shown not to matter)."""
     phrase, value = deferred
     pending, holders = set(maybe), set()
 
     def optimistic(i: int) -> tuple[float, int]:
         bonus = value if i in pending or i in holders else 0.0
-        return (-(scored[i][0] + bonus), -i)
+        return (-tie_key(scored[i][0] + bonus), -i)
 
-    while True:
-        check = [i for i in heapq.nsmallest(limit, scored, key=optimistic) if i in pending]
-        if not check:
-            break
+    batch = limit
+    while any(i in pending for i in heapq.nsmallest(limit, scored, key=optimistic)):
+        check = [i for i in heapq.nsmallest(batch, scored, key=optimistic) if i in pending]
         pending.difference_update(check)
         holders |= phrase_holders(conn, corpus, check, phrase)
+        batch *= 2
     for i in holders:
         scored[i] = (scored[i][0] + value, scored[i][1])
 
@@ -541,19 +628,9 @@ def _score(
     for k in levels:
         if left() < req.limit:
             break  # budget (nearly) spent: another full GIN scan would add a handful of rows
-        scorer.newest(
-            sql.SQL("%(q)s::tsquery"),
-            {"q": tsquery_at_least([x.lexeme for x in tier], k)},
-            left(),
-            density_at_least(p, k),
-        )
+        scorer.newest(tsquery_at_least([x.lexeme for x in tier], k), k, left(), density_at_least(p, k))
     if tier and len(scorer.scored) < req.limit:
-        scorer.newest(
-            sql.SQL("%(q)s::tsquery"),
-            {"q": tsquery_any([x.lexeme for x in tier])},
-            max(left(), req.limit),
-            density_at_least(p, 1),
-        )
+        scorer.newest(tsquery_any([x.lexeme for x in tier]), 1, max(left(), req.limit), density_at_least(p, 1))
     return scorer.scored
 
 

@@ -4,8 +4,11 @@ MCP tools, so the three front ends give the same result for the same question.
 
 A route only parses its GET parameters into the request's mapping (`request_params`: repeated
 ``agent``, ``namespace``, ``exclude_agent``, ``source_type``, ``class`` become lists, ``q`` is
-the query) and renders JSON; an unknown parameter, a bad time or an unknown agent is a 400 with
-the request's one-line error, the text the CLI and the MCP server give.
+the query, ``subagents`` a bool spelled true/false, 1/0, yes/no or on/off — any other spelling
+is a 400 naming it) and renders JSON; an unknown parameter, a bad time or an unknown agent is a 400 with
+the request's one-line error, the text the CLI and the MCP server give. ``/api/search`` also
+refuses, as ``search`` does, a ``namespace`` no file has and a ``session`` that names no session
+(`read.catalog.check_filter_values`; a uid prefix shorter than 6 characters says so).
 
 - ``/api/search?q=…`` — ``{"query", "namespaces", "mode", "note", "hits": [hit…]}`` (the CLI's
   ``search --json``; ``mode``: keyword | vector | hybrid, default as the search page).
@@ -26,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agent_history.mcp.render import dumps
+from agent_history.read.catalog import check_filter_values
 from agent_history.read.requests import (
     cancelled,
     search_request,
@@ -51,6 +55,23 @@ LISTS = {
 """Repeatable GET parameters → the request key holding their list."""
 RENAMED = {"q": "query"}
 """Single GET parameters named otherwise in the request."""
+BOOLEANS = frozenset({"subagents"})
+"""GET parameters that are yes/no (the request's bools): `query_bool` reads them."""
+TRUE = ("true", "1", "yes", "on")
+FALSE = ("false", "0", "no", "off", "")
+"""A boolean GET parameter's spellings, case-insensitive: ``on`` is what an HTML checkbox sends,
+an empty value (a form's blank field) is false; anything else is a 400 (`query_bool`)."""
+
+
+def query_bool(name: str, raw: str) -> bool:
+    """GET parameter `name`'s value `raw` as a bool (`TRUE`, `FALSE`). Raises ValueError (a 400)
+    naming the parameter for any other spelling — ``subagents=maybe`` is not taken as false."""
+    value = raw.strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise ValueError(f"{name} must be true or false (also 1/0, yes/no, on/off), got {raw!r}")
 
 
 def request_params(request: Request, *, local: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, str]]:
@@ -67,8 +88,8 @@ def request_params(request: Request, *, local: tuple[str, ...] = ()) -> tuple[di
             params[LISTS[name]] = [v for v in q.getlist(name) if v]
         else:
             params[RENAMED.get(name, name)] = q[name]
-    if "subagents" in params:
-        params["subagents"] = params["subagents"].lower() in ("1", "true", "yes", "on")
+    for name in BOOLEANS & params.keys():
+        params[name] = query_bool(name, params[name])
     return params, own
 
 
@@ -83,6 +104,7 @@ def search_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
 
     params, own = request_params(request, local=("mode",))
     req = search_request(params, flags=False)
+    check_filter_values(conn, req.namespaces, req.session, flags=False)  # the CLI's check: 400, its line
     if names := cancelled(req):
         note = f"--agent and --exclude-agent both name {names[0]}"
         return json_response({"query": req.query, "hits": [], "note": note})

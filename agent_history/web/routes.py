@@ -291,15 +291,17 @@ def _usage(request: Request, conn: psycopg.Connection):
 
 def usage_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Usage: charts (tokens by agent, cost by model, per day), breakdown tables, efficiency by
-    role, loops."""
+    role, loops — every one narrowed by the same filters (``project`` included)."""
     req, form, cells = _usage(request, conn)
     # the same range as the charts (threads and loops by their start)
-    report = efficiency_report(conn, agents=req.agents, namespaces=req.namespaces, since=req.since, until=req.until)
+    report = efficiency_report(
+        conn, agents=req.agents, namespaces=req.namespaces, since=req.since, until=req.until, project=req.project
+    )
     by_role: dict[str, list] = {}
     for t in report.threads:
         by_role.setdefault(t.role or "unknown", []).append(t)
     roles = {role: totals_of(ts) for role, ts in sorted(by_role.items())}
-    loops = list_loops(conn, since=req.since, until=req.until, namespaces=req.namespaces, limit=50)
+    loops = list_loops(conn, since=req.since, until=req.until, namespaces=req.namespaces, project=req.project, limit=50)
     # the plan windows at `now` (default the present; an ISO time shows them as they were then)
     clock = parse_when(request.query_params["now"], option="now") if request.query_params.get("now") else None
     plans = plan_snapshot(conn, pages.settings.plans, clock or datetime.now(UTC), req.agents)

@@ -2,7 +2,8 @@
 0002) and what the bulk path of a large pass switches off and on around them
 (`ingest.bulk`; docs/performance.md "Bulk path"): the statistics triggers, the GIN indexes of
 the ``tsv`` columns, the ``ah.meta`` mark holding the dropped indexes' definitions, and the
-tables compacted afterwards. The transactions are the caller's (`ingest.bulk.begin`/`finish`).
+tables compacted and B-tree indexes rebuilt afterwards. The transactions are the caller's
+(`ingest.bulk.begin`/`finish`).
 """
 
 from __future__ import annotations
@@ -100,9 +101,13 @@ def switch_stats_triggers(conn: psycopg.Connection, *, enable: bool) -> None:
 # sorted lexemes instead of one text per lexeme entry hashed: backend CPU of the tool calls of a ×10
 # load 0.45 → 0.27 s, of the messages 0.12 → 0.06 s (docs/performance.md, decision 8). Its memory is
 # one entry per distinct lexeme (19,600 tool-call lexemes at ×10, 6,596 message lexemes).
+# In key order (``ORDER BY``): the primary key (corpus, lexeme) then fills its pages as a build
+# does, instead of ts_stat's order splitting them half-full (×10 cold load: 2.04 → 1.14 MB;
+# docs/performance.md, decision 10).
 RECOMPUTE_TERMS = """
 INSERT INTO ah.search_term (corpus, lexeme, df)
 SELECT %(corpus)s, s.word, s.ndoc FROM pg_catalog.ts_stat('SELECT tsv FROM ah.{table}') AS s
+ORDER BY s.word
 """
 RECOMPUTE_CORPUS = """
 INSERT INTO ah.search_corpus AS c (corpus, doc_count, total_len)
@@ -122,7 +127,35 @@ def recompute_statistics(conn: psycopg.Connection) -> None:
         conn.execute(RECOMPUTE_CORPUS.format(table=table), {"corpus": table})
 
 
+def snapshot_horizon(conn: psycopg.Connection) -> int:
+    """The first transaction id not yet started when `conn` looks (``pg_snapshot_xmax`` of a new
+    snapshot, 64-bit): transactions whose snapshot is older than it may still see rows replaced
+    before now."""
+    return int(conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()[0])
+
+
+def older_snapshots(conn: psycopg.Connection, horizon: int) -> int:
+    """Other sessions of this database (autovacuum workers included) whose snapshot's ``xmin``
+    precedes `horizon` (`snapshot_horizon`): while one runs, ``VACUUM FULL`` must keep the row
+    versions it may see. Compared by ``age`` (the 32-bit ids of ``pg_stat_activity``)."""
+    return conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+        "AND backend_xmin IS NOT NULL AND age(backend_xmin) > age((%s %% 4294967296)::text::xid)",
+        (horizon,),
+    ).fetchone()[0]
+
+
 def vacuum_full(conn: psycopg.Connection, table: str) -> None:
     """``VACUUM (FULL) ah.<table>`` (same rows, packed pages, indexes rebuilt). `conn` is
     autocommit; raises `psycopg.errors.LockNotAvailable` past the session's ``lock_timeout``."""
     conn.execute(f"VACUUM (FULL) ah.{table}")
+
+
+def reindex(conn: psycopg.Connection, index: str) -> bool:
+    """``REINDEX INDEX ah."<index>"`` (the B-tree rebuilt with its pages filled) when it exists;
+    True when it did. `conn` is autocommit; raises `psycopg.errors.LockNotAvailable` past the
+    session's ``lock_timeout``."""
+    if conn.execute("SELECT to_regclass(%s)", (f'ah."{index}"',)).fetchone()[0] is None:
+        return False
+    conn.execute(f'REINDEX INDEX ah."{index}"')
+    return True

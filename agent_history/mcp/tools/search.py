@@ -28,6 +28,7 @@ from agent_history.mcp.scope import Scope
 from agent_history.mcp.tools import SINCE, UNTIL, ToolEnv, ToolFailure, ToolSpec, limit_schema
 from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
+from agent_history.read.catalog import check_filter_values
 from agent_history.read.loops import loops_by_session
 from agent_history.read.requests import cancelled, search_request, sessions_request
 from agent_history.read.resume import resume_dict
@@ -110,6 +111,7 @@ def cancelled_note(req: SearchRequest) -> str | None:
 def search_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`search` tool: ``{"mode", "note"?, "hits": [hit…]}``."""
     req = build_request(scope, args, args["limit"])
+    check_filter_values(conn, (), req.session, flags=False)  # a session naming none: the CLI's line
     if cancelled_note(req):
         return {"query": args["query"], "in": args["in"], "note": cancelled_note(req), "hits": []}
     hits, mode, note = run_search(conn, req, args.get("mode"), env)
