@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agent_history.db.tables.merges import READY_COLUMNS, READY_TSV, copy_sql, staging_columns
+from agent_history.db.tables.merges import READY_COLUMNS, READY_TSV, VECTOR_COLUMN, copy_sql, merge_sql, staging_columns
 from agent_history.ingest.search_ready import READY
 from agent_history.model.rows import MessageRow, SessionRow, ToolCallRow
 
@@ -20,8 +20,13 @@ def test_copy_names_the_staging_columns_in_the_order_the_writer_sends_them():
     assert (
         copy_sql(SessionRow) == f"COPY stg_session ({', '.join(SessionRow.columns())}, source_id, namespace) FROM STDIN"
     )
-    assert staging_columns(MessageRow)[-4:] == ("source_id", "namespace", *READY_COLUMNS)
-    assert copy_sql(MessageRow).endswith("source_id, namespace, search_text, search_symbols) FROM STDIN")
+    assert staging_columns(MessageRow)[-5:] == ("source_id", "namespace", *READY_COLUMNS, VECTOR_COLUMN)
+    assert copy_sql(MessageRow).endswith("source_id, namespace, search_text, search_symbols, tsv) FROM STDIN")
+
+
+def test_the_merge_stores_a_sent_vector_else_computes_it_from_the_ready_text():
+    assert "COALESCE(s.tsv, ah.tool_call_tsv_ready(s.search_text, s.search_symbols))" in merge_sql(ToolCallRow)
+    assert "COALESCE(s.tsv, ah.search_tsv_ready(s.search_text, s.search_symbols))" in merge_sql(MessageRow)
 
 
 def test_the_families_a_pass_needs_before_reading_load_no_row_model():

@@ -57,6 +57,7 @@ from agent_history.ingest.strategy import KnownFile, PassContext, PassSummary, S
 if TYPE_CHECKING:
     from agent_history.ingest.chunks import Chunk
     from agent_history.ingest.parse_pool import ParsePool
+    from agent_history.ingest.vectors_stage import VectorStage
     from agent_history.ingest.writer import Encoded, Part
 
 # Parsing, writing and the pool are imported where first needed: a pass with nothing to read
@@ -134,7 +135,9 @@ class Loader:
     waits on the server with the GIL released — the Python side and the server overlap on two
     cores (docs/performance.md, decision 7). Ready batches wait in a queue bounded by bytes
     (`batch_queue.BatchQueue`). Batches are still written one at a time, in order, each in its
-    own transaction; every other write of the pass waits for the queue to drain first.
+    own transaction; every other write of the pass waits for the queue to drain first. A bulk
+    pass puts a vectors thread between them (`vectors_stage`: the search vectors on a third
+    connection while the writer merges; docs/performance.md, decision 9).
 
     A pass with enough new bytes parses its new files in worker processes
     (`agent_history.ingest.parse_pool`; `parse_workers` None = ``$AGENT_HISTORY_PARSE_WORKERS``
@@ -179,6 +182,7 @@ class Loader:
         self.batch_lines = batch_lines
         self._writer_conn = writer_conn
         self._queue: BatchQueue[ReadyBatch | None] | None = None
+        self._vectors: VectorStage | None = None  # a bulk pass's vectors stage (`vectors_stage`)
         self._writer: threading.Thread | None = None
         self._writer_error: BaseException | None = None
         self._switch_interval = sys.getswitchinterval()  # restored when the writer thread ends
@@ -283,6 +287,12 @@ class Loader:
             bulk_state = self._begin_bulk(files, known, run_id, file_mode=refs is not None)
             if bulk_state is not None:
                 summary.bulk = "unfinished"  # until `bulk.finish` commits
+                if self._queue is not None:  # the vectors on a second backend (docs/performance.md, decision 9)
+                    from agent_history.ingest.vectors_stage import VectorStage
+
+                    self._vectors = VectorStage.start(
+                        self._writer_conn, self._queue, self.stop, summary.vectors_fallback
+                    )
             self._pool = self._start_pool(files, known)
             for ref, st in files:
                 if self.stop.is_set() or summary.interrupted:
@@ -587,7 +597,9 @@ class Loader:
         if not batch:
             return
         ready = ReadyBatch(batch, self._encode(batch))
-        if self._queue is None:
+        if self._vectors is not None:
+            self._vectors.put(ready)
+        elif self._queue is None:
             self._write_batch(ready, self.conn)
         else:
             self._queue.put(ready, ready.nbytes)
@@ -604,8 +616,8 @@ class Loader:
         fails — as for a batch the server refuses."""
         from agent_history.ingest.writer import encode_parts
 
-        try:
-            return encode_parts(self._parts(chunks), **self.redact_kw)
+        try:  # a bulk pass's vectors stage computes the vectors apart
+            return encode_parts(self._parts(chunks), vectors_apart=self._vectors is not None, **self.redact_kw)
         except Exception:  # noqa: BLE001 - the writer encodes file by file and records the culprit
             return None
 
@@ -621,6 +633,8 @@ class Loader:
 
     def drain(self) -> None:
         """Wait until every handed-over batch is written; re-raise the writer's failure."""
+        if self._vectors is not None:
+            self._vectors.join()
         if self._queue is not None:
             self._queue.join()
         if self._writer_error is not None:
@@ -645,6 +659,9 @@ class Loader:
                 self._queue.task_done()
 
     def _stop_writer(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
         if self._writer is not None and self._queue is not None:
             self._queue.put(None, 0)
             self._writer.join()

@@ -7,6 +7,8 @@ search text and symbol lexemes (`agent_history.analysis.search_text`, the Python
 ``ah.tool_call_tsv_ready``, migration 0025) as the new row's ``tsv``: the vector the SQL
 functions would compute, without the server's regular-expression work. A re-observed row
 (``ON CONFLICT DO UPDATE``) gets its vector from the table's trigger, through the SQL functions.
+During a bulk pass the same expressions run on a second connection over the batch's distinct
+ready texts and the rows carry the vector instead of the text (`ingest.vectors_stage`).
 
 The analysis is part of encoding a batch (`ingest.writer.encode_parts`), which the loader runs in
 the thread that parsed the batch, never in its writer thread: each distinct document of a batch

@@ -61,6 +61,9 @@ class PassSummary:
     "unfinished" = left for the next pass (stopped or failed before its end)."""
     batches: int = 0
     """Batch transactions committed (JSONL and Markdown files)."""
+    vectors_fallback: list[str] = field(default_factory=list)
+    """A bulk pass's batches whose search vectors the merge computed because the analysis
+    connection failed (`ingest.vectors_stage`), one line each: why. Nothing is lost either way."""
     seconds: float = 0.0
     changed_ids: set[int] = field(default_factory=set, repr=False)
     """The ``source_file`` ids behind `files_changed`."""
@@ -93,7 +96,7 @@ class PassSummary:
             "bulk": self.bulk,
             "batches": self.batches,
             "seconds": round(self.seconds, 3),
-        }
+        } | ({"vectors_fallback": self.vectors_fallback[:100]} if self.vectors_fallback else {})
 
     def add_issues(self, kinds: Counter) -> None:
         """Count parse issues recorded outside a write (the post-pass's ``rows_shared``,

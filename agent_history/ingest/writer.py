@@ -11,6 +11,14 @@ Two halves, so that a pipelined pass keeps the Python side and the server busy a
   (psycopg releases the GIL while it waits on the server).
 `write_parts` is both in one call (the strategies that write whole documents or databases).
 
+During a bulk pass a third stage sits between them (docs/performance.md, decision 9):
+`encode_parts(…, vectors_apart=True)` leaves the message and tool-call tables `Pending` — each
+row's other values encoded, and the batch's distinct ready texts apart — the loader's vectors
+thread computes their vectors on a second connection (`db.tables.ready_vectors`) and `complete`
+splices them into the rows' COPY lines; the merge stores them as sent. Without vectors (no such
+stage, or it failed) `complete` puts the ready text in the lines instead and the merge computes
+the vector from it, as it always did.
+
 The statements are the row-merge family's (`db.tables.merges`: staging, COPY, merges, uid
 conflicts; `db.tables.claims`: rows two sessions share).
 
@@ -42,6 +50,7 @@ from agent_history.db.tables.claims import claim_params, claim_sql, fold_claim_s
 from agent_history.db.tables.merges import (
     CONTENT_COLUMNS,
     EVENT_TYPES,
+    READY_TSV,
     copy_sql,
     count_sql,
     dirty_sql,
@@ -115,14 +124,77 @@ class Part:
 
 
 @dataclass(frozen=True, slots=True)
+class Pending:
+    """A message or tool-call staging table whose rows wait for their vectors (`complete`).
+
+    `rows` holds each row's COPY line without its ready columns (the row's values, ``source_id``,
+    ``namespace``; ``\\n``-ended), `ends` the offset after each line; `doc_of` each row's index
+    among the batch's distinct ready texts, whose COPY lines (search text, symbol lexemes) are
+    `texts`, `text_ends` the offset after each — the data the analysis connection copies
+    (`db.tables.ready_vectors.compute_vectors`)."""
+
+    rows: bytearray
+    ends: list[int]
+    doc_of: list[int]
+    texts: bytearray
+    text_ends: list[int]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held (rows and texts)."""
+        return len(self.rows) + len(self.texts)
+
+
+_NO_TEXT = b"\t\\N\t\\N\t"
+"""COPY text between a row's values and its vector: no search text, no symbols (the merge takes
+the vector as sent)."""
+
+
+def complete(pending: Pending, vectors: list[bytes] | None) -> bytearray:
+    """The COPY data of a `Pending` table: each row's line with its vector (`vectors`, one
+    COPY-escaped ``tsvector`` text per distinct ready text, `db.tables.ready_vectors`) and no
+    ready text, or, with `vectors` None, with its ready text and no vector (the merge computes
+    it) — the lines `encode_parts` writes without `vectors_apart`. Raises ValueError when
+    `vectors` does not hold one vector per text."""
+    out = bytearray()
+    rows = memoryview(pending.rows)
+    start = 0
+    if vectors is not None:
+        if len(vectors) != len(pending.text_ends):
+            raise ValueError(f"{len(vectors)} vectors for {len(pending.text_ends)} texts")
+        for end, doc in zip(pending.ends, pending.doc_of, strict=True):
+            out += rows[start : end - 1]
+            out += _NO_TEXT
+            out += vectors[doc]
+            out += b"\n"
+            start = end
+    else:
+        texts = memoryview(pending.texts)
+        lines, begin = [], 0
+        for end in pending.text_ends:
+            lines.append(texts[begin : end - 1])
+            begin = end
+        for end, doc in zip(pending.ends, pending.doc_of, strict=True):
+            out += rows[start : end - 1]
+            out += b"\t"
+            out += lines[doc]
+            out += b"\t\\N\n"
+            start = end
+        texts.release()
+    rows.release()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
 class Encoded:
     """A batch ready to send (`encode_parts`): what `send` needs and nothing to compute."""
 
     source_ids: tuple[int, ...]
     """The parts' source files, one per part in part order (a file with two chunks in the batch
     is there twice)."""
-    tables: tuple[tuple[type[Row], bytearray], ...]
-    """(row type, COPY text data of its staging table: one ``\\n``-ended line per folded row), in
+    tables: tuple[tuple[type[Row], bytearray | Pending], ...]
+    """(row type, COPY text data of its staging table: one ``\\n``-ended line per folded row — or,
+    encoded with `vectors_apart`, a message or tool-call table `Pending` until `with_vectors`), in
     `ROW_TYPES` order, tables without rows left out."""
     shared: dict[type[Row], list[tuple]]
     """Rows two sessions of this batch share: `claims.claim_params` of each copy, per type."""
@@ -132,7 +204,23 @@ class Encoded:
     @property
     def nbytes(self) -> int:
         """Bytes of COPY data (the bulk of the batch's memory once encoded)."""
-        return sum(len(data) for _, data in self.tables)
+        return sum(data.nbytes if isinstance(data, Pending) else len(data) for _, data in self.tables)
+
+    def texts(self) -> dict[type[Row], tuple[bytearray, int]]:
+        """Row type → (COPY data of the distinct ready texts, their number) of the `Pending`
+        tables: what `db.tables.ready_vectors.compute_vectors` takes."""
+        return {t: (d.texts, len(d.text_ends)) for t, d in self.tables if isinstance(d, Pending)}
+
+    def with_vectors(self, vectors: dict[type[Row], list[bytes]] | None) -> Encoded:
+        """This batch with every `Pending` table completed (`complete`): with its vectors from
+        `vectors` (row type → vectors, as `texts` ordered them), else with the ready text."""
+        if not any(isinstance(d, Pending) for _, d in self.tables):
+            return self
+        tables = tuple(
+            (t, complete(d, None if vectors is None else vectors[t]) if isinstance(d, Pending) else d)
+            for t, d in self.tables
+        )
+        return dataclasses.replace(self, tables=tables)
 
 
 def _fold_parts(
@@ -207,7 +295,9 @@ def _uid_conflict(old: Row, new: Row) -> ParseIssueRow:
     )
 
 
-def encode_parts(parts: list[Part], *, redact: Callable[[str], str] | None = None) -> Encoded:
+def encode_parts(
+    parts: list[Part], *, redact: Callable[[str], str] | None = None, vectors_apart: bool = False
+) -> Encoded:
     """The Python half of a write, pure (no connection): fold the parts' rows across the batch,
     compute their values and search text, encode them as COPY text data per staging table.
 
@@ -215,7 +305,9 @@ def encode_parts(parts: list[Part], *, redact: Callable[[str], str] | None = Non
     encoded as `redact` returns them, before their search text is computed, so neither the text
     nor its vector holds a secret. Messages and tool calls carry their search text
     (`search_ready.analysis_of`): taken from the parts' `ready` analyses when computed ahead,
-    else computed here — once per distinct document of the batch.
+    else computed here — once per distinct document of the batch. Their lines end with the ready
+    text and no vector (the merge computes it); with `vectors_apart` their tables are left
+    `Pending` (the distinct ready texts apart) for `Encoded.with_vectors`.
     """
     if redact is not None:
         parts = [dataclasses.replace(p, rows=redact_rows(p.rows, redact)) for p in parts]
@@ -234,17 +326,34 @@ def encode_parts(parts: list[Part], *, redact: Callable[[str], str] | None = Non
             continue
         jpos = _json_positions(row_type)
         doc_analysed = row_type in READY
+        apart = vectors_apart and row_type in READY_TSV
         data = bytearray()
+        ends: list[int] = []
+        doc_of: list[int] = []
+        text_index: dict[tuple[str, str], int] = {}
+        texts = bytearray()
+        text_ends: list[int] = []
         for row, source_id, namespace in recs.values():
             values = list(row.values())
             for i in jpos:
                 if values[i] is not None:
                     values[i] = Jsonb(values[i])
             values += [source_id, namespace]
+            if apart:
+                ready = analysis_of(row, analysed)
+                doc = text_index.get(ready)
+                if doc is None:
+                    doc = text_index[ready] = len(text_ends)
+                    format_row_text(ready, tx, texts)
+                    text_ends.append(len(texts))
+                format_row_text(values, tx, data)
+                ends.append(len(data))
+                doc_of.append(doc)
+                continue
             if doc_analysed:
-                values += analysis_of(row, analysed)
+                values += [*analysis_of(row, analysed), None]  # no vector: the merge computes it
             format_row_text(values, tx, data)
-        tables.append((row_type, data))
+        tables.append((row_type, Pending(data, ends, doc_of, texts, text_ends) if apart else data))
     return Encoded(tuple(p.source_id for p in parts), tuple(tables), shared, issues)
 
 
@@ -255,8 +364,10 @@ def send(conn: psycopg.Connection, encoded: Encoded) -> Written:
     Must be called inside a transaction (the caller's batch). One COPY and one merge per table
     whatever the number of files; affected sessions are marked dirty; rows two sessions share
     are recorded as claims (`db.tables.claims`). No Python work beyond the statements: the
-    loader's writer thread runs it while the next batch is parsed and encoded.
+    loader's writer thread runs it while the next batch is parsed and encoded. Tables still
+    `Pending` are completed with their ready text (the merge computes the vectors).
     """
+    encoded = encoded.with_vectors(None)
     prepare_staging(conn)
     if conn.info.encoding != "utf-8":  # the data was encoded as UTF-8 (`encode_parts`)
         conn.execute("SET client_encoding TO 'UTF8'")

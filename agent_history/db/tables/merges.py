@@ -29,6 +29,11 @@ _SESSION_REF = ("session_uid", "agent_id")
 READY_COLUMNS: tuple[str, ...] = ("search_text", "search_symbols")
 """Staging columns carrying the ready analysis (text, tsvector text; `ingest.search_ready`)."""
 
+VECTOR_COLUMN = "tsv"
+"""Staging column of the `READY_TSV` types carrying the row's vector computed ahead (on the
+loader's analysis connection, `db.tables.ready_vectors`), NULL when none was sent: the merge
+then computes it from the ready text (`READY_TSV`)."""
+
 READY_TSV: dict[type[Row], str] = {
     MessageRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
     # term frequencies instead of positions (migration 0025_store)
@@ -46,6 +51,15 @@ session is resumed (FORMATS.md, "the same uuid appears in two Claude Code sessio
 copies merge, counted once (owned by one session, `db.tables.claims`). A row of another session
 whose content differs is a *uid conflict*: the stored row is kept and a `uid_conflict` parse
 issue names both sessions."""
+
+
+STAGED_ORDER = "staged_n"
+"""Staging column of the event types numbering the rows in the order the writer sent them: their
+merge inserts them in that order, so new rows' ids follow the batch's fold order. A scan of the
+staging table does not: a row smaller than the ones before it may land in an earlier page with
+room left (the free-space map), so the scan's order — and with it a hash join's — depends on the
+rows' sizes, which differ between a batch sent with its vectors and one sent with its ready text
+(`VECTOR_COLUMN`); a bulk and an incremental load must give the same ids (tests/test_bulk_load.py)."""
 
 
 def pg_type(annotation: str) -> str:
@@ -86,7 +100,7 @@ def staging_name(row_type: type[Row]) -> str:
 def copy_sql(row_type: type[Row]) -> str:
     """The ``COPY … FROM STDIN`` filling `row_type`'s staging table, columns in `staging_columns`
     order (the writer sends each row's values, then ``source_id``, ``namespace`` and, for the
-    `READY_TSV` types, the ready search text)."""
+    `READY_TSV` types, the ready search text and the vector computed ahead)."""
     cols = ", ".join(staging_columns(row_type))
     return f"COPY {staging_name(row_type)} ({cols}) FROM STDIN"
 
@@ -94,8 +108,9 @@ def copy_sql(row_type: type[Row]) -> str:
 @cache
 def staging_columns(row_type: type[Row]) -> tuple[str, ...]:
     """Columns copied into staging: the row's fields plus ``source_id`` and ``namespace`` (and the
-    ready search text of `READY_TSV` types)."""
-    return (*row_type.columns(), "source_id", "namespace", *(READY_COLUMNS if row_type in READY_TSV else ()))
+    ready search text and `VECTOR_COLUMN` of `READY_TSV` types)."""
+    ready = (*READY_COLUMNS, VECTOR_COLUMN) if row_type in READY_TSV else ()
+    return (*row_type.columns(), "source_id", "namespace", *ready)
 
 
 @cache
@@ -103,9 +118,12 @@ def staging_ddl(row_type: type[Row]) -> str:
     """``CREATE TEMP TABLE`` for a row type's staging table (emptied at commit)."""
     cols = [f"{f.name} {pg_type(str(f.type))}" for f in dataclasses.fields(row_type)]  # type: ignore[arg-type]
     cols += ["source_id bigint", "namespace text"]
+    if _is_event(row_type):  # not copied: numbered as they arrive
+        cols.append(f"{STAGED_ORDER} bigint GENERATED ALWAYS AS IDENTITY")
     # consumed by the merge, never stored: kept out of line uncompressed (pglz-compressing them
     # in staging cost the server ~1 s per 100 MB of transcripts, docs/performance.md)
-    cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] if row_type in READY_TSV else []
+    if row_type in READY_TSV:
+        cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] + [f"{VECTOR_COLUMN} tsvector STORAGE EXTERNAL"]
     return f"CREATE TEMP TABLE IF NOT EXISTS {staging_name(row_type)} ({', '.join(cols)}) ON COMMIT DELETE ROWS"
 
 
@@ -145,12 +163,13 @@ def merge_sql(row_type: type[Row]) -> str:
         if row_type is MessageRow:
             target.append("namespace")
             select.append("s.namespace")
-        if row_type in READY_TSV:  # a new row's vector from the ready search text (re-observed: trigger)
+        if row_type in READY_TSV:  # a new row's vector: sent, else from the ready text (re-observed: trigger)
             target.append("tsv")
-            select.append(READY_TSV[row_type])
+            select.append(f"COALESCE(s.{VECTOR_COLUMN}, {READY_TSV[row_type]})")
+        # in the order the rows were sent (`STAGED_ORDER`), whatever the join's plan
         source = (
             f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
-            "AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id"
+            f"AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id ORDER BY s.{STAGED_ORDER}"
         )
         conflict = key
         extra = {"source_id": Merge.KEEP_FIRST}
