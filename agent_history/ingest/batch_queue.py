@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from agent_history.ingest.chunks import Chunk
+    from agent_history.ingest.writer import Encoded
 
 T = TypeVar("T")
 
@@ -74,3 +79,19 @@ class BatchQueue(Generic[T]):
         with self._cond:
             while self._unfinished > 0:
                 self._cond.wait()
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyBatch:
+    """A batch handed to the writer: its chunks (for the files' offsets, the summary and, should
+    the batch fail, writing its files one by one) and their rows encoded in the parsing thread."""
+
+    chunks: list[Chunk]
+    encoded: Encoded | None
+    """The rows of `chunks` ready to send (`writer.encode_parts`); None when encoding the whole
+    batch raised: the writer then writes its files one by one and records the one that fails."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the batch holds queued (its COPY data; `BatchQueue`)."""
+        return self.encoded.nbytes if self.encoded is not None else sum(c.consumed for c in self.chunks)

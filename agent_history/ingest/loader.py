@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -45,7 +45,7 @@ from agent_history.db.tables import parse_issues, source_files
 from agent_history.db.tables.runs import finish_run, mark_killed_runs, start_run
 from agent_history.db.tables.sessions import known_cwds
 from agent_history.db.tables.shared_sessions import sessions_stored_elsewhere
-from agent_history.ingest.batch_queue import BatchQueue
+from agent_history.ingest.batch_queue import BatchQueue, ReadyBatch
 from agent_history.ingest.discovery import FileRef, Source, iter_files
 from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
@@ -86,22 +86,6 @@ known batch boundary). Unset in normal use."""
 
 
 _Known = KnownFile  # the loader's short name for it
-
-
-@dataclass(frozen=True, slots=True)
-class ReadyBatch:
-    """A batch handed to the writer: its chunks (for the files' offsets, the summary and, should
-    the batch fail, writing its files one by one) and their rows encoded in the parsing thread."""
-
-    chunks: list[Chunk]
-    encoded: Encoded | None
-    """The rows of `chunks` ready to send (`writer.encode_parts`); None when encoding the whole
-    batch raised: the writer then writes its files one by one and records the one that fails."""
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes the batch holds queued (its COPY data; `batch_queue.BatchQueue`)."""
-        return self.encoded.nbytes if self.encoded is not None else sum(c.consumed for c in self.chunks)
 
 
 class AppendStrategy(SourceStrategy):

@@ -37,7 +37,7 @@ from agent_history.ingest.batch_queue import QUEUE_BYTES, BatchQueue
 
 
 class _Batch(Protocol):
-    """What the stage needs of a batch (the loader's `ReadyBatch`, a dataclass)."""
+    """What the stage needs of a batch (`batch_queue.ReadyBatch`, a dataclass)."""
 
     encoded: object
     nbytes: int
