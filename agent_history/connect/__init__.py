@@ -18,7 +18,9 @@ skills/instructions; `disconnect(agent)` removes both. Rules:
 - `disconnect` also removes what `connect` created for our entry (`created`: the file, or the
   ``"mcpServers"``-like object holding it) once nothing else is in it — ``{"mcpServers": {}}`` or
   an empty file is not left behind; what the user had (an empty object included) stays.
-- Writes are atomic (temp file + rename) and keep the file's permissions.
+- Writes are atomic (temp file + rename) and keep the file's permissions; a symlinked config
+  (dotfiles) is written where the link points; a read-only (no write bit) or non-UTF-8 config is
+  refused (`ConnectError`), unchanged.
 - `plan(agent)` computes everything without writing (``--print`` shows its snippet).
 """
 
@@ -94,26 +96,43 @@ def _target(agent: str) -> AgentTarget:
 
 
 def _read(path: Path) -> str | None:
+    """The text of config `path`, None when it does not exist. Raises ConnectError (one line,
+    nothing changed) when it is not UTF-8 text or cannot be read (a directory, no permission)."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise ConnectError(f"{path} is not UTF-8 text (byte {exc.start}); not changed") from None
+    except OSError as exc:
+        raise ConnectError(f"cannot read {path}: {exc.strerror}; not changed") from None
 
 
 def _write(path: Path, text: str, old: str | None) -> FileChange:
-    """Write `text` atomically; back up `old` first. `old` None = the file did not exist."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `text` atomically; back up `old` first. `old` None = the file did not exist.
+
+    A symlinked config (dotfiles) is written where the link points, so the link stays (the backup
+    goes beside the link, not into the dotfiles directory). A file with no write permission bit
+    (``chmod a-w``, a read-only store) is refused: ConnectError, nothing changed. A new file is
+    private (0600), an existing one keeps its mode."""
+    real = path.resolve() if path.is_symlink() else path
+    if old is not None and not real.stat().st_mode & 0o222:
+        raise ConnectError(f"{path} is read-only (mode {real.stat().st_mode & 0o777:04o}); not changed")
+    real.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if old is not None:
         backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        shutil.copy2(real, backup)
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         if old is not None:
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
+            shutil.copymode(real, tmp)
+        os.replace(tmp, real)
+    except PermissionError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ConnectError(f"cannot write {real}: {exc.strerror}; not changed") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -321,7 +340,7 @@ def disconnect(agent: str) -> ConnectResult:
             new_note = note.without_section(note_old)
             if new_note == note_old:
                 note_change = FileChange(note_path, "unchanged")
-            elif not new_note.strip():  # the file held only our section
+            elif not new_note.strip() and not note_path.is_symlink():  # the file held only our section
                 note_path.unlink()
                 note_change = FileChange(note_path, "removed")
             else:

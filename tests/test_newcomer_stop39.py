@@ -1,0 +1,110 @@
+"""Newcomer stop 39: what a user who already had agent configs found when trying to break
+`connect` / `disconnect` (and their ``--hook``). Real CLI processes, HOME a temp directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PY = sys.executable
+
+CODEX_TOML = """# my codex config
+model = "o3"  # inline comment
+
+[mcp_servers.other]
+command = "other"
+# trailing comment about other
+
+# --- profiles ---
+[profiles.fast]
+model = "gpt-5"
+"""
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), AGENT_HISTORY_DATA_DIR=str(home / "data"), AGENT_HISTORY_QUERY_IDLE_S="0")
+    return subprocess.run([PY, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _dotfile(tmp_path: Path, link: Path, text: str) -> Path:
+    """`text` in a dotfiles directory, `link` a symlink to it (as stow / home-manager lay out)."""
+    real = tmp_path / "dotfiles" / link.name
+    real.parent.mkdir(parents=True, exist_ok=True)
+    real.write_text(text, encoding="utf-8")
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(real)
+    return real
+
+
+def test_connect_writes_through_a_symlinked_config_and_disconnect_restores_it_byte_for_byte(tmp_path):
+    home = tmp_path / "home"
+    link = home / ".codex" / "config.toml"
+    real = _dotfile(tmp_path, link, CODEX_TOML)
+    for _ in range(2):  # twice in a row: the second is unchanged
+        added = run(home, "connect", "codex")
+        assert added.returncode == 0, added.stderr
+    assert link.is_symlink() and link.resolve() == real  # was replaced by a regular file
+    text = real.read_text(encoding="utf-8")
+    assert text.startswith(CODEX_TOML) and "[mcp_servers.agent-history]" in text
+    assert sorted(p.name for p in real.parent.iterdir()) == ["config.toml"]  # no backup among the dotfiles
+    assert (home / ".codex" / "config.toml.bak").read_text(encoding="utf-8") == CODEX_TOML
+    gone = run(home, "disconnect", "codex")
+    assert gone.returncode == 0, gone.stderr
+    assert link.is_symlink() and real.read_text(encoding="utf-8") == CODEX_TOML
+
+
+def test_connect_hook_writes_through_a_symlinked_claude_settings_file(tmp_path):
+    home = tmp_path / "home"
+    link = home / ".claude" / "settings.json"
+    mine = '{\n  "model": "opus",\n  "cleanupPeriodDays": 365\n}\n'
+    real = _dotfile(tmp_path, link, mine)
+    added = run(home, "connect", "claude", "--hook")
+    assert added.returncode == 0, added.stderr
+    assert link.is_symlink()
+    settings = json.loads(real.read_text(encoding="utf-8"))
+    assert settings["model"] == "opus" and settings["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook claude")
+    gone = run(home, "disconnect", "claude", "--hook")
+    assert gone.returncode == 0, gone.stderr
+    assert link.is_symlink() and json.loads(real.read_text(encoding="utf-8")) == {
+        "model": "opus",
+        "cleanupPeriodDays": 365,
+    }
+
+
+def test_a_config_that_is_not_utf8_is_one_line_exit_2_and_untouched(tmp_path):
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    raw = b'model = "o3"\n# caf\xe9\n'
+    config.write_bytes(raw)
+    for args in (("connect", "codex"), ("connect", "codex", "--hook"), ("disconnect", "codex")):
+        out = run(home, *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr == f"error: {config} is not UTF-8 text (byte 18); not changed\n", args
+        assert config.read_bytes() == raw
+
+
+def test_a_read_only_config_is_refused_with_its_mode_and_untouched(tmp_path):
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(CODEX_TOML, encoding="utf-8")
+    config.chmod(0o444)
+    for args in (("connect", "codex"), ("connect", "codex", "--hook")):
+        out = run(home, *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr == f"error: {config} is read-only (mode 0444); not changed\n", args
+        assert config.read_text(encoding="utf-8") == CODEX_TOML
+        assert not (home / ".codex" / "config.toml.bak").exists()
+
+
+def test_a_config_path_that_is_a_directory_is_one_line_exit_2(tmp_path):
+    home = tmp_path / "home"
+    (home / ".codex" / "config.toml").mkdir(parents=True)
+    out = run(home, "connect", "codex")
+    assert out.returncode == 2
+    assert out.stderr == f"error: cannot read {home / '.codex' / 'config.toml'}: Is a directory; not changed\n"
