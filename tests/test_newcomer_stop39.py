@@ -9,6 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+import pytest
+
+from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.test_cli_arguments import cli, environment
+from tests.test_web import Served, _env
+
 PY = sys.executable
 
 CODEX_TOML = """# my codex config
@@ -108,3 +115,40 @@ def test_a_config_path_that_is_a_directory_is_one_line_exit_2(tmp_path):
     out = run(home, "connect", "codex")
     assert out.returncode == 2
     assert out.stderr == f"error: cannot read {home / '.codex' / 'config.toml'}: Is a directory; not changed\n"
+
+
+# --- the web API refuses an unknown namespace as the CLI's --namespace does ----------------------
+
+
+@pytest.fixture(scope="module")
+def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
+    s = Served(_env(tmp_path_factory.mktemp("web-nc39"), corpus_db.dsn, corpus_db.reader_dsn))
+    yield s
+    err = s.stop()
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("cli_args", "route"),
+    [
+        (("sessions", "--json"), "/api/sessions?"),
+        (("usage", "--json"), "/api/usage/report?"),
+        (("touched", "src", "--json"), "/api/touched?pattern=src&"),
+    ],
+)
+def test_an_unknown_namespace_is_the_same_refusal_from_the_cli_and_the_web_api(
+    corpus_db, own_tmp, web, cli_args, route
+):  # noqa: F811
+    r = cli(environment(corpus_db, own_tmp), *cli_args, "--namespace", "nowhere")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    line = r.stderr.removeprefix("error: ").rstrip("\n")
+    assert line.startswith("unknown namespace 'nowhere' (indexed: ")  # was 200 with nothing found
+    api = httpx.get(web.url + route + "namespace=nowhere", timeout=60)
+    assert (api.status_code, api.json()) == (400, {"error": line})
+
+
+def test_a_known_namespace_still_answers_in_the_web_api(corpus_db, web):  # noqa: F811
+    api = httpx.get(web.url + "/api/sessions?namespace=claude-local&limit=1000", timeout=60)
+    assert api.status_code == 200, api.text[:300]
+    rows = api.json()["sessions"]
+    assert rows and {r["namespace"] for r in rows} == {"claude-local"}
