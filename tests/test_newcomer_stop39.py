@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_history.session.filters import project_part
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 from tests.test_cli_arguments import cli, environment
 from tests.test_web import Served, _env
@@ -137,8 +138,12 @@ def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
     ],
 )
 def test_an_unknown_namespace_is_the_same_refusal_from_the_cli_and_the_web_api(
-    corpus_db, own_tmp, web, cli_args, route
-):  # noqa: F811
+    corpus_db,  # noqa: F811 - the imported fixture
+    own_tmp,
+    web,
+    cli_args,
+    route,
+):
     r = cli(environment(corpus_db, own_tmp), *cli_args, "--namespace", "nowhere")
     assert r.returncode == 2 and r.stdout == "", r.stderr
     line = r.stderr.removeprefix("error: ").rstrip("\n")
@@ -152,3 +157,23 @@ def test_a_known_namespace_still_answers_in_the_web_api(corpus_db, web):  # noqa
     assert api.status_code == 200, api.text[:300]
     rows = api.json()["sessions"]
     assert rows and {r["namespace"] for r in rows} == {"claude-local"}
+
+
+# --- usage --project with a trailing slash (a tab-completed directory) ---------------------------
+
+PROJECT = "/Users/user1/workspace/claude-code-log"
+
+
+def test_usage_project_with_a_trailing_slash_counts_what_the_directory_counts(corpus_db, own_tmp):  # noqa: F811
+    env = environment(corpus_db, own_tmp)
+    plain = cli(env, "usage", "--project", PROJECT, "--json", "--timezone", "UTC")
+    slash = cli(env, "usage", "--project", PROJECT + "/", "--json", "--timezone", "UTC")
+    assert plain.returncode == 0 and slash.returncode == 0, slash.stderr  # was exit 1, no model calls match
+    assert json.loads(plain.stdout)["totals"]["totalTokens"] == 4_282_116
+    assert json.loads(slash.stdout) == json.loads(plain.stdout)
+
+
+def test_project_part_drops_trailing_slashes_and_escapes_like_metacharacters():
+    assert project_part("/src/app//") == "%/src/app%"
+    assert project_part("/") == "%/%"
+    assert project_part("my_app/") == "%my\\_app%"
