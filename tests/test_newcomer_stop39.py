@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_history.connect.edit import toml_remove
 from agent_history.session.filters import project_part
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 from tests.test_cli_arguments import cli, environment
@@ -177,3 +178,26 @@ def test_project_part_drops_trailing_slashes_and_escapes_like_metacharacters():
     assert project_part("/src/app//") == "%/src/app%"
     assert project_part("/") == "%/%"
     assert project_part("my_app/") == "%my\\_app%"
+
+
+# --- disconnect keeps the comment the user wrote under our TOML table -----------------------------
+
+
+def test_disconnect_keeps_a_comment_the_user_wrote_between_our_table_and_theirs(tmp_path):
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('# top\nmodel = "o3"\n', encoding="utf-8")
+    assert run(home, "connect", "codex").returncode == 0
+    mine = '# my note added later, about the next table\n[mcp_servers.mine]\ncommand = "mine"  # keep me\n'
+    config.write_text(config.read_text(encoding="utf-8") + mine, encoding="utf-8")
+    gone = run(home, "disconnect", "codex")
+    assert gone.returncode == 0, gone.stderr
+    assert config.read_text(encoding="utf-8") == '# top\nmodel = "o3"\n\n' + mine  # the note was lost
+
+
+def test_toml_remove_without_trailing_comments_is_tomlkits_removal():
+    text = 'a = 1\n\n[mcp_servers.agent-history]\ncommand = "x"\n\n[mcp_servers.mine]\ncommand = "m"\n'
+    assert toml_remove(text, ("mcp_servers", "agent-history")) == 'a = 1\n\n[mcp_servers.mine]\ncommand = "m"\n'
+    ending = 'a = 1\n\n[mcp_servers.agent-history]\ncommand = "x"\n# the end, mine\n'
+    assert toml_remove(ending, ("mcp_servers", "agent-history")) == "a = 1\n\n# the end, mine\n"
