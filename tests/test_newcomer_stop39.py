@@ -201,3 +201,20 @@ def test_toml_remove_without_trailing_comments_is_tomlkits_removal():
     assert toml_remove(text, ("mcp_servers", "agent-history")) == 'a = 1\n\n[mcp_servers.mine]\ncommand = "m"\n'
     ending = 'a = 1\n\n[mcp_servers.agent-history]\ncommand = "x"\n# the end, mine\n'
     assert toml_remove(ending, ("mcp_servers", "agent-history")) == "a = 1\n\n# the end, mine\n"
+
+
+# --- a JSON config with a key given twice is not rewritten (one of the values would be lost) -----
+
+DUPLICATE = '{\n  "mcpServers": {"a": {"command": "first"}},\n  "mcpServers": {"b": {"command": "second"}}\n}\n'
+
+
+def test_a_json_config_with_a_duplicate_key_is_refused_untouched(tmp_path):
+    home = tmp_path / "home"
+    config = home / ".gemini" / "settings.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(DUPLICATE, encoding="utf-8")
+    for args in (("connect", "gemini"), ("connect", "gemini", "--hook"), ("disconnect", "gemini")):
+        out = run(home, *args)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert "the key 'mcpServers' appears twice in one object" in out.stderr, args
+        assert config.read_text(encoding="utf-8") == DUPLICATE  # was rewritten holding "b" only

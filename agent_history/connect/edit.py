@@ -25,11 +25,24 @@ class EditError(ValueError):
     """The existing file cannot be edited structurally (invalid JSON/TOML or a non-table on the path)."""
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key given twice raises EditError (rewriting the file would
+    keep only the last value and lose the other)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise EditError(f"the key {key!r} appears twice in one object")
+        data[key] = value
+    return data
+
+
 def _parse_json(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique)
+    except EditError:
+        raise
     except ValueError as exc:
         raise EditError(f"not plain JSON ({exc.msg} at line {exc.lineno}); comments or trailing commas?") from None
     if not isinstance(data, dict):
