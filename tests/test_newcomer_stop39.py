@@ -218,3 +218,20 @@ def test_a_json_config_with_a_duplicate_key_is_refused_untouched(tmp_path):
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert "the key 'mcpServers' appears twice in one object" in out.stderr, args
         assert config.read_text(encoding="utf-8") == DUPLICATE  # was rewritten holding "b" only
+
+
+# --- a dangling dotfiles link: connect creates the file it names, disconnect removes that file ---
+
+
+def test_a_dangling_symlinked_config_keeps_its_link_through_connect_and_disconnect(tmp_path):
+    home = tmp_path / "home"
+    link = home / ".cursor" / "mcp.json"
+    real = tmp_path / "dotfiles" / "cursor" / "mcp.json"  # not there yet
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    added = run(home, "connect", "cursor")
+    assert added.returncode == 0, added.stderr
+    assert link.is_symlink() and json.loads(real.read_text(encoding="utf-8"))["mcpServers"]["agent-history"]
+    gone = run(home, "disconnect", "cursor")
+    assert gone.returncode == 0, gone.stderr
+    assert link.is_symlink() and not real.exists()  # the link was deleted and the file kept our entry

@@ -139,6 +139,12 @@ def _write(path: Path, text: str, old: str | None) -> FileChange:
     return FileChange(path, "updated" if old is not None else "created", backup)
 
 
+def _unlink(path: Path) -> None:
+    """Remove the file config `path` names: a symlink's target (the file `connect` created
+    where a dangling dotfiles link pointed), the link itself staying as the user made it."""
+    (path.resolve() if path.is_symlink() else path).unlink()
+
+
 def _current(target: AgentTarget, text: str | None) -> dict[str, Any] | None:
     if not text or not text.strip():
         return None
@@ -314,12 +320,12 @@ def disconnect(agent: str) -> ConnectResult:
         else:
             new, only_ours = _without_created(target, path, new)
             if only_ours:  # connect created the file and nothing else is in it: no backup of our entry
-                path.unlink()
+                _unlink(path)
                 config = FileChange(path, "removed")
             else:
                 config = _write(path, new, old)
                 config.action = "removed"
-        created.forget(path, file_gone=not path.exists())
+        created.forget(path, file_gone=not path.exists())  # a link left dangling: gone too
     note_path = target.note_path()
     note_old = _read(note_path)
     note_change = FileChange(note_path, "absent")

@@ -401,7 +401,7 @@ def planned_install(agent: str, environ: dict[str, str] | None = None) -> tuple[
 def uninstall(agent: str):
     """Remove the after-turn hook of `agent`; returns the `FileChange` (``absent`` when there
     was none). Raises ConnectError as `install`."""
-    from agent_history.connect import ConnectError, FileChange, _read, _write
+    from agent_history.connect import ConnectError, FileChange, _read, _unlink, _write
     from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
@@ -429,11 +429,11 @@ def uninstall(agent: str):
     if target.own_file and not data:  # our own hook file, nothing else in it: remove it (backup kept)
         backup = path.with_name(path.name + ".bak")
         shutil.copy2(path, backup)
-        path.unlink()
+        _unlink(path)
         created.forget(path, file_gone=True)
         return FileChange(path, "removed", backup)
     if created.recorded(path)[0] and (not new.strip() or (target.style != "notify" and not data)):
-        path.unlink()  # `install` created it and nothing else is in it (`connect.created`)
+        _unlink(path)  # `install` created it and nothing else is in it (`connect.created`)
         created.forget(path, file_gone=True)
         return FileChange(path, "removed")
     change = _write(path, new, old)
