@@ -235,3 +235,28 @@ def test_a_dangling_symlinked_config_keeps_its_link_through_connect_and_disconne
     gone = run(home, "disconnect", "cursor")
     assert gone.returncode == 0, gone.stderr
     assert link.is_symlink() and not real.exists()  # the link was deleted and the file kept our entry
+
+
+# --- the user's own <config>.bak is never overwritten ---------------------------------------------
+
+
+def test_connect_and_disconnect_never_overwrite_a_backup_and_reuse_an_identical_one(tmp_path):
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(CODEX_TOML, encoding="utf-8")
+    mine = home / ".codex" / "config.toml.bak"
+    mine.write_text("# my own backup of last year\n", encoding="utf-8")
+    for _ in range(2):  # two round trips: two backups, not four
+        assert run(home, "connect", "codex").returncode == 0
+        assert run(home, "disconnect", "codex").returncode == 0
+    assert mine.read_text(encoding="utf-8") == "# my own backup of last year\n"  # was overwritten
+    assert (home / ".codex" / "config.toml.bak.1").read_text(encoding="utf-8") == CODEX_TOML
+    connected = (home / ".codex" / "config.toml.bak.2").read_text(encoding="utf-8")
+    assert connected.startswith(CODEX_TOML) and "[mcp_servers.agent-history]" in connected
+    assert sorted(p.name for p in config.parent.glob("config.toml.bak*")) == [
+        "config.toml.bak",
+        "config.toml.bak.1",
+        "config.toml.bak.2",
+    ]
+    assert config.read_text(encoding="utf-8") == CODEX_TOML

@@ -7,7 +7,8 @@ skills/instructions; `disconnect(agent)` removes both. Rules:
 - Structural edits only (`edit`): JSON/TOML parsed and rewritten, unrelated entries kept (TOML
   comments and layout too). A file that cannot be parsed is not touched (`ConnectError`, with
   the snippet to paste by hand).
-- Before a file is changed, its previous content is copied to ``<file>.bak``.
+- Before a file is changed, its previous content is copied to ``<file>.bak`` (``<file>.bak.N``
+  when a ``.bak`` holding something else is there: no backup is overwritten).
 - Idempotent: when the file already says what we would write, nothing is written (no backup).
 - An ``agent-history`` entry already there that differs from ours (edited by the user, or by an
   older install) is not silently replaced: `merge_entry` keeps the user's environment variables
@@ -108,6 +109,23 @@ def _read(path: Path) -> str | None:
         raise ConnectError(f"cannot read {path}: {exc.strerror}; not changed") from None
 
 
+def _backup(path: Path, real: Path) -> Path:
+    """Copy `real` (the file config `path` names) beside `path` as ``<name>.bak`` — or, when a
+    ``.bak`` holding something else is there (the user's own, or an earlier state), as the
+    first free ``<name>.bak.N``; a backup already holding the same bytes is reused. No backup
+    is ever overwritten."""
+    data = real.read_bytes()
+    for n in range(1000):
+        backup = path.with_name(path.name + (".bak" if n == 0 else f".bak.{n}"))
+        try:
+            if backup.read_bytes() == data:
+                return backup
+        except FileNotFoundError:
+            shutil.copy2(real, backup)
+            return backup
+    raise ConnectError(f"{path}: 1,000 backups beside it already; remove some, nothing changed")
+
+
 def _write(path: Path, text: str, old: str | None) -> FileChange:
     """Write `text` atomically; back up `old` first. `old` None = the file did not exist.
 
@@ -119,10 +137,7 @@ def _write(path: Path, text: str, old: str | None) -> FileChange:
     if old is not None and not real.stat().st_mode & 0o222:
         raise ConnectError(f"{path} is read-only (mode {real.stat().st_mode & 0o777:04o}); not changed")
     real.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if old is not None:
-        backup = path.with_name(path.name + ".bak")
-        shutil.copy2(real, backup)
+    backup = _backup(path, real) if old is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
