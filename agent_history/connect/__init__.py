@@ -7,7 +7,8 @@ skills/instructions; `disconnect(agent)` removes both. Rules:
 - Structural edits only (`edit`): JSON/TOML parsed and rewritten, unrelated entries kept (TOML
   comments and layout too). A file that cannot be parsed is not touched (`ConnectError`, with
   the snippet to paste by hand).
-- Before a file is changed, its previous content is copied to ``<file>.bak``.
+- Before a file is changed, its previous content is copied to ``<file>.bak`` (``<file>.bak.N``
+  when a ``.bak`` holding something else is there: no backup is overwritten).
 - Idempotent: when the file already says what we would write, nothing is written (no backup).
 - An ``agent-history`` entry already there that differs from ours (edited by the user, or by an
   older install) is not silently replaced: `merge_entry` keeps the user's environment variables
@@ -18,7 +19,9 @@ skills/instructions; `disconnect(agent)` removes both. Rules:
 - `disconnect` also removes what `connect` created for our entry (`created`: the file, or the
   ``"mcpServers"``-like object holding it) once nothing else is in it — ``{"mcpServers": {}}`` or
   an empty file is not left behind; what the user had (an empty object included) stays.
-- Writes are atomic (temp file + rename) and keep the file's permissions.
+- Writes are atomic (temp file + rename) and keep the file's permissions; a symlinked config
+  (dotfiles) is written where the link points; a read-only (no write bit) or non-UTF-8 config is
+  refused (`ConnectError`), unchanged.
 - `plan(agent)` computes everything without writing (``--print`` shows its snippet).
 """
 
@@ -94,30 +97,67 @@ def _target(agent: str) -> AgentTarget:
 
 
 def _read(path: Path) -> str | None:
+    """The text of config `path`, None when it does not exist. Raises ConnectError (one line,
+    nothing changed) when it is not UTF-8 text or cannot be read (a directory, no permission)."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise ConnectError(f"{path} is not UTF-8 text (byte {exc.start}); not changed") from None
+    except OSError as exc:
+        raise ConnectError(f"cannot read {path}: {exc.strerror}; not changed") from None
+
+
+def _backup(path: Path, real: Path) -> Path:
+    """Copy `real` (the file config `path` names) beside `path` as ``<name>.bak`` — or, when a
+    ``.bak`` holding something else is there (the user's own, or an earlier state), as the
+    first free ``<name>.bak.N``; a backup already holding the same bytes is reused. No backup
+    is ever overwritten."""
+    data = real.read_bytes()
+    for n in range(1000):
+        backup = path.with_name(path.name + (".bak" if n == 0 else f".bak.{n}"))
+        try:
+            if backup.read_bytes() == data:
+                return backup
+        except FileNotFoundError:
+            shutil.copy2(real, backup)
+            return backup
+    raise ConnectError(f"{path}: 1,000 backups beside it already; remove some, nothing changed")
 
 
 def _write(path: Path, text: str, old: str | None) -> FileChange:
-    """Write `text` atomically; back up `old` first. `old` None = the file did not exist."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if old is not None:
-        backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Write `text` atomically; back up `old` first. `old` None = the file did not exist.
+
+    A symlinked config (dotfiles) is written where the link points, so the link stays (the backup
+    goes beside the link, not into the dotfiles directory). A file with no write permission bit
+    (``chmod a-w``, a read-only store) is refused: ConnectError, nothing changed. A new file is
+    private (0600), an existing one keeps its mode."""
+    real = path.resolve() if path.is_symlink() else path
+    if old is not None and not real.stat().st_mode & 0o222:
+        raise ConnectError(f"{path} is read-only (mode {real.stat().st_mode & 0o777:04o}); not changed")
+    real.parent.mkdir(parents=True, exist_ok=True)
+    backup = _backup(path, real) if old is not None else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         if old is not None:
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
+            shutil.copymode(real, tmp)
+        os.replace(tmp, real)
+    except PermissionError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ConnectError(f"cannot write {real}: {exc.strerror}; not changed") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return FileChange(path, "updated" if old is not None else "created", backup)
+
+
+def _unlink(path: Path) -> None:
+    """Remove the file config `path` names: a symlink's target (the file `connect` created
+    where a dangling dotfiles link pointed), the link itself staying as the user made it."""
+    (path.resolve() if path.is_symlink() else path).unlink()
 
 
 def _current(target: AgentTarget, text: str | None) -> dict[str, Any] | None:
@@ -295,12 +335,12 @@ def disconnect(agent: str) -> ConnectResult:
         else:
             new, only_ours = _without_created(target, path, new)
             if only_ours:  # connect created the file and nothing else is in it: no backup of our entry
-                path.unlink()
+                _unlink(path)
                 config = FileChange(path, "removed")
             else:
                 config = _write(path, new, old)
                 config.action = "removed"
-        created.forget(path, file_gone=not path.exists())
+        created.forget(path, file_gone=not path.exists())  # a link left dangling: gone too
     note_path = target.note_path()
     note_old = _read(note_path)
     note_change = FileChange(note_path, "absent")
@@ -321,7 +361,7 @@ def disconnect(agent: str) -> ConnectResult:
             new_note = note.without_section(note_old)
             if new_note == note_old:
                 note_change = FileChange(note_path, "unchanged")
-            elif not new_note.strip():  # the file held only our section
+            elif not new_note.strip() and not note_path.is_symlink():  # the file held only our section
                 note_path.unlink()
                 note_change = FileChange(note_path, "removed")
             else:

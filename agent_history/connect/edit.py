@@ -25,11 +25,24 @@ class EditError(ValueError):
     """The existing file cannot be edited structurally (invalid JSON/TOML or a non-table on the path)."""
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key given twice raises EditError (rewriting the file would
+    keep only the last value and lose the other)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise EditError(f"the key {key!r} appears twice in one object")
+        data[key] = value
+    return data
+
+
 def _parse_json(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique)
+    except EditError:
+        raise
     except ValueError as exc:
         raise EditError(f"not plain JSON ({exc.msg} at line {exc.lineno}); comments or trailing commas?") from None
     if not isinstance(data, dict):
@@ -154,7 +167,9 @@ def _nest(path: Sequence[str], leaf: Any) -> Any:
 
 def toml_remove(text: str, path: Sequence[str]) -> str:
     """`text` without the key/table at `path` (unchanged when absent); blank lines left at the
-    end of the file by the removal are dropped. Raises EditError."""
+    end of the file by the removal are dropped. Comment lines that end the removed table's
+    block (the user's note above the next table, which tomlkit counts as the table's) stay
+    (`_keep_trailing_comments`). Raises EditError."""
     doc = _parse_toml(text)
     node: Any = doc
     for key in path[:-1]:
@@ -165,4 +180,41 @@ def toml_remove(text: str, path: Sequence[str]) -> str:
         return text
     del node[path[-1]]
     out = tomlkit.dumps(doc)
+    out = _keep_trailing_comments(text, path, out)
     return out.rstrip("\n") + "\n" if out.strip() else ""
+
+
+def _header_path(line: str) -> tuple[str, ...] | None:
+    """The key path of a ``[a.b]`` table header line, None for any other line."""
+    if not line.lstrip().startswith("[") or line.lstrip().startswith("[["):
+        return None
+    try:
+        node: Any = tomlkit.parse(line).unwrap()
+    except TOMLKitError:
+        return None
+    keys: list[str] = []
+    while isinstance(node, dict) and len(node) == 1:
+        key, node = next(iter(node.items()))
+        keys.append(key)
+    return tuple(keys) if node == {} else None
+
+
+def _keep_trailing_comments(text: str, path: Sequence[str], removed: str) -> str:
+    """`removed` (tomlkit's `text` without table `path`), or — when that table's block in `text`
+    ends with comment lines — `text` with the table's header and keys cut out and those comment
+    lines left where they were; used only when it parses to the same document as `removed`."""
+    lines = text.splitlines(keepends=True)
+    start = next((n for n, line in enumerate(lines) if _header_path(line) == tuple(path)), None)
+    if start is None:
+        return removed
+    end = next((n for n in range(start + 1, len(lines)) if _header_path(lines[n]) is not None), len(lines))
+    last = max(n for n in range(start, end) if lines[n].strip() and not lines[n].lstrip().startswith("#"))
+    kept = [line for line in lines[last + 1 : end] if line.strip()]
+    if not kept:
+        return removed
+    out = "".join(lines[:start] + kept + lines[end:])
+    try:
+        same = tomlkit.parse(out).unwrap() == tomlkit.parse(removed).unwrap()
+    except TOMLKitError:
+        return removed
+    return out if same else removed

@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -401,7 +400,7 @@ def planned_install(agent: str, environ: dict[str, str] | None = None) -> tuple[
 def uninstall(agent: str):
     """Remove the after-turn hook of `agent`; returns the `FileChange` (``absent`` when there
     was none). Raises ConnectError as `install`."""
-    from agent_history.connect import ConnectError, FileChange, _read, _write
+    from agent_history.connect import ConnectError, FileChange, _backup, _read, _unlink, _write
     from agent_history.connect.edit import EditError, _dump_json
 
     target = _hook_target(agent)
@@ -427,13 +426,12 @@ def uninstall(agent: str):
     if not removed:
         return FileChange(path, "absent")
     if target.own_file and not data:  # our own hook file, nothing else in it: remove it (backup kept)
-        backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
-        path.unlink()
+        backup = _backup(path, path.resolve())
+        _unlink(path)
         created.forget(path, file_gone=True)
         return FileChange(path, "removed", backup)
     if created.recorded(path)[0] and (not new.strip() or (target.style != "notify" and not data)):
-        path.unlink()  # `install` created it and nothing else is in it (`connect.created`)
+        _unlink(path)  # `install` created it and nothing else is in it (`connect.created`)
         created.forget(path, file_gone=True)
         return FileChange(path, "removed")
     change = _write(path, new, old)

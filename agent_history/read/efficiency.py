@@ -19,7 +19,7 @@ from psycopg import sql
 from agent_history.classify.rules import TRIGGERS
 from agent_history.classify.shares import poll_share
 from agent_history.read.requests import ROLES, EfficiencyRequest
-from agent_history.session.filters import like_prefix, session_filter
+from agent_history.session.filters import project_part, session_filter
 
 TOKEN_KEYS: tuple[str, ...] = ("input", "cache_read", "output")
 """``tokens`` keys: uncached input, cache reads, output (tokens)."""
@@ -135,7 +135,7 @@ def efficiency_report(
                 " ILIKE %(project_part)s"
             )
         )
-        params["project_part"] = "%" + like_prefix(project)
+        params["project_part"] = project_part(project)
     if role is not None:
         conds.append(sql.SQL("e.role = %(role)s"))
         params["role"] = role

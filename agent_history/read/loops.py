@@ -17,7 +17,7 @@ import psycopg
 from agent_history.loops.usage import UsageLaunch, UsageRow, render_usage
 from agent_history.read.common import iso
 from agent_history.read.requests import LoopsRequest
-from agent_history.session.filters import like_prefix
+from agent_history.session.filters import project_part
 
 
 class LoopNotFound(LookupError):
@@ -124,7 +124,7 @@ def list_loops(
             "repo": repo,
             "ns": list(namespaces),
             "limit": limit,
-            "project": "%" + like_prefix(project) if project else None,
+            "project": project_part(project) if project else None,
         },  # fmt: skip
     ).fetchall()
     return [LoopSummary(*r) for r in rows]

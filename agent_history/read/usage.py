@@ -18,6 +18,7 @@ from decimal import Decimal
 import psycopg
 
 from agent_history.read.requests import UsageRequest
+from agent_history.session.filters import project_part
 from agent_history.usage.report import Call
 
 _CALLS_SQL = r"""
@@ -114,7 +115,7 @@ def _filter(
 ) -> tuple[list[str], list]:
     """``(conditions, positional parameters)`` of the usage filters over `columns`: ``time`` in
     [`since`, `until`), ``agent``/``namespace`` one of, ``project``/``model`` a case-insensitive
-    substring (LIKE-escaped)."""
+    substring (LIKE-escaped; the project's trailing slashes dropped: `session.filters.project_part`)."""
     where, params = [], []
     for op, value in ((">=", since), ("<", until)):
         if value is not None:
@@ -124,10 +125,12 @@ def _filter(
         if values:
             where.append(f"{columns[name]} = ANY(%s)")
             params.append(list(values))
-    for name, text in (("project", project), ("model", model)):
-        if text:
-            where.append(f"{columns[name]} ILIKE %s")
-            params.append(f"%{_escape(text)}%")
+    if project:
+        where.append(f"{columns['project']} ILIKE %s")
+        params.append(project_part(project))
+    if model:
+        where.append(f"{columns['model']} ILIKE %s")
+        params.append(f"%{_escape(model)}%")
     return where, params
 
 

@@ -18,6 +18,14 @@ def like_prefix(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def project_part(project: str) -> str:
+    """The ILIKE pattern of a ``project`` given as text a working directory contains (``usage``,
+    ``efficiency``, ``loops``): ``%<project>%`` with metacharacters escaped and trailing slashes
+    dropped — a tab-completed ``~/src/app/`` matches the cwd ``~/src/app`` as ``sessions
+    --project`` does (``/`` stays ``/``)."""
+    return "%" + like_prefix(project.rstrip("/") or "/")
+
+
 def empty_namespaces(conn: psycopg.Connection, namespaces: list[str] | tuple[str, ...]) -> list[str]:
     """Those of `namespaces` (in their order) with no indexed source file in the catalogue — a
     misspelt or never-indexed namespace in a context, which would otherwise just find nothing."""

@@ -7,8 +7,9 @@ A route only parses its GET parameters into the request's mapping (`request_para
 the query, ``subagents`` a bool spelled true/false, 1/0, yes/no or on/off — any other spelling
 is a 400 naming it) and renders JSON; an unknown parameter, a bad time or an unknown agent is a 400 with
 the request's one-line error, the text the CLI and the MCP server give. ``/api/search`` also
-refuses, as ``search`` does, a ``namespace`` no file has and a ``session`` that names no session
-(`read.catalog.check_filter_values`; a uid prefix shorter than 6 characters says so).
+refuses, as ``search`` does, a ``session`` that names no session (a uid prefix shorter than 6
+characters says so), and every route but ``/api/why`` a ``namespace`` no file has, as the CLI's
+``--namespace`` does (`read.catalog.check_filter_values`).
 
 - ``/api/search?q=…`` — ``{"query", "namespaces", "mode", "note", "hits": [hit…]}`` (the CLI's
   ``search --json``; ``mode``: keyword | vector | hybrid, default as the search page).
@@ -126,13 +127,17 @@ def search_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Resp
 def sessions_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """/api/sessions: recent sessions (`read.sessions.sessions_of`)."""
     params, _ = request_params(request)
-    return json_response({"sessions": [r.as_dict() for r in sessions_of(conn, sessions_request(params, flags=False))]})
+    req = sessions_request(params, flags=False)
+    check_filter_values(conn, req.namespaces, flags=False)  # `sessions --namespace` refuses one no file has
+    return json_response({"sessions": [r.as_dict() for r in sessions_of(conn, req)]})
 
 
 def usage_report_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """/api/usage/report: the usage report (`read.usage.usage_report`) at the present time."""
     params, _ = request_params(request)
-    return json_response(usage_report(conn, usage_request(params, flags=False), datetime.now(UTC)))
+    req = usage_request(params, flags=False)
+    check_filter_values(conn, req.namespaces, flags=False)  # as `usage --namespace`
+    return json_response(usage_report(conn, req, datetime.now(UTC)))
 
 
 def why_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
@@ -151,7 +156,9 @@ def touched_api(request: Request, conn: psycopg.Connection, pages: Pages) -> Res
     """/api/touched: sessions that touched matching files (`read.touched.touched_of`), as
     ``touched --json`` prints them."""
     params, _ = request_params(request)
-    rows = touched_of(conn, touched_request(params, flags=False))
+    req = touched_request(params, flags=False)
+    check_filter_values(conn, req.namespaces, flags=False)  # as `touched --namespace`
+    rows = touched_of(conn, req)
     return json_response({"pattern": params.get("pattern"), "sessions": [r.as_dict() for r in rows]})
 
 
