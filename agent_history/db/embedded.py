@@ -236,10 +236,10 @@ def _check_writable(pgdata: Path) -> None:
 
 def socket_dir(pgdata: Path) -> Path | None:
     """The socket directory of a running embedded server, or None if it is not running."""
-    pid_file = pgdata / "postmaster.pid"
-    if not pid_file.exists():
+    try:  # a stopping server removes the file between any look and the read
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    lines = pid_file.read_text().splitlines()
     if len(lines) < 5:
         return None
     try:
