@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, every_seconds, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import (
     check_limit,
     console,
@@ -89,7 +89,9 @@ def _check_parse_workers() -> None:
 def index_cmd(
     home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
-    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    every: float = typer.Option(
+        None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
+    ),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     claude_export: Path = typer.Option(
         None,
@@ -190,7 +192,7 @@ def index_cmd(
 
             checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
         for line in summary.skipped_homes:
-            # "<namespace>: <path> does not exist" (the loader): a default home the user does not
+            # "<namespace>: <path> does not exist" (or "is a symlink loop"; the loader): a default home the user does not
             # have is not news (only with --verbose); a configured one is a warning, once per loop
             namespace = line.split(":", 1)[0]
             if namespace in explicit and line not in said:
