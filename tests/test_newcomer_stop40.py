@@ -227,3 +227,32 @@ def test_every_still_takes_a_finite_number_of_seconds():
     from agent_history.cli.loop import every_seconds
 
     assert (every_seconds(None), every_seconds(1.0), every_seconds(86_400.0)) == (None, 1.0, 86_400.0)
+
+
+def test_claude_export_that_cannot_be_an_export_is_one_line_before_anything_starts(own_tmp):
+    import zipfile
+
+    env = _no_server_env(own_tmp, own_tmp / "data")
+    (own_tmp / "unzipped" / "nested").mkdir(parents=True)  # conversations.json one level too deep
+    (own_tmp / "unzipped" / "nested" / "conversations.json").write_text("[]")
+    with zipfile.ZipFile(own_tmp / "export.zip", "w") as z:
+        z.writestr("conversations.json", "[]")
+    os.mkfifo(own_tmp / "fifo")
+    for given, said in [
+        ("unzipped", "holds no conversations.json (give the unzipped export's folder, or the file)"),
+        ("export.zip", "is a zip archive: unzip it and give its folder (or its conversations.json)"),
+        ("fifo", "is not a regular file"),
+    ]:
+        r = cli(env, "index", "--claude-export", str(own_tmp / given))
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", f"error: --claude-export {own_tmp / given} {said}\n")
+    assert not (own_tmp / "data").exists()  # refused before the server started
+
+
+def test_claude_export_folder_or_file_is_still_indexed(db, own_tmp):
+    env = cli_environment(own_tmp, db.dsn, db.reader_dsn, columns=200)
+    (own_tmp / "export").mkdir()
+    (own_tmp / "export" / "conversations.json").write_text("[]")
+    for given in (own_tmp / "export", own_tmp / "export" / "conversations.json"):
+        r = cli(env, "index", "--claude-export", str(given))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("indexed: 1 file scanned"), r.stdout

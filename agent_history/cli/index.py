@@ -74,6 +74,26 @@ def _elsewhere_lines(namespaces: dict[str, dict]) -> list[str]:
 BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
 
+def _claude_export_problem(path: Path) -> str | None:
+    """Why `path` given to ``--claude-export`` cannot be the export (None when it can): a folder
+    without ``conversations.json`` directly in it (the pass found nothing there and said
+    nothing), or the export's zip archive itself (read as JSON, it was two parse issues)."""
+    if path.is_dir():
+        if not (path / "conversations.json").is_file():
+            return "holds no conversations.json (give the unzipped export's folder, or the file)"
+        return None
+    if not path.is_file():  # a FIFO or a device: opening one to look would block or never end
+        return "is not a regular file"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if head == b"PK\x03\x04":
+        return "is a zip archive: unzip it and give its folder (or its conversations.json)"
+    return None
+
+
 def _check_parse_workers() -> None:
     """Exit 2 with one line when ``$AGENT_HISTORY_PARSE_WORKERS`` is malformed — before the server
     starts, and for every pass kind (a pass only reads the setting when it has enough new files)."""
@@ -118,6 +138,8 @@ def index_cmd(
     if claude_export is not None:  # issue 16: namespace claude-ai-export
         if not claude_export.expanduser().exists():
             fail(f"--claude-export {claude_export} does not exist", 2)
+        if problem := _claude_export_problem(claude_export.expanduser()):
+            fail(f"--claude-export {claude_export} {problem}", 2)
         source = [*(source or []), f"claude-ai-export={claude_export}"]
     if file is not None and every is not None:
         fail("--file and --every cannot be combined", 2)
