@@ -256,3 +256,35 @@ def test_claude_export_folder_or_file_is_still_indexed(db, own_tmp):
         r = cli(env, "index", "--claude-export", str(given))
         assert r.returncode == 0, r.stderr
         assert r.stdout.startswith("indexed: 1 file scanned"), r.stdout
+
+
+EXPORTED = "7acd37a8-2745-4b58-a8a9-46164b22ad9e"  # a corpus session (Claude Code, JSSoundRecorder)
+
+
+def test_export_out_through_a_symlink_writes_the_file_it_names_and_keeps_the_link(corpus_db, own_tmp):  # noqa: F811
+    env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=200)
+    dots = own_tmp / "dotfiles"
+    dots.mkdir()
+    (dots / "notes.md").write_text("old\n")
+    (dots / "notes.md").chmod(0o644)
+    (own_tmp / "notes.md").symlink_to(dots / "notes.md")
+    stdout = cli(env, "export", EXPORTED).stdout
+    r = cli(env, "export", EXPORTED, "--out", str(own_tmp / "notes.md"), "--force")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == f"wrote {own_tmp / 'notes.md'} ({len(stdout.encode()):,} bytes)\n"
+    assert (own_tmp / "notes.md").is_symlink() and (own_tmp / "notes.md").resolve() == dots / "notes.md"
+    assert (dots / "notes.md").read_text() == stdout
+    assert oct((dots / "notes.md").stat().st_mode & 0o777) == "0o644"  # its mode kept
+    assert sorted(p.name for p in dots.iterdir()) == ["notes.md"]  # no temporary file left
+
+
+def test_export_out_onto_a_symlink_loop_is_refused_and_the_links_stay(corpus_db, own_tmp):  # noqa: F811
+    env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=200)
+    _loop(own_tmp / "loopa", own_tmp / "loopb")
+    r = cli(env, "export", EXPORTED, "--out", str(own_tmp / "loopa"))
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2,
+        "",
+        f"error: cannot write --out {own_tmp / 'loopa'}: a symlink loop\n",
+    )
+    assert os.readlink(own_tmp / "loopa") == str(own_tmp / "loopb")  # before: replaced by the export
