@@ -288,3 +288,19 @@ def test_export_out_onto_a_symlink_loop_is_refused_and_the_links_stay(corpus_db,
         f"error: cannot write --out {own_tmp / 'loopa'}: a symlink loop\n",
     )
     assert os.readlink(own_tmp / "loopa") == str(own_tmp / "loopb")  # before: replaced by the export
+
+
+def test_journal_sync_says_what_a_source_that_is_not_a_file_is(db, own_tmp):
+    env = cli_environment(own_tmp, db.dsn, db.reader_dsn, columns=200)
+    (own_tmp / "journal-dir").mkdir()
+    _loop(own_tmp / "loopa", own_tmp / "loopb")
+    os.mkfifo(own_tmp / "fifo")
+    for given, said in [
+        ("journal-dir", "is a directory"),  # before: "does not exist" for all three
+        ("loopa", "is a symlink loop"),
+        ("fifo", "is not a regular file"),
+        ("missing.db", "does not exist"),
+    ]:
+        r = cli(env, "journal-sync", "--source", str(own_tmp / given))
+        assert (r.returncode, r.stdout) == (1, ""), r.stderr
+        assert r.stderr == f"journal-sync skipped (source_missing): journal file {own_tmp / given} {said}\n"
