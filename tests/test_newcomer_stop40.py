@@ -304,3 +304,41 @@ def test_journal_sync_says_what_a_source_that_is_not_a_file_is(db, own_tmp):
         r = cli(env, "journal-sync", "--source", str(own_tmp / given))
         assert (r.returncode, r.stdout) == (1, ""), r.stderr
         assert r.stderr == f"journal-sync skipped (source_missing): journal file {own_tmp / given} {said}\n"
+
+
+BUSY_THEN_DONE = """
+import sys
+from pathlib import Path
+tries = Path(sys.argv[1])
+n = int(tries.read_text() or 0) + 1 if tries.exists() else 1
+tries.write_text(str(n))
+print("another index pass is running (it is indexing claude-local)")  # stdout: nobody reads it
+if n <= int(sys.argv[2]):
+    sys.exit(75)
+print(f"indexed on try {n}", file=sys.stderr)
+"""
+
+
+def test_the_hook_relay_runs_a_busy_index_again_until_it_is_done(tmp_path):
+    from agent_history.connect.relay import relay
+
+    log = tmp_path / "hook.log"
+    command = [PY, "-c", BUSY_THEN_DONE, str(tmp_path / "tries"), "2"]
+    assert relay("claude", str(log), command, waits=(0.01, 0.01, 0.01)) == 0
+    assert (tmp_path / "tries").read_text() == "3"  # busy, busy, done: before, the first 75 was the end
+    (line,) = log.read_text().splitlines()
+    assert line.endswith(" hook claude: indexed on try 3")
+
+
+def test_the_hook_relay_says_in_the_log_when_it_gives_up_on_a_busy_namespace(tmp_path):
+    from agent_history.connect.relay import relay
+
+    log = tmp_path / "hook.log"
+    command = [PY, "-c", BUSY_THEN_DONE, str(tmp_path / "tries"), "99", "/home/me/.claude/projects/-p/s.jsonl"]
+    assert relay("claude", str(log), command, waits=(0.01, 0.02)) == 75
+    assert (tmp_path / "tries").read_text() == "3"
+    (line,) = log.read_text().splitlines()
+    assert line.endswith(
+        " hook claude: another index pass kept the namespace busy for 0.03 s: /home/me/.claude/projects/-p/s.jsonl "
+        "not indexed now (the session's next turn or the next `index` indexes it)"
+    )
