@@ -342,3 +342,26 @@ def test_the_hook_relay_says_in_the_log_when_it_gives_up_on_a_busy_namespace(tmp
         " hook claude: another index pass kept the namespace busy for 0.03 s: /home/me/.claude/projects/-p/s.jsonl "
         "not indexed now (the session's next turn or the next `index` indexes it)"
     )
+
+
+def test_verify_over_a_wrong_archive_path_refuses_and_marks_no_copy_bad(db, own_tmp, corpus_home):
+    env = cli_environment(own_tmp, db.dsn, db.reader_dsn, columns=200)
+    projects = own_tmp / "copy" / ".claude" / "projects" / "-p"
+    projects.mkdir(parents=True)
+    shutil.copy(next((corpus_home / ".claude" / "projects").rglob(TRANSCRIPT)), projects / TRANSCRIPT)
+    config = Path(env["AGENT_HISTORY_CONFIG"])
+    config.write_text(f'[archive]\npath = "{own_tmp / "archive"}"\n')
+    made = cli(env, "archive", "--home", str(own_tmp / "copy"))
+    assert made.returncode == 0, made.stderr
+    config.write_text(f'[archive]\npath = "{own_tmp / "unmounted"}"\n')  # a typo, a disk not mounted
+    r = cli(env, "archive", "--verify")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (
+        f"error: archive path {own_tmp / 'unmounted'} does not exist: nothing verified or recorded (1 copy is "
+        "listed under it: is [archive] path the one they were written to, and is it mounted?)\n"
+    )
+    config.write_text(f'[archive]\npath = "{own_tmp / "archive"}"\n')
+    status = cli(env, "status")
+    assert " bad (run" not in status.stdout  # before: "1 bad (run `archive --verify`)"
+    ok = cli(env, "archive", "--verify")
+    assert (ok.returncode, ok.stdout.splitlines()[0]) == (0, "verified 1 copy (0.0 MB hashed): 0 bad"), ok.stderr

@@ -157,10 +157,13 @@ def archive_cmd(
 
 
 def _verify(db, *, json: bool) -> None:
-    from agent_history.ingest.archive.verify import verify_archive
+    from agent_history.ingest.archive.verify import ArchiveRootMissing, verify_archive
 
-    with db.connect(autocommit=True) as conn:
-        result = verify_archive(conn, db.settings.archive_root, db.settings.archive_host)
+    try:
+        with db.connect(autocommit=True) as conn:
+            result = verify_archive(conn, db.settings.archive_root, db.settings.archive_host)
+    except ArchiveRootMissing as exc:
+        fail(str(exc), 2)
     if json:
         print_json(result.as_dict())
     else:
