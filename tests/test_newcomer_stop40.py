@@ -365,3 +365,29 @@ def test_verify_over_a_wrong_archive_path_refuses_and_marks_no_copy_bad(db, own_
     assert " bad (run" not in status.stdout  # before: "1 bad (run `archive --verify`)"
     ok = cli(env, "archive", "--verify")
     assert (ok.returncode, ok.stdout.splitlines()[0]) == (0, "verified 1 copy (0.0 MB hashed): 0 bad"), ok.stderr
+
+
+def test_a_client_in_the_c_locale_is_answered_in_process_not_by_a_server_in_another_text_mode(corpus_db, own_tmp):  # noqa: F811
+    """``LC_ALL=C`` (cron, ssh, containers) starts Python in UTF-8 mode; the resident child of a
+    server started in a UTF-8 locale took the client's locale and read the package's SQL files
+    as ASCII: a UnicodeDecodeError traceback from every read command. The server now refuses a
+    client of another UTF-8 mode (it runs in process, as it does for any refusal)."""
+    from agent_history.cli.resident_server import service_status
+
+    env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=200)
+    env.pop("LC_ALL", None)
+    server_env = {**env, "LANG": "C.UTF-8", "PYTHONUTF8": "0", "AGENT_HISTORY_QUERY_IDLE_S": "120"}
+    client_env = {k: v for k, v in server_env.items() if k != "PYTHONUTF8"} | {"LC_ALL": "C"}
+    expected = cli(env, "search", "tokenizer", "--limit", "2")  # in process (idle 0)
+    assert expected.returncode == 0, expected.stderr
+    try:
+        started = cli(server_env, "service", "start")
+        assert started.returncode == 0, started.stderr
+        got = cli(client_env, "search", "tokenizer", "--limit", "2")
+        assert (got.returncode, got.stdout, got.stderr) == (0, expected.stdout, expected.stderr)
+        assert service_status(own_tmp / "data")["requests"] == 0  # refused: answered in process
+        same_mode = cli(server_env, "search", "tokenizer", "--limit", "2")
+        assert same_mode.stdout == expected.stdout
+        assert service_status(own_tmp / "data")["requests"] == 1
+    finally:
+        cli(server_env, "service", "stop")

@@ -416,6 +416,11 @@ class _Server:
             return refuse("not a command for the resident process")
         if request.get("package") != self.package:
             return refuse(f"another installation ({request.get('package')}, this one {self.package})")
+        if request.get("utf8_mode") != sys.flags.utf8_mode:
+            # Python turns UTF-8 mode on at start-up in the C/POSIX locale (LC_ALL=C: cron, ssh,
+            # containers), so open() reads UTF-8 there; a child of a server started elsewhere
+            # cannot, and read our own SQL files as ASCII (a traceback from every command)
+            return refuse(f"another text mode (UTF-8 mode {request.get('utf8_mode')}, this one {sys.flags.utf8_mode})")
         if code_stamp(self.files) != self.stamp or request.get("version") != __version__:
             self.stopping = "the installed code changed"
             return refuse("the installed code changed", restart=True)
