@@ -391,3 +391,14 @@ def test_a_client_in_the_c_locale_is_answered_in_process_not_by_a_server_in_anot
         assert service_status(own_tmp / "data")["requests"] == 1
     finally:
         cli(server_env, "service", "stop")
+
+
+def test_the_schema_files_are_read_as_utf8_whatever_the_locale():
+    """`sql/40_search.sql` holds non-ASCII comments (``Français``): read in a Latin-1 or ASCII
+    locale, its text and so its recorded hash differed, and every command re-applied the SQL."""
+    code = "from agent_history.db import migrate; migrate._sql_files(); migrate.revision_graph()"
+    r = subprocess.run(
+        [PY, "-X", "warn_default_encoding", "-W", "error::EncodingWarning", "-c", code],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )  # fmt: skip
+    assert (r.returncode, r.stderr) == (0, "")
