@@ -288,6 +288,8 @@ def _spare_exit_collection() -> None:
 def _start_resident() -> None:
     """Start the resident query process in the background when the settings allow it (a config
     the command could not read starts nothing: the command said why)."""
+    import os
+
     from agent_history.cli import resident
     from agent_history.config import load_settings
 
@@ -296,7 +298,8 @@ def _start_resident() -> None:
     except Exception:  # noqa: BLE001 - the command itself reported the config error
         return
     if settings.query_idle_s > 0:
-        resident.spawn_server(str(settings.data_dir.expanduser().resolve()), settings.query_idle_s)
+        # realpath: a data dir that is a symlink loop (the command said so) must not raise here
+        resident.spawn_server(os.path.realpath(settings.data_dir.expanduser()), settings.query_idle_s)
 
 
 def _run_closing_output() -> None:

@@ -10,7 +10,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, run_every, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, every_seconds, run_every, stop_on_signals
 from agent_history.cli.output import console, count, fail, nothing_found_line, print_event, print_json, print_warning
 
 
@@ -96,7 +96,9 @@ def archive_cmd(
         None, "--home", help="Archive a directory laid out like ~ instead of the configured homes."
     ),
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
-    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    every: float = typer.Option(
+        None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
+    ),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     verify: bool = typer.Option(
         False, "--verify", help="Re-hash every archived copy instead; list the bad ones (exit 1 if any)."
@@ -155,10 +157,13 @@ def archive_cmd(
 
 
 def _verify(db, *, json: bool) -> None:
-    from agent_history.ingest.archive.verify import verify_archive
+    from agent_history.ingest.archive.verify import ArchiveRootMissing, verify_archive
 
-    with db.connect(autocommit=True) as conn:
-        result = verify_archive(conn, db.settings.archive_root, db.settings.archive_host)
+    try:
+        with db.connect(autocommit=True) as conn:
+            result = verify_archive(conn, db.settings.archive_root, db.settings.archive_host)
+    except ArchiveRootMissing as exc:
+        fail(str(exc), 2)
     if json:
         print_json(result.as_dict())
     else:

@@ -16,7 +16,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import INTERRUPTED_EXIT, every_seconds, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, count, fail, print_event, print_json
 
 
@@ -25,7 +25,9 @@ def collect_cmd(
     paths: list[Path] = typer.Argument(
         None, help="Checkouts to read (default: [repos] paths, else the repositories sessions ran in)."
     ),
-    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    every: float = typer.Option(
+        None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
+    ),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Read repositories with git: commits, trailers, pushes, Backlog.md tasks and their status changes,

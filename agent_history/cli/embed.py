@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import BUSY_EXIT, run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, every_seconds, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import check_limit, console, count, fail, print_json
 
 if TYPE_CHECKING:  # imported by the commands themselves: httpx and the worker stay off every other command's start-up
@@ -46,7 +46,9 @@ def _one_pass(worker: EmbedWorker, show_progress: bool) -> EmbedSummary:
 
 @app.command("embed")
 def embed_cmd(
-    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    every: float = typer.Option(
+        None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
+    ),
     limit: int = typer.Option(None, "--limit", help="Send at most N (≥ 1) inputs to the provider per pass."),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:

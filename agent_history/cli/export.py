@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -76,11 +77,23 @@ def export_cmd(
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """`text` to `path` through a temporary file in its directory (a failed write leaves no half file)."""
+    """`text` to `path` through a temporary file in its directory (a failed write leaves no half
+    file). A symlink is written through — the file it names is replaced, the link stays (a
+    rename onto the link replaced the user's link with a file); a symlink loop is refused. An
+    existing file keeps its permission bits (a new one is 0600, `tempfile.mkstemp`'s)."""
+    if path.is_symlink():
+        real = Path(os.path.realpath(path))
+        if real.is_symlink():  # realpath stops where a loop begins
+            fail(f"cannot write --out {path}: a symlink loop", 2)
+        path = real
     try:
         fd, tmp = tempfile.mkstemp(prefix=".export-", dir=path.parent or Path("."))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        except FileNotFoundError:
+            pass
         os.replace(tmp, path)
     except OSError as exc:
         fail(f"cannot write --out {path}: {exc.strerror or exc}", 2)

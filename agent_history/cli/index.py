@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, every_seconds, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import (
     check_limit,
     console,
@@ -74,6 +74,26 @@ def _elsewhere_lines(namespaces: dict[str, dict]) -> list[str]:
 BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
 
+def _claude_export_problem(path: Path) -> str | None:
+    """Why `path` given to ``--claude-export`` cannot be the export (None when it can): a folder
+    without ``conversations.json`` directly in it (the pass found nothing there and said
+    nothing), or the export's zip archive itself (read as JSON, it was two parse issues)."""
+    if path.is_dir():
+        if not (path / "conversations.json").is_file():
+            return "holds no conversations.json (give the unzipped export's folder, or the file)"
+        return None
+    if not path.is_file():  # a FIFO or a device: opening one to look would block or never end
+        return "is not a regular file"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if head == b"PK\x03\x04":
+        return "is a zip archive: unzip it and give its folder (or its conversations.json)"
+    return None
+
+
 def _check_parse_workers() -> None:
     """Exit 2 with one line when ``$AGENT_HISTORY_PARSE_WORKERS`` is malformed — before the server
     starts, and for every pass kind (a pass only reads the setting when it has enough new files)."""
@@ -89,7 +109,9 @@ def _check_parse_workers() -> None:
 def index_cmd(
     home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
-    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    every: float = typer.Option(
+        None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
+    ),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     claude_export: Path = typer.Option(
         None,
@@ -116,6 +138,8 @@ def index_cmd(
     if claude_export is not None:  # issue 16: namespace claude-ai-export
         if not claude_export.expanduser().exists():
             fail(f"--claude-export {claude_export} does not exist", 2)
+        if problem := _claude_export_problem(claude_export.expanduser()):
+            fail(f"--claude-export {claude_export} {problem}", 2)
         source = [*(source or []), f"claude-ai-export={claude_export}"]
     if file is not None and every is not None:
         fail("--file and --every cannot be combined", 2)
@@ -190,7 +214,7 @@ def index_cmd(
 
             checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)
         for line in summary.skipped_homes:
-            # "<namespace>: <path> does not exist" (the loader): a default home the user does not
+            # "<namespace>: <path> does not exist" (or "is a symlink loop"; the loader): a default home the user does not
             # have is not news (only with --verbose); a configured one is a warning, once per loop
             namespace = line.split(":", 1)[0]
             if namespace in explicit and line not in said:

@@ -9,7 +9,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.loop import run_every, start_metrics, stop_on_signals
+from agent_history.cli.loop import every_seconds, run_every, start_metrics, stop_on_signals
 from agent_history.cli.output import console, count, err_console, fail, print_json
 from agent_history.db.errors import ServerUnreachable
 
@@ -32,7 +32,9 @@ def journal_sync_cmd(
     source: str = typer.Option(
         None, "--source", help="Journal: a SQLite file or a PostgreSQL DSN (default: [journal] source)."
     ),
-    every: float = typer.Option(None, "--every", min=1.0, help="Repeat every SECONDS (≥ 1) until stopped."),
+    every: float = typer.Option(
+        None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
+    ),
     full: bool = typer.Option(False, "--full", help="Full pass: re-read every row and prune deleted conversations."),
     json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

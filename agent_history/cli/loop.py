@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 import time
@@ -26,6 +27,18 @@ def stop_on_signals() -> Stop:
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
     return stop
+
+
+def every_seconds(value: float | None) -> float | None:
+    """The ``--every`` option's check beyond its ``min=1.0`` (a typer callback): ``nan`` passes a
+    range check (every comparison with it is false) and made the loop run passes back to back,
+    never waiting; ``inf`` (or ``1e400``) ran one pass and then waited forever. Both are a usage
+    error (exit 2). Returns `value`."""
+    if value is not None and not math.isfinite(value):
+        import typer
+
+        raise typer.BadParameter(f"{value} is not a number of seconds (1 or more)")
+    return value
 
 
 INTERRUPTED_EXIT = 128 + signal.SIGINT

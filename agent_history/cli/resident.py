@@ -217,6 +217,7 @@ def _request(argv: list[str], stdio: list[list[object]]) -> bytes:
         "package": os.path.dirname(os.path.abspath(sys.modules["agent_history"].__file__ or "")),
         "version": __version__,
         "main_package": getattr(main, "__package__", None),
+        "utf8_mode": sys.flags.utf8_mode,
     }).encode()  # fmt: skip
     return len(body).to_bytes(4, "big") + body
 

@@ -416,6 +416,11 @@ class _Server:
             return refuse("not a command for the resident process")
         if request.get("package") != self.package:
             return refuse(f"another installation ({request.get('package')}, this one {self.package})")
+        if request.get("utf8_mode") != sys.flags.utf8_mode:
+            # Python turns UTF-8 mode on at start-up in the C/POSIX locale (LC_ALL=C: cron, ssh,
+            # containers), so open() reads UTF-8 there; a child of a server started elsewhere
+            # cannot, and read our own SQL files as ASCII (a traceback from every command)
+            return refuse(f"another text mode (UTF-8 mode {request.get('utf8_mode')}, this one {sys.flags.utf8_mode})")
         if code_stamp(self.files) != self.stamp or request.get("version") != __version__:
             self.stopping = "the installed code changed"
             return refuse("the installed code changed", restart=True)
@@ -769,13 +774,35 @@ def _remove_if_unlocked(paths: ServicePaths) -> None:
         os.close(fd)
 
 
+class ServiceCannotStart(RuntimeError):
+    """The resident process cannot start in this data dir (a configuration problem; one line)."""
+
+
 def start_service(data_dir: Path, idle_s: float, wait_s: float = 60.0) -> dict[str, Any]:
     """Start the resident process (if none runs) and wait until it answers; returns
-    `service_status`. Raises RuntimeError (one line) when it does not come up within `wait_s`."""
+    `service_status`. Raises RuntimeError (one line) when it does not come up within `wait_s`,
+    and ServiceCannotStart at once when it cannot: its directory cannot be created (a data dir
+    that is a file, a symlink loop, read-only) or its socket's path is past
+    `resident.SOCKET_PATH_MAX` bytes (`resident.spawn_server` starts nothing then, and says
+    nothing)."""
     status = service_status(data_dir)
     if status["running"]:
         return status
-    resident.spawn_server(str(Path(data_dir).expanduser().resolve()), idle_s)
+    where = os.path.realpath(Path(data_dir).expanduser())
+    size = len(os.fsencode(resident.socket_path(where)))
+    if size > resident.SOCKET_PATH_MAX:
+        raise ServiceCannotStart(
+            f"the resident query process cannot listen in {where}: its socket path would be {size} bytes, "
+            f"past the limit of {resident.SOCKET_PATH_MAX} (commands run in process; a shorter "
+            "AGENT_HISTORY_DATA_DIR lets it start)"
+        )
+    try:
+        os.makedirs(paths_of(data_dir).dir, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise ServiceCannotStart(
+            f"the resident query process cannot start: {paths_of(data_dir).dir}: {exc.strerror}"
+        ) from None
+    resident.spawn_server(where, idle_s)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         status = service_status(data_dir)

@@ -46,13 +46,15 @@ def _show(data: dict, json: bool) -> None:
 @app.command("start")
 def start_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Start the resident query process (if none runs) and wait until it listens."""
-    from agent_history.cli.resident_server import start_service
+    from agent_history.cli.resident_server import ServiceCannotStart, start_service
 
     settings = database().settings
     if settings.query_idle_s == 0:
         fail("service.query_idle_s is 0: the resident query process is turned off", 2)
     try:
         data = start_service(settings.data_dir, settings.query_idle_s)
+    except ServiceCannotStart as exc:  # the data dir: a configuration problem
+        fail(str(exc), 2)
     except RuntimeError as exc:
         fail(str(exc), 1)
     _show(data, json)

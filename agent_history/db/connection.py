@@ -100,7 +100,7 @@ class Database:
 
         dsn = embedded.ensure_running(self.settings.embedded_pgdata, on_start)
         if started and self.settings.idle_stop_s > 0:  # this process started it: watch it
-            spawn_watcher(self.settings.embedded_pgdata.expanduser().resolve(), self.settings.idle_stop_s)
+            spawn_watcher(embedded.real_pgdata(self.settings.embedded_pgdata), self.settings.idle_stop_s)
         return dsn
 
     def _embedded_down(self) -> bool:
@@ -191,7 +191,7 @@ class Database:
         current (the caller takes the full path, which reports or repairs it). A configured
         server that cannot be reached raises as `dsn` would (no second attempt)."""
         if self.is_embedded:
-            pgdata = self.settings.embedded_pgdata.expanduser().resolve()
+            pgdata = embedded.real_pgdata(self.settings.embedded_pgdata)
             if embedded.socket_dir(pgdata) is None:
                 return None
             from agent_history.db.idle_stop import hold_for_process

@@ -224,9 +224,20 @@ def _server(pgdata: Path):
         return PostgresServer._instances.get(path) or PostgresServer(path, cleanup_mode=None)
 
 
+def real_pgdata(pgdata: Path) -> Path:
+    """`pgdata` with ``~`` expanded and symlinks resolved. Raises DataDirNotWritable (one line)
+    when a symlink on the way leads back to itself (`Path.resolve` raises RuntimeError)."""
+    try:
+        return pgdata.expanduser().resolve()
+    except RuntimeError:
+        raise DataDirNotWritable(f"data dir {pgdata.parent}: a symlink loop") from None
+
+
 def _check_writable(pgdata: Path) -> None:
     try:
         pgdata.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file (or a dangling link) where the directory would be
+        raise DataDirNotWritable(f"data dir {pgdata.parent} is not a directory") from None
     except OSError as exc:
         raise DataDirNotWritable(f"data dir {pgdata.parent} cannot be created: {exc.strerror}") from None
     probe = pgdata.parent if not pgdata.exists() else pgdata
@@ -400,7 +411,7 @@ def ensure_running(
     `notify` (one line). Raises DataDirNotWritable when the data dir cannot be written,
     ServerUnreachable when the server fails to start (the log is at ``<pgdata>/log``).
     """
-    pgdata = pgdata.expanduser().resolve()
+    pgdata = real_pgdata(pgdata)
     if socket_dir(pgdata) is None:
         _check_writable(pgdata)
         # The wheel does some of its set-up (creating PGDATA with exist_ok=False, adding the
@@ -478,7 +489,7 @@ def _restart(pgdata: Path) -> None:
 
 def stop(pgdata: Path) -> bool:
     """Stop the embedded server (fast shutdown). Returns False if it was not running."""
-    pgdata = pgdata.expanduser().resolve()
+    pgdata = real_pgdata(pgdata)
     if socket_dir(pgdata) is None:
         return False
     with warnings.catch_warnings():

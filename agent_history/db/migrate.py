@@ -48,7 +48,7 @@ def revision_graph() -> dict[str, str | None]:
     graph: dict[str, str | None] = {}
     for path in sorted((migrations_dir() / "versions").glob("*.py")):
         found = {}
-        for node in ast.parse(path.read_text(), str(path)).body:
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 if node.targets[0].id in ("revision", "down_revision"):
                     found[node.targets[0].id] = ast.literal_eval(node.value)
@@ -140,7 +140,7 @@ def _sql_files() -> list[tuple[str, str, str]]:
     """(file name, body, sha256 hex) of each `sql/*.sql`, in name order."""
     out = []
     for path in sorted(sql_dir().glob("*.sql")):
-        body = path.read_text()
+        body = path.read_text(encoding="utf-8")  # UTF-8 whatever the locale (the hashes are of UTF-8)
         out.append((path.name, body, hashlib.sha256(body.encode()).hexdigest()))
     return out
 

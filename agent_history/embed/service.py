@@ -88,7 +88,9 @@ class ServicePaths:
 
     @classmethod
     def of(cls, data_dir: Path, name: str = "embed-service") -> ServicePaths:
-        d = Path(data_dir).expanduser().resolve() / name
+        # realpath, not Path.resolve: a data dir that is a symlink loop is then a place where
+        # nothing runs (and starting there fails with ELOOP), not a RuntimeError
+        d = Path(os.path.realpath(Path(data_dir).expanduser())) / name
         return cls(d, d / "service.sock", d / "service.pid", d / "service.lock", d / "service.log")
 
 

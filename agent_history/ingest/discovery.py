@@ -19,6 +19,7 @@ path.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -112,7 +113,7 @@ def _walk(root: Path, skipped: list[str] | None, suffixes: tuple[str, ...] = (".
         if entry.name.startswith("."):
             continue
         if entry.is_symlink():
-            if skipped is not None and (entry.name.endswith(suffixes) or entry.is_dir()):
+            if skipped is not None and (entry.name.endswith(suffixes) or _links_to_dir(entry)):
                 skipped.append(f"{entry.path}: symlink (not followed)")
             continue
         try:
@@ -132,6 +133,27 @@ def _walk(root: Path, skipped: list[str] | None, suffixes: tuple[str, ...] = (".
                 skipped.append(f"{entry.path}: not a regular file ({_special_kind(entry)})")
     for d in dirs:
         yield from _walk(Path(d.path), skipped, suffixes)
+
+
+def _links_to_dir(entry: os.DirEntry) -> bool:
+    """True when the symlink `entry` leads to a directory, or to nothing that can be resolved
+    (a loop, ``ELOOP``): both are worth naming as a link not followed. False for a dangling
+    link or one to a file."""
+    try:
+        return entry.is_dir()
+    except OSError:  # a symlink loop: os.DirEntry.is_dir raises ELOOP rather than answering
+        return True
+
+
+def missing_home_reason(home: Path) -> str:
+    """Why a home that is neither a directory nor a file is passed over: "is a symlink loop"
+    (``ELOOP``: a link leading back to itself) or "does not exist"."""
+    try:
+        os.stat(home)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symlink loop"
+    return "does not exist"
 
 
 def _special_kind(entry: os.DirEntry) -> str:

@@ -46,7 +46,7 @@ from agent_history.db.tables.runs import finish_run, mark_killed_runs, start_run
 from agent_history.db.tables.sessions import known_cwds
 from agent_history.db.tables.shared_sessions import sessions_stored_elsewhere
 from agent_history.ingest.batch_queue import BatchQueue, ReadyBatch
-from agent_history.ingest.discovery import FileRef, Source, iter_files
+from agent_history.ingest.discovery import FileRef, Source, iter_files, missing_home_reason
 from agent_history.ingest.host_files import claim, mark_missing
 from agent_history.ingest.isolate import raise_if_lost, recover, write_isolated
 from agent_history.ingest.pass_locks import INDEX_LOCK, AnotherPassRunning, PassLocks
@@ -248,7 +248,8 @@ class Loader:
             for source in sources if refs is None else ():
                 walked.add(source.namespace)
                 if not (source.home.is_dir() or source.home.is_file()):  # a file: `--claude-export FILE`
-                    summary.skipped_homes.append(f"{source.namespace}: {source.home} does not exist")
+                    why = missing_home_reason(source.home)  # "does not exist" | "is a symlink loop"
+                    summary.skipped_homes.append(f"{source.namespace}: {source.home} {why}")
                     continue
                 if source.known_projects:  # Aider, Crush: the projects the catalogue already knows
                     source = replace(source, project_dirs=self._known_cwds())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agent_history.config import Settings
@@ -16,7 +17,7 @@ def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list
     (the loader adds the working directories the catalogue knows); a ``--source`` or
     ``[sources]`` path of such a harness is one more root of that namespace. Raises ValueError
     for a malformed ``--source`` (no ``=``, an empty namespace or path)."""
-    root = home.expanduser().resolve() if home else None
+    root = Path(os.path.realpath(home.expanduser())) if home else None
     profile = settings.profile  # `local`, or the host name when indexing into a shared server
     homes = home_layout(root, profile) if root else dict(settings.sources)
     for spec in extra or []:
@@ -25,7 +26,9 @@ def resolve_sources(settings: Settings, *, home: Path | None = None, extra: list
         name, path = (part.strip() for part in spec.split("=", 1))
         if not name or not path:  # an empty path would resolve to the working directory
             raise ValueError(f"--source must be NAMESPACE=PATH with both given, got {spec!r}")
-        homes[name] = Path(path).expanduser().resolve()
+        # realpath, not Path.resolve: a symlink loop is then a path that does not exist (said
+        # as such by the pass), not a RuntimeError
+        homes[name] = Path(os.path.realpath(Path(path).expanduser()))
     projects = {
         f"{h.name}-{profile}": (h.name, (root,) if root else tuple(settings.project_roots.get(h.name, ())))
         for h in HARNESSES

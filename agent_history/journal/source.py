@@ -7,7 +7,9 @@ transaction. A missing file, an unreadable database, a missing view or missing c
 
 from __future__ import annotations
 
+import errno
 import sqlite3
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -75,9 +77,19 @@ def _missing(names: Sequence[str]) -> None:
 _SELECT = ", ".join(COLUMNS)
 
 
+def _not_a_file(path: Path) -> str:
+    """What `path`, which is not a regular file, is instead: "does not exist", "is a directory",
+    "is a symlink loop" or "is not a regular file" (a FIFO, a device)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return "is a symlink loop" if exc.errno == errno.ELOOP else "does not exist"
+    return "is a directory" if stat.S_ISDIR(mode) else "is not a regular file"
+
+
 def _read_sqlite(path: Path, since: datetime | None) -> Export:
     if not path.is_file():
-        raise SourceSkipped("source_missing", f"journal file {path} does not exist")
+        raise SourceSkipped("source_missing", f"journal file {path} {_not_a_file(path)}")
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:

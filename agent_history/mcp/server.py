@@ -4,8 +4,8 @@
 handler). Every ``tools/call`` runs in a worker thread through `ToolEnv.call`, which validates the
 arguments, opens a fresh guarded read-only connection as the reader role, runs the handler and
 closes the connection. Any failure — invalid arguments, the role guard, a SQL error, an
-unreachable server — comes back as an error result (``is_error``) whose one line says why; the
-server itself keeps running.
+unreachable server — comes back as an error result (``is_error``) whose one line says why
+(at most `ERROR_MAX_CHARS`); the server itself keeps running.
 
 `run()` resolves the reader DSN lazily (first call; `db.connection.Database.reader_dsn`: env
 ``AGENT_HISTORY_READER_DSN``, config ``database.reader_dsn``, or the embedded server's
@@ -71,6 +71,19 @@ INSTRUCTIONS = (
 EXPECTED_FAILURES = (ToolFailure, GuardRefused, SqlError, DatabaseError, ConfigError)
 """Failures whose message says it all (anything else is also logged to stderr with a traceback)."""
 
+ERROR_MAX_CHARS = 1_000
+"""An error result's longest text: a message quoting a 100 kB argument back (``invalid mode for
+search: 'aaaa…' is not one of …``) is clipped, saying how long it was, instead of filling the
+agent's context with its own input."""
+
+
+def clip_error(message: str) -> str:
+    """`message` whole up to `ERROR_MAX_CHARS`, else its start and ``… (N characters)``."""
+    if len(message) <= ERROR_MAX_CHARS:
+        return message
+    return f"{message[:ERROR_MAX_CHARS]}… ({len(message):,} characters)"
+
+
 READ_ONLY = types.ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -107,7 +120,7 @@ def build_server(env: ToolEnv, tools: tuple[ToolSpec, ...] = TOOLS) -> Server:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not isinstance(exc, EXPECTED_FAILURES):
                 log.exception("tool %s failed", spec.name)
-            return _text(message, error=True)
+            return _text(clip_error(message), error=True)
         return _text(text)
 
     return Server(

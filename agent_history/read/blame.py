@@ -23,6 +23,8 @@ or git failing.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -101,7 +103,7 @@ class Blame:
 def parse_target(target: str) -> tuple[str, int | None, int | None]:
     """``FILE``, ``FILE:LINE`` or ``FILE:FIRST-LAST`` → (file, first, last). A name that exists as
     written is a file even with a colon in it. Raises BlameError for a bad line number."""
-    if Path(target).exists() or ":" not in target:
+    if os.path.exists(target) or ":" not in target:  # os.path: False, not raising, for a name too long
         return target, None, None
     name, _, span = target.rpartition(":")
     first, sep, last = span.partition("-")
@@ -226,8 +228,16 @@ def blame(conn: psycopg.Connection, target: Path, first: int | None = None, last
     """The blame of file `target` (lines `first`..`last`, 1-based inclusive, when given): see the
     module docstring. Raises BlameError."""
     given = target.expanduser().absolute()
-    if not given.is_file():
-        raise BlameError(f"no such file: {target}" if not given.exists() else f"not a regular file: {target}")
+    try:
+        mode = given.stat().st_mode
+    except FileNotFoundError:
+        raise BlameError(f"no such file: {target}") from None
+    except OSError as exc:  # a name too long, a symlink loop, a component that is a file
+        raise BlameError(f"cannot read {target}: {exc.strerror}") from None
+    except ValueError:  # a NUL in the name (an MCP argument can hold one)
+        raise BlameError(f"no such file: {target!r}") from None
+    if not stat.S_ISREG(mode):
+        raise BlameError(f"not a regular file: {target}")
     path = given.resolve()
     top = git.toplevel(path.parent)
     if top is None:

@@ -120,6 +120,8 @@ def check_writable(root: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=root):
             pass
+    except FileExistsError:  # a file, or a symlink loop, where the directory would be
+        raise ArchiveUnwritable(f"archive path {root} is not a directory") from None
     except OSError as exc:
         raise ArchiveUnwritable(f"archive path {root} is not writable: {exc.strerror or exc}") from None
 

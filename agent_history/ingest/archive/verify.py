@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,13 +52,37 @@ def verify_copy(root: Path, c: manifest.Copy) -> str | None:
     return None
 
 
+class ArchiveRootMissing(ValueError):
+    """The archive root is not a directory while the manifest lists copies under it (one line)."""
+
+
+def _not_a_directory(root: Path) -> str | None:
+    """Why `root` cannot hold copies ("does not exist", "is a symlink loop", "is not a
+    directory"), or None when it is a directory."""
+    try:
+        mode = root.stat().st_mode
+    except OSError as exc:
+        return "is a symlink loop" if exc.errno == errno.ELOOP else "does not exist"
+    return None if stat.S_ISDIR(mode) else "is not a directory"
+
+
 def verify_archive(conn: psycopg.Connection, root: Path, host: str = "") -> VerifyResult:
     """Re-hash every copy of this machine's rows (`host`: `manifest.all_copies`; another
     machine's copies are on its disk, not missing here); record each outcome in the manifest
-    (``verified_at``, ``verify_error``). Returns what was found."""
+    (``verified_at``, ``verify_error``). Returns what was found. Raises ArchiveRootMissing,
+    recording nothing, when `root` is not a directory and copies are listed: a mistyped or
+    unmounted ``[archive] path`` is not every copy missing (that marked each one bad, and
+    `status` then said so)."""
     started = time.monotonic()
     result = VerifyResult()
-    for c in manifest.all_copies(conn, host=host):
+    copies = manifest.all_copies(conn, host=host)
+    if copies and (why := _not_a_directory(root)):
+        raise ArchiveRootMissing(
+            f"archive path {root} {why}: nothing verified or recorded ("
+            + ("1 copy is" if len(copies) == 1 else f"{len(copies):,} copies are")
+            + " listed under it: is [archive] path the one they were written to, and is it mounted?)"
+        )
+    for c in copies:
         error = verify_copy(root, c)
         result.checked += 1
         if error is None:
