@@ -95,10 +95,11 @@ def loose_index_pages(dsn: str) -> dict[str, int]:
 
 
 def bulk_left(conn: psycopg.Connection) -> tuple[bool, int, int]:
-    """(an unfinished bulk pass is recorded, GIN tsv indexes present, statistics triggers disabled)."""
+    """(an unfinished bulk pass is recorded, GIN vector indexes present, statistics triggers disabled)."""
     mark = conn.execute("SELECT count(*) FROM ah.meta WHERE key = 'bulk_pass'").fetchone()[0] == 1
     gin = conn.execute(
-        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ah' AND indexdef LIKE '%USING gin (tsv)%'"
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ah' "
+        "AND (indexdef LIKE '%USING gin (tsv)%' OR indexdef LIKE '%USING gin (terms%')"
     ).fetchone()[0]
     disabled = conn.execute(
         "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%search_stats%' AND tgenabled = 'D'"

@@ -28,10 +28,19 @@ MIDDLE_WORD = "currenttimestamp"
 
 
 def tool_calls_with(conn: psycopg.Connection, lexeme: str) -> list[tuple[str, int]]:
-    """(tool name, output length) of the tool calls whose vector holds `lexeme`."""
+    """(tool name, output length) of the tool calls whose vector holds `lexeme` (``tsv`` before
+    migration 0028_term_ids, the term ids after it)."""
+    ids = conn.execute(
+        "SELECT count(*) FROM pg_attribute WHERE attrelid = 'ah.tool_call'::regclass AND attname = 'terms' "
+        "AND NOT attisdropped"
+    ).fetchone()[0]
+    holds = (
+        "terms @> (SELECT array_agg(id) FROM ah.search_term WHERE corpus = 'tool_call' AND lexeme = %s)"
+        if ids
+        else "tsv @@ ah.tsquery_any(ARRAY[%s])"
+    )
     return conn.execute(
-        "SELECT name, length(output) FROM ah.tool_call WHERE tsv @@ ah.tsquery_any(ARRAY[%s]) ORDER BY id",
-        (lexeme,),
+        f"SELECT name, length(output) FROM ah.tool_call WHERE {holds} ORDER BY id", (lexeme,)
     ).fetchall()
 
 
