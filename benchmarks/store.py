@@ -153,8 +153,9 @@ def measure(dsn: str) -> dict:
             if _has_column(conn, t, c)
         ]
         vectors = [
-            (t, *conn.execute((VECTOR if _has_column(conn, t, "tsv") else TERM_VECTOR).format(t=t)).fetchone())
+            (f"{t}.{c}", *conn.execute((VECTOR if c == "tsv" else TERM_VECTOR).format(t=t)).fetchone())
             for t in VECTORS
+            for c in ("tsv" if _has_column(conn, t, "tsv") else "terms",)
         ]
     return {"db": db, "raw": raw, "relations": relations, "indexes": indexes, "columns": columns, "vectors": vectors}
 
@@ -204,7 +205,7 @@ def report(m: dict, load: dict | None, label: str) -> str:
         "| vector | lexeme entries | lexeme MB | stored positions | lexemes with > 1 stored position |",
         "|---|---|---|---|---|",
     ]
-    out += [f"| {t}.tsv | {n:,} | {mb:.2f} | {p:,} | {k:,} |" for t, n, mb, p, k in m["vectors"]]
+    out += [f"| {v} | {n:,} | {mb:.2f} | {p:,} | {k:,} |" for v, n, mb, p, k in m["vectors"]]
     return "\n".join(out)
 
 
