@@ -70,8 +70,11 @@ ALTER TABLE ah.search_term ADD COLUMN id int4;
 ALTER SEQUENCE ah.search_term_id_seq OWNED BY ah.search_term.id;
 
 -- One byte of term frequency: tf − 1, tf clipped to 1..256 (a positional vector keeps ≤ 256).
+-- Not STRICT: the planner inlines a SQL function only when it can prove the body strict too, and
+-- greatest/least are not (a NULL tf gives byte 0); called as a function, 1.49 M calls cost ≈ 9 s
+-- of a ×10 cold load's server time (docs/performance.md decision 13), inlined nothing.
 CREATE FUNCTION ah.tf_byte(tf integer) RETURNS bytea
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.set_byte('\x00'::bytea, 0, least(greatest(tf, 1), 256) - 1);
 
 -- (terms, tf) of vector v (positional: tf = number of positions; term-frequency form of 0025:
