@@ -16,11 +16,11 @@ scoring −29 % server CPU. What changes:
   migration 0025: tf = ``coalesce(positions[1], 1)``), then ``tsv``, its GIN index, its row
   triggers and ``ah.bm25_tf_terms`` are dropped, and the table is rewritten (``CLUSTER`` on the
   primary key) so the dropped column's bytes and the replaced rows are freed now.
-- ``ah.term_vector(corpus, v)``: ``(terms, tf)`` of a positional or term-frequency vector, the
+- ``ah.term_vector(corpus, v)``: ``(terms, tf)`` of a positional vector, the
   lexemes it lacks added to the dictionary with df 0 first. The row trigger
   ``tool_call_keep_terms`` calls it for a row written without terms and for an update that
   changes the text; the loader's merge maps a batch set-based instead (`db.tables.merges`).
-- The term statistics of tool calls are kept by id (``ah.term_stats``, the same statement
+- The term statistics of tool calls are kept by id (``ah.term_stats_on_*``, the same statement
   triggers' names): df ± 1 per document holding the id, ``doc_count``/``total_len`` from
   ``cardinality(terms)`` — the number of distinct lexemes, as ``length(tsv)`` was.
 - The GIN index ``tool_call_terms_idx``: ``gin__int_ops`` of the ``intarray`` extension (trusted;
@@ -77,12 +77,10 @@ CREATE FUNCTION ah.tf_byte(tf integer) RETURNS bytea
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.set_byte('\x00'::bytea, 0, least(greatest(tf, 1), 256) - 1);
 
--- (terms, tf) of vector v (positional: tf = number of positions; term-frequency form of 0025:
--- its one position, none = 1 — both are cardinality for a positional vector and positions[1]
--- for the other, told apart by `tf_form`), the lexemes missing from corpus' dictionary added
--- with df 0 first (sorted: two writers lock dictionary rows in the same order).
-CREATE FUNCTION ah.term_vector(p_corpus text, v tsvector, tf_form boolean DEFAULT false,
-                               OUT terms int4[], OUT tf bytea)
+-- (terms, tf) of the positional vector v (tf = the number of positions; none counts 1), the
+-- lexemes missing from corpus' dictionary added with df 0 and the next ids first (sorted: two
+-- writers lock dictionary rows in the same order).
+CREATE FUNCTION ah.term_vector(p_corpus text, v tsvector, OUT terms int4[], OUT tf bytea)
     LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
@@ -93,8 +91,7 @@ BEGIN
           ORDER BY u.lexeme) AS x
     ON CONFLICT (corpus, lexeme) DO NOTHING;
     SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}'),
-           coalesce(string_agg(ah.tf_byte(CASE WHEN tf_form THEN coalesce(u.positions[1], 1)
-                                               ELSE coalesce(nullif(cardinality(u.positions), 0), 1) END),
+           coalesce(string_agg(ah.tf_byte(coalesce(nullif(cardinality(u.positions), 0), 1)),
                                ''::bytea ORDER BY s.id), ''::bytea)
       INTO terms, tf
       FROM unnest(v) AS u
@@ -280,7 +277,7 @@ DROP FUNCTION IF EXISTS ah.term_stats_on_insert();
 DROP FUNCTION IF EXISTS ah.term_stats_on_update();
 DROP FUNCTION IF EXISTS ah.term_stats_on_delete();
 DROP FUNCTION IF EXISTS ah.term_stats_apply(text, int4[], bigint[], bigint, bigint);
-DROP FUNCTION IF EXISTS ah.term_vector(text, tsvector, boolean);
+DROP FUNCTION IF EXISTS ah.term_vector(text, tsvector);
 DROP FUNCTION IF EXISTS ah.tf_byte(integer);
 
 -- The term statistics as 0027 kept them: no df-0 rows, no ids.
