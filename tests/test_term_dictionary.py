@@ -98,3 +98,49 @@ def test_infra_actions_candidates_come_from_the_term_ids(corpus_db):  # noqa: F8
             "@@ to_tsquery('ah.search', 'ssh | scp | rsync | sftp | git')"
         ).fetchone()[0]
     assert len(got) == want > 20
+
+
+def test_the_migration_under_an_unfinished_bulk_pass_hands_the_pass_the_new_index(corpus_rw_db):  # noqa: F811
+    """A catalogue at 0027 with a bulk pass open (its mark saving the GIN definitions, those
+    indexes dropped, the statistics triggers off): 0028 records ``tool_call_terms_idx``'s
+    definition in the mark instead of ``tool_call_tsv_idx``'s, builds no index and leaves the
+    triggers off; the pass's end (its statements, `ingest.bulk._end` without the server settings)
+    then builds it, and the statistics and answers are those of before."""
+    import json
+
+    from agent_history.db.migrate import downgrade, upgrade
+    from agent_history.db.tables import search_stats
+    from tests.test_search_i18n import stats_mismatches
+
+    db = corpus_rw_db
+    with db.connect() as conn:
+        before = _answers(conn)
+    downgrade(db.dsn, "0027_ingest")
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        with conn.transaction():
+            indexes = search_stats.gin_indexes(conn)
+            assert set(indexes) == {"message_tsv_idx", "tool_call_tsv_idx"}
+            search_stats.write_mark(conn, "bulk_pass", json.dumps({"run_id": 7, "indexes": indexes}))
+            for name in indexes:
+                search_stats.drop_index(conn, name)
+            search_stats.switch_stats_triggers(conn, enable=False)
+    upgrade(db.dsn)
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        mark = json.loads(search_stats.read_mark(conn, "bulk_pass")[0])
+        assert mark["run_id"] == 7 and set(mark["indexes"]) == {"message_tsv_idx", "tool_call_terms_idx"}
+        assert "gin (terms ah.gin__int_ops)" in mark["indexes"]["tool_call_terms_idx"]
+        assert search_stats.gin_indexes(conn) == {}
+        off = conn.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'tool_call_search_stats_%' AND tgenabled = 'D'"
+        ).fetchone()[0]
+        assert off == 3
+        with conn.transaction():  # the pass's end
+            search_stats.lock_corpora(conn)
+            for name, definition in mark["indexes"].items():
+                search_stats.build_index(conn, name, definition)
+            search_stats.switch_stats_triggers(conn, enable=True)
+            search_stats.recompute_statistics(conn)
+            search_stats.delete_mark(conn, "bulk_pass")
+        assert set(search_stats.gin_indexes(conn)) == {"message_tsv_idx", "tool_call_terms_idx"}
+        assert stats_mismatches(conn) == 0
+        assert _answers(conn) == before
