@@ -37,7 +37,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 VECTORS = ("message", "tool_call")
-"""Tables with a stored search vector ``tsv``."""
+"""Tables with a stored search vector: ``tsv``, or after migration 0028_term_ids for tool calls
+``terms``/``tf`` (term ids: `TERM_VECTOR`)."""
+
+TERM_COLUMNS = (("tool_call", "terms"), ("tool_call", "tf"))
+"""The term-id form's columns (migration 0028_term_ids), measured beside `LARGE_COLUMNS`."""
 
 RELATIONS = """
 SELECT c.relname,
@@ -73,6 +77,22 @@ SELECT count(*), coalesce(sum(octet_length(u.lexeme)), 0) / 1e6,
        coalesce(sum(cardinality(u.positions)), 0), count(*) FILTER (WHERE cardinality(u.positions) > 1)
 FROM ah.{t} AS d, unnest(d.tsv) AS u
 """
+TERM_VECTOR = """
+SELECT coalesce(sum(cardinality(d.terms)), 0), 0.0, 0,
+       coalesce(sum((SELECT count(*) FROM generate_series(0, length(d.tf) - 1) AS i WHERE get_byte(d.tf, i) > 0)), 0)
+FROM ah.{t} AS d
+"""
+"""A term-id vector's figures in `VECTOR`'s shape: term entries, no lexeme bytes (the dictionary
+holds them) nor positions, and the terms with tf > 1 (a non-zero tf byte)."""
+
+
+def _has_column(conn, table: str, column: str) -> bool:
+    return bool(
+        conn.execute(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s AND NOT attisdropped",
+            (f"ah.{table}", column),
+        ).fetchone()[0]
+    )
 
 
 def _cpu_children() -> float:
@@ -127,8 +147,16 @@ def measure(dsn: str) -> dict:
         raw = int(conn.execute("SELECT coalesce(sum(indexed_offset), 0) FROM ah.source_file").fetchone()[0])
         relations = conn.execute(RELATIONS).fetchall()
         indexes = conn.execute(INDEXES).fetchall()
-        columns = [(t, c, *conn.execute(COLUMN.format(t=t, c=c)).fetchone()) for t, c in LARGE_COLUMNS]
-        vectors = [(t, *conn.execute(VECTOR.format(t=t)).fetchone()) for t in VECTORS]
+        columns = [
+            (t, c, *conn.execute(COLUMN.format(t=t, c=c)).fetchone())
+            for t, c in (*LARGE_COLUMNS, *TERM_COLUMNS)
+            if _has_column(conn, t, c)
+        ]
+        vectors = [
+            (f"{t}.{c}", *conn.execute((VECTOR if c == "tsv" else TERM_VECTOR).format(t=t)).fetchone())
+            for t in VECTORS
+            for c in ("tsv" if _has_column(conn, t, "tsv") else "terms",)
+        ]
     return {"db": db, "raw": raw, "relations": relations, "indexes": indexes, "columns": columns, "vectors": vectors}
 
 
@@ -177,7 +205,7 @@ def report(m: dict, load: dict | None, label: str) -> str:
         "| vector | lexeme entries | lexeme MB | stored positions | lexemes with > 1 stored position |",
         "|---|---|---|---|---|",
     ]
-    out += [f"| {t}.tsv | {n:,} | {mb:.2f} | {p:,} | {k:,} |" for t, n, mb, p, k in m["vectors"]]
+    out += [f"| {v} | {n:,} | {mb:.2f} | {p:,} | {k:,} |" for v, n, mb, p, k in m["vectors"]]
     return "\n".join(out)
 
 

@@ -6,6 +6,10 @@ Without ``--dsn``: a cold load of the shared corpus cloned SCALE times on a priv
 server (`benchmarks.store.cold_load`); with ``--dsn``: that catalogue as it is (read only but for
 the scratch schema ``td``, dropped at the start and the end). Never run against a shared home.
 
+The record of decision 11: it builds from ``ah.tool_call.tsv``, which migration 0028_term_ids
+replaced by the form it measured (decision 13), so it runs only against a catalogue from before
+that migration (a checkout of the tree before it, or ``--dsn`` of such a catalogue).
+
 Built in the scratch schema ``td`` from the stored tool-call vectors (``ah.tool_call.tsv``, term
 frequencies as positions, migration 0025/0027):
 

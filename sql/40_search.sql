@@ -1,6 +1,6 @@
 -- Keyword search on plain PostgreSQL: BM25 ranking over the code-aware tsvectors (docs/design.md §8).
 --
--- The documents, their vectors (ah.message.tsv, ah.tool_call.tsv) and the term statistics
+-- The documents, their vectors (ah.message.tsv; ah.tool_call.terms/tf, term ids, migration 0028) and the term statistics
 -- (ah.search_term, ah.search_corpus) are defined in migration 0002_search. This file holds the
 -- query-side functions; agent_history.search.keyword composes them:
 --
@@ -109,36 +109,37 @@ AS $$
 $$;
 
 
--- ah.bm25_terms over a term-frequency vector (ah.tf_vector, migration 0025_store: a lexeme that
--- occurs more than once carries its term frequency as its one position, a lexeme that occurs
--- once has no position): the same rows and scores as ah.bm25_terms over the positional vector it
--- was made from. ts_filter keeps only lexemes with positions, so a query lexeme it does not
--- return is looked up by `@@` (a binary search) and has tf 1. ah.tool_call.tsv is such a vector.
-CREATE OR REPLACE FUNCTION ah.bm25_tf_terms(
-    tsv tsvector,
-    lexemes text[],
+-- ah.bm25_terms over a tool call's term-id form (migration 0028_term_ids): `terms` its term ids
+-- (ascending), `tf` one byte per term (tf − 1), `ids` the query lexemes' ids (ah.search_term.id)
+-- with their `weights`. The same rows and scores as ah.bm25_terms over the positional vector
+-- the form was made from: tf is the byte + 1, the document length |d| is cardinality(terms)
+-- (its distinct lexemes, as length(tsv)); array_position finds a term (terms are few per
+-- document, the query's ids fewer). Inlined into the LATERAL join as ah.bm25_terms is.
+CREATE OR REPLACE FUNCTION ah.bm25_id_terms(
+    terms int4[],
+    tf bytea,
+    ids int4[],
     weights double precision[],
     avglen double precision,
     k1 double precision DEFAULT 1.2,
     b double precision DEFAULT 0.75
-) RETURNS TABLE (lexeme text, tf integer, score double precision)
+) RETURNS TABLE (term int4, tf integer, score double precision)
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-    SELECT q.lx,
+    SELECT q.id,
            f.tf,
-           q.w * f.tf * (bm25_tf_terms.k1 + 1)
-           / (f.tf + bm25_tf_terms.k1 * (1 - bm25_tf_terms.b + bm25_tf_terms.b * length(bm25_tf_terms.tsv)
-                                         / greatest(bm25_tf_terms.avglen, 1.0)))
-    FROM unnest(bm25_tf_terms.lexemes, bm25_tf_terms.weights) AS q(lx, w)
-    LEFT JOIN unnest(ts_filter(setweight(bm25_tf_terms.tsv, 'A', bm25_tf_terms.lexemes), '{a}')) AS u
-           ON u.lexeme = q.lx
-    CROSS JOIN LATERAL (SELECT coalesce(u.positions[1], 1)::integer AS tf) AS f
-    WHERE u.lexeme IS NOT NULL OR bm25_tf_terms.tsv @@ ah.tsquery_literal(q.lx)::tsquery
+           q.w * f.tf * (bm25_id_terms.k1 + 1)
+           / (f.tf + bm25_id_terms.k1 * (1 - bm25_id_terms.b + bm25_id_terms.b * cardinality(bm25_id_terms.terms)
+                                         / greatest(bm25_id_terms.avglen, 1.0)))
+    FROM unnest(bm25_id_terms.ids, bm25_id_terms.weights) AS q(id, w)
+    CROSS JOIN LATERAL (SELECT array_position(bm25_id_terms.terms, q.id) AS i) AS p
+    CROSS JOIN LATERAL (SELECT get_byte(bm25_id_terms.tf, p.i - 1) + 1 AS tf) AS f
+    WHERE p.i IS NOT NULL
 $$;
 
 
 -- BM25 score of one document (the sum of ah.bm25_terms), for ad-hoc SQL over a positional vector
--- (ah.message.tsv; a tool call's is a term-frequency vector: sum ah.bm25_tf_terms); the search itself
+-- (ah.message.tsv; a tool call's is its term-id form: sum ah.bm25_id_terms); the search itself
 -- sums ah.bm25_terms in a LATERAL join over its candidates.
 CREATE OR REPLACE FUNCTION ah.bm25_score(
     tsv tsvector,
@@ -153,7 +154,7 @@ CREATE OR REPLACE FUNCTION ah.bm25_score(
 
 
 -- How many of `lexemes` occur in a positional `tsv` (coordination level; a tie-breaker and a test
--- aid; a term-frequency vector's lexemes that occur once have no position: count ah.bm25_tf_terms).
+-- aid; a tool call's term-id form: count ah.bm25_id_terms).
 CREATE OR REPLACE FUNCTION ah.bm25_matched(tsv tsvector, lexemes text[]) RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN (SELECT count(*)::integer FROM unnest(ts_filter(setweight(tsv, 'A', lexemes), '{a}')));

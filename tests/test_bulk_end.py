@@ -98,8 +98,8 @@ def test_finish_compacts_on_the_helper_connection_beside_its_transaction(server)
     owner = server[0]
     with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(owner, autocommit=True) as helper:
         state = bulk.begin(conn, run_id=2, drop_indexes=True)
-        assert set(state.indexes) == {"message_tsv_idx", "tool_call_tsv_idx"}
-        assert bulk.finish(conn, state, helper=helper) == list(bulk.COMPACT_TABLES)
+        assert set(state.indexes) == {"message_tsv_idx", "tool_call_terms_idx"}
+        assert bulk.finish(conn, state, helper=helper) == [*bulk.COMPACT_TABLES, *bulk.END_COMPACT]
         assert bulk.pending(conn) is None
         assert len(bulk.search_stats.gin_indexes(conn)) == 2
         # the helper is left as it was found: autocommit, idle, its lock_timeout back

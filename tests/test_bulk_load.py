@@ -20,8 +20,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent_history.ingest.bulk import COMPACT_TABLES, REINDEX_AFTER
+from agent_history.ingest.bulk import COMPACT_TABLES, END_COMPACT, REINDEX_AFTER
 from tests.conftest import clone_database, drop_database
+from tests.term_form import terms_differ
 
 PY = sys.executable
 NAMESPACES = (
@@ -69,12 +70,13 @@ def dump(conn: psycopg.Connection) -> dict[str, list[tuple]]:
 
 
 def reclaimable_pages(dsn: str) -> dict[str, int]:
-    """Pages ``VACUUM FULL`` frees in each table a bulk pass compacts (`bulk.COMPACT_TABLES`);
+    """Pages ``VACUUM FULL`` frees in each table a bulk pass compacts (`bulk.COMPACT_TABLES`,
+    `bulk.END_COMPACT`);
     0 for a table already compact. (It rewrites them: call it after the contents are read.)"""
     size = "SELECT pg_relation_size(%s::regclass)"
     out = {}
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for table in COMPACT_TABLES:
+        for table in (*COMPACT_TABLES, *END_COMPACT):
             before = conn.execute(size, (f"ah.{table}",)).fetchone()[0]
             conn.execute(f"VACUUM (FULL) ah.{table}")
             out[table] = (before - conn.execute(size, (f"ah.{table}",)).fetchone()[0]) // 8192
@@ -95,10 +97,11 @@ def loose_index_pages(dsn: str) -> dict[str, int]:
 
 
 def bulk_left(conn: psycopg.Connection) -> tuple[bool, int, int]:
-    """(an unfinished bulk pass is recorded, GIN tsv indexes present, statistics triggers disabled)."""
+    """(an unfinished bulk pass is recorded, GIN vector indexes present, statistics triggers disabled)."""
     mark = conn.execute("SELECT count(*) FROM ah.meta WHERE key = 'bulk_pass'").fetchone()[0] == 1
     gin = conn.execute(
-        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ah' AND indexdef LIKE '%USING gin (tsv)%'"
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ah' "
+        "AND (indexdef LIKE '%USING gin (tsv)%' OR indexdef LIKE '%USING gin (terms%')"
     ).fetchone()[0]
     disabled = conn.execute(
         "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%search_stats%' AND tgenabled = 'D'"
@@ -161,7 +164,7 @@ def reference(pg_server, workdir):
             assert bulk_left(conn) == (False, 2, 0)
             result = dump(conn), summary["batches"], searches(env)
         # a cold bulk pass compacts the tables its post-passes rewrote (docs/performance.md, "Store")
-        assert reclaimable_pages(database.dsn) == dict.fromkeys(COMPACT_TABLES, 0)
+        assert reclaimable_pages(database.dsn) == dict.fromkeys((*COMPACT_TABLES, *END_COMPACT), 0)
         # and leaves the B-trees whose keys arrive in random order packed (decision 10)
         assert loose_index_pages(database.dsn) == dict.fromkeys(("search_term_pkey", *REINDEX_AFTER), 0)
         yield result
@@ -179,7 +182,19 @@ def test_a_bulk_and_an_incremental_load_give_the_same_tables_and_search_results(
         assert bulk_left(conn) == (False, 2, 0)
         got = dump(conn)
         assert len(got["search_term"]) > 1000 and len(got["message"]) > 500
-        assert got == reference[0]
+        assert got == reference[0]  # tool_call.terms / tf and search_term.id included
+        # the term dictionary (migration 0028_term_ids): ids dense (none taken for a lexeme already
+        # there), every tool call's form the one its text gives
+        n, top = conn.execute("SELECT count(*), max(id) FROM ah.search_term WHERE corpus = 'tool_call'").fetchone()
+        assert n == top > 1000
+        assert (
+            conn.execute("SELECT count(*) FROM ah.search_term WHERE corpus = 'message' AND id IS NOT NULL").fetchone()[
+                0
+            ]
+            == 0
+        )
+        assert conn.execute(f"SELECT count(*) FROM ah.tool_call WHERE {terms_differ()}").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM ah.tool_call WHERE cardinality(terms) > 0").fetchone()[0] > 100
     assert searches(env) == reference[2]
     # the incremental path leaves the post-passes' dead rows (the same contents, more pages)
     assert reclaimable_pages(db.dsn)["model_call"] > 0

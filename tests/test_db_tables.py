@@ -6,14 +6,24 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agent_history.db.tables.merges import READY_COLUMNS, READY_TSV, VECTOR_COLUMN, copy_sql, merge_sql, staging_columns
+from agent_history.db.tables.merges import (
+    READY_COLUMNS,
+    READY_TSV,
+    VECTOR_COLUMN,
+    assign_terms_sql,
+    copy_sql,
+    map_terms_sql,
+    merge_sql,
+    staging_columns,
+)
 from agent_history.ingest.search_ready import READY
 from agent_history.model.rows import MessageRow, SessionRow, ToolCallRow
 
 
 def test_the_merge_sends_ready_vectors_for_the_row_types_the_loader_analyses():
     assert set(READY_TSV) == set(READY) == {MessageRow, ToolCallRow}
-    assert READY_TSV[ToolCallRow] == "ah.tool_call_tsv_ready(s.search_text, s.search_symbols)"
+    # the positional vector: the merge maps it to term ids (migration 0028_term_ids)
+    assert READY_TSV[ToolCallRow] == READY_TSV[MessageRow] == "ah.search_tsv_ready(s.search_text, s.search_symbols)"
 
 
 def test_copy_names_the_staging_columns_in_the_order_the_writer_sends_them():
@@ -25,8 +35,13 @@ def test_copy_names_the_staging_columns_in_the_order_the_writer_sends_them():
 
 
 def test_the_merge_stores_a_sent_vector_else_computes_it_from_the_ready_text():
-    assert "COALESCE(s.tsv, ah.tool_call_tsv_ready(s.search_text, s.search_symbols))" in merge_sql(ToolCallRow)
     assert "COALESCE(s.tsv, ah.search_tsv_ready(s.search_text, s.search_symbols))" in merge_sql(MessageRow)
+    # a tool call: the staged vectors filled from the ready text first (`assign_terms_sql`), then mapped
+    assert "SET tsv = ah.search_tsv_ready(s.search_text, s.search_symbols) WHERE s.tsv IS NULL" in assign_terms_sql(
+        ToolCallRow
+    )
+    assert f"LEFT JOIN ({map_terms_sql(ToolCallRow)}) m ON m.n = s.staged_n" in merge_sql(ToolCallRow)
+    assert "terms, tf)" in merge_sql(ToolCallRow) and " tsv" not in merge_sql(ToolCallRow).split("SELECT")[0]
 
 
 def test_the_families_a_pass_needs_before_reading_load_no_row_model():

@@ -22,6 +22,7 @@ from agent_history.ingest.vectors_stage import VectorStage
 from agent_history.ingest.writer import Encoded, Part, Pending, encode_parts, send
 from agent_history.model.rows import MessageRow, ToolCallRow
 from tests.homes import sources_for
+from tests.term_form import terms_differ
 
 NAMESPACES = (
     ".codex",
@@ -85,7 +86,8 @@ def test_vectors_from_the_analysis_connection_are_the_merges(db):
         encoded = encode_parts([Part(source_id, "claude-local", ROWS)], vectors_apart=True)
         vectors = compute_vectors(analysis, encoded.texts())
         assert [len(vectors[MessageRow]), len(vectors[ToolCallRow])] == [4, 2]
-        assert vectors[ToolCallRow][1] == b"'b':2 'bash' 'c' 'command' 'ls'"  # term frequencies (0025; 'a' a stop word)
+        # the positional vector; the merge maps it to term ids (0028; 'a' a stop word)
+        assert vectors[ToolCallRow][1] == b"'b':7,8 'bash':1 'c':9 'command':2 'ls':3"
         complete = encoded.with_vectors(vectors)
         lines = bytes(dict(complete.tables)[MessageRow]).split(b"\n")[:-1]
         assert all(line.split(b"\t")[-3:-1] == [b"\\N", b"\\N"] for line in lines)  # no ready text sent
@@ -94,9 +96,7 @@ def test_vectors_from_the_analysis_connection_are_the_merges(db):
         messages = conn.execute(
             "SELECT message_uid, tsv::text, tsv = ah.message_tsv(text) FROM ah.message ORDER BY 1"
         ).fetchall()
-        tools = conn.execute(
-            "SELECT tool_call_uid, tsv = ah.tool_call_tsv(name, input, output) FROM ah.tool_call ORDER BY 1"
-        ).fetchall()
+        tools = conn.execute(f"SELECT tool_call_uid, NOT {terms_differ()} FROM ah.tool_call ORDER BY 1").fetchall()
     assert written.new["message"] == 5 and written.new["tool_call"] == 2
     assert [m[2] for m in messages] == [True] * 5 and tools == [("t1", True), ("t2", True)]
     assert messages[4][1] == ""  # the empty text's empty vector, not NULL
@@ -148,7 +148,7 @@ def test_a_bulk_pass_sends_vectors_from_its_second_backend(db, corpus_home, tmp_
             summary = Loader(conn, writer_conn=writer, batch_lines=150, bulk="always").run(sources_for(home))
             wrong = conn.execute(
                 "SELECT (SELECT count(*) FROM ah.message WHERE tsv IS DISTINCT FROM ah.message_tsv(text)), "
-                "(SELECT count(*) FROM ah.tool_call WHERE tsv IS DISTINCT FROM ah.tool_call_tsv(name, input, output)), "
+                f"(SELECT count(*) FROM ah.tool_call WHERE {terms_differ()}), "
                 "(SELECT count(*) FROM ah.message), (SELECT count(*) FROM ah.tool_call)"
             ).fetchone()
             others = conn.execute(

@@ -133,27 +133,49 @@ def test_term_statistics_stay_consistent_through_writes_of_every_script(db):
     assert "🚀" not in terms and "构建" not in terms and "cafe" not in terms
 
 
+TOOL_CALL_STATS = {
+    "tsv": (
+        "SELECT 'tool_call', l, count(*) FROM ah.tool_call, unnest(tsvector_to_array(tsv)) AS l GROUP BY l",
+        "SELECT 'tool_call', count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.tool_call",
+    ),
+    "terms": (
+        "SELECT 'tool_call', s.lexeme, count(*) FROM ah.tool_call AS d CROSS JOIN LATERAL unnest(d.terms) AS u(id) "
+        "JOIN ah.search_term AS s ON s.id = u.id GROUP BY s.lexeme",
+        "SELECT 'tool_call', count(*) FILTER (WHERE cardinality(terms) > 0), coalesce(sum(cardinality(terms)), 0) "
+        "FROM ah.tool_call",
+    ),
+}
+"""The tool calls' df and corpus figures recomputed from their vectors: before migration 0028 from
+``tsv``, after it from the term ids (``terms``; dictionary rows at df 0 are kept, not counted)."""
+
+
 def stats_mismatches(conn: psycopg.Connection) -> int:
-    """Rows where the maintained term statistics differ from a recomputation over the vectors."""
+    """Rows where the maintained term statistics differ from a recomputation over the vectors (at
+    any revision: the tool calls' vector column decides how, `TOOL_CALL_STATS`)."""
+    column = conn.execute(
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'ah.tool_call'::regclass AND attname IN ('tsv', 'terms') "
+        "AND NOT attisdropped"
+    ).fetchone()[0]
+    terms, corpus = TOOL_CALL_STATS[column]
     return conn.execute(
         """
         WITH fresh AS (
             SELECT 'message' AS corpus, l AS lexeme, count(*) AS df FROM ah.message, unnest(tsvector_to_array(tsv)) AS l GROUP BY l
             UNION ALL
-            SELECT 'tool_call', l, count(*) FROM ah.tool_call, unnest(tsvector_to_array(tsv)) AS l GROUP BY l
+            {terms}
         ), diff AS (
-            (SELECT corpus, lexeme, df FROM fresh EXCEPT SELECT corpus, lexeme, df FROM ah.search_term)
+            (SELECT corpus, lexeme, df FROM fresh EXCEPT SELECT corpus, lexeme, df FROM ah.search_term WHERE df > 0)
             UNION ALL
-            (SELECT corpus, lexeme, df FROM ah.search_term EXCEPT SELECT corpus, lexeme, df FROM fresh)
+            (SELECT corpus, lexeme, df FROM ah.search_term WHERE df > 0 EXCEPT SELECT corpus, lexeme, df FROM fresh)
         ), corpus AS (
             SELECT 'message' AS corpus, count(*) FILTER (WHERE length(tsv) > 0) AS n, coalesce(sum(length(tsv)), 0) AS len FROM ah.message
             UNION ALL
-            SELECT 'tool_call', count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.tool_call
+            {corpus}
         )
         SELECT (SELECT count(*) FROM diff)
              + (SELECT count(*) FROM corpus AS c LEFT JOIN ah.search_corpus AS s USING (corpus)
                 WHERE s.doc_count IS DISTINCT FROM c.n OR s.total_len IS DISTINCT FROM c.len)
-        """
+        """.replace("{terms}", terms).replace("{corpus}", corpus)
     ).fetchone()[0]
 
 

@@ -16,14 +16,31 @@ SELECT coalesce(jsonb_object_agg(lexeme, n), '{}'::jsonb) FROM (
 
 
 def stats(conn: psycopg.Connection, corpus: str) -> tuple[dict, tuple]:
+    """(lexeme → df, (doc_count, total_len)) as stored; the tool calls' dictionary rows at df 0
+    (kept with their ids, migration 0028_term_ids) left out."""
     terms = conn.execute(
-        "SELECT coalesce(jsonb_object_agg(lexeme, df), '{}'::jsonb) FROM ah.search_term WHERE corpus = %s", (corpus,)
+        "SELECT coalesce(jsonb_object_agg(lexeme, df), '{}'::jsonb) FROM ah.search_term WHERE corpus = %s AND df > 0",
+        (corpus,),
     ).fetchone()[0]
     row = conn.execute("SELECT doc_count, total_len FROM ah.search_corpus WHERE corpus = %s", (corpus,)).fetchone()
     return terms, tuple(row)
 
 
+TERM_STATS_FROM_SCRATCH = """
+SELECT coalesce(jsonb_object_agg(t.lexeme, x.n), '{}'::jsonb) FROM (
+    SELECT u.id, count(*) AS n FROM ah.tool_call AS d, unnest(d.terms) AS u(id) GROUP BY u.id
+) AS x JOIN ah.search_term AS t ON t.id = x.id AND t.corpus = 'tool_call'
+"""
+"""The tool calls' df from their term ids (migration 0028_term_ids), by lexeme."""
+
+
 def recomputed(conn: psycopg.Connection, corpus: str) -> tuple[dict, tuple]:
+    if corpus == "tool_call":
+        terms = conn.execute(TERM_STATS_FROM_SCRATCH).fetchone()[0]
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE cardinality(terms) > 0), coalesce(sum(cardinality(terms)), 0) FROM ah.tool_call"
+        ).fetchone()
+        return terms, tuple(row)
     terms = conn.execute(STATS_FROM_SCRATCH.replace("{table}", corpus)).fetchone()[0]
     row = conn.execute(
         f"SELECT count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(tsv)), 0) FROM ah.{corpus}"
@@ -79,7 +96,7 @@ def test_tsvector_of_a_huge_text_stays_below_the_limit(db):
     write(db.dsn, [session("s1"), message("m1", "s1", big), tool_call("t1", "s1", "Bash", big, big)])
     with db.connect() as conn:
         n_msg, n_tool = conn.execute(
-            "SELECT (SELECT length(tsv) FROM ah.message), (SELECT length(tsv) FROM ah.tool_call)"
+            "SELECT (SELECT length(tsv) FROM ah.message), (SELECT cardinality(terms) FROM ah.tool_call)"
         ).fetchone()
     assert 0 < n_msg and 0 < n_tool
 
@@ -147,3 +164,81 @@ def test_truncate_cascade_and_a_file_purge_reset_the_stats(db):
         conn.execute("TRUNCATE ah.source_file CASCADE")
         assert stats(conn, "message") == ({}, (0, 0))
         assert stats(conn, "tool_call") == ({}, (0, 0))
+
+
+def term_ids(conn: psycopg.Connection) -> dict[str, int]:
+    return dict(conn.execute("SELECT lexeme, id FROM ah.search_term WHERE corpus = 'tool_call'").fetchall())
+
+
+def test_tool_call_stats_follow_update_and_delete_and_a_lexeme_at_df_0_keeps_its_id(db):
+    """Migration 0028_term_ids: a tool-call lexeme whose df falls to 0 keeps its dictionary row and
+    id; when it comes back (a new row, an update of the text) the vectors hold that same id and
+    the df counts it again."""
+    write(
+        db.dsn,
+        [
+            session("s1"),
+            tool_call("t1", "s1", "Bash", '{"command": "npm test"}', "Error: ECONNRESET"),
+            tool_call("t2", "s1", "Read", '{"file_path": "/x/pool.py"}', None),
+        ],
+    )
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        ids = term_ids(conn)
+        assert sorted(ids.values()) == list(range(1, len(ids) + 1))  # one id each, no gap
+        conn.execute("DELETE FROM ah.tool_call WHERE tool_call_uid = 't1'")
+        assert stats(conn, "tool_call") == recomputed(conn, "tool_call")
+        assert conn.execute(
+            "SELECT df FROM ah.search_term WHERE corpus = 'tool_call' AND lexeme = 'econnreset'"
+        ).fetchone() == (0,)
+        assert term_ids(conn) == ids  # nothing deleted, nothing renumbered
+        # the text of the other comes to hold the lexeme: its row trigger maps it to the same id
+        conn.execute("UPDATE ah.tool_call SET output = 'ECONNRESET again' WHERE tool_call_uid = 't2'")
+        held = conn.execute("SELECT terms FROM ah.tool_call WHERE tool_call_uid = 't2'").fetchone()[0]
+        assert ids["econnreset"] in held and held == sorted(held)
+        assert stats(conn, "tool_call") == recomputed(conn, "tool_call")
+        assert stats(conn, "tool_call")[0]["econnreset"] == 1
+    # a load bringing it back in a new row: the same id, and a new lexeme takes the next one
+    write(db.dsn, [tool_call("t3", "s1", "Bash", '{"command": "curl"}', "ECONNRESET zebrafish")])
+    with db.connect() as conn:
+        after = term_ids(conn)
+        assert after["econnreset"] == ids["econnreset"]
+        assert after["zebrafish"] > max(ids.values())
+        assert {k: v for k, v in after.items() if k in ids} == ids
+        assert stats(conn, "tool_call") == recomputed(conn, "tool_call")
+        assert stats(conn, "tool_call")[0]["econnreset"] == 2
+
+
+def test_tool_call_term_frequencies_are_one_byte_each_and_256_is_byte_255(db):
+    """``tf`` holds tf − 1 per term in the order of ``terms``. A lexeme occurring 300 times keeps
+    255 positions in ``to_tsvector`` (PostgreSQL's analysis stops there), stored as byte 254; a
+    vector may hold 256 (tsvector input's limit): byte 255, the largest. The loader's merge and the
+    row trigger (a row written without terms) store the same."""
+    text = " ".join(["zebra"] * 300 + ["lion"] * 2 + ["okapi"])
+    write(db.dsn, [session("s1"), tool_call("t1", "s1", "Bash", None, text)])
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        ids = term_ids(conn)
+        terms, tf = conn.execute("SELECT terms, tf FROM ah.tool_call WHERE tool_call_uid = 't1'").fetchone()
+        by_id = dict(zip(terms, tf, strict=True))
+        assert (by_id[ids["zebra"]], by_id[ids["lion"]], by_id[ids["okapi"]], by_id[ids["bash"]]) == (254, 1, 0, 0)
+        sid = conn.execute("SELECT id FROM ah.session").fetchone()[0]
+        conn.execute(
+            "INSERT INTO ah.tool_call (session_id, source_id, tool_call_uid, agent, name, output) "
+            "SELECT %s, source_id, 't2', 'claude', 'Bash', %s FROM ah.tool_call WHERE tool_call_uid = 't1'",
+            (sid, text),
+        )
+        assert conn.execute("SELECT terms, tf FROM ah.tool_call WHERE tool_call_uid = 't2'").fetchone() == (
+            terms,
+            tf,
+        )
+        full = "'zebra':" + ",".join(str(i) for i in range(1, 257)) + " 'lion':5"
+        got = conn.execute("SELECT * FROM ah.term_vector('tool_call', %s::tsvector)", (full,)).fetchone()
+        assert got == (
+            [ids["zebra"], ids["lion"]] if ids["zebra"] < ids["lion"] else [ids["lion"], ids["zebra"]],
+            got[1],
+        )
+        assert dict(zip(got[0], got[1], strict=True)) == {ids["zebra"]: 255, ids["lion"]: 0}
+        assert conn.execute("SELECT ah.tf_byte(256), ah.tf_byte(257), ah.tf_byte(1)").fetchone() == (
+            b"\xff",
+            b"\xff",
+            b"\x00",
+        )

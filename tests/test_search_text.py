@@ -10,6 +10,7 @@ import pytest
 
 from agent_history.analysis import search_text as st
 from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
+from tests.term_form import terms_differ
 from tests.test_search_stats import recomputed, stats
 
 EDGE_CASES = [
@@ -111,12 +112,15 @@ def test_python_documents_equal_the_sql_documents(db):
     assert st.message_doc(None) == ""
 
 
+WRONG_VECTOR = {"message": "tsv IS DISTINCT FROM ah.message_tsv(text)", "tool_call": terms_differ()}
+"""Per corpus table, SQL true of a row whose stored vector is not what the SQL functions give its
+text (a tool call's term-id form: `tests.term_form`)."""
+
+
 def test_loader_stores_the_vectors_of_the_sql_functions_on_the_shared_corpus(corpus_db):  # noqa: F811
     with corpus_db.connect() as conn:
-        for table, doc in (("message", "ah.message_tsv(text)"), ("tool_call", "ah.tool_call_tsv(name, input, output)")):
-            total, differ = conn.execute(
-                f"SELECT count(*), count(*) FILTER (WHERE tsv IS DISTINCT FROM {doc}) FROM ah.{table}"
-            ).fetchone()
+        for table, wrong in WRONG_VECTOR.items():
+            total, differ = conn.execute(f"SELECT count(*), count(*) FILTER (WHERE {wrong}) FROM ah.{table}").fetchone()
             assert total > 1000, table
             assert differ == 0, table
             assert stats(conn, table) == recomputed(conn, table)
@@ -157,8 +161,8 @@ def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_ho
         docs = conn.execute(
             "SELECT (SELECT count(*) FROM ah.message) + (SELECT count(*) FROM ah.tool_call)"
         ).fetchone()[0]
-        for table, doc in (("message", "ah.message_tsv(text)"), ("tool_call", "ah.tool_call_tsv(name, input, output)")):
-            differ = conn.execute(f"SELECT count(*) FROM ah.{table} WHERE tsv IS DISTINCT FROM {doc}").fetchone()[0]
+        for table, wrong in WRONG_VECTOR.items():
+            differ = conn.execute(f"SELECT count(*) FROM ah.{table} WHERE {wrong}").fetchone()[0]
             assert differ == 0, table
             assert stats(conn, table) == recomputed(conn, table)
     assert docs > 2000
@@ -167,23 +171,29 @@ def test_loader_computes_no_search_text_in_the_server_for_new_rows(db, corpus_ho
 
 @pytest.mark.parametrize("table", ["message", "tool_call"])
 def test_vector_follows_the_text_when_rows_are_written_without_ready_text(corpus_rw_db, table):  # noqa: F811
-    doc = "ah.message_tsv(text)" if table == "message" else "ah.tool_call_tsv(name, input, output)"
+    right = f"NOT ({WRONG_VECTOR[table]})"
+    zebracorn = (
+        "tsv @@ 'zebracorn'::tsquery"
+        if table == "message"
+        else "terms @> (SELECT array_agg(id) FROM ah.search_term WHERE corpus = 'tool_call' AND lexeme = 'zebracorn')"
+    )
+    bogus = "tsv = 'bogus'::tsvector" if table == "message" else "terms = '{1}', tf = '\\x00'"
     change = "text = text || ' zebracorn'" if table == "message" else "output = coalesce(output, '') || ' zebracorn'"
     uid = "message_uid" if table == "message" else "tool_call_uid"
     with corpus_rw_db.connect() as conn:
         row_id = conn.execute(f"SELECT max(id) FROM ah.{table}").fetchone()[0]
         conn.execute(f"UPDATE ah.{table} SET {change} WHERE id = %s", (row_id,))
-        got = conn.execute(f"SELECT tsv @@ 'zebracorn'::tsquery, tsv = {doc} FROM ah.{table} WHERE id = %s", (row_id,))
+        got = conn.execute(f"SELECT {zebracorn}, {right} FROM ah.{table} WHERE id = %s", (row_id,))
         assert got.fetchone() == (True, True)
         # a vector written by hand does not stick: the vector belongs to the text
-        conn.execute(f"UPDATE ah.{table} SET tsv = 'bogus'::tsvector WHERE id = %s", (row_id,))
-        assert conn.execute(f"SELECT tsv = {doc} FROM ah.{table} WHERE id = %s", (row_id,)).fetchone()[0] is True
+        conn.execute(f"UPDATE ah.{table} SET {bogus} WHERE id = %s", (row_id,))
+        assert conn.execute(f"SELECT {right} FROM ah.{table} WHERE id = %s", (row_id,)).fetchone()[0] is True
         # a row inserted by hand, without a vector, gets the SQL functions' vector
         cols = [
             r[0]
             for r in conn.execute(
                 "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
-                "AND NOT attisdropped AND attname NOT IN ('id', 'tsv', %s) AND attgenerated = ''",
+                "AND NOT attisdropped AND attname NOT IN ('id', 'tsv', 'terms', 'tf', %s) AND attgenerated = ''",
                 (f"ah.{table}", uid),
             )
         ]
@@ -192,6 +202,6 @@ def test_vector_follows_the_text_when_rows_are_written_without_ready_text(corpus
             f"FROM ah.{table} WHERE id = %s RETURNING id",
             (row_id,),
         ).fetchone()[0]
-        got = conn.execute(f"SELECT tsv = {doc} FROM ah.{table} WHERE id = %s", (new_id,)).fetchone()[0]
+        got = conn.execute(f"SELECT {right} FROM ah.{table} WHERE id = %s", (new_id,)).fetchone()[0]
         assert got is True
         assert stats(conn, table) == recomputed(conn, table)

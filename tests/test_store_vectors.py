@@ -1,6 +1,7 @@
-"""Migration 0025_store (issue 27 item 4): a tool call's stored vector holds each lexeme's term
-frequency instead of its positions; BM25 scores, phrase bonuses and search results are those of
-the positional vector. Checked on every tool call of ../shared/corpus/home."""
+"""Migrations 0025_store and 0028_term_ids (issue 27 item 4): a tool call's stored vector holds
+each lexeme's term frequency instead of its positions, as term ids (``terms``) and one byte of tf
+each (``tf``); BM25 scores, phrase bonuses and search results are those of the positional vector.
+Checked on every tool call of ../shared/corpus/home."""
 
 from __future__ import annotations
 
@@ -17,13 +18,17 @@ from tests.test_search_i18n import stats_mismatches
 POSITIONAL = "ah.search_tsv(ah.tool_call_doc(name, input, output))"
 """The positional vector a tool call's stored vector is made from (migrations 0015, 0016)."""
 
+STORED = """(SELECT array_agg(s.lexeme ORDER BY s.lexeme) AS lexemes,
+                   array_agg(get_byte(d.tf, x.o::int - 1) + 1 ORDER BY s.lexeme) AS tfs
+            FROM unnest(d.terms) WITH ORDINALITY AS x(id, o)
+            JOIN ah.search_term AS s ON s.id = x.id AND s.corpus = 'tool_call')"""
+"""A tool call's stored lexemes and term frequencies, in lexeme order, read through the dictionary."""
+
 TF_MISMATCHES = f"""
 SELECT count(*) FILTER (WHERE t.lexemes IS DISTINCT FROM p.lexemes OR t.tfs IS DISTINCT FROM p.tfs),
        count(*), coalesce(sum(p.repeated), 0)
 FROM ah.tool_call AS d
-CROSS JOIN LATERAL (SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS lexemes,
-                           array_agg(coalesce(u.positions[1], 1) ORDER BY u.lexeme) AS tfs
-                    FROM unnest(d.tsv) AS u) AS t
+CROSS JOIN LATERAL {STORED} AS t
 CROSS JOIN LATERAL (SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS lexemes,
                            array_agg(cardinality(u.positions) ORDER BY u.lexeme) AS tfs,
                            count(*) FILTER (WHERE cardinality(u.positions) > 1) AS repeated
@@ -36,35 +41,55 @@ def test_every_tool_call_vector_holds_the_lexemes_and_term_frequencies_of_its_po
         mismatches, calls, repeated = conn.execute(TF_MISMATCHES).fetchone()
         assert mismatches == 0
         assert calls == conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0] > 1000
-        assert repeated > 10_000  # lexemes occurring more than once: their tf is the position
-        # no positions beyond the tf: a vector is smaller than its positional one
-        smaller = conn.execute(f"SELECT sum(pg_column_size(tsv)) < sum(pg_column_size({POSITIONAL})) FROM ah.tool_call")
-        assert smaller.fetchone()[0] is True
+        assert repeated > 10_000  # lexemes occurring more than once: their tf is the byte + 1
+        # ids ascending in every vector, one tf byte per id
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM ah.tool_call WHERE cardinality(terms) <> length(tf) "
+                "OR terms <> ARRAY(SELECT u FROM unnest(terms) AS u ORDER BY u)"
+            ).fetchone()[0]
+            == 0
+        )
+        # no lexeme text and no positions: the form is smaller than the term-frequency vector of
+        # 0025 (ah.tf_vector) and than the positional one
+        sizes = conn.execute(
+            f"SELECT sum(pg_column_size(terms) + pg_column_size(tf)), sum(pg_column_size(ah.tf_vector({POSITIONAL}))), "
+            f"sum(pg_column_size({POSITIONAL})) FROM ah.tool_call"
+        ).fetchone()
+        assert sizes[0] < sizes[1] / 2 < sizes[2] / 2
         one = conn.execute("SELECT ah.tf_vector(%s::tsvector)::text", ("'pool':4,17,90 'py':5 'it''s':2,3",))
         assert one.fetchone()[0] == "'it''s':2 'pool':3 'py'"
 
 
-def test_bm25_over_the_tf_vector_scores_what_bm25_over_the_positional_vector_scored(corpus_db):  # noqa: F811
+def test_bm25_over_the_term_ids_scores_what_bm25_over_the_positional_vector_scored(corpus_db):  # noqa: F811
     """Five lexemes of each tool call (and two absent or common ones), weighted: same rows, tf and
-    scores from ah.bm25_tf_terms(tsv) as from ah.bm25_terms(positional vector)."""
+    scores from ah.bm25_id_terms(terms, tf, ids) as from ah.bm25_terms(positional vector), the
+    positional vector recomputed from the text here (migration 0028_term_ids; before it
+    ah.bm25_tf_terms over the term-frequency vector was checked the same way)."""
     with corpus_db.connect() as conn:
         got = conn.execute(
             f"""
             WITH q AS (
-                SELECT d.id, d.tsv, {POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")} AS pos
+                SELECT d.id, d.terms, d.tf, {POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")} AS pos
                 FROM ah.tool_call AS d
             ), l AS (
                 SELECT q.*, ARRAY(SELECT x FROM unnest(tsvector_to_array(q.pos)) AS x ORDER BY md5(x || q.id) LIMIT 5)
                             || ARRAY['qxnotalexeme', 'file'] AS lx
                 FROM q
+            ), i AS (
+                SELECT l.*, ARRAY(SELECT s.id FROM unnest(l.lx) WITH ORDINALITY AS x(lx, o)
+                                  LEFT JOIN ah.search_term AS s ON s.corpus = 'tool_call' AND s.lexeme = x.lx
+                                  ORDER BY x.o) AS ids
+                FROM l
             )
             SELECT count(*), count(*) FILTER (WHERE a IS DISTINCT FROM b), count(*) FILTER (WHERE b IS NOT NULL)
             FROM (
                 SELECT (SELECT array_agg(row(t.lexeme, t.tf, round(t.score::numeric, 10)) ORDER BY t.lexeme)
                         FROM ah.bm25_terms(l.pos, l.lx, array_fill(1.7::float8, ARRAY[cardinality(l.lx)]), 60.0) AS t) AS a,
-                       (SELECT array_agg(row(t.lexeme, t.tf, round(t.score::numeric, 10)) ORDER BY t.lexeme)
-                        FROM ah.bm25_tf_terms(l.tsv, l.lx, array_fill(1.7::float8, ARRAY[cardinality(l.lx)]), 60.0) AS t) AS b
-                FROM l
+                       (SELECT array_agg(row(s.lexeme, t.tf, round(t.score::numeric, 10)) ORDER BY s.lexeme)
+                        FROM ah.bm25_id_terms(l.terms, l.tf, l.ids, array_fill(1.7::float8, ARRAY[cardinality(l.ids)]), 60.0) AS t
+                        JOIN ah.search_term AS s ON s.id = t.term) AS b
+                FROM i AS l
             ) AS z
             """
         ).fetchone()
@@ -98,24 +123,40 @@ def test_the_phrase_bonus_of_tool_calls_is_checked_lazily_with_the_same_top_resu
         ).fetchone()[0]
 
 
+SEARCHES = ("npm run build", "git status", "has no exported member", "cargo test failed", "bun run test")
+"""Tool-call searches whose answers must survive a downgrade and an upgrade."""
+
+
+def _answers(conn: psycopg.Connection) -> list[list[tuple[int, float]]]:
+    return [
+        [(h.id, round(h.score, 9)) for h in search(conn, SearchRequest(q, scope=Scope.TOOLS, limit=20))]
+        for q in SEARCHES
+    ]
+
+
 def test_downgrade_restores_positional_vectors_and_upgrade_rewrites_them(corpus_rw_db):  # noqa: F811
+    """Down to 0024 (0028 puts ``tsv`` back from the text, 0025 its positions) and up again:
+    0025 rewrites the vectors, 0028 maps them to term ids (numbered in lexeme order, not in the
+    loader's order): the same lexemes and tf per tool call as the loader stored, the same
+    statistics, and the same search answers (ids and scores) as before the round trip."""
     db = corpus_rw_db
-    size = "SELECT sum(pg_column_size(tsv)) FROM ah.tool_call"
-    digest = "SELECT md5(string_agg(tsv::text, ' ' ORDER BY id)) FROM ah.tool_call"
+    digest = f"SELECT md5(string_agg(t.lexemes::text || t.tfs::text, ' ' ORDER BY d.id)) FROM ah.tool_call AS d CROSS JOIN LATERAL {STORED} AS t"
     with db.connect() as conn:
-        tf_bytes, tf_digest = conn.execute(size).fetchone()[0], conn.execute(digest).fetchone()[0]
+        tf_digest, answers = conn.execute(digest).fetchone()[0], _answers(conn)
+    assert all(answers) and sum(map(len, answers)) > 40
     downgrade(db.dsn, "0024_hosts")
     with db.connect() as conn:
         differ = conn.execute(f"SELECT count(*) FROM ah.tool_call WHERE tsv IS DISTINCT FROM {POSITIONAL}")
         assert differ.fetchone()[0] == 0
-        assert conn.execute(size).fetchone()[0] > tf_bytes
         assert conn.execute("SELECT to_regprocedure('ah.tf_vector(tsvector)')").fetchone()[0] is None
+        assert conn.execute("SELECT count(*) FROM ah.search_term WHERE df <= 0").fetchone()[0] == 0
         assert stats_mismatches(conn) == 0
     upgrade(db.dsn)
     with db.connect() as conn:
         assert conn.execute(TF_MISMATCHES).fetchone()[0] == 0
         assert conn.execute(digest).fetchone()[0] == tf_digest  # the same vectors as the loader stored
         assert stats_mismatches(conn) == 0
+        assert _answers(conn) == answers
 
 
 def test_phrase_holders_decides_as_the_full_analysis_of_every_document(corpus_db):  # noqa: F811
@@ -136,7 +177,8 @@ def test_phrase_holders_decides_as_the_full_analysis_of_every_document(corpus_db
             ids = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT id FROM ah.tool_call WHERE tsv @@ ah.tsquery_all(tsvector_to_array(to_tsvector('ah.search', %s)))",
+                    "SELECT id FROM ah.tool_call WHERE terms @> (SELECT array_agg(s.id) FROM ah.search_term AS s "
+                    "WHERE s.corpus = 'tool_call' AND s.lexeme = ANY(tsvector_to_array(to_tsvector('ah.search', %s))))",
                     (phrase,),
                 )
             ]
@@ -165,21 +207,20 @@ migration 0027_ingest's construction must equal."""
 
 def test_tf_vector_is_the_vector_migration_0025_built_on_every_tool_call(corpus_db):  # noqa: F811
     """0027_ingest builds the lexemes occurring once with array_to_tsvector and parses only the
-    repeated ones: the same vector, byte for byte, for every tool call of the shared corpus (and
-    the one the loader stored)."""
+    repeated ones: the same vector, byte for byte, for every tool call of the shared corpus (what
+    ``ah.tool_call_tsv`` gives a downgrade from 0028_term_ids)."""
     with corpus_db.connect() as conn:
-        differ, stored, calls, mixed = conn.execute(
+        differ, calls, mixed = conn.execute(
             f"""
             SELECT count(*) FILTER (WHERE tsvectorsend(ah.tf_vector(p.v)) IS DISTINCT FROM
                                           tsvectorsend({TF_VECTOR_0025.format(v="p.v")})),
-                   count(*) FILTER (WHERE tsvectorsend(p.tsv) IS DISTINCT FROM tsvectorsend(ah.tf_vector(p.v))),
                    count(*),
                    count(*) FILTER (WHERE p.v::text ~ ':[0-9]+,' AND p.v::text ~ ':[0-9]+( |$)')
-            FROM (SELECT d.tsv, {POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")} AS v
+            FROM (SELECT {POSITIONAL.replace("name, input, output", "d.name, d.input, d.output")} AS v
                   FROM ah.tool_call AS d) AS p
             """
         ).fetchone()
-        assert (differ, stored) == (0, 0)
+        assert differ == 0
         assert calls == conn.execute("SELECT count(*) FROM ah.tool_call").fetchone()[0] > 1000
         assert mixed > 1000  # vectors holding lexemes occurring once and repeated ones both
 
@@ -200,28 +241,42 @@ def test_tf_vector_of_quotes_backslashes_and_empty_vectors(db):
             assert got == want, given
 
 
+KEEP = {"tool_call": "ah.tool_call_keep_terms()", "message": "ah.message_keep_tsv()"}
+"""The row-trigger function keeping each table's vector (migrations 0016, 0027, 0028)."""
+
+
 def _keep_tsv_calls(conn: psycopg.Connection, table: str) -> int:
-    """Calls of ``ah.<table>_keep_tsv()`` so far in the current transaction."""
-    oid = f"ah.{table}_keep_tsv()"
+    """Calls of the table's `KEEP` function so far in the current transaction."""
+    oid = KEEP[table]
     return conn.execute("SELECT coalesce(pg_stat_get_xact_function_calls(%s::regprocedure), 0)", (oid,)).fetchone()[0]
 
 
 def test_the_keep_tsv_trigger_runs_only_for_a_row_inserted_without_its_vector(corpus_rw_db):  # noqa: F811
-    """Migration 0027_ingest: ``WHEN (NEW.tsv IS NULL)`` on the insert trigger; a row that comes
-    with its vector (the loader's merges) is stored as sent without calling the function, one
-    without gets the SQL functions' vector, and an update of the text still recomputes it."""
+    """Migrations 0027_ingest and 0028_term_ids: ``WHEN (NEW.tsv IS NULL)`` (a tool call: ``NEW.terms``)
+    on the insert trigger; a row that comes with its vector (the loader's merges) is stored as
+    sent without calling the function, one without gets the SQL functions' vector, and an update
+    of the text still recomputes it."""
     copy = {
         "tool_call": ("agent, tool_call_uid, session_id, source_id, name, input, output", "tool_call_uid"),
         "message": ("agent, message_uid, session_id, namespace, source_id, role, text", "message_uid"),
     }
-    value = {"tool_call": "ah.tool_call_tsv(name, input, output)", "message": "ah.message_tsv(text)"}
+    value = {
+        "tool_call": f"(SELECT v.terms, v.tf FROM ah.term_vector('tool_call', {POSITIONAL}) AS v)",
+        "message": "ah.message_tsv(text)",
+    }
+    vector = {  # (compared, columns, values given, given read as text)
+        "tool_call": ("(terms, tf)", "terms, tf", "'{1}', '\\x00'", "terms::text || ' ' || tf::text", "{1} \\x00"),
+        "message": ("tsv", "tsv", "'given'", "tsv::text", "'given'"),
+    }
     with corpus_rw_db.connect() as conn:
         conn.execute("SET track_functions = 'all'")
         for table, (cols, uid) in copy.items():
             sel = cols.replace(uid, f"{uid} || %s")
-            src = conn.execute(f"SELECT min(id) FROM ah.{table} WHERE length(tsv) > 3").fetchone()[0]
+            vec, vcols, vgiven, vastext, vtext = vector[table]
+            size = "cardinality(terms)" if table == "tool_call" else "length(tsv)"
+            src = conn.execute(f"SELECT min(id) FROM ah.{table} WHERE {size} > 3").fetchone()[0]
             conn.execute(
-                f"INSERT INTO ah.{table} ({cols}, tsv) SELECT {sel}, 'given' FROM ah.{table} WHERE id = %s",
+                f"INSERT INTO ah.{table} ({cols}, {vcols}) SELECT {sel}, {vgiven} FROM ah.{table} WHERE id = %s",
                 ("-with", src),
             )
             assert _keep_tsv_calls(conn, table) == 0, table
@@ -230,15 +285,17 @@ def test_the_keep_tsv_trigger_runs_only_for_a_row_inserted_without_its_vector(co
             )
             assert _keep_tsv_calls(conn, table) == 1, table
             given, computed, stored = conn.execute(
-                f"SELECT (SELECT tsv::text FROM ah.{table} WHERE {uid} LIKE '%%-with'), "
-                f"(SELECT tsv = {value[table]} FROM ah.{table} WHERE {uid} LIKE '%%-without'), "
-                f"(SELECT tsv FROM ah.{table} WHERE id = %s) = (SELECT tsv FROM ah.{table} WHERE {uid} LIKE '%%-without')",
+                f"SELECT (SELECT {vastext} FROM ah.{table} WHERE {uid} LIKE '%%-with'), "
+                f"(SELECT {vec} = {value[table]} FROM ah.{table} WHERE {uid} LIKE '%%-without'), "
+                f"(SELECT {vec} FROM ah.{table} WHERE id = %s) = (SELECT {vec} FROM ah.{table} WHERE {uid} LIKE '%%-without')",
                 (src,),
             ).fetchone()
-            assert (given, computed, stored) == ("'given'", True, True), table
+            assert (given, computed, stored) == (vtext, True, True), table
             text = "input" if table == "tool_call" else "text"
             conn.execute(f"UPDATE ah.{table} SET {text} = 'replaced words' WHERE {uid} LIKE '%%-with'")
             assert _keep_tsv_calls(conn, table) == 2, table
-            got = conn.execute(f"SELECT tsv = {value[table]} FROM ah.{table} WHERE {uid} LIKE '%%-with'").fetchone()[0]
+            got = conn.execute(f"SELECT {vec} = {value[table]} FROM ah.{table} WHERE {uid} LIKE '%%-with'").fetchone()[
+                0
+            ]
             assert got is True, table
         conn.rollback()

@@ -11,7 +11,9 @@ and row ids are the bulk path's too):
   disabled for the pass and ``ah.search_term`` / ``ah.search_corpus`` are computed once at the
   end, set-based, from the stored vectors (the formula of migration 0002's initial fill, which
   the incremental deltas maintain: identical contents, tested);
-- the GIN indexes of the ``tsv`` columns are dropped at the start and built again at the end
+- the tool calls' term ids are assigned batch by batch as on the incremental path (the dictionary
+  rows come at df 0; the end recounts every df by id, keeping the ids: migration 0028_term_ids);
+- the GIN indexes of the vectors (``message.tsv``, ``tool_call.terms``) are dropped at the start and built again at the end
   when the pass brings at least as many new bytes as the catalogue already holds (one sort-based
   build of the whole index is cheaper than maintaining it row by row through the load;
   measured in docs/performance.md); otherwise they are kept;
@@ -153,6 +155,12 @@ arrive in random order, so a load leaves their pages about two-thirds full; rebu
 a ×10 cold load's 102.5 MB for 0.07–0.12 s of backend CPU (docs/performance.md, decision 10).
 Those of `COMPACT_TABLES` are rebuilt by the compaction; the others measured ≤ 0.025 MB each."""
 
+END_COMPACT: tuple[str, ...] = ("search_term",)
+"""Tables ``VACUUM FULL``-ed after the end itself (they are the end's): the pass adds each batch's
+new tool-call lexemes to the dictionary with their ids (migration 0028_term_ids; batch order,
+not key order) and the end's recount rewrites every tool-call df in place, leaving the heap
+twice its rows (×10 cold load: 3.24 MB for 1.6 MB) and both B-trees loose."""
+
 COMPACT_LOCK_TIMEOUT = "5s"
 """How long `compact` and `reindex` wait for a table's lock (a reader holding it: that table or
 index is skipped)."""
@@ -214,8 +222,8 @@ def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connectio
     rewrote and `reindex` the B-trees a load leaves loose. `conn` is autocommit; with `helper` (a
     second autocommit connection, idle: the loader's writer connection) the compaction runs on it
     at the same time as the end's transaction — they touch other tables (`COMPACT_TABLES` against
-    the corpora, ``ah.search_*`` and ``ah.meta``) — instead of after it; the rebuilds follow
-    both. Returns the tables compacted.
+    the corpora, ``ah.search_*`` and ``ah.meta``) — instead of after it; the rebuilds and
+    `END_COMPACT` follow both. Returns the tables compacted.
 
     Other passes (other hosts') may have loaded beside the bulk pass with the triggers off:
     `search_stats.LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
@@ -235,7 +243,7 @@ def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connectio
             finally:
                 done = compacted.result()
     reindex(conn)
-    return done
+    return done + _with_lock_timeout(conn, search_stats.vacuum_full, END_COMPACT)
 
 
 def _end(conn: psycopg.Connection, state: BulkState) -> None:

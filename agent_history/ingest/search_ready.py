@@ -3,8 +3,8 @@
 For the row types declared in `READY`, the writer adds two staging columns — the document's
 search text and symbol lexemes (`agent_history.analysis.search_text`, the Python twin of
 ``ah.search_text`` / ``ah.script_lexemes``) — and the merge stores
-``ah.search_tsv_ready(search_text, search_symbols)`` (a tool call: its term-frequency form,
-``ah.tool_call_tsv_ready``, migration 0025) as the new row's ``tsv``: the vector the SQL
+``ah.search_tsv_ready(search_text, search_symbols)`` as the new row's ``tsv`` (a tool call: that
+vector mapped to term ids, ``terms``/``tf``, migration 0028_term_ids): the vector the SQL
 functions would compute, without the server's regular-expression work. A re-observed row
 (``ON CONFLICT DO UPDATE``) gets its vector from the table's trigger, through the SQL functions.
 During a bulk pass the same expressions run on a second connection over the batch's distinct

@@ -51,6 +51,8 @@ from agent_history.db.tables.merges import (
     CONTENT_COLUMNS,
     EVENT_TYPES,
     READY_TSV,
+    TERM_IDS,
+    assign_terms_sql,
     copy_sql,
     count_sql,
     dirty_sql,
@@ -382,6 +384,8 @@ def send(conn: psycopg.Connection, encoded: Encoded) -> Written:
                 conflicts = cur.fetchone()[0]
                 if conflicts:
                     written.issues["uid_conflict"] += conflicts
+            if row_type in TERM_IDS:
+                cur.execute(assign_terms_sql(row_type))
             merge = merge_sql(row_type)
             cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))
             new, merged = cur.fetchone()

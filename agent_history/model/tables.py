@@ -35,7 +35,9 @@ DERIVED_TABLES: tuple[str, ...] = ("chunk", "embedding", "loops", "lane", "sessi
 #: tell them apart on a server without lz4: there they keep the default, as every other column).
 #: 0015 keeps its own copy (a migration is frozen in time and imports nothing of the package);
 #: tests/test_store.py checks the two are equal. A large column added later is set by its own
-#: migration and listed in a tuple of its own beside this one.
+#: migration and listed in a tuple of its own beside this one. ``tool_call.tsv`` was dropped by
+#: migration 0028_term_ids (its term ids, ``terms``/``tf``, are small and stay uncompressed): the
+#: readers skip a column that is no longer there.
 LARGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("message", "text"),
     ("message", "tsv"),

@@ -1,6 +1,7 @@
 """Activity queries: root sessions with events in a time window (the MCP `active_sessions` tool),
 and tool calls that may run a remote command (`infra_actions`: candidates from the tool-call text
-index, ``tool_call.tsv``, GIN, and the time window on ``started_at``). Read-only.
+index, ``tool_call.terms``' GIN index — the term ids of the programs' lexemes, migration
+0028_term_ids — and the time window on ``started_at``). Read-only.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ FROM ah.tool_call AS t
 JOIN ah.session AS s ON s.id = t.session_id
 LEFT JOIN ah.session AS r ON r.id = s.root_session_id
 LEFT JOIN ah.source_file AS f ON f.id = t.source_id
-WHERE t.tsv @@ to_tsquery('ah.search', %(programs)s)
+WHERE t.terms && (SELECT coalesce(array_agg(st.id), '{}')::int4[] FROM ah.search_term AS st
+                  WHERE st.corpus = 'tool_call'
+                    AND st.lexeme = ANY(tsvector_to_array(to_tsvector('ah.search', %(programs)s))))
   AND (%(since)s::timestamptz IS NULL OR t.started_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR t.started_at < %(until)s)
   AND (%(host)s::text IS NULL OR strpos(lower(t.input), lower(%(host)s)) > 0)
@@ -91,7 +94,7 @@ def remote_candidates(
     name, input, is_error, exit_code, outcome, error_class, session_uid, agent_id, agent,
     namespace, root session_uid, cwd, source path, byte_offset, line_number)``."""
     params = {
-        "programs": " | ".join(programs),
+        "programs": " ".join(programs),
         "since": since,
         "until": until,
         "host": host,

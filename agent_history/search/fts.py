@@ -41,8 +41,11 @@ and reads the winners. Per corpus (``message`` | ``tool_call``):
 Quoted phrases add a bonus of Σ idf of their lexemes when they occur verbatim; an unquoted query
 of ≥ 2 terms that is not a question (pasted error text) gets half that when it occurs verbatim.
 
-Tool-call vectors hold term frequencies, not positions (migration 0025_store): they are scored by
-``ah.bm25_tf_terms`` (the scores ``ah.bm25_terms`` gives the positional vector), and the unquoted
+Tool-call vectors are term ids and term frequencies, not positions (migrations 0025_store and
+0028_term_ids: ``terms int4[]``, ``tf bytea``): their candidates come from ``terms @@ query_int``
+(the same tsquery text with each lexeme replaced by its ``ah.search_term.id``, `query_int`; ORed
+``@>`` clauses where the ``intarray`` extension is absent, `array_match`), they are scored by
+``ah.bm25_id_terms`` (the scores ``ah.bm25_terms`` gives the positional vector), and the unquoted
 phrase bonus — a position test — is decided after scoring, on the positional vector recomputed
 for the candidates that hold every word of the phrase and could still reach the top `limit`
 of the final order (`tie_key`, then newest id) (`_resolve_phrase`; recomputing costs
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,6 +102,8 @@ class Lexeme:
     weight: float
     df: int
     idf: float
+    id: int | None = None
+    """Its ``ah.search_term.id`` in a term-id corpus (tool calls; None elsewhere or when absent)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +114,9 @@ class CorpusStats:
     """Documents with a non-empty vector (N of the idf)."""
     avglen: float
     max_id: int
+    term_index: str | None = None
+    """How a term-id corpus is matched (``ah.meta`` ``term_index``, migration 0028_term_ids): the
+    schema of the ``intarray`` extension (``terms @@ query_int``), or ``array`` (``@>`` clauses)."""
 
 
 def tsquery_literal(lexeme: str) -> str:
@@ -125,6 +134,45 @@ def tsquery_at_least(lexemes: list[str], k: int) -> str:
     if k <= 1:
         return tsquery_any(lexemes)
     return " | ".join("(" + " & ".join(tsquery_literal(x) for x in combo) + ")" for combo in combinations(lexemes, k))
+
+
+_LITERAL = re.compile(r"'((?:[^'\\]|''|\\.)*)'")
+"""A quoted operand of a tsquery text as `tsquery_literal` writes it (its body in group 1)."""
+
+
+def unquote_literal(body: str) -> str:
+    """The lexeme of a tsquery operand's body (the text between its quotes), undoing
+    `tsquery_literal`'s escapes (``''`` → ``'``, a backslash-escaped character)."""
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            out.append(body[i + 1])
+            i += 2
+        elif c == "'" and body[i + 1 : i + 2] == "'":
+            out.append("'")
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def query_int(tsquery: str, ids: dict[str, int]) -> str:
+    """The intarray ``query_int`` text of a tsquery text made of quoted lexemes, ``&``, ``|`` and
+    parentheses (what `tsquery_any` / `tsquery_at_least` write): each lexeme replaced by its term
+    id (``'pool' | ('py' & 'x')`` → ``7 | (9 & 12)``). KeyError for a lexeme without an id (the
+    search drops lexemes of df 0 first)."""
+    return _LITERAL.sub(lambda m: str(ids[unquote_literal(m.group(1))]), tsquery)
+
+
+def array_match(tsquery: str, ids: dict[str, int], column: str = "d.terms") -> str:
+    """`query_int`'s condition as SQL over the built-in array operators (a catalogue without the
+    ``intarray`` extension: GIN ``array_ops``): each lexeme becomes ``column @> '{id}'``, ``&``
+    ``AND``, ``|`` ``OR``. The ids are integers, so the text is safe to inline. KeyError as
+    `query_int`."""
+    body = _LITERAL.sub(lambda m: f"{column} @> '{{{ids[unquote_literal(m.group(1))]}}}'::int4[]", tsquery)
+    return "(" + body.replace(" & ", " AND ").replace(" | ", " OR ") + ")"
 
 
 def density_at_least(probabilities: list[float], k: int) -> float:
@@ -160,6 +208,7 @@ _TABLES = {
         "outcome": "NULL::text",
         "bm25": "ah.bm25_terms",
         "positions": "yes",
+        "ids": "",
     },
     "tool_call": {
         "table": "tool_call",
@@ -169,9 +218,10 @@ _TABLES = {
         # the text the vector was built from (head of input, head and tail of output; 0015_store)
         "doc": "ah.tool_call_doc(d.name, d.input, d.output)",
         "outcome": "coalesce(d.error_class, d.outcome)",
-        # the vector holds term frequencies, not positions (migration 0025_store)
-        "bm25": "ah.bm25_tf_terms",
+        # term ids and frequencies, no positions (migrations 0025_store, 0028_term_ids)
+        "bm25": "ah.bm25_id_terms",
         "positions": "",
+        "ids": "yes",
     },
 }
 
@@ -190,20 +240,23 @@ def corpus_stats(conn: psycopg.Connection, corpus: str) -> CorpusStats:
     stats = conn.execute(
         sql.SQL(
             "SELECT coalesce((SELECT doc_count FROM ah.search_corpus WHERE corpus = %(c)s), 0), "
-            "ah.search_avglen(%(c)s), coalesce((SELECT max(id) FROM ah.{}), 0)"
+            "ah.search_avglen(%(c)s), coalesce((SELECT max(id) FROM ah.{}), 0), "
+            "(SELECT value FROM ah.meta WHERE key = 'term_index')"
         ).format(table),
         {"c": corpus},
     ).fetchone()
-    return CorpusStats(int(stats[0]), float(stats[1]), int(stats[2]))
+    return CorpusStats(int(stats[0]), float(stats[1]), int(stats[2]), stats[3] if _TABLES[corpus]["ids"] else None)
 
 
 def query_lexemes(conn: psycopg.Connection, corpus: str, terms: list[str], weights: list[float]) -> list[Lexeme]:
-    """Lexemes of `terms` in `corpus` with df and idf, rarest first."""
+    """Lexemes of `terms` in `corpus` with df and idf, rarest first (and their term ids in a
+    term-id corpus)."""
     rows = conn.execute(
-        "SELECT l.lexeme, l.weight, l.df, l.idf FROM ah.search_lexemes(%(c)s, %(t)s::text[], %(w)s::float8[]) AS l",
+        "SELECT l.lexeme, l.weight, l.df, l.idf, t.id FROM ah.search_lexemes(%(c)s, %(t)s::text[], %(w)s::float8[]) AS l "
+        "LEFT JOIN ah.search_term AS t ON t.corpus = %(c)s AND t.lexeme = l.lexeme ORDER BY l.df, l.lexeme",
         {"c": corpus, "t": terms, "w": weights},
     ).fetchall()
-    return [Lexeme(r[0], float(r[1]), int(r[2]), float(r[3])) for r in rows]
+    return [Lexeme(r[0], float(r[1]), int(r[2]), float(r[3]), r[4]) for r in rows]
 
 
 class _Scorer:
@@ -225,63 +278,87 @@ class _Scorer:
         tier: list[Lexeme] | None = None,
     ):
         self.conn, self.stats = conn, stats
+        self.ids: dict[str, int] | None = (
+            {x.lexeme: x.id for x in lexemes if x.id is not None} if _TABLES[corpus]["ids"] else None
+        )
+        """Lexeme → term id in a term-id corpus (tool calls), else None."""
         self.scored: dict[int, tuple[float, int]] = {}
         self.maybe: set[int] = set()
         """Scored documents for which the `maybe` condition held (a deferred phrase bonus)."""
         self.tier_matched: dict[int, int] = {}
         """Scored document → how many of the coordination tier's lexemes it holds."""
+        ids = self.ids is not None
         self.params = {
             **params,
             **bonus_params,
-            "lx": [x.lexeme for x in lexemes],
+            "lx": [x.id for x in lexemes] if ids else [x.lexeme for x in lexemes],
             "w": [x.weight * x.idf for x in lexemes],
-            "tier": [x.lexeme for x in tier or []],
+            "tier": [x.id for x in tier or []] if ids else [x.lexeme for x in tier or []],
             "avglen": stats.avglen,
         }
         # Innermost: the scan ({scan}: a GIN scan, or a walk down the primary key); middle:
-        # newest `cap`, phrase bonus; outer: BM25 summed over the matched lexemes.
+        # newest `cap`, phrase bonus; outer: BM25 summed over the matched lexemes (term ids).
         self.template = sql.SQL(
             """
-            SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.lexeme) AS matched,
+            SELECT c.id, coalesce(sum(t.score), 0) + max(c.bonus) AS score, count(t.{term}) AS matched,
                    bool_or(c.maybe) AS maybe,
-                   count(t.lexeme) FILTER (WHERE t.lexeme = ANY(%(tier)s::text[])) AS tier_matched
+                   count(t.{term}) FILTER (WHERE t.{term} = ANY(%(tier)s::{lxtype}[])) AS tier_matched
             FROM (
-                SELECT m.id, m.tsv, {bonus} AS bonus, {maybe} AS maybe
+                SELECT m.id, {mvec}, {bonus} AS bonus, {maybe} AS maybe
                 FROM ({scan}) AS m
                 {order}
             ) AS c
-            LEFT JOIN LATERAL {bm25}(c.tsv, %(lx)s::text[], %(w)s::float8[], %(avglen)s) AS t ON true
+            LEFT JOIN LATERAL {bm25}({cvec}, %(lx)s::{lxtype}[], %(w)s::float8[], %(avglen)s) AS t ON true
             GROUP BY c.id
             """
         )
         # The GIN scan: OFFSET 0 keeps the planner from pushing the LIMIT into it, which would
         # turn it into a backward primary-key scan testing every row's vector.
-        self.gin_scan = sql.SQL(
-            "SELECT d.id, d.tsv FROM ah.{table} AS d WHERE d.tsv @@ {match} AND {where} {window} OFFSET 0"
-        )
+        self.gin_scan = sql.SQL("SELECT d.id, {dvec} FROM ah.{table} AS d WHERE {match} AND {where} {window} OFFSET 0")
         # The walk: the newest rows above a floor, each tested, until `cap` match (`_walk` makes
         # the planner take the backward primary-key scan).
         self.walk_scan = sql.SQL(
-            "SELECT d.id, d.tsv FROM ah.{table} AS d WHERE d.id > %(floor)s AND d.tsv @@ {match} AND {where} "
+            "SELECT d.id, {dvec} FROM ah.{table} AS d WHERE d.id > %(floor)s AND {match} AND {where} "
             "ORDER BY d.id DESC LIMIT %(cap)s"
         )
+        cols = ("terms", "tf") if ids else ("tsv",)
         self.fmt = {
             "bonus": bonus,
             "table": sql.Identifier(_TABLES[corpus]["table"]),
             "where": where,
             "bm25": sql.SQL(_TABLES[corpus]["bm25"]),
             "maybe": maybe,
+            "term": sql.SQL("term" if ids else "lexeme"),
+            "lxtype": sql.SQL("int4" if ids else "text"),
+            "mvec": sql.SQL(", ".join(f"m.{c}" for c in cols)),
+            "cvec": sql.SQL(", ".join(f"c.{c}" for c in cols)),
         }
+        self.dvec = sql.SQL(", ".join(f"d.{c}" for c in cols))
 
-    def _scan(self, scan: sql.Composable, window: sql.Composable = sql.SQL("")) -> sql.Composable:
-        return scan.format(
-            table=self.fmt["table"], match=sql.SQL("%(q)s::tsquery"), where=self.fmt["where"], window=window
+    def _match(self, tsquery: str) -> tuple[sql.Composable, dict]:
+        """The scan's condition for `tsquery` (a text of quoted lexemes) and its parameters: the
+        vector ``@@`` the tsquery; in a term-id corpus ``terms @@ query_int`` (intarray) or the
+        `array_match` clauses."""
+        if self.ids is None:
+            return sql.SQL("d.tsv @@ %(q)s::tsquery"), {"q": tsquery}
+        schema = self.stats.term_index
+        if schema is None or schema == "array":
+            return sql.SQL(array_match(tsquery, self.ids)), {}
+        return (
+            sql.SQL("d.terms OPERATOR({s}.@@) %(q)s::{s}.query_int").format(s=sql.Identifier(schema)),
+            {"q": query_int(tsquery, self.ids)},
         )
+
+    def _scan(
+        self, scan: sql.Composable, match: sql.Composable, window: sql.Composable = sql.SQL("")
+    ) -> sql.Composable:
+        return scan.format(table=self.fmt["table"], dvec=self.dvec, match=match, where=self.fmt["where"], window=window)
 
     def all_of(self, tsquery: str) -> int:
         """Score every document matching `tsquery`; returns how many."""
-        stmt = self.template.format(scan=self._scan(self.gin_scan), order=sql.SQL(""), **self.fmt)
-        return self._run(stmt, {"q": tsquery})
+        match, q = self._match(tsquery)
+        stmt = self.template.format(scan=self._scan(self.gin_scan, match), order=sql.SQL(""), **self.fmt)
+        return self._run(stmt, q)
 
     def newest(self, tsquery: str, at_least: int, cap: int, density: float) -> int:
         """Score the newest `cap` documents matching `tsquery` — "at least `at_least` of the tier's
@@ -307,12 +384,13 @@ class _Scorer:
             conds = [sql.SQL("AND d.id <= %(ceiling)s")] if ceiling < self.stats.max_id else []
             if bounded:
                 conds.append(sql.SQL("AND d.id > %(floor)s"))
+            match, q = self._match(tsquery)
             stmt = self.template.format(
-                scan=self._scan(self.gin_scan, sql.SQL(" ").join(conds)),
+                scan=self._scan(self.gin_scan, match, sql.SQL(" ").join(conds)),
                 order=sql.SQL("ORDER BY m.id DESC LIMIT %(cap)s"),
                 **self.fmt,
             )
-            n = self._run(stmt, {"q": tsquery, "cap": need, "floor": floor, "ceiling": ceiling})
+            n = self._run(stmt, {**q, "cap": need, "floor": floor, "ceiling": ceiling})
             if n >= need or not bounded:
                 return found + n
             window = max(window * WINDOW_GROWTH, ceiling - floor)
@@ -333,8 +411,9 @@ class _Scorer:
             "SELECT current_setting('enable_bitmapscan'), current_setting('enable_indexscan'), "
             "set_config('enable_bitmapscan', 'off', true), set_config('enable_indexscan', 'on', true)"
         ).fetchone()
-        stmt = self.template.format(scan=self._scan(self.walk_scan), order=sql.SQL(""), **self.fmt)
-        n = self._run(stmt, {"q": tsquery, "cap": cap, "floor": floor})
+        match, q = self._match(tsquery)
+        stmt = self.template.format(scan=self._scan(self.walk_scan, match), order=sql.SQL(""), **self.fmt)
+        n = self._run(stmt, {**q, "cap": cap, "floor": floor})
         self.conn.execute(
             "SELECT set_config('enable_bitmapscan', %s, true), set_config('enable_indexscan', %s, true)", old[:2]
         )
@@ -422,9 +501,7 @@ def score_candidates(
                 # of it may earn the bonus, decided later for those that could reach the top
                 # (`_resolve_phrase`).
                 deferred = (phrase, value)
-                maybe = sql.SQL("m.tsv @@ ah.tsquery_all(tsvector_to_array(to_tsvector('ah.search', {p})))").format(
-                    p=sql.Placeholder(f"p{i}")
-                )
+                maybe = phrase_terms_held(conn, corpus, phrase, bonus_params, f"pt{i}")
                 continue
             if analysis.phrases:
                 # Positions in the code-aware vector include the identifier parts appended after
@@ -449,6 +526,23 @@ def score_candidates(
     if deferred is not None and scorer.maybe:
         _resolve_phrase(conn, corpus, scored, scorer.maybe, deferred, decide_top or req.limit)
     return scored
+
+
+def phrase_terms_held(conn: psycopg.Connection, corpus: str, phrase: str, params: dict, name: str) -> sql.Composable:
+    """The condition "the candidate ``m`` holds every lexeme of ``to_tsvector('ah.search',
+    phrase)``" in a term-id corpus: ``m.terms @> ids`` with the lexemes' ids put in
+    ``params[name]``; ``false`` when one of them has no id (no document holds it) or the phrase
+    has no lexeme (as ``@@`` an empty tsquery)."""
+    row = conn.execute(
+        "SELECT array_agg(t.id ORDER BY t.id), count(*), count(t.id) "
+        "FROM unnest(tsvector_to_array(to_tsvector('ah.search', %s))) AS l(lexeme) "
+        "LEFT JOIN ah.search_term AS t ON t.corpus = %s AND t.lexeme = l.lexeme",
+        (phrase, corpus),
+    ).fetchone()
+    if not row[1] or row[1] != row[2]:
+        return sql.SQL("false")
+    params[name] = row[0]
+    return sql.SQL("m.terms OPERATOR(pg_catalog.@>) {}::int4[]").format(sql.Placeholder(name))
 
 
 CJK_RUN = "([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in CJK_RANGES) + "]+)"
@@ -483,17 +577,22 @@ def phrase_holders(conn: psycopg.Connection, corpus: str, ids: list[int], phrase
     if not pv:
         return set()
     at = sorted((pos, lx) for lx, positions in pv for pos in positions)
+    term_id = dict(
+        conn.execute(
+            "SELECT lexeme, id FROM ah.search_term WHERE corpus = %s AND lexeme = ANY(%s)",
+            (corpus, [lx for lx, _ in pv]),
+        ).fetchall()
+    )
     (first_pos, first), (last_pos, last) = at[0], at[-1]
     t = _TABLES[corpus]
     stmt = sql.SQL(
         """
-        WITH d AS (SELECT x.id, {doc} AS doc, x.tsv FROM ah.{table} AS x WHERE x.id = ANY(%(ids)s::bigint[])),
-        u AS (SELECT DISTINCT ON (d.doc) d.id AS key, d.doc, d.tsv FROM d),
+        WITH d AS (SELECT x.id, {doc} AS doc, x.terms, x.tf FROM ah.{table} AS x WHERE x.id = ANY(%(ids)s::bigint[])),
+        u AS (SELECT DISTINCT ON (d.doc) d.id AS key, d.doc, d.terms, d.tf FROM d),
         a AS MATERIALIZED (
             SELECT u.key, u.doc, v.va,
                    ts_filter(setweight(v.va, 'A', %(lx)s::text[]), '{{a}}') AS head,
-                   ts_filter(setweight(u.tsv, 'A', %(lx)s::text[]), '{{a}}') AS stored,
-                   u.tsv, char_length(u.doc) < %(maxpos)s AS short
+                   u.terms, u.tf, char_length(u.doc) < %(maxpos)s AS short
             FROM u
             CROSS JOIN LATERAL (
                 SELECT to_tsvector('ah.search', regexp_replace(u.doc, %(cjk)s, ' \\1 ', 'g')) AS va
@@ -501,12 +600,11 @@ def phrase_holders(conn: psycopg.Connection, corpus: str, ids: list[int], phrase
         ),
         c AS (
             SELECT a.key, a.short, l.lx, h.positions AS at,
-                   coalesce(s.positions[1], CASE WHEN a.tsv @@ ah.tsquery_literal(l.lx)::tsquery THEN 1 ELSE 0 END)
+                   coalesce(get_byte(a.tf, array_position(a.terms, l.id) - 1) + 1, 0)
                    - coalesce(cardinality(h.positions), 0) AS tail
             FROM a
-            CROSS JOIN unnest(%(lx)s::text[]) AS l(lx)
+            CROSS JOIN unnest(%(lx)s::text[], %(lid)s::int4[]) AS l(lx, id)
             LEFT JOIN unnest(a.head) AS h ON h.lexeme = l.lx
-            LEFT JOIN unnest(a.stored) AS s ON s.lexeme = l.lx
         ),
         k AS (
             SELECT c.key,
@@ -538,6 +636,7 @@ def phrase_holders(conn: psycopg.Connection, corpus: str, ids: list[int], phrase
         "maxpos": POSITION_LIMIT,
         "maxnum": POSITIONS_PER_LEXEME,
         "lx": [lx for lx, _ in pv],
+        "lid": [term_id.get(lx) for lx, _ in pv],
         "first": first,
         "last": last,
         "span": last_pos - first_pos,

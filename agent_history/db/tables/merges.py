@@ -36,12 +36,18 @@ then computes it from the ready text (`READY_TSV`)."""
 
 READY_TSV: dict[type[Row], str] = {
     MessageRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
-    # term frequencies instead of positions (migration 0025_store)
-    ToolCallRow: "ah.tool_call_tsv_ready(s.search_text, s.search_symbols)",
+    # the positional vector, mapped to term ids by the merge (`TERM_IDS`, migration 0028_term_ids)
+    ToolCallRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
 }
-"""Row type → the merge's value of ``tsv`` for a staged row: what ``ah.message_tsv`` /
-``ah.tool_call_tsv`` would store, from the ready text. Its keys are the row types whose vectors
-the loader sends ready (`ingest.search_ready.READY` is the same set)."""
+"""Row type → the positional vector of a staged row from the ready text: what ``ah.message_tsv``
+stores for a message, what a tool call's term ids are made of (``ah.search_tsv`` of
+``ah.tool_call_doc``). Its keys are the row types whose vectors the loader sends ready
+(`ingest.search_ready.READY` is the same set)."""
+
+TERM_IDS: dict[type[Row], str] = {ToolCallRow: "tool_call"}
+"""Row types whose vector is stored as term ids (``terms int4[]``, ``tf bytea``: migration
+0028_term_ids) → their corpus in ``ah.search_term``. Before their merge, `assign_terms_sql` gives
+the batch's new lexemes an id; the merge maps each staged vector to ``(terms, tf)``."""
 
 CONTENT_COLUMNS: dict[type[Row], tuple[str, ...]] = {MessageRow: ("text", "role")}
 """Row types whose natural key (a harness's record uid) another session's file may reuse, and
@@ -163,13 +169,18 @@ def merge_sql(row_type: type[Row]) -> str:
         if row_type is MessageRow:
             target.append("namespace")
             select.append("s.namespace")
-        if row_type in READY_TSV:  # a new row's vector: sent, else from the ready text (re-observed: trigger)
+        ids = ""
+        if row_type in TERM_IDS:  # a new row's term ids: the staged vector mapped (re-observed: trigger)
+            target += ["terms", "tf"]
+            select += ["coalesce(m.terms, '{}')", "coalesce(m.tf, ''::bytea)"]
+            ids = f" LEFT JOIN ({map_terms_sql(row_type)}) m ON m.n = s.{STAGED_ORDER}"
+        elif row_type in READY_TSV:  # a new row's vector: sent, else from the ready text (re-observed: trigger)
             target.append("tsv")
             select.append(f"COALESCE(s.{VECTOR_COLUMN}, {READY_TSV[row_type]})")
         # in the order the rows were sent (`STAGED_ORDER`), whatever the join's plan
         source = (
             f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
-            f"AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id ORDER BY s.{STAGED_ORDER}"
+            f"AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id{ids} ORDER BY s.{STAGED_ORDER}"
         )
         conflict = key
         extra = {"source_id": Merge.KEEP_FIRST}
@@ -195,6 +206,45 @@ def merge_sql(row_type: type[Row]) -> str:
     return (
         f"INSERT INTO ah.{table} AS t ({', '.join(target)}) SELECT {', '.join(select)} FROM {source} "
         f"ON CONFLICT ({', '.join(conflict)}) {action}{returning}"
+    )
+
+
+@cache
+def assign_terms_sql(row_type: type[Row]) -> str:
+    """Before the merge of a `TERM_IDS` type: the staged rows sent without a vector get it from
+    their ready text (`READY_TSV`, into staging: computed once), and each lexeme of the batch not
+    yet in the dictionary is added with df 0 and the next id (``ah.search_term_id_seq``; in lexeme
+    order, so a bulk and an incremental load number them alike). Lexemes already there take no id
+    (a conflicting insert would consume one); ``ON CONFLICT DO NOTHING`` covers another pass adding
+    the same lexeme meanwhile (this statement then waits for it, and the merge's next snapshot sees
+    its id). The statistics triggers count df when the rows are stored."""
+    stg, corpus = staging_name(row_type), TERM_IDS[row_type]
+    return (
+        f"WITH filled AS (UPDATE {stg} s SET {VECTOR_COLUMN} = {READY_TSV[row_type]} "
+        f"WHERE s.{VECTOR_COLUMN} IS NULL RETURNING s.{VECTOR_COLUMN}), "
+        f"v AS (SELECT s.{VECTOR_COLUMN} FROM {stg} s WHERE s.{VECTOR_COLUMN} IS NOT NULL "
+        f"UNION ALL SELECT filled.{VECTOR_COLUMN} FROM filled), "
+        "x AS (SELECT DISTINCT u.lexeme FROM v CROSS JOIN LATERAL unnest(v.tsv) AS u "
+        f"WHERE NOT EXISTS (SELECT 1 FROM ah.search_term t WHERE t.corpus = '{corpus}' AND t.lexeme = u.lexeme) "
+        "ORDER BY u.lexeme) "
+        f"INSERT INTO ah.search_term (corpus, lexeme, df, id) "
+        f"SELECT '{corpus}', x.lexeme, 0, nextval('ah.search_term_id_seq') FROM x "
+        "ON CONFLICT (corpus, lexeme) DO NOTHING"
+    )
+
+
+@cache
+def map_terms_sql(row_type: type[Row]) -> str:
+    """Per staged row of a `TERM_IDS` type (``n``: its `STAGED_ORDER`), its vector as ``terms``
+    (the lexemes' ids, ascending) and ``tf`` (one byte per term, ``tf − 1``; tf = the number of
+    positions, ≤ 256); set-based over the batch (one hash join with the dictionary). A row with
+    an empty vector has no row here (the merge stores ``'{}'`` and ``''``)."""
+    stg, corpus = staging_name(row_type), TERM_IDS[row_type]
+    return (
+        f"SELECT s.{STAGED_ORDER} AS n, array_agg(t.id ORDER BY t.id) AS terms, "
+        "string_agg(ah.tf_byte(coalesce(nullif(cardinality(u.positions), 0), 1)), ''::bytea ORDER BY t.id) AS tf "
+        f"FROM {stg} s CROSS JOIN LATERAL unnest(s.{VECTOR_COLUMN}) AS u "
+        f"JOIN ah.search_term t ON t.corpus = '{corpus}' AND t.lexeme = u.lexeme GROUP BY s.{STAGED_ORDER}"
     )
 
 

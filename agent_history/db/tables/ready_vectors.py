@@ -4,9 +4,10 @@ decision 9).
 During a bulk pass the loader's *vectors* thread owns one more autocommit connection to the same
 server (`connect_like`, the writer's DSN). For each batch it sends the distinct ready search texts
 of the batch's messages and tool calls (`ingest.search_ready`: search text, symbol lexemes) and
-gets back their vectors as COPY text — ``ah.search_tsv_ready`` for a message,
-``ah.tool_call_tsv_ready`` for a tool call: the expressions of `merges.READY_TSV`, the ones the
-merge would evaluate — while the writer connection merges the batch before. The staged rows then
+gets back their vectors as COPY text — ``ah.search_tsv_ready`` for both (a tool call's positional
+vector, which its merge maps to term ids: migration 0028_term_ids): the expressions of
+`merges.READY_TSV`, the ones the merge would evaluate — while the writer connection merges the
+batch before. The staged rows then
 carry the vector (staging column `merges.VECTOR_COLUMN`) and the merge stores it as it is.
 
 Same server, same functions, same configuration (the functions name ``ah.search``): the vectors

@@ -11,7 +11,12 @@ from __future__ import annotations
 import psycopg
 
 CORPORA: tuple[str, ...] = ("message", "tool_call")
-"""Search corpora: each is the table of the same name with a ``tsv`` column."""
+"""Search corpora: each is the table of the same name, with a ``tsv`` column or, for the
+`ID_CORPORA`, ``terms``/``tf`` (term ids, migration 0028_term_ids)."""
+
+ID_CORPORA: tuple[str, ...] = ("tool_call",)
+"""Corpora whose vectors are term ids: their ``ah.search_term`` rows hold the ids and are kept at
+df 0 (`recompute_statistics` updates their df in place instead of replacing them)."""
 
 STATS_TRIGGERS: tuple[str, ...] = ("search_stats_ins", "search_stats_upd", "search_stats_del")
 """Suffixes of the term-statistics triggers (``<table>_<suffix>``, migration 0002) a bulk pass
@@ -66,10 +71,11 @@ def no_message(conn: psycopg.Connection) -> bool:
 
 
 def gin_indexes(conn: psycopg.Connection) -> dict[str, str]:
-    """The GIN indexes of the `CORPORA`'s ``tsv`` columns: name → definition (``CREATE INDEX …``)."""
+    """The GIN indexes of the `CORPORA`'s vectors (``tsv``, ``terms``): name → definition
+    (``CREATE INDEX …``)."""
     rows = conn.execute(
         "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'ah' AND tablename = ANY(%s) "
-        "AND indexdef LIKE '%%USING gin (tsv)%%' ORDER BY indexname",
+        "AND (indexdef LIKE '%%USING gin (tsv)%%' OR indexdef LIKE '%%USING gin (terms%%') ORDER BY indexname",
         (list(CORPORA),),
     ).fetchall()
     return dict(rows)
@@ -115,13 +121,36 @@ SELECT %(corpus)s, count(*) FILTER (WHERE length(tsv) > 0), coalesce(sum(length(
 ON CONFLICT (corpus) DO UPDATE SET doc_count = EXCLUDED.doc_count, total_len = EXCLUDED.total_len
 """
 
+# A term-id corpus: every dictionary row keeps its id; its df is the number of vectors holding
+# the id (0 for one no vector holds), written only where it changed.
+RECOMPUTE_TERM_IDS = """
+UPDATE ah.search_term AS s SET df = v.n
+FROM (SELECT t.id, coalesce(c.n, 0) AS n
+      FROM ah.search_term AS t
+      LEFT JOIN (SELECT u.t, count(*) AS n FROM ah.{table} AS d CROSS JOIN LATERAL unnest(d.terms) AS u(t)
+                 GROUP BY u.t) AS c ON c.t = t.id
+      WHERE t.corpus = %(corpus)s) AS v
+WHERE s.id = v.id AND s.df IS DISTINCT FROM v.n
+"""
+RECOMPUTE_ID_CORPUS = """
+INSERT INTO ah.search_corpus AS c (corpus, doc_count, total_len)
+SELECT %(corpus)s, count(*) FILTER (WHERE cardinality(terms) > 0), coalesce(sum(cardinality(terms)), 0)
+FROM ah.{table}
+ON CONFLICT (corpus) DO UPDATE SET doc_count = EXCLUDED.doc_count, total_len = EXCLUDED.total_len
+"""
+
 
 def recompute_statistics(conn: psycopg.Connection) -> None:
     """Replace ``ah.search_term`` and ``ah.search_corpus`` of every corpus by their values
     computed from the stored vectors (the formula of migration 0002's initial fill, which the
-    triggers' deltas maintain; the df through ``ts_stat``, `RECOMPUTE_TERMS`). Runs in the
-    caller's transaction."""
+    triggers' deltas maintain; the df through ``ts_stat``, `RECOMPUTE_TERMS`); a term-id corpus
+    (`ID_CORPORA`) keeps its rows and ids and gets its df recounted (`RECOMPUTE_TERM_IDS`). Runs
+    in the caller's transaction."""
     for table in CORPORA:
+        if table in ID_CORPORA:
+            conn.execute(RECOMPUTE_TERM_IDS.format(table=table), {"corpus": table})
+            conn.execute(RECOMPUTE_ID_CORPUS.format(table=table), {"corpus": table})
+            continue
         conn.execute("DELETE FROM ah.search_term WHERE corpus = %(corpus)s", {"corpus": table})
         conn.execute(RECOMPUTE_TERMS.format(table=table), {"corpus": table})
         conn.execute(RECOMPUTE_CORPUS.format(table=table), {"corpus": table})

@@ -4,7 +4,7 @@
   ``ts``-indexed) in the window ``(at - minutes, at]``; a sub-agent's events count for its root.
   Per root: last event time, event count, active sub-agent threads, title, cwd, last human prompt.
 - `infra_actions(host, since, until)` — tool calls whose command runs ``ssh``/``scp``/``rsync``/
-  ``sftp`` against a host. Candidates come from the tool-call text index (``tool_call.tsv``,
+  ``sftp`` against a host. Candidates come from the tool-call text index (``tool_call.terms``,
   GIN) and the time window on ``started_at``; `mcp.remote_commands` then reads the actual
   command and keeps calls with a remote invocation whose host contains `host`
   (case-insensitive). At most `MAX_CANDIDATES` candidate calls are read per request.
