@@ -1,4 +1,4 @@
-"""A file touch keyed by the digest of its key (migration 0028_touch_keys, `db.tables.merges.KEY_DIGESTS`):
+"""A file touch keyed by the digest of its key (migration 0029_touch_keys, `db.tables.merges.KEY_DIGESTS`):
 ``ah.file_touch`` stores ``touch_key = ah.key_digest(touch_uid)`` — the first 16 bytes of the
 SHA-256 of ``<tool call uid>:<op>:<path>`` — instead of the text, and the merges, the purge and
 the claims compare digests. The touches still dedupe exactly: read again from the same file, from
@@ -200,7 +200,7 @@ def test_the_migration_keys_a_catalogue_with_rows_by_digest_and_the_answers_stay
         others = _other_states(conn, claude_file)
     listing, commits = answers
     assert (len(at_head), sum(sum(t["ops"].values()) for t in listing), len(commits)) == (880, 880, 50)
-    downgrade(db.dsn, "0027_ingest")
+    downgrade(db.dsn, "0028_term_ids")
     with db.connect() as conn:
         keys = conn.execute("SELECT id, touch_uid, tool_call_uid, op, path FROM ah.file_touch ORDER BY id").fetchall()
         # the text key comes back as the parsers build it, the digest of which head stored

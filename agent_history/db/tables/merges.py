@@ -56,7 +56,7 @@ issue names both sessions."""
 KEY_DIGESTS: dict[type[Row], dict[str, str]] = {FileTouchRow: {"touch_uid": "touch_key"}}
 """Row types whose natural key holds a long derived text that the table stores only as its
 digest: row column → the table's ``uuid`` column holding ``ah.key_digest(value)`` (the first 16
-bytes of the value's SHA-256; migration 0028_touch_keys). A touch's ``touch_uid`` is
+bytes of the value's SHA-256; migration 0029_touch_keys). A touch's ``touch_uid`` is
 ``<tool call uid>:<op>:<path>`` (`parsers.common.shell.touch_uid`, 106 bytes on average), whose
 three parts are columns of the row already: the 16-byte key cut ``ah.file_touch`` by 1.74 MB of
 a ×10 cold load (docs/performance.md, decision 15). Two keys of one agent share a digest with

@@ -253,7 +253,7 @@ def _usage_buckets(usage: dict) -> dict[str, int | None]:
 
 def uuid_digest(uid: str) -> bytes:
     """The `SEEN_DIGEST_BYTES` first bytes of the SHA-256 of `uid` (UTF-8) — what migration
-    0028_touch_keys computes in SQL for a state saved before (``substr(sha256(…), 1, 8)``)."""
+    0029_touch_keys computes in SQL for a state saved before (``substr(sha256(…), 1, 8)``)."""
     return hashlib.sha256(uid.encode("utf-8", "surrogatepass")).digest()[:SEEN_DIGEST_BYTES]
 
 

@@ -23,15 +23,15 @@ the value limits had shortened — over 512 bytes — comes back unshortened); t
 parser state cannot be turned back into uuids, so ``seen`` comes back empty (a summary whose
 leaf was read before the downgrade titles its session through the loader's leaf lookup only).
 
-Revision ID: 0028_touch_keys
+Revision ID: 0029_touch_keys
 Revises: 0027_ingest
 Create Date: 2026-12-03
 """
 
 from alembic import op
 
-revision = "0028_touch_keys"
-down_revision = "0027_ingest"
+revision = "0029_touch_keys"
+down_revision = "0028_term_ids"
 branch_labels = None
 depends_on = None
 
