@@ -303,7 +303,9 @@ class CompactionRow(Row):
 
 @dataclass(frozen=True, slots=True)
 class FileTouchRow(Row):
-    """A file read/created/edited/deleted/moved by a tool call. Key: tool call + op + path."""
+    """A file read/created/edited/deleted/moved by a tool call. Key: tool call + op + path
+    (``touch_uid``), which ``ah.file_touch`` holds as its 16-byte digest ``touch_key``
+    (`db.tables.merges.KEY_DIGESTS`): the three parts are columns of their own."""
 
     TABLE: ClassVar[str] = "file_touch"
     agent: str = key()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,7 +28,7 @@ from agent_history.model.rows import (
     TurnRow,
 )
 from agent_history.parsers.base import ParseContext, Pos
-from agent_history.parsers.claude_code.parser import MAX_SEEN_UUIDS, PARSER
+from agent_history.parsers.claude_code.parser import MAX_SEEN_UUIDS, PARSER, SEEN_DIGEST_BYTES, uuid_digest
 from agent_history.parsers.claude_code.tools import MAX_PENDING
 from agent_history.parsers.common.lines import iter_lines
 from agent_history.parsers.driver import parse_bytes
@@ -416,6 +418,41 @@ def test_summary_whose_leaf_is_in_the_same_file_sets_the_ai_title() -> None:
     assert rows_of(f, SessionRow)[0].ai_title == "Go session"
 
 
+def _summary_after_a_resume(state: dict, leaf: str) -> list[str | None]:
+    """The ``ai_title`` of the session rows a summary of `leaf` gives, read by a parser resumed
+    from `state` (a JSON round trip, as the loader saves it)."""
+    parser = PARSER(ParseContext(path="/home/user/.claude/projects/-p/sess-1.jsonl"), json.loads(json.dumps(state)))
+    rows = parser.feed({"type": "summary", "summary": "Go session", "leafUuid": leaf}, Pos(900, 60, 9))
+    return [r.ai_title for r in rows if isinstance(r, SessionRow)]
+
+
+def test_a_summary_after_a_resume_finds_its_leaf_in_the_digests_of_the_saved_state() -> None:
+    parser = PARSER(ParseContext(path="/home/user/.claude/projects/-p/sess-1.jsonl"), None)
+    list(parser.feed(user("u1", "Go"), Pos(0, 100, 1)))
+    list(parser.feed(assistant("a1", [{"type": "text", "text": "On it"}]), Pos(100, 100, 2)))
+    state = parser.state()
+    assert base64.b64decode(state["seen_digests"]) == uuid_digest("u1") + uuid_digest("a1")
+    assert _summary_after_a_resume(state, "a1") == ["Go session"]
+    assert _summary_after_a_resume(state, "elsewhere") == [None]
+
+
+def test_a_state_saved_before_digests_resumes_with_the_same_leaves() -> None:
+    old_state = {"sid": "sess-1", "turns": {}, "pending": {}, "bounds": [], "seen": ["u1", "a1", 7]}
+    assert _summary_after_a_resume(old_state, "u1") == ["Go session"]
+    assert _summary_after_a_resume(old_state, "a2") == [None]
+    # saved again, it is in the digest form, in the same order (non-strings were never uuids)
+    resumed = PARSER(ParseContext(path="/home/user/.claude/projects/-p/sess-1.jsonl"), old_state).state()
+    assert (resumed["seen_digests"], "seen" in resumed) == (
+        base64.b64encode(uuid_digest("u1") + uuid_digest("a1")).decode(),
+        False,
+    )
+
+
+def test_a_damaged_digest_list_is_no_memory_not_an_error() -> None:
+    for damaged in ("not base64 ✗", "QUJD", 17):
+        assert _summary_after_a_resume({"seen_digests": damaged}, "u1") == [None]
+
+
 def test_queued_command_attachment_is_a_queued_prompt_but_notifications_are_not() -> None:
     def att(uid: str, prompt: str) -> dict:
         a = {"type": "queued_command", "commandMode": "prompt", "prompt": prompt}
@@ -507,7 +544,11 @@ def test_state_stays_bounded_on_a_long_file() -> None:
         rec = assistant(f"a{i}", [tool_use(f"toolu_{i}", "Bash", command="ls")], msg_id=f"m{i}")
         list(parser.feed(rec, Pos(i * 100, 100, i + 1)))
     state = json.loads(json.dumps(parser.state()))
-    assert (len(state["seen"]), len(state["pending"])) == (MAX_SEEN_UUIDS, MAX_PENDING)
+    seen = base64.b64decode(state["seen_digests"])
+    assert (len(seen), len(state["pending"])) == (MAX_SEEN_UUIDS * SEEN_DIGEST_BYTES, MAX_PENDING)
+    # the newest record's uuid last, as 8 bytes of its SHA-256, not its text
+    assert seen[-8:] == hashlib.sha256(f"a{MAX_SEEN_UUIDS + MAX_PENDING + 499}".encode()).digest()[:8]
+    assert "seen" not in state
 
 
 def test_interrupt_marker_ends_the_open_turn_and_opens_none() -> None:

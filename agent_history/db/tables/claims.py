@@ -26,7 +26,7 @@ from functools import cache
 
 import psycopg
 
-from agent_history.db.tables.merges import CONTENT_COLUMNS, EVENT_TYPES, same_content, staging_name
+from agent_history.db.tables.merges import CONTENT_COLUMNS, EVENT_TYPES, key_match, same_content, staging_name
 from agent_history.model.rows import Row
 
 _POSITION = ("source_id", "byte_offset", "line_number")
@@ -39,7 +39,7 @@ def claim_sql(row_type: type[Row]) -> str:
     copy's position); sessions with a new claim are marked dirty (the post-pass resolves them).
     Run after the type's merge; returns nothing."""
     table, stg = row_type.TABLE, staging_name(row_type)
-    on = " AND ".join(f"t.{c} = s.{c}" for c in row_type.key_columns())
+    on = key_match(row_type, "t", lambda c: f"s.{c}")
     same = f" AND {same_content(row_type, 't', 's')}" if row_type in CONTENT_COLUMNS else ""
     return (
         f"WITH m AS (SELECT t.id, t.session_id AS owner, t.source_id AS o_source, t.byte_offset AS o_offset, "
@@ -60,7 +60,7 @@ def fold_claim_sql(row_type: type[Row]) -> str:
     one within a batch, `ingest.writer`); parameters: source_id, byte_offset, line_number,
     agent, session_uid, agent_id, then the key columns."""
     table = row_type.TABLE
-    on = " AND ".join(f"t.{c} = %s" for c in row_type.key_columns())
+    on = key_match(row_type, "t", lambda c: "%s")
     return (
         "INSERT INTO ah.row_claim (row_table, row_id, session_id, source_id, byte_offset, line_number) "
         f"SELECT '{table}', t.id, ses.id, %s, %s, %s FROM ah.{table} t JOIN ah.session ses "

@@ -17,12 +17,13 @@ loader's one transaction per batch).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from functools import cache
 
 import psycopg
 
 from agent_history.model.policy import Merge
-from agent_history.model.rows import ROW_TYPES, MessageRow, Row, SessionRow, ToolCallRow
+from agent_history.model.rows import ROW_TYPES, FileTouchRow, MessageRow, Row, SessionRow, ToolCallRow
 
 _SESSION_REF = ("session_uid", "agent_id")
 
@@ -57,6 +58,37 @@ session is resumed (FORMATS.md, "the same uuid appears in two Claude Code sessio
 copies merge, counted once (owned by one session, `db.tables.claims`). A row of another session
 whose content differs is a *uid conflict*: the stored row is kept and a `uid_conflict` parse
 issue names both sessions."""
+
+KEY_DIGESTS: dict[type[Row], dict[str, str]] = {FileTouchRow: {"touch_uid": "touch_key"}}
+"""Row types whose natural key holds a long derived text that the table stores only as its
+digest: row column → the table's ``uuid`` column holding ``ah.key_digest(value)`` (the first 16
+bytes of the value's SHA-256; migration 0029_touch_keys). A touch's ``touch_uid`` is
+``<tool call uid>:<op>:<path>`` (`parsers.common.shell.touch_uid`, 106 bytes on average), whose
+three parts are columns of the row already: the 16-byte key cut ``ah.file_touch`` by 1.74 MB of
+a ×10 cold load (docs/performance.md, decision 15). Two keys of one agent share a digest with
+probability ≈ n² / 2¹²⁹ (≈ 7 × 10⁻²⁸ for the ≈ 680 k touches of 1 M messages). Staging keeps
+the row's text; the merge, the purge and the claims compare digests (`stored_column`,
+`key_match`)."""
+
+
+def stored_column(row_type: type[Row], column: str) -> str:
+    """The table column that holds `row_type`'s row column `column` (`KEY_DIGESTS`, else itself)."""
+    return KEY_DIGESTS.get(row_type, {}).get(column, column)
+
+
+def stored_value(row_type: type[Row], column: str, value: str) -> str:
+    """SQL for the stored form of the SQL expression `value` of row column `column`: its
+    ``ah.key_digest`` when the table keeps the digest (`KEY_DIGESTS`), else `value` itself."""
+    return f"ah.key_digest({value})" if column in KEY_DIGESTS.get(row_type, {}) else value
+
+
+def key_match(row_type: type[Row], stored: str, value: Callable[[str], str]) -> str:
+    """SQL condition: the row aliased `stored` of ``ah.<table>`` has the natural key whose key
+    columns' values are the SQL expressions ``value(column)`` (a staged row's ``s.<column>``,
+    a parameter ``%s``) — digests compared where the table keeps one."""
+    return " AND ".join(
+        f"{stored}.{stored_column(row_type, c)} = {stored_value(row_type, c, value(c))}" for c in row_type.key_columns()
+    )
 
 
 STAGED_ORDER = "staged_n"
@@ -164,8 +196,8 @@ def merge_sql(row_type: type[Row]) -> str:
         returning = " RETURNING (t.xmax = 0) AS inserted"
     else:
         own = [c for c in row_type.columns() if c not in _SESSION_REF]
-        target = [*own, "session_id", "source_id"]
-        select = [f"s.{c}" for c in own] + ["ses.id", "s.source_id"]
+        target = [*(stored_column(row_type, c) for c in own), "session_id", "source_id"]
+        select = [stored_value(row_type, c, f"s.{c}") for c in own] + ["ses.id", "s.source_id"]
         if row_type is MessageRow:
             target.append("namespace")
             select.append("s.namespace")
@@ -182,7 +214,7 @@ def merge_sql(row_type: type[Row]) -> str:
             f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
             f"AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id{ids} ORDER BY s.{STAGED_ORDER}"
         )
-        conflict = key
+        conflict = [stored_column(row_type, c) for c in key]
         extra = {"source_id": Merge.KEEP_FIRST}
         returning = " RETURNING t.session_id, (t.xmax = 0) AS inserted"
     sets, olds, news = [], [], []
@@ -277,9 +309,8 @@ def uid_conflict_sql(row_type: type[Row]) -> str:
     statement returns the number of issues written. Run before the type's merge, which then
     leaves those stored rows as they are."""
     table, stg = row_type.TABLE, staging_name(row_type)
-    key = row_type.key_columns()
-    on = " AND ".join(f"t.{c} = s.{c}" for c in key)
-    uid = key[-1]
+    on = key_match(row_type, "t", lambda c: f"s.{c}")
+    uid = row_type.key_columns()[-1]
     return (
         f"WITH c AS (SELECT DISTINCT ON (s.source_id, coalesce(s.byte_offset, 0)) s.source_id, "
         "coalesce(s.byte_offset, 0) AS byte_offset, s.line_number, "
@@ -347,9 +378,11 @@ def purge_missing_many(conn: psycopg.Connection, docs: list[tuple[int, list[Row]
             pairs = {(sid, *r.natural_key()) for sid, rows in docs for r in rows if type(r) is row_type}
             arrays = [[p[i] for p in pairs] for i in range(len(cols) + 1)]
             cast = ", ".join(["%s::bigint[]", *("%s::text[]" for _ in cols)])
+            stored = ", ".join(stored_column(row_type, c) for c in cols)
+            kept = ", ".join(["u.source_id", *(stored_value(row_type, c, f"u.{c}") for c in cols)])
             cur.execute(
-                f"WITH d AS (DELETE FROM ah.{row_type.TABLE} WHERE source_id = ANY(%s) AND (source_id, {', '.join(cols)}) "
-                f"NOT IN (SELECT * FROM unnest({cast})) RETURNING session_id) "
+                f"WITH d AS (DELETE FROM ah.{row_type.TABLE} WHERE source_id = ANY(%s) AND (source_id, {stored}) "
+                f"NOT IN (SELECT {kept} FROM unnest({cast}) AS u(source_id, {', '.join(cols)})) RETURNING session_id) "
                 "INSERT INTO ah.dirty_session (session_id) SELECT DISTINCT session_id FROM d "
                 "ON CONFLICT (session_id) DO NOTHING",
                 (ids, *arrays),

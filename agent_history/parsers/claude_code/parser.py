@@ -91,12 +91,16 @@ Identity and keys:
 
 State (JSON, bounded): last ``sessionId`` seen, the open turn per session, unanswered tool calls
 (`claude_code_tools.MAX_PENDING`), recent ``compact_boundary`` uuids and the last
-`MAX_SEEN_UUIDS` record uuids (for summary leaves). ``flush()`` emits nothing: every row is
-emitted by ``feed``, so batch boundaries cannot change the result.
+`MAX_SEEN_UUIDS` record uuids (for summary leaves) — as their 8-byte digests (`uuid_digest`),
+base64-packed under ``seen_digests``; a state saved before (``seen``: the uuids as JSON strings)
+is read too. ``flush()`` emits nothing: every row is emitted by ``feed``, so batch boundaries
+cannot change the result.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from collections.abc import Iterable
@@ -196,6 +200,13 @@ ATTACHMENT_TEXT: dict[str, tuple[str, str]] = {
 MAX_SEEN_UUIDS = 256
 """Recent record uuids remembered to resolve a ``summary`` leaf in the same file (a summary
 written into its own session names the latest records)."""
+SEEN_DIGEST_BYTES = 8
+"""Bytes kept of a remembered uuid's SHA-256 (`uuid_digest`): the state holds 256 × 8 bytes
+instead of 256 36-character strings (docs/performance.md, decision 15). A leaf not among the
+file's last `MAX_SEEN_UUIDS` records matches one of their digests with probability
+≤ 256 / 2⁶⁴ ≈ 1.4 × 10⁻¹⁷ per summary; then the file's session also takes that summary's title
+(``ai_title``, latest wins) — no row is dropped: the summary message is stored either way, and
+the loader still titles the leaf's own session from it."""
 MAX_BOUNDARIES = 16
 """Recent ``compact_boundary`` uuids remembered to link the summary that follows."""
 MAX_TURNS = 64
@@ -240,6 +251,27 @@ def _usage_buckets(usage: dict) -> dict[str, int | None]:
     }
 
 
+def uuid_digest(uid: str) -> bytes:
+    """The `SEEN_DIGEST_BYTES` first bytes of the SHA-256 of `uid` (UTF-8) — what migration
+    0029_touch_keys computes in SQL for a state saved before (``substr(sha256(…), 1, 8)``)."""
+    return hashlib.sha256(uid.encode("utf-8", "surrogatepass")).digest()[:SEEN_DIGEST_BYTES]
+
+
+def _seen_from_state(state: dict) -> list[bytes]:
+    """The remembered uuids' digests of a saved state, oldest first: ``seen_digests`` (base64 of
+    the digests end to end), else the ``seen`` uuids of a state saved before digests; a value
+    of the wrong shape is no memory (``[]``), never an error."""
+    packed = state.get("seen_digests")
+    if isinstance(packed, str):
+        try:
+            raw = base64.b64decode(packed)
+        except (binascii.Error, ValueError):
+            return []
+        n = SEEN_DIGEST_BYTES
+        return [raw[i : i + n] for i in range(0, len(raw) - len(raw) % n, n)]
+    return [uuid_digest(u) for u in as_list(state.get("seen")) if isinstance(u, str)]
+
+
 def _recorded_cost(record: dict) -> float | None:
     """The top-level ``costUSD`` some Claude Code versions wrote on assistant lines (the
     ccusage fixtures in ../shared/corpus/samples/claude-code), in USD; None when absent."""
@@ -273,7 +305,7 @@ class ClaudeCodeParser(Parser):
         self._turns: dict[str, str] = {k: v for k, v in turns.items() if isinstance(v, str)}
         self._pending = PendingCalls(st.get("pending"))
         self._bounds: list[str] = [b for b in as_list(st.get("bounds")) if isinstance(b, str)]
-        self._seen: dict[str, None] = dict.fromkeys(u for u in as_list(st.get("seen")) if isinstance(u, str))
+        self._seen: dict[bytes, None] = dict.fromkeys(_seen_from_state(st))
 
     # -- contract ---------------------------------------------------------------------------
 
@@ -320,7 +352,7 @@ class ClaudeCodeParser(Parser):
             "turns": dict(self._turns),
             "pending": self._pending.dump(),
             "bounds": list(self._bounds),
-            "seen": list(self._seen),
+            "seen_digests": base64.b64encode(b"".join(self._seen)).decode("ascii"),
         }
 
     # -- identity ---------------------------------------------------------------------------
@@ -356,8 +388,9 @@ class ClaudeCodeParser(Parser):
         )
 
     def _remember(self, uid: str) -> None:
-        self._seen.pop(uid, None)
-        self._seen[uid] = None
+        digest = uuid_digest(uid)
+        self._seen.pop(digest, None)
+        self._seen[digest] = None
         while len(self._seen) > MAX_SEEN_UUIDS:
             del self._seen[next(iter(self._seen))]
 
@@ -641,7 +674,7 @@ class ClaudeCodeParser(Parser):
             or as_nonempty_str(record.get("uuid"))
             or hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
         )
-        same_file = leaf is not None and leaf in self._seen
+        same_file = leaf is not None and uuid_digest(leaf) in self._seen
         rows.append(
             SessionRow(
                 agent=AGENT,
