@@ -69,6 +69,23 @@ CREATE SEQUENCE ah.search_term_id_seq AS int4;
 ALTER TABLE ah.search_term ADD COLUMN id int4;
 ALTER SEQUENCE ah.search_term_id_seq OWNED BY ah.search_term.id;
 
+-- A TRUNCATE of a corpus (a full `rebuild`) empties its dictionary; once no row holds an id the
+-- ids start again at 1, so a rebuilt catalogue equals a cold load's, ids included (where the
+-- truncating role may set the sequence: the owner; a writer role only inserts).
+CREATE OR REPLACE FUNCTION ah.search_stats_on_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    DELETE FROM ah.search_term WHERE corpus = TG_ARGV[0];
+    UPDATE ah.search_corpus SET doc_count = 0, total_len = 0 WHERE corpus = TG_ARGV[0];
+    IF NOT EXISTS (SELECT 1 FROM ah.search_term WHERE id IS NOT NULL)
+       AND has_sequence_privilege('ah.search_term_id_seq', 'UPDATE') THEN
+        PERFORM setval('ah.search_term_id_seq', 1, false);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 -- One byte of term frequency: tf − 1, tf clipped to 1..256 (a positional vector keeps ≤ 256).
 -- Not STRICT: the planner inlines a SQL function only when it can prove the body strict too, and
 -- greatest/least are not (a NULL tf gives byte 0); called as a function, 1.49 M calls cost ≈ 9 s
@@ -254,6 +271,15 @@ $$;
 """
 
 DOWNGRADE = r"""
+CREATE OR REPLACE FUNCTION ah.search_stats_on_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    DELETE FROM ah.search_term WHERE corpus = TG_ARGV[0];
+    UPDATE ah.search_corpus SET doc_count = 0, total_len = 0 WHERE corpus = TG_ARGV[0];
+    RETURN NULL;
+END
+$$;
 DROP TRIGGER IF EXISTS tool_call_keep_terms ON ah.tool_call;
 DROP TRIGGER IF EXISTS tool_call_keep_terms_upd ON ah.tool_call;
 DROP FUNCTION IF EXISTS ah.tool_call_keep_terms();
