@@ -6,6 +6,8 @@ Codex `exit_code`), trimmed, plus field cases E18 and E26.
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -288,3 +290,61 @@ def test_classify_error_is_total(output, is_error, exit_code, flags):
     )
     assert cls is None or cls in ERROR_CLASSES
     assert excerpt is None or len(excerpt) <= 500
+
+
+# -- the needles: a rule's regex is searched only where one of its literal runs occurs ----------
+
+
+def test_needles_are_each_alternatives_longest_literal_run_lowercased_when_case_blind():
+    from agent_history.parsers.common.errors import needles
+
+    assert needles(re.compile(r"(?:\btimed out\b)|(?:^(?:[\w.]+\.)?Timeout(?:Error|Expired):)", re.I)) == (
+        "timed out",
+        "timeoute",  # the parser factors the branch's common "E" into the run
+    )
+    assert needles(re.compile(r"(?:Permission denied)|(?:\bEPERM\b)")) == ("Permission denied", "EPERM")
+    assert needles(re.compile(r"(?:\bnot found\b)|(?:\w+ok)")) is None  # "ok" is too short to test
+
+
+def test_the_table_prefilters_the_rules_it_can():
+    from agent_history.parsers.common.errors import _NEEDLES
+
+    by_class = {r.error_class: r for r in ERROR_RULES}
+    assert _NEEDLES[by_class["permission"].edges] == (
+        "Permission denied",
+        "EACCES",
+        "EPERM",
+        "Operation not permitted",
+        "PermissionError:",
+        "Read-only file system",
+    )
+    assert by_class["interrupted"].head not in _NEEDLES  # `\binterrupted\b|\bRequest…`: a shared `\b` first
+
+
+def test_a_case_blind_rule_still_matches_by_unicode_case_folding():
+    # `re.IGNORECASE` matches "ſ" (U+017F) for "s"; str.lower does not: non-ASCII text is searched
+    assert classify_error("fatal: Could not reſolve host: github.com", is_error=True, exit_code=128) == (
+        "network",
+        "fatal: Could not reſolve host: github.com",
+    )
+    assert classify_error("fatal: Could not RESOLVE host: github.com", is_error=True, exit_code=128)[0] == "network"
+
+
+_NEEDLE_WORDS = st.sampled_from(
+    ["timed out", "TIMEOUTERROR:", "Permission denied", "EPERM", "eperm", "ENOENT", "not found", "does not exist",
+     "No such file", "getaddrinfo", "Connection reset by peer", "KeyboardInterrupt", "Command aborted", "user ",
+     "denied by the user", "\n", " ", "x", "ſ", "K", "İ", "file", "Error:", "ModuleNotFoundError:", "missing",
+     "required parameter", "pathspec 'x' did not match", "[Request interrupted by user"]
+)  # fmt: skip
+
+
+@given(parts=st.lists(st.one_of(_NEEDLE_WORDS, st.text(max_size=8)), max_size=12))
+def test_the_prefilter_never_changes_whether_a_rule_matches(parts):
+    from agent_history.parsers.common.errors import _search
+
+    text = "".join(parts)
+    lowered = text.lower() if text.isascii() else None
+    for rule in ERROR_RULES:
+        for rx in (rule.head, rule.edges):
+            if rx is not None:
+                assert _search(rx, text, lowered) == (rx.search(text) is not None), (rule.error_class, text)
