@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterable
 
 from agent_history.model.policy import Merge, merge_value
-from agent_history.model.rows import Row
+from agent_history.model.rows import Row, _key_getter, _value_getter
 
 
 @functools.cache
@@ -85,17 +85,17 @@ def fold(rows: Iterable[Row]) -> dict[type[Row], dict[tuple, Row]]:
     merged in place in plain lists (the hot path of the loader; `_merger`) and built into rows
     once.
     """
-    acc: dict[type[Row], tuple[dict[tuple, list], object]] = {}
+    acc: dict[type[Row], tuple] = {}  # type → (key → values, key of, values of, merge)
     for row in rows:
         cls = type(row)
         entry = acc.get(cls)
         if entry is None:
-            entry = acc[cls] = ({}, _merger(cls))
+            entry = acc[cls] = ({}, _key_getter(cls), _value_getter(cls), _merger(cls))
         table = entry[0]
-        k = row.natural_key()
+        k = entry[1](row)
         cur = table.get(k)
         if cur is None:
-            table[k] = list(row.values())
+            table[k] = list(entry[2](row))
         else:
-            entry[1](cur, row.values())  # type: ignore[operator]
-    return {cls: {k: cls(*v) for k, v in table.items()} for cls, (table, _) in acc.items()}
+            entry[3](cur, entry[2](row))
+    return {cls: {k: cls(*v) for k, v in entry[0].items()} for cls, entry in acc.items()}
