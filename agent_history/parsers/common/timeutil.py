@@ -60,12 +60,16 @@ def _from_epoch(x: int | float) -> datetime | None:
 
 
 def _from_iso(s: str) -> datetime | None:
-    if len(s) == 24 and s[23] == "Z" and s[19] == "." and s.isascii() and _CANONICAL_SEPARATORS(s) == _CANONICAL:
+    if _is_canonical(s):
         try:  # Claude Code's, Codex's and pi's ``2025-06-01T12:34:56.789Z``: the C parser, same value
             return datetime.fromisoformat(s)
         except ValueError:  # a digit out of range: the general path decides (None)
             pass
     return _from_iso_general(s)
+
+
+def _is_canonical(s: str) -> bool:
+    return len(s) == 24 and s[23] == "Z" and s[19] == "." and s.isascii() and _CANONICAL_SEPARATORS(s) == _CANONICAL
 
 
 def _from_iso_general(s: str) -> datetime | None:
@@ -124,6 +128,8 @@ def _parse(value: object) -> datetime | None:
         if isinstance(value, str):
             if len(value) > 64:
                 return None
+            if _is_canonical(value):  # no number: read it before trying `_NUMBER`
+                return _from_iso(value)
             if _NUMBER.match(value):
                 v = value.strip()
                 return _from_epoch(int(v) if v.lstrip("+-").isdigit() else float(v))
