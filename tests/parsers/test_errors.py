@@ -11,7 +11,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_history.parsers.common.errors import ERROR_CLASSES, ERROR_RULES, classify_error, error_excerpt
+from agent_history.parsers.common.errors import ERROR_CLASSES, ERROR_RULES, classify_error, error_excerpt, strip_ansi
 
 CLAUDE_REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
@@ -348,3 +348,12 @@ def test_the_prefilter_never_changes_whether_a_rule_matches(parts):
         for rx in (rule.head, rule.edges):
             if rx is not None:
                 assert _search(rx, text, lowered) == (rx.search(text) is not None), (rule.error_class, text)
+
+
+@given(st.text(alphabet=st.sampled_from("ab [];\x1b\x07\\\n\r\t\x00\x7f\x9b]0m"), max_size=40))
+def test_strip_ansi_gives_the_escape_patterns_result_and_keeps_a_clean_text_as_it_is(text):
+    from agent_history.parsers.common.errors import _ANSI
+
+    assert strip_ansi(text) == _ANSI.sub("", text)
+    clean = text.replace("\x1b", "").replace("\x07", "").replace("\x00", "").replace("\x7f", "")
+    assert strip_ansi(clean) is clean
