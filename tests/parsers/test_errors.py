@@ -306,19 +306,20 @@ def test_needles_are_each_alternatives_longest_literal_run_lowercased_when_case_
     assert needles(re.compile(r"(?:\bnot found\b)|(?:\w+ok)")) is None  # "ok" is too short to test
 
 
-def test_the_table_prefilters_the_rules_it_can():
-    from agent_history.parsers.common.errors import _NEEDLES
+def test_each_alternative_of_a_rule_is_searched_only_where_its_needles_occur():
+    from agent_history.parsers.common.errors import _PLANS
 
     by_class = {r.error_class: r for r in ERROR_RULES}
-    assert _NEEDLES[by_class["permission"].edges] == (
-        "Permission denied",
-        "EACCES",
-        "EPERM",
-        "Operation not permitted",
-        "PermissionError:",
-        "Read-only file system",
-    )
-    assert by_class["interrupted"].head not in _NEEDLES  # `\binterrupted\b|\bRequest…`: a shared `\b` first
+    plan = _PLANS[by_class["permission"].edges]
+    assert [(alt.pattern, found) for alt, found in plan] == [
+        ("Permission denied", ("Permission denied",)),
+        (r"\bEACCES\b", ("EACCES",)),
+        (r"\bEPERM\b", ("EPERM",)),
+        ("Operation not permitted", ("Operation not permitted",)),
+        (r"^(?:[\w.]+\.)?PermissionError:", ("PermissionError:",)),
+        ("Read-only file system", ("Read-only file system",)),
+    ]
+    assert [found for _, found in _PLANS[by_class["interrupted"].head]] == [("interrupted",), ("request was aborted",)]
 
 
 def test_a_case_blind_rule_still_matches_by_unicode_case_folding():
@@ -357,3 +358,37 @@ def test_strip_ansi_gives_the_escape_patterns_result_and_keeps_a_clean_text_as_i
     assert strip_ansi(text) == _ANSI.sub("", text)
     clean = text.replace("\x1b", "").replace("\x07", "").replace("\x00", "").replace("\x7f", "")
     assert strip_ansi(clean) is clean
+
+
+def _informative_lines_one_by_one(lines: list[str]) -> str | None:
+    """The excerpt rule 4 as first written: each stripped line searched alone."""
+    from agent_history.parsers.common.errors import _INFORMATIVE, EXCERPT_CHARS, _cap_line
+
+    picked: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped in seen or not _INFORMATIVE.search(stripped):
+            continue
+        seen.add(stripped)
+        line = _cap_line(stripped)
+        if picked and size + len(line) + 1 > EXCERPT_CHARS:
+            break
+        picked.append(line)
+        size += len(line) + 1
+    return "\n".join(picked)[:EXCERPT_CHARS] if picked else None
+
+
+_LOG_WORDS = st.sampled_from(
+    ["error", "Error:", "FAILED", "not found", "interrupted", "uninterrupted", "aborted.", "rejected", "ok",
+     " ", "\n", "\t", "\x1c", "\u2028", "_aborted", "x" * 120, "doesn't want to", "timed\nout", "panic"]
+)  # fmt: skip
+
+
+@given(st.lists(_LOG_WORDS, max_size=60))
+def test_the_informative_lines_found_in_one_scan_are_those_found_line_by_line(words):
+    from agent_history.parsers.common.errors import _informative_excerpt
+
+    text = "".join(words)
+    assert _informative_excerpt(text) == _informative_lines_one_by_one(text.split("\n"))

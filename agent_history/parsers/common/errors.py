@@ -49,9 +49,10 @@ when a compiler or linter quotes source code (``427 |  except PermissionError:``
 Where text patterns look (after ANSI escapes are stripped): "head" rules search the first
 `HEAD_CHARS` characters, where a harness writes its own message; "edges" rules search the first
 and the last `EDGE_CHARS` characters, where a failing program prints its error (start) or its
-traceback/summary (end). The middle of a huge log is never searched. A rule's regex runs only
-where one of its `needles` occurs (each alternative's longest literal, derived from the pattern
-itself): the same classes, without a case-blind alternation over 8,000 characters per rule.
+traceback/summary (end). The middle of a huge log is never searched. Each alternative of a
+rule's regex is searched alone and only where its `needles` occur (its longest literal, derived
+from the pattern itself): the same classes, without a case-blind alternation over 8,000
+characters per rule.
 
 Exit code from text: when ``exit_code`` is None and ``is_error`` is truthy, a harness footer
 "Command exited with code N" (pi, at the very end) or a header "Exit code N" / "Process exited
@@ -121,7 +122,14 @@ class ErrorRule:
 
 
 def _rx(*alternatives: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{a})" for a in alternatives), flags)
+    pattern = re.compile("|".join(f"(?:{a})" for a in alternatives), flags)
+    _ALTERNATIVES[pattern] = tuple(re.compile(a, flags) for a in alternatives)
+    return pattern
+
+
+_ALTERNATIVES: dict[re.Pattern[str], tuple[re.Pattern[str], ...]] = {}
+"""A rule's pattern → its alternatives, each compiled alone (`_search` tries those whose
+`needles` occur: the pattern matches somewhere exactly when one of them does)."""
 
 
 ERROR_RULES: tuple[ErrorRule, ...] = (
@@ -312,13 +320,21 @@ def _traceback_excerpt(lines: list[str]) -> str | None:
     return "\n".join(tail)
 
 
-def _informative_excerpt(lines: list[str]) -> str | None:
+def _informative_excerpt(text: str) -> str | None:
+    """The distinct lines of `text` that `_INFORMATIVE` finds, stripped, in order, within the
+    budget. One scan of the whole text finds them: no alternative holds a line break or starts
+    or ends with a space, so a line holds a match exactly when its stripped form does."""
     picked: list[str] = []
     seen: set[str] = set()
     size = 0
-    for line in lines:
-        stripped = line.strip()
-        if not stripped or stripped in seen or not _INFORMATIVE.search(stripped):
+    pos = 0
+    while (m := _INFORMATIVE.search(text, pos)) is not None:
+        end = text.find("\n", m.end())
+        if end < 0:
+            end = len(text)
+        stripped = text[text.rfind("\n", 0, m.start()) + 1 : end].strip()
+        pos = end + 1
+        if stripped in seen:
             continue
         seen.add(stripped)
         line = _cap_line(stripped)
@@ -346,7 +362,7 @@ def _excerpt_of_clean(text: str) -> str | None:
     if len(text) <= EXCERPT_CHARS:
         return text
     lines = text.split("\n")
-    return _traceback_excerpt(lines) or _informative_excerpt(lines) or _take_tail(lines, EXCERPT_CHARS)
+    return _traceback_excerpt(lines) or _informative_excerpt(text) or _take_tail(lines, EXCERPT_CHARS)
 
 
 def _exit_code_from_text(text: str) -> int | None:
@@ -386,32 +402,40 @@ def needles(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     return tuple(out)
 
 
-_NEEDLES: dict[re.Pattern[str], tuple[str, ...]] = {
-    rx: found
-    for rule in ERROR_RULES
-    for rx in (rule.head, rule.edges)
-    if rx is not None and (found := needles(rx)) is not None
+def _plan(pattern: re.Pattern[str]) -> tuple[tuple[re.Pattern[str], tuple[str, ...] | None], ...]:
+    """(alternative, its `needles` or None) for each alternative of a rule's pattern (the
+    pattern itself when it was not built by `_rx`)."""
+    return tuple((alt, needles(alt)) for alt in _ALTERNATIVES.get(pattern, (pattern,)))
+
+
+_PLANS: dict[re.Pattern[str], tuple[tuple[re.Pattern[str], tuple[str, ...] | None], ...]] = {
+    rx: _plan(rx) for rule in ERROR_RULES for rx in (rule.head, rule.edges) if rx is not None
 }
-"""Pattern → its `needles`: a rule's regex is searched only where one of them occurs. Most
-failed calls' outputs hold none, and a case-blind alternation over 8,000 characters costs tens
-of microseconds where a substring test costs a few."""
-
-
-def _may_match(pattern: re.Pattern[str] | None, text: str, lowered: str | None) -> bool:
-    """False when `pattern` certainly finds nothing in `text`: none of its `needles` is there
-    (`lowered` = ``text.lower()`` when `text` is ASCII, else None: a case-blind pattern's
-    needles are then not tested, since Unicode case folding matches more than ``lower``)."""
-    if pattern is None:
-        return False
-    found = _NEEDLES.get(pattern)
-    if found is None:
-        return True
-    hay = text if not pattern.flags & re.IGNORECASE else lowered
-    return hay is None or any(n in hay for n in found)
+"""A rule's pattern → what `_search` runs: each alternative, searched only where one of its
+needles occurs. Most failed calls' outputs hold none, and a case-blind alternation of ten
+branches over 8,000 characters costs up to milliseconds where a substring test costs one."""
 
 
 def _search(pattern: re.Pattern[str] | None, text: str, lowered: str | None) -> bool:
-    return _may_match(pattern, text, lowered) and pattern.search(text) is not None  # type: ignore[union-attr]
+    """True when `pattern` (a rule's) matches somewhere in `text` — ``pattern.search(text)``,
+    found as: one of its alternatives does. An alternative is searched only when one of its
+    needles is in `text` (a case-blind one's in `lowered` = ``text.lower()`` when `text` is
+    ASCII; for other text (None) it is searched: Unicode case folding matches more than
+    ``lower``)."""
+    if pattern is None:
+        return False
+    for alt, found in _PLANS.get(pattern) or _plan(pattern):
+        if found is not None:
+            hay = lowered if alt.flags & _IGNORECASE else text
+            if hay is not None and not any(n in hay for n in found):
+                continue
+        if alt.search(text) is not None:
+            return True
+    return False
+
+
+_IGNORECASE = int(re.IGNORECASE)
+"""As a plain int: ``Pattern.flags & re.IGNORECASE`` goes through the enum's Python ``__and__``."""
 
 
 def _matches(
