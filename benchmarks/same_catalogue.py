@@ -6,9 +6,9 @@ every ``ah.*`` table (a check for client-side speed work, docs/performance.md de
 Each tree loads `HOME` with ``agent-history index`` on a fresh embedded server in its own data
 directory (``PYTHONPATH`` = the tree, the work directory as the working directory); then every
 row of every ``ah`` table is read as text (ids included; the columns that record when a pass ran
-and the ``index_run`` table left out, as tests/test_bulk_load.py does), sorted, and hashed per
-table. Prints one line per table (rows, sha256 prefix per tree) and exits 1 when a table differs,
-naming the first differing row of each.
+and the ``index_run`` table left out, as tests/test_bulk_load.py does; ``meta`` keys ending in
+``_at`` too), sorted, and hashed per table. Prints one line per table (rows, sha256 prefix per
+tree) and exits 1 when a table differs, with up to five rows found in one load only.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ PASS_TIME_COLUMNS = {"created_at", "updated_at", "first_seen_at", "last_indexed_
 """Columns recording when a pass ran (the only ones that may differ between two loads)."""
 PASS_TABLES = {"index_run"}
 """Tables recording the passes themselves."""
+PASS_META = "_at"
+"""``ah.meta`` keys ending so record when something ran (``schema_created_at``): left out."""
 
 
 def dump(dsn: str) -> dict[str, list[tuple]]:
@@ -55,6 +57,8 @@ def dump(dsn: str) -> dict[str, list[tuple]]:
                 if r[0] not in PASS_TIME_COLUMNS
             ]
             rows = conn.execute(f"SELECT {', '.join(f'x.{c}::text' for c in cols)} FROM ah.{table} x").fetchall()
+            if table == "meta":
+                rows = [r for r in rows if not str(r[0]).endswith(PASS_META)]
             out[table] = sorted(tuple("" if v is None else v for v in r) for r in rows)
     return out
 
@@ -117,8 +121,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{'same' if same else 'DIFF'} {table}: {len(ra)} rows {digest(ra)} ({a}) / {len(rb)} rows {digest(rb)} ({b})"
         )
         if not same:
-            first = next((x, y) for x, y in zip([*ra, None], [*rb, None], strict=False) if x != y)
-            print(f"  first difference: {a} {first[0]!r:.300}\n                    {b} {first[1]!r:.300}")
+            for x in sorted(set(ra) ^ set(rb))[:5]:
+                print(f"  only in {a if x in set(ra) else b}: {x!r:.300}")
     print(f"{len(set(da) | set(db))} tables, {differ} differ")
     raise SystemExit(1 if differ else 0)
 
