@@ -421,6 +421,7 @@ def _slot_init(cls: type[Row]) -> Any:
 
 
 def _install_slot_inits() -> None:
+    """Give every row type of `ROW_TYPES` its `_slot_init` (once, at import)."""
     for cls in ROW_TYPES:
         cls.__init__ = _slot_init(cls)  # type: ignore[method-assign]
 

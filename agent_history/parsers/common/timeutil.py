@@ -69,6 +69,7 @@ def _from_iso(s: str) -> datetime | None:
 
 
 def _is_canonical(s: str) -> bool:
+    """True for a string of the `_CANONICAL` shape (its digits are checked by the reader)."""
     return len(s) == 24 and s[23] == "Z" and s[19] == "." and s.isascii() and _CANONICAL_SEPARATORS(s) == _CANONICAL
 
 
