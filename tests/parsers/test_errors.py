@@ -304,6 +304,8 @@ def test_needles_are_each_alternatives_longest_literal_run_lowercased_when_case_
     )
     assert needles(re.compile(r"(?:Permission denied)|(?:\bEPERM\b)")) == ("Permission denied", "EPERM")
     assert needles(re.compile(r"(?:\bnot found\b)|(?:\w+ok)")) is None  # "ok" is too short to test
+    assert needles(re.compile("(?:reſolve)|(?:host)", re.I)) is None  # a non-ASCII literal folds more than lower
+    assert needles(re.compile("(?:reſolve)|(?:host)")) == ("reſolve", "host")
 
 
 def test_each_alternative_of_a_rule_is_searched_only_where_its_needles_occur():

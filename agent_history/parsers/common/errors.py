@@ -398,7 +398,11 @@ def needles(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
             run = []
         if len(best) < 3:
             return None
-        out.append(best.lower() if pattern.flags & re.IGNORECASE else best)
+        if pattern.flags & re.IGNORECASE:
+            if not best.isascii():  # "ſ" matches "s" when case is ignored; "ſ".lower() does not
+                return None
+            best = best.lower()
+        out.append(best)
     return tuple(out)
 
 
