@@ -4,7 +4,8 @@
 
 Each round runs one cold ``agent-history index`` of `HOME` per tree, in the order given (so the
 trees' runs interleave and share the machine's load), each on a fresh embedded server in its own
-data directory, through `benchmarks.client_phases` with ``PYTHONPATH`` set to the tree: the
+data directory, through `benchmarks.client_phases` with ``PYTHONPATH`` set to the tree (and the
+work directory as the working directory: ``python -m`` would import a tree found there first): the
 client's CPU seconds (user + system of the process and the parse workers it waited for, wait4
 rusage) and its phases (exclusive thread CPU seconds, `client_phases`). The machine is shared:
 CPU seconds are the figures, wall seconds and the load average are context.
@@ -43,6 +44,8 @@ def cold_load(home: Path, tree: Path, work: Path) -> dict:
     for key in ("AGENT_HISTORY_DSN", "AGENT_HISTORY_READER_DSN"):
         env.pop(key, None)
     py = sys.executable
+    here = os.getcwd()
+    os.chdir(work)  # `python -m` puts the working directory before PYTHONPATH: never a source tree's
     try:
         run([py, "-m", "agent_history", "db", "status", "--json"], env)
         env["AH_PROFILE_PHASES"] = str(work / "phases.json")
@@ -56,6 +59,7 @@ def cold_load(home: Path, tree: Path, work: Path) -> dict:
             "phases": {k: v["cpu_s"] for k, v in phases.items()},
         }
     finally:
+        os.chdir(here)
         embedded.stop(data / "pg")
         shutil.rmtree(data, ignore_errors=True)
 

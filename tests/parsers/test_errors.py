@@ -6,10 +6,12 @@ Codex `exit_code`), trimmed, plus field cases E18 and E26.
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_history.parsers.common.errors import ERROR_CLASSES, ERROR_RULES, classify_error, error_excerpt
+from agent_history.parsers.common.errors import ERROR_CLASSES, ERROR_RULES, classify_error, error_excerpt, strip_ansi
 
 CLAUDE_REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
@@ -288,3 +290,107 @@ def test_classify_error_is_total(output, is_error, exit_code, flags):
     )
     assert cls is None or cls in ERROR_CLASSES
     assert excerpt is None or len(excerpt) <= 500
+
+
+# -- the needles: a rule's regex is searched only where one of its literal runs occurs ----------
+
+
+def test_needles_are_each_alternatives_longest_literal_run_lowercased_when_case_blind():
+    from agent_history.parsers.common.errors import needles
+
+    assert needles(re.compile(r"(?:\btimed out\b)|(?:^(?:[\w.]+\.)?Timeout(?:Error|Expired):)", re.I)) == (
+        "timed out",
+        "timeoute",  # the parser factors the branch's common "E" into the run
+    )
+    assert needles(re.compile(r"(?:Permission denied)|(?:\bEPERM\b)")) == ("Permission denied", "EPERM")
+    assert needles(re.compile(r"(?:\bnot found\b)|(?:\w+ok)")) is None  # "ok" is too short to test
+    assert needles(re.compile("(?:reſolve)|(?:host)", re.I)) is None  # a non-ASCII literal folds more than lower
+    assert needles(re.compile("(?:reſolve)|(?:host)")) == ("reſolve", "host")
+
+
+def test_each_alternative_of_a_rule_is_searched_only_where_its_needles_occur():
+    from agent_history.parsers.common.errors import _PLANS
+
+    by_class = {r.error_class: r for r in ERROR_RULES}
+    plan = _PLANS[by_class["permission"].edges]
+    assert [(alt.pattern, found) for alt, found in plan] == [
+        ("Permission denied", ("Permission denied",)),
+        (r"\bEACCES\b", ("EACCES",)),
+        (r"\bEPERM\b", ("EPERM",)),
+        ("Operation not permitted", ("Operation not permitted",)),
+        (r"^(?:[\w.]+\.)?PermissionError:", ("PermissionError:",)),
+        ("Read-only file system", ("Read-only file system",)),
+    ]
+    assert [found for _, found in _PLANS[by_class["interrupted"].head]] == [("interrupted",), ("request was aborted",)]
+
+
+def test_a_case_blind_rule_still_matches_by_unicode_case_folding():
+    # `re.IGNORECASE` matches "ſ" (U+017F) for "s"; str.lower does not: non-ASCII text is searched
+    assert classify_error("fatal: Could not reſolve host: github.com", is_error=True, exit_code=128) == (
+        "network",
+        "fatal: Could not reſolve host: github.com",
+    )
+    assert classify_error("fatal: Could not RESOLVE host: github.com", is_error=True, exit_code=128)[0] == "network"
+
+
+_NEEDLE_WORDS = st.sampled_from(
+    ["timed out", "TIMEOUTERROR:", "Permission denied", "EPERM", "eperm", "ENOENT", "not found", "does not exist",
+     "No such file", "getaddrinfo", "Connection reset by peer", "KeyboardInterrupt", "Command aborted", "user ",
+     "denied by the user", "\n", " ", "x", "ſ", "K", "İ", "file", "Error:", "ModuleNotFoundError:", "missing",
+     "required parameter", "pathspec 'x' did not match", "[Request interrupted by user"]
+)  # fmt: skip
+
+
+@given(parts=st.lists(st.one_of(_NEEDLE_WORDS, st.text(max_size=8)), max_size=12))
+def test_the_prefilter_never_changes_whether_a_rule_matches(parts):
+    from agent_history.parsers.common.errors import _search
+
+    text = "".join(parts)
+    lowered = text.lower() if text.isascii() else None
+    for rule in ERROR_RULES:
+        for rx in (rule.head, rule.edges):
+            if rx is not None:
+                assert _search(rx, text, lowered) == (rx.search(text) is not None), (rule.error_class, text)
+
+
+@given(st.text(alphabet=st.sampled_from("ab [];\x1b\x07\\\n\r\t\x00\x7f\x9b]0m"), max_size=40))
+def test_strip_ansi_gives_the_escape_patterns_result_and_keeps_a_clean_text_as_it_is(text):
+    from agent_history.parsers.common.errors import _ANSI
+
+    assert strip_ansi(text) == _ANSI.sub("", text)
+    clean = text.replace("\x1b", "").replace("\x07", "").replace("\x00", "").replace("\x7f", "")
+    assert strip_ansi(clean) is clean
+
+
+def _informative_lines_one_by_one(lines: list[str]) -> str | None:
+    """The excerpt rule 4 as first written: each stripped line searched alone."""
+    from agent_history.parsers.common.errors import _INFORMATIVE, EXCERPT_CHARS, _cap_line
+
+    picked: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped in seen or not _INFORMATIVE.search(stripped):
+            continue
+        seen.add(stripped)
+        line = _cap_line(stripped)
+        if picked and size + len(line) + 1 > EXCERPT_CHARS:
+            break
+        picked.append(line)
+        size += len(line) + 1
+    return "\n".join(picked)[:EXCERPT_CHARS] if picked else None
+
+
+_LOG_WORDS = st.sampled_from(
+    ["error", "Error:", "FAILED", "not found", "interrupted", "uninterrupted", "aborted.", "rejected", "ok",
+     " ", "\n", "\t", "\x1c", "\u2028", "_aborted", "x" * 120, "doesn't want to", "timed\nout", "panic"]
+)  # fmt: skip
+
+
+@given(st.lists(_LOG_WORDS, max_size=60))
+def test_the_informative_lines_found_in_one_scan_are_those_found_line_by_line(words):
+    from agent_history.parsers.common.errors import _informative_excerpt
+
+    text = "".join(words)
+    assert _informative_excerpt(text) == _informative_lines_one_by_one(text.split("\n"))

@@ -194,3 +194,15 @@ def test_non_string_output_gives_nothing():
 def test_git_sightings_never_raises(output, command):
     for s in git_sightings(output, command):
         assert s.op in ("commit", "push")
+
+
+def test_code_with_brackets_and_arrows_but_no_git_line_gives_nothing():
+    out = "fn first(v: &[u8]) -> Option<u8> {\n    v.get(0).copied() // [0]\n}\nmain -> main\n"
+    assert git_sightings(out, "cargo build") == []
+    assert git_sightings(out, "git push") == []  # `main -> main` is no ref line (no sha range)
+    assert git_sightings("x\r[main abc1234] after a carriage return") == [
+        GitSighting(op="commit", sha="abc1234", branch="main", subject="after a carriage return")
+    ]
+    assert git_sightings("remote: ok\nTo host:repo.git\n   ef8b447..030d80d  main -> main") == [
+        GitSighting(op="push", sha="030d80d", old_sha="ef8b447", branch="main", remote_ref="main")
+    ]

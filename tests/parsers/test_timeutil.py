@@ -77,3 +77,27 @@ def test_containers_are_none():
 def test_parse_ts_never_raises_and_returns_utc(value):
     ts = parse_ts(value)
     assert ts is None or ts.tzinfo is UTC
+
+
+# -- the harnesses' form (``YYYY-MM-DDTHH:MM:SS.fffZ``) read by datetime.fromisoformat ------------
+
+_DIGIT_OR_NOT = st.sampled_from("0123456789012345678901234567890123456789Wx+-٣ ")
+
+
+@given(chars=st.lists(_DIGIT_OR_NOT, min_size=17, max_size=17), seps=st.sampled_from(["--T", "-W-", "-- "]))
+def test_the_canonical_form_reads_as_the_general_iso_reader_reads_it(chars, seps):
+    from agent_history.parsers.common.timeutil import _from_iso, _from_iso_general
+
+    d = iter(chars)
+    shape = "dddd-dd-ddTdd:dd:dd.dddZ"
+    text = "".join(next(d) if c == "d" else c for c in shape)
+    text = text[:4] + seps[0] + text[5:7] + seps[1] + text[8:10] + seps[2] + text[11:]
+    got, want = _from_iso(text), _from_iso_general(text)
+    assert got == want
+    assert got is None or (got.tzinfo is UTC and got.utcoffset() == want.utcoffset())
+
+
+def test_the_canonical_form_with_a_week_date_or_hour_24_is_no_timestamp():
+    assert parse_ts("2025-W01-1T12:34:56.789Z") is None
+    assert parse_ts("2025-06-01T24:00:00.000Z") is None
+    assert parse_ts("2025-06-01T23:59:59.999Z") == datetime(2025, 6, 1, 23, 59, 59, 999000, tzinfo=UTC)

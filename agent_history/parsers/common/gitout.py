@@ -131,7 +131,12 @@ def git_sightings(output: str, command: str | None = None) -> list[GitSighting]:
         cmd = command if isinstance(command, str) else ""
         committing = bool(_GIT_COMMITTING.search(cmd))
         pushing = bool(_GIT_PUSH.search(cmd))
-        lines = strip_ansi(output).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        text = strip_ansi(output).replace("\r\n", "\n").replace("\r", "\n")
+        may_commit = text.startswith("[") or "\n[" in text  # a commit line starts with `[`
+        may_push = "->" in text and (pushing or text.startswith("To ") or "\nTo " in text)  # see `_SECTION`
+        if not may_commit and not may_push:  # most outputs: code with `]` or `->`, no git line
+            return []
+        lines = text.split("\n")
         found: list[GitSighting] = []
         section: str | None = None
         for i, line in enumerate(lines):

@@ -20,6 +20,7 @@ and Aider's session header do).
 from __future__ import annotations
 
 import math
+import operator
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -39,6 +40,12 @@ _ISO = re.compile(
     re.VERBOSE,
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_CANONICAL_SEPARATORS = operator.itemgetter(4, 7, 10, 13, 16)
+_CANONICAL = ("-", "-", "T", ":", ":")
+"""The separators of the form every JSONL harness writes (``YYYY-MM-DDTHH:MM:SS.fffZ``, 24
+ASCII characters): such a string is read by ``datetime.fromisoformat`` (in C; with digits at
+the other places it accepts exactly what `_ISO` does and gives the same UTC value, 3 fractional
+digits being milliseconds), anything else by `_ISO`."""
 _NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
@@ -53,6 +60,21 @@ def _from_epoch(x: int | float) -> datetime | None:
 
 
 def _from_iso(s: str) -> datetime | None:
+    if _is_canonical(s):
+        try:  # Claude Code's, Codex's and pi's ``2025-06-01T12:34:56.789Z``: the C parser, same value
+            return datetime.fromisoformat(s)
+        except ValueError:  # a digit out of range: the general path decides (None)
+            pass
+    return _from_iso_general(s)
+
+
+def _is_canonical(s: str) -> bool:
+    """True for a string of the `_CANONICAL` shape (its digits are checked by the reader)."""
+    return len(s) == 24 and s[23] == "Z" and s[19] == "." and s.isascii() and _CANONICAL_SEPARATORS(s) == _CANONICAL
+
+
+def _from_iso_general(s: str) -> datetime | None:
+    """Any ISO-8601 form of the module docstring, through `_ISO`."""
     m = _ISO.match(s)
     if m is None:
         return None
@@ -107,6 +129,8 @@ def _parse(value: object) -> datetime | None:
         if isinstance(value, str):
             if len(value) > 64:
                 return None
+            if _is_canonical(value):  # no number: read it before trying `_NUMBER`
+                return _from_iso(value)
             if _NUMBER.match(value):
                 v = value.strip()
                 return _from_epoch(int(v) if v.lstrip("+-").isdigit() else float(v))

@@ -8,6 +8,9 @@ import re
 from agent_history.parsers.common.shell.touch import Touch
 
 _BEGIN = re.compile(r"^(?:.*\s)?\*\*\* Begin Patch\s*$")
+_BEGIN_TEXT = "*** Begin Patch"
+"""The literal every `_BEGIN` line holds: a line without it is not tried (the pattern's ``.*\\s``
+backtracks over the whole line)."""
 _ENVELOPE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$")
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _GIT_HEADER = re.compile(r"^diff --git (\"?a/.+?\"?) (\"?b/.+?\"?)\s*$")
@@ -17,7 +20,7 @@ def _envelope(lines: list[str], out: list[Touch]) -> None:
     inside = False
     pending_update: str | None = None
     for line in lines:
-        if _BEGIN.match(line):
+        if _BEGIN_TEXT in line and _BEGIN.match(line):
             inside = True
             continue
         if line.startswith("*** End Patch"):
@@ -148,7 +151,7 @@ def touches_from_patch(patch: str) -> list[Touch]:
     out: list[Touch] = []
     try:
         lines = patch.replace("\r\n", "\n").split("\n")
-        if any(_BEGIN.match(line) for line in lines):
+        if _BEGIN_TEXT in patch and any(_BEGIN_TEXT in line and _BEGIN.match(line) for line in lines):
             _envelope(lines, out)
         else:
             _unified(lines, out)
