@@ -289,8 +289,9 @@ def _iso(ts: datetime | None) -> str | None:
 
 
 def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommit]:
-    """Collected commits whose sha starts with `sha` (one per repository holding it); [] before
-    migration 0019 or when none. Raises BadSha."""
+    """Collected commits whose sha starts with `sha` (one per repository holding it, a gone
+    repository's left out when a live one holds the commit too); [] before migration 0019 or
+    when none. Raises BadSha."""
     sha = sha.strip().lower()
     if not SHA.match(sha):
         raise BadSha(f"not a commit sha: {sha!r} (7–40 hex digits)")
@@ -301,7 +302,13 @@ def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommi
         SELECT r.path, c.sha, c.subject, c.committed_at, c.authored_by_me, c.on_default_branch, c.reached_default_at,
                c.task_ids
         FROM ah.repo_commit AS c JOIN ah.repository AS r ON r.id = c.repository_id
-        WHERE c.sha LIKE %s ORDER BY r.path
+        WHERE c.sha LIKE %s
+          -- a gone repository's copy of a commit a live one holds says nothing more (a worktree
+          -- collected as its own repository before `collect` keyed repositories by main work tree)
+          AND NOT (r.gone AND EXISTS (SELECT 1 FROM ah.repo_commit AS o JOIN ah.repository AS live
+                                        ON live.id = o.repository_id AND NOT live.gone
+                                      WHERE o.sha = c.sha))
+        ORDER BY r.path
         """,
         (sha + "%",),
     ).fetchall()

@@ -1,0 +1,147 @@
+"""User-facing leftovers from stop 39's notes, each asserted with its exact value.
+
+- A git worktree (`git worktree add`) and its main repository were collected as two
+  repositories, so ``why <sha>`` printed two lines for one commit: a repository is now its main
+  work tree (`repos.git.work_tree`, from ``git rev-parse --git-common-dir``); a worktree is
+  collected as it and named beside it. A catalogue collected before holds a row for the
+  worktree: the next ``collect`` marks it gone (rows kept) and ``why`` leaves out a gone
+  repository's copy of a commit a live one holds.
+- ``collect repo/file.txt`` said "not a git repository": a file is taken as the repository it
+  is in, said in one line (as a subdirectory always was).
+- The web HTML pages (``/sessions``, ``/usage``, ``/search``) answered 200 for an unknown
+  namespace where the JSON routes and the CLI refuse it: now a 400 page holding the CLI's line.
+- ``pg_wal`` after a bulk pass: see the test at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agent_history.ingest.collect import _collect_one, collect, linked_paths
+from agent_history.model.rows import GitEventRow
+from agent_history.read.why import collected_commits
+from agent_history.repos import git as repo_git
+from tests.catalogue_rows import session, write
+from tests.git_repos import ME, at, build_project, git
+
+MAIN_SESSION = "main-checkout-session"
+LANE_SESSION = "worktree-session"
+
+
+@pytest.fixture
+def worktree(own_tmp: Path) -> tuple[Path, Path, str]:
+    """``project`` (tests/git_repos.py) and its linked worktree ``lane`` (branch ``lane``) holding
+    one more commit; returns (project, worktree, that commit's sha)."""
+    project = build_project(own_tmp)
+    lane = own_tmp / "lane"
+    git(project, "worktree", "add", "-q", "-b", "lane", str(lane), "main")
+    (lane / "src" / "lane.py").write_text("lane = 1\n")
+    git(lane, "add", "src/lane.py")
+    git(lane, "commit", "-q", "-m", "Work on the lane", at=at(8))
+    return project, lane, git(lane, "rev-parse", "HEAD").strip()
+
+
+def _sessions_in_both(dsn: str, project: Path, lane: Path, sha: str) -> None:
+    """A session in the main checkout and one in the worktree, which printed the lane's commit."""
+    write(
+        dsn,
+        [
+            session(MAIN_SESSION, cwd=str(project), started_at=at(0)),
+            session(LANE_SESSION, cwd=str(lane), started_at=at(7), offset=1),
+            GitEventRow(
+                agent="claude", git_event_uid="lane-commit", session_uid=LANE_SESSION, op="commit", sha=sha[:7],
+                branch="lane", subject="Work on the lane", ts=at(8) - timedelta(seconds=5),
+            ),
+        ],
+    )  # fmt: skip
+
+
+def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_history", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_work_tree_names_a_linked_worktrees_main_repository(worktree):
+    project, lane, _ = worktree
+    assert repo_git.work_tree(lane) == repo_git.WorkTree(lane, project)
+    assert repo_git.work_tree(lane / "src" / "lane.py") == repo_git.WorkTree(lane, project)
+    assert repo_git.work_tree(project / "src") == repo_git.WorkTree(project, project)
+    assert repo_git.work_tree(lane).linked and not repo_git.work_tree(project).linked
+    assert repo_git.work_tree(project.parent) is None and repo_git.work_tree(project / "missing") is None
+    assert repo_git.work_tree(project / ".git") is None  # inside the git directory: no work tree
+
+
+def test_a_worktree_and_its_repository_are_one_repository_and_why_prints_one_line(db, cli_env, worktree):
+    project, lane, sha = worktree
+    _sessions_in_both(db.dsn, project, lane, sha)
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        targets = linked_paths(conn)  # the default: the directories sessions ran in
+        summary = collect(conn, targets, [ME[1]], skip_not_repositories=True)
+        repos = conn.execute("SELECT path, name, gone FROM ah.repository").fetchall()
+        holders = conn.execute("SELECT count(*) FROM ah.repo_commit WHERE sha = %s", (sha,)).fetchone()[0]
+    assert targets == [lane, project]
+    assert repos == [(str(project), "project", False)]
+    assert [(r.path, r.state, r.worktrees, r.commits) for r in summary.repositories] == [
+        (str(project), "collected", [str(lane)], 8)  # the 7 of build_project and the lane's
+    ]
+    assert holders == 1
+    why = _cli(cli_env, "why", sha[:9])
+    assert why.returncode == 0, why.stderr
+    lines = [line for line in why.stdout.splitlines() if line.startswith(sha[:12])]
+    assert lines == [
+        f"{sha[:12]} in {project}, authored by you at 2026-11-02 17:00 UTC; made in session {LANE_SESSION}"
+    ]
+    assert f"(claude-local, {lane})" in why.stdout  # the session's own cwd: the worktree, as it ran
+    out = _cli(cli_env, "collect", str(lane))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1].startswith(f"{project} (with the worktree {lane}): 8 commits (0 new, 6 on main)")
+
+
+def test_a_worktree_collected_as_its_own_repository_before_is_marked_gone_and_why_says_one_line(db, worktree):
+    """The migration question: a catalogue collected by the old rule holds two rows. No data
+    migration: the next `collect` marks the worktree's row gone (its rows kept, nothing lost),
+    and `why` leaves out a gone repository's copy of a commit a live repository holds."""
+    project, lane, sha = worktree
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        for top in (project, lane):  # what `collect` did before: one repository per top level
+            with conn.transaction():
+                _collect_one(conn, top, [ME[1]], [])
+        first = git(project, "rev-list", "--max-parents=0", "main").strip()
+        both = sorted([str(lane), str(project)])  # one history read twice: every commit in both rows
+        assert [c.repository for c in collected_commits(conn, sha[:9])] == both
+        assert [c.repository for c in collected_commits(conn, first)] == both
+        summary = collect(conn, [project, lane], [ME[1]])
+        repos = conn.execute("SELECT path, gone FROM ah.repository ORDER BY path").fetchall()
+        kept = conn.execute(
+            "SELECT count(*) FROM ah.repo_commit AS c JOIN ah.repository AS r ON r.id = c.repository_id "
+            "WHERE r.path = %s",
+            (str(lane),),
+        ).fetchone()[0]
+        assert [c.repository for c in collected_commits(conn, first)] == [str(project)]
+        assert [c.repository for c in collected_commits(conn, sha)] == [str(project)]
+    assert sorted(repos) == sorted([(str(lane), True), (str(project), False)])
+    assert kept == 8  # the worktree's old rows stay, marked gone
+    assert f"repository gone: {lane} (its rows are kept, marked gone)" in summary.lines
+
+
+def test_collect_of_a_file_collects_the_repository_it_is_in_and_says_so(cli_env, own_tmp):
+    project = build_project(own_tmp)
+    readme = project / "README.md"
+    r = _cli(cli_env, "collect", str(readme))
+    assert r.returncode == 0, r.stderr
+    assert f"{readme} is a file: collecting the repository it is in, {project}" in r.stderr.splitlines()
+    assert r.stdout.splitlines()[-1].startswith(f"{project}: 7 commits (7 new, 6 on main)")
+    data = json.loads(_cli(cli_env, "collect", str(readme), "--json").stdout)
+    assert [(x["path"], x["state"]) for x in data["repositories"]] == [(str(project), "collected")]
+    outside = own_tmp / "notes.txt"
+    outside.write_text("not in a repository\n")
+    r = _cli(cli_env, "collect", str(outside))
+    assert (r.returncode, r.stderr.splitlines()) == (2, [f"not a git repository: {outside}"])
