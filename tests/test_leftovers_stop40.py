@@ -15,12 +15,15 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -29,7 +32,10 @@ from agent_history.model.rows import GitEventRow
 from agent_history.read.why import collected_commits
 from agent_history.repos import git as repo_git
 from tests.catalogue_rows import session, write
+from tests.corpus_db import corpus_db  # noqa: F401 - fixtures
 from tests.git_repos import ME, at, build_project, git
+from tests.test_cli_arguments import cli, environment
+from tests.test_web import Served, _env
 
 MAIN_SESSION = "main-checkout-session"
 LANE_SESSION = "worktree-session"
@@ -145,3 +151,49 @@ def test_collect_of_a_file_collects_the_repository_it_is_in_and_says_so(cli_env,
     outside.write_text("not in a repository\n")
     r = _cli(cli_env, "collect", str(outside))
     assert (r.returncode, r.stderr.splitlines()) == (2, [f"not a git repository: {outside}"])
+
+
+@pytest.fixture(scope="module")
+def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
+    s = Served(_env(tmp_path_factory.mktemp("web-left40"), corpus_db.dsn, corpus_db.reader_dsn))
+    yield s
+    err = s.stop()
+    assert "Traceback" not in err, err
+
+
+def _page_error(body: str) -> str:
+    """The one line of the error page (`web/templates/error.html`), unescaped."""
+    match = re.search(r'<p class="error" id="error-message">(.*?)</p>', body, re.S)
+    assert match, body[:500]
+    return html.unescape(match.group(1))
+
+
+@pytest.mark.parametrize(
+    ("page", "api", "command"),
+    [
+        ("/sessions?namespace=nowhere", "/api/sessions?namespace=nowhere", ["sessions", "--namespace", "nowhere"]),
+        ("/usage?namespace=nowhere", "/api/usage/report?namespace=nowhere", ["usage", "--namespace", "nowhere"]),
+        ("/search?q=build&namespace=nowhere", "/api/search?q=build&namespace=nowhere",
+         ["search", "build", "--namespace", "nowhere"]),
+        ("/search?namespace=nowhere", "/api/usage?namespace=nowhere", ["usage", "--namespace", "nowhere"]),
+    ],
+)  # fmt: skip
+def test_the_html_pages_refuse_an_unknown_namespace_with_the_clis_line(corpus_db, own_tmp, web, page, api, command):  # noqa: F811
+    cli_run = cli(environment(corpus_db, own_tmp), *command)
+    assert cli_run.returncode == 2 and cli_run.stdout == ""
+    line = cli_run.stderr.removeprefix("error: ").rstrip("\n")
+    assert line.startswith("unknown namespace 'nowhere' (indexed: ") and "\n" not in line
+    got = httpx.get(web.url + page, timeout=60)
+    assert (got.status_code, got.headers["content-type"]) == (400, "text/html; charset=utf-8")
+    assert _page_error(got.text) == line
+    assert "<title>Error 400" in got.text
+    from_api = httpx.get(web.url + api, timeout=60)
+    assert (from_api.status_code, from_api.json()) == (400, {"error": line})
+
+
+def test_the_html_pages_still_answer_a_known_namespace(corpus_db, web):  # noqa: F811
+    with psycopg.connect(corpus_db.dsn) as conn:
+        (known,) = conn.execute("SELECT min(namespace) FROM ah.source_file").fetchone()
+    for page in ("/sessions", "/usage", "/search?q=build"):
+        got = httpx.get(f"{web.url}{page}{'&' if '?' in page else '?'}namespace={known}", timeout=60)
+        assert got.status_code == 200, (page, got.text[:300])
