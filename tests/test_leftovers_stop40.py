@@ -10,16 +10,23 @@
   is in, said in one line (as a subdirectory always was).
 - The web HTML pages (``/sessions``, ``/usage``, ``/search``) answered 200 for an unknown
   namespace where the JSON routes and the CLI refuse it: now a 400 page holding the CLI's line.
-- ``pg_wal`` after a bulk pass: see the test at the end.
+- ``pg_wal`` after a bulk pass held hundreds of MB (520 MB after a ×100 load): a checkpoint inside
+  the pass recycled the segments it freed into future ones under the pass's 1GB
+  ``max_wal_size``, and PostgreSQL never removes a future segment. ``wal_recycle`` is off for the
+  pass and its final checkpoint (`db.embedded.settle_wal`).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,6 +34,7 @@ import httpx
 import psycopg
 import pytest
 
+from agent_history.db import embedded
 from agent_history.ingest.collect import _collect_one, collect, linked_paths
 from agent_history.model.rows import GitEventRow
 from agent_history.read.why import collected_commits
@@ -197,3 +205,109 @@ def test_the_html_pages_still_answer_a_known_namespace(corpus_db, web):  # noqa:
     for page in ("/sessions", "/usage", "/search?q=build"):
         got = httpx.get(f"{web.url}{page}{'&' if '?' in page else '?'}namespace={known}", timeout=60)
         assert got.status_code == 200, (page, got.text[:300])
+
+
+# -- pg_wal after a bulk pass -----------------------------------------------------------------
+SEGMENT = 16 * 1024 * 1024
+"""The embedded cluster's WAL segment size (initdb's default; `pg_settings.wal_segment_size`)."""
+
+
+@pytest.fixture(scope="module")
+def private_server():
+    """(superuser DSN, data dir) of a private embedded server: the WAL settings are the cluster's,
+    and the session's shared server keeps them through bulk passes (tests/conftest.py)."""
+    base = Path(tempfile.mkdtemp(prefix="ah-test-wal-"))
+    pgdata = base / "pg"
+    try:
+        yield embedded.ensure_running(pgdata), pgdata
+    finally:
+        embedded.stop(pgdata)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _wal_segments(pgdata: Path) -> list[str]:
+    return sorted(p.name for p in (pgdata / "pg_wal").iterdir() if p.is_file() and len(p.name) == 24)
+
+
+def _setting(dsn: str, name: str, wanted: str) -> None:
+    """Wait (≤ 10 s) until a new session sees `name` = `wanted` (a reload is asynchronous)."""
+    deadline = time.monotonic() + 10
+    while True:
+        with psycopg.connect(dsn) as c:
+            if c.execute("SELECT current_setting(%s)", (name,)).fetchone()[0] == wanted or time.monotonic() > deadline:
+                return
+
+
+def test_a_bulk_pass_leaves_pg_wal_within_min_wal_size_after_its_checkpoints(private_server):
+    """The ×100 symptom (520 MB of pg_wal after the pass) in small: three checkpoints inside a
+    widened pass, each 48 MB of WAL apart, recycled the freed segments into future ones under
+    the pass's 1GB ``max_wal_size`` — and a segment ahead of the insert position is never removed,
+    so the final checkpoint left them (measured before the fix: 5 segments, 80 MB; after: 2, 32 MB). With
+    ``wal_recycle`` off for the pass and until `settle_wal`'s checkpoint, ``pg_wal`` holds the
+    segment being written and at most the one pre-allocated: ≤ ``min_wal_size`` (32 MB, 2
+    segments; docs: wal-configuration, "min_wal_size … that much WAL is always recycled") — the
+    bound asserted is min_wal_size plus one segment, the one a checkpoint may start while the
+    insert position crosses into the next."""
+    dsn, pgdata = private_server
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SHOW wal_segment_size").fetchone()[0] == "16MB"
+        min_wal = conn.execute("SELECT setting::bigint * 1024 * 1024 FROM pg_settings WHERE name = 'min_wal_size'")
+        assert min_wal.fetchone()[0] == 2 * SEGMENT
+        conn.execute("CREATE TABLE filler (x text)")
+        assert embedded.widen_for_bulk(conn) is True
+        _setting(dsn, "wal_recycle", "off")
+        for _ in range(3):  # what a ×100 load's size-triggered checkpoints do
+            start = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+            conn.execute("INSERT INTO filler SELECT repeat(md5(g::text), 30) FROM generate_series(1, 54000) AS g")
+            written = conn.execute("SELECT pg_current_wal_lsn() - %s::pg_lsn", (start,)).fetchone()[0]
+            assert written > 3 * SEGMENT
+            conn.execute("CHECKPOINT")
+        assert embedded.narrow_after_bulk(conn) is True  # the end: wal_recycle stays off …
+        assert conn.execute("SHOW max_wal_size").fetchone()[0] in ("64MB", "1GB")  # (the reload is asynchronous)
+        assert embedded.settle_wal(conn) is True  # … for this checkpoint, then it is put back
+        _setting(dsn, "wal_recycle", "on")
+        assert embedded.settle_wal(conn) is False  # nothing left to settle
+        segments = _wal_segments(pgdata)
+        bytes_ = sum((pgdata / "pg_wal" / s).stat().st_size for s in segments)
+        current = conn.execute("SELECT pg_walfile_name(pg_current_wal_lsn())").fetchone()[0]
+        conf = dict(
+            conn.execute(
+                "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%%postgresql.auto.conf' "
+                "AND name IN ('max_wal_size', 'checkpoint_timeout', 'wal_recycle')"
+            ).fetchall()
+        )
+        conn.execute("DROP TABLE filler")
+    assert conf == {"max_wal_size": "64MB"}  # SERVER_SETTINGS again; the others at the server's defaults
+    assert current in segments and segments[0] == current
+    assert bytes_ <= 2 * SEGMENT + SEGMENT, segments
+
+
+def test_a_cold_index_of_a_small_home_ends_with_pg_wal_small_and_the_settings_back(corpus_home, own_tmp):
+    """The whole path: `agent-history index` of the corpus home on a new data dir (a cold pass:
+    the bulk path), then ``pg_wal`` and ``postgresql.auto.conf`` as the pass left them."""
+    (own_tmp / "config.toml").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HISTORY_")}
+    env.update(
+        HOME=str(corpus_home), AGENT_HISTORY_DATA_DIR=str(own_tmp / "data"), AGENT_HISTORY_QUERY_IDLE_S="0",
+        AGENT_HISTORY_CONFIG=str(own_tmp / "config.toml"),
+    )  # fmt: skip
+    pgdata = own_tmp / "data" / "pg"
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "agent_history", "index", "--json"], env=env, capture_output=True, text=True,
+            timeout=600,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["bulk"] == "done"
+        with psycopg.connect(embedded.server_dsn(pgdata), autocommit=True) as conn:
+            conf = dict(
+                conn.execute(
+                    "SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE '%%postgresql.auto.conf' "
+                    "AND name IN ('max_wal_size', 'checkpoint_timeout', 'wal_recycle')"
+                ).fetchall()
+            )
+        segments = _wal_segments(pgdata)
+        assert conf == {"max_wal_size": "64MB"}
+        assert sum((pgdata / "pg_wal" / s).stat().st_size for s in segments) <= 3 * SEGMENT, segments
+    finally:
+        embedded.stop(pgdata)
