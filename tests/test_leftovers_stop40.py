@@ -91,6 +91,11 @@ def test_work_tree_names_a_linked_worktrees_main_repository(worktree):
     assert repo_git.work_tree(lane).linked and not repo_git.work_tree(project).linked
     assert repo_git.work_tree(project.parent) is None and repo_git.work_tree(project / "missing") is None
     assert repo_git.work_tree(project / ".git") is None  # inside the git directory: no work tree
+    # a bare repository has no main work tree: its linked worktree stays its own repository
+    bare, beside = project.parent / "bare.git", project.parent / "beside"
+    git(project.parent, "clone", "-q", "--bare", str(project), str(bare))
+    git(bare, "worktree", "add", "-q", str(beside), "feat")
+    assert repo_git.work_tree(beside) == repo_git.WorkTree(beside, beside)
 
 
 def test_a_worktree_and_its_repository_are_one_repository_and_why_prints_one_line(db, cli_env, worktree):

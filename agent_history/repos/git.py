@@ -103,14 +103,14 @@ def work_tree(path: Path) -> WorkTree | None:
     if folder is None:
         return None
     try:
-        out = run(folder, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir",
-                  check=False)  # fmt: skip
+        out = run(folder, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", check=False)
     except GitError:
         return None
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     if len(lines) != 3:
         return None  # outside a work tree (inside a .git directory, a bare repository)
-    top, git_dir, common = (Path(x).resolve() for x in lines)
+    # the directories may be printed relative to `folder` (git's working directory)
+    top, git_dir, common = ((folder / x).resolve() for x in lines)
     if git_dir == common:
         return WorkTree(top, top)
     return WorkTree(top, _main_work_tree(top, common) or top)
@@ -126,9 +126,9 @@ def _main_work_tree(top: Path, common: Path) -> Path | None:
     main = Path(first[0].removeprefix("worktree "))
     if not main.is_dir():
         return None
-    shared = run(main, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
+    shared = run(main, "rev-parse", "--git-common-dir", check=False)
     text = shared.decode("utf-8", "surrogateescape").strip()
-    return main.resolve() if text and Path(text).resolve() == common else None
+    return main.resolve() if text and (main / text).resolve() == common else None
 
 
 def is_shallow(repo: Path) -> bool:
