@@ -1,11 +1,13 @@
 """User-facing leftovers from stop 39's notes, each asserted with its exact value.
 
-- A git worktree (`git worktree add`) and its main repository were collected as two
-  repositories, so ``why <sha>`` printed two lines for one commit: a repository is now its main
-  work tree (`repos.git.work_tree`, from ``git rev-parse --git-common-dir``); a worktree is
-  collected as it and named beside it. A catalogue collected before holds a row for the
-  worktree: the next ``collect`` marks it gone (rows kept) and ``why`` leaves out a gone
-  repository's copy of a commit a live one holds.
+- A git worktree (`git worktree add`) and its main repository are two repositories holding the
+  same commits, so ``why <sha>`` printed two lines for one commit. The worktree stays a
+  repository of its own (its Backlog tasks, closeouts and state logs are its own: a loop whose
+  lane lives there finds it), named a worktree of its main work tree (`repos.git.work_tree`,
+  from ``git rev-parse --git-common-dir``); ``why`` says the commit once, in the main
+  repository, naming the worktree (`read.why.one_per_commit`); ``--json`` keeps both copies. A
+  worktree collected before stays live; blame's "authored by me" reads the worktree's row, else
+  its main repository's.
 - ``collect repo/file.txt`` said "not a git repository": a file is taken as the repository it
   is in, said in one line (as a subdirectory always was).
 - The web HTML pages (``/sessions``, ``/usage``, ``/search``) answered 200 for an unknown
@@ -36,12 +38,15 @@ import pytest
 
 from agent_history.db import embedded
 from agent_history.ingest.collect import _collect_one, collect, linked_paths
-from agent_history.model.rows import GitEventRow
-from agent_history.read.why import collected_commits
+from agent_history.mcp.scope import Scope
+from agent_history.mcp.tools.read import why_handler
+from agent_history.model.rows import GitEventRow, MessageRow
+from agent_history.read.blame import blame
+from agent_history.read.why import collected_commits, name_worktrees, one_per_commit
 from agent_history.repos import git as repo_git
 from tests.catalogue_rows import session, write
 from tests.corpus_db import corpus_db  # noqa: F401 - fixtures
-from tests.git_repos import ME, at, build_project, git
+from tests.git_repos import ME, at, build_project, git, task_file
 from tests.test_cli_arguments import cli, environment
 from tests.test_web import Served, _env
 
@@ -98,57 +103,165 @@ def test_work_tree_names_a_linked_worktrees_main_repository(worktree):
     assert repo_git.work_tree(beside) == repo_git.WorkTree(beside, beside)
 
 
-def test_a_worktree_and_its_repository_are_one_repository_and_why_prints_one_line(db, cli_env, worktree):
+def test_a_worktree_is_its_own_repository_and_why_prints_one_line_naming_both(db, cli_env, worktree):
     project, lane, sha = worktree
     _sessions_in_both(db.dsn, project, lane, sha)
     with psycopg.connect(db.dsn, autocommit=True) as conn:
         targets = linked_paths(conn)  # the default: the directories sessions ran in
         summary = collect(conn, targets, [ME[1]], skip_not_repositories=True)
-        repos = conn.execute("SELECT path, name, gone FROM ah.repository").fetchall()
+        repos = conn.execute("SELECT path, name, gone FROM ah.repository ORDER BY path").fetchall()
         holders = conn.execute("SELECT count(*) FROM ah.repo_commit WHERE sha = %s", (sha,)).fetchone()[0]
+        mcp = why_handler(conn, Scope(None, None, []), {"sha": sha[:9]}, None)
     assert targets == [lane, project]
-    assert repos == [(str(project), "project", False)]
-    assert [(r.path, r.state, r.worktrees, r.commits) for r in summary.repositories] == [
-        (str(project), "collected", [str(lane)], 8)  # the 7 of build_project and the lane's
+    assert repos == [(str(lane), "lane", False), (str(project), "project", False)]
+    assert [(r.path, r.state, r.worktree_of, r.commits) for r in summary.repositories] == [
+        (str(lane), "collected", str(project), 8),  # the 7 of build_project and the lane's: one history
+        (str(project), "collected", None, 8),
     ]
-    assert holders == 1
+    assert holders == 2
+    sentence = f"in {project} (also the worktree {lane}), authored by you at 2026-11-02 17:00 UTC; made in session {LANE_SESSION}"
     why = _cli(cli_env, "why", sha[:9])
     assert why.returncode == 0, why.stderr
-    lines = [line for line in why.stdout.splitlines() if line.startswith(sha[:12])]
-    assert lines == [
-        f"{sha[:12]} in {project}, authored by you at 2026-11-02 17:00 UTC; made in session {LANE_SESSION}"
-    ]
+    assert [line for line in why.stdout.splitlines() if line.startswith(sha[:12])] == [f"{sha[:12]} {sentence}"]
     assert f"(claude-local, {lane})" in why.stdout  # the session's own cwd: the worktree, as it ran
+    data = json.loads(_cli(cli_env, "why", sha[:9], "--json").stdout)
+    assert [(c["repository"], c["sha"], c["worktree_of"], c["gone"]) for c in data["collected"]] == [
+        (str(lane), sha, str(project), False),  # every repository's copy, by path
+        (str(project), sha, None, False),
+    ]
+    assert [(c["repository"], c["sentence"], [a["repository"] for a in c["also"]]) for c in mcp["collected"]] == [
+        (str(project), sentence, [str(lane)])  # the MCP tool: one entry per commit
+    ]
     out = _cli(cli_env, "collect", str(lane))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-1].startswith(f"{project} (with the worktree {lane}): 8 commits (0 new, 6 on main)")
+    assert out.stdout.splitlines()[-1].startswith(f"{lane} (a worktree of {project}): 8 commits (0 new, 6 on main)")
 
 
-def test_a_worktree_collected_as_its_own_repository_before_is_marked_gone_and_why_says_one_line(db, worktree):
-    """The migration question: a catalogue collected by the old rule holds two rows. No data
-    migration: the next `collect` marks the worktree's row gone (its rows kept, nothing lost),
-    and `why` leaves out a gone repository's copy of a commit a live repository holds."""
+def test_a_worktree_collected_before_stays_live_and_why_says_one_line(db, worktree):
+    """A catalogue collected before holds both rows (each top level its repository): the next
+    `collect` marks neither gone — nor keeps gone a worktree row an earlier rule marked gone —
+    and `why` says each commit once, in the main repository. A worktree removed later is gone
+    (rows kept) and named so."""
     project, lane, sha = worktree
+    first = git(project, "rev-list", "--max-parents=0", "main").strip()
     with psycopg.connect(db.dsn, autocommit=True) as conn:
-        for top in (project, lane):  # what `collect` did before: one repository per top level
+        for top in (project, lane):
             with conn.transaction():
                 _collect_one(conn, top, [ME[1]], [])
-        first = git(project, "rev-list", "--max-parents=0", "main").strip()
-        both = sorted([str(lane), str(project)])  # one history read twice: every commit in both rows
-        assert [c.repository for c in collected_commits(conn, sha[:9])] == both
-        assert [c.repository for c in collected_commits(conn, first)] == both
+        conn.execute("UPDATE ah.repository SET gone = true WHERE path = %s", (str(lane),))
         summary = collect(conn, [project, lane], [ME[1]])
         repos = conn.execute("SELECT path, gone FROM ah.repository ORDER BY path").fetchall()
-        kept = conn.execute(
-            "SELECT count(*) FROM ah.repo_commit AS c JOIN ah.repository AS r ON r.id = c.repository_id "
-            "WHERE r.path = %s",
-            (str(lane),),
-        ).fetchone()[0]
-        assert [c.repository for c in collected_commits(conn, first)] == [str(project)]
-        assert [c.repository for c in collected_commits(conn, sha)] == [str(project)]
-    assert sorted(repos) == sorted([(str(lane), True), (str(project), False)])
-    assert kept == 8  # the worktree's old rows stay, marked gone
-    assert f"repository gone: {lane} (its rows are kept, marked gone)" in summary.lines
+        held = collected_commits(conn, first)
+        name_worktrees(held)
+        groups = one_per_commit(held)
+        git(project, "worktree", "remove", "--force", str(lane))
+        after = collect(conn, [project, lane], [ME[1]])
+        left = collected_commits(conn, sha)
+        name_worktrees(left)
+    assert repos == [(str(lane), False), (str(project), False)]
+    assert [line for line in summary.lines if line.startswith("repository gone")] == []
+    assert [(c.repository, c.worktree_of, c.gone) for c in held] == [(str(lane), str(project), False),
+                                                                     (str(project), None, False)]  # fmt: skip
+    assert [[c.repository for c in g] for g in groups] == [[str(project), str(lane)]]
+    assert groups[0][0].sentence(sessions=[], also=groups[0][1:]) == (
+        f"in {project} (also the worktree {lane}), authored by you at 2026-11-02 09:00 UTC; no session made it"
+    )
+    assert f"repository gone: {lane} (its rows are kept, marked gone)" in after.lines
+    [[main, gone]] = one_per_commit(left)
+    assert (main.repository, gone.repository, gone.gone, gone.worktree_of) == (str(project), str(lane), True, None)
+    assert main.sentence(sessions=[], also=[gone]) == (
+        f"in {project} (also {lane} (gone)), authored by you at 2026-11-02 17:00 UTC; no session made it"
+    )
+
+
+def test_a_worktrees_own_files_are_collected_and_a_loop_whose_lane_lives_there_finds_them(db, worktree):
+    """A Backlog task, a charter, a closeout and a state log that exist only in the linked
+    worktree are its repository's rows, and the loop launched there takes its progress from them."""
+    project, lane, _ = worktree
+    (lane / "backlog" / "tasks" / "task-10 - Lane.md").write_text(task_file("task-10", "Lane", "In Progress"))
+    (lane / "codex").mkdir()
+    (lane / "codex" / "charter-lane.md").write_text("# The lane's charter\n")
+    (lane / "codex" / "closeout-2026-11-02-loop1.md").write_text("# Closeout\n")
+    (lane / "codex" / "state-2026-11-02-loop1.jsonl").write_text(
+        json.dumps({"ts": "2026-11-02T18:00:00Z", "event": "landed", "task": "task-10"}) + "\n"
+    )
+    launch = (
+        f"You are the root of lane loop 1. Read the charter codex/charter-lane.md (sha256 {'c' * 64}) and work "
+        "the queue. When the loop is done, write the closeout to codex/closeout-2026-11-02-loop1.md."
+    )
+    write(
+        db.dsn,
+        [
+            session("lane-root", cwd=str(lane), started_at=at(8)),
+            MessageRow(
+                agent="claude", message_uid="lane-launch", session_uid="lane-root", agent_id="", role="user",
+                message_class="human_prompt", text=launch, ts=at(8) + timedelta(minutes=30), byte_offset=100,
+                line_number=2,
+            ),
+        ],
+    )  # fmt: skip
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        summary = collect(conn, [project, lane], [ME[1]])
+        tasks = conn.execute(
+            "SELECT r.path, t.task_id, t.status FROM ah.backlog_task AS t JOIN ah.repository AS r "
+            "ON r.id = t.repository_id WHERE t.task_id = 'task-10'"
+        ).fetchall()
+        files = conn.execute(
+            "SELECT r.path, m.kind, m.path FROM ah.loop_run_metadata AS m JOIN ah.repository AS r "
+            "ON r.id = m.repository_id ORDER BY m.path"
+        ).fetchall()
+        loops = conn.execute("SELECT loop_number, landed, progress_sources FROM ah.loops").fetchall()
+    assert [(r.path, r.state_lines, r.loop_files) for r in summary.repositories] == [(str(project), 0, 0),
+                                                                                      (str(lane), 1, 2)]  # fmt: skip
+    assert tasks == [(str(lane), "task-10", "In Progress")]
+    assert files == [(str(lane), "charter", "codex/charter-lane.md"),
+                     (str(lane), "closeout", "codex/closeout-2026-11-02-loop1.md")]  # fmt: skip
+    [(number, landed, sources)] = loops
+    assert (number, landed, sources["landed"], sources["commits"]) == (1, 1, "state_log", "repository")
+
+
+def test_blame_in_a_worktree_says_authored_by_me_from_its_row_else_its_main_repositorys(db, worktree):
+    project, lane, sha = worktree
+    b_sha = git(project, "log", "--format=%H", "-1", "--", "src/b.py").strip()  # c3, by the other author
+
+    def mine(path: Path) -> list[tuple[str | None, bool | None]]:
+        return [(x.sha, x.authored_by_me) for x in blame(conn, path).lines if x.text]
+
+    with psycopg.connect(db.dsn, autocommit=True) as conn:
+        before = mine(lane / "src" / "lane.py")
+        collect(conn, [project], [ME[1]])  # the worktree itself not collected: its main repository's rows
+        via_main = (mine(lane / "src" / "lane.py"), mine(lane / "src" / "b.py"))
+        collect(conn, [lane], [])  # its own row, read without [identity] emails: authorship not compared
+        own = mine(lane / "src" / "lane.py")
+        collect(conn, [lane], [ME[1]])
+        own_again = (mine(lane / "src" / "lane.py"), mine(lane / "src" / "b.py"))
+        repository = blame(conn, lane / "src" / "lane.py").repository
+    assert before == [(sha, None)]
+    assert via_main == ([(sha, True)], [(b_sha, False)])
+    assert own == [(sha, None)]  # the worktree's own row wins over its main repository's
+    assert own_again == ([(sha, True)], [(b_sha, False)])
+    assert repository == str(lane)
+
+
+def test_one_per_commit_puts_the_live_main_repository_first_and_names_every_other():
+    from datetime import UTC, datetime
+
+    from agent_history.read.why import CollectedCommit
+
+    def held(repo: str, *, gone: bool = False, worktree_of: str | None = None, sha: str = "ab" * 20):
+        t = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+        return CollectedCommit(repo, sha, "subj", t, False, True, None, [], gone=gone, worktree_of=worktree_of)
+
+    copies = [held("/a", worktree_of="/p"), held("/b", worktree_of="/p"), held("/c", gone=True), held("/p"),
+              held("/q", sha="cd" * 20)]  # fmt: skip
+    groups = one_per_commit(copies)
+    assert [[c.repository for c in g] for g in groups] == [["/p", "/a", "/b", "/c"], ["/q"]]
+    (main, *also), (alone,) = groups
+    assert main.sentence(sessions=["s-1"], also=also) == (
+        "in /p (also the worktree /a, the worktree /b and /c (gone)), authored by someone else at "
+        "2026-11-02 10:00 UTC; made in session s-1"
+    )
+    assert alone.sentence(sessions=[]) == "in /q, authored by someone else at 2026-11-02 10:00 UTC; no session made it"
 
 
 def test_collect_of_a_file_collects_the_repository_it_is_in_and_says_so(cli_env, own_tmp):

@@ -81,7 +81,8 @@ class WorkTree:
     the top level of its repository's main work tree — the same directory, except in a linked
     worktree (`git worktree add`), whose history, branches and reflogs are its main repository's
     (one ``.git`` directory: ``git rev-parse --git-common-dir``). The collector keys a
-    repository by `main`, so a worktree and its repository are one repository."""
+    repository by `top` (a worktree's own files are its own) and names `main` beside a linked
+    one; `read.why` says a commit both hold once, in `main`."""
 
     top: Path
     main: Path
