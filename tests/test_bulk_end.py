@@ -149,3 +149,28 @@ def test_compact_waits_for_a_snapshot_older_than_the_post_passes(server):
         with conn.transaction():
             conn.execute("SELECT pg_current_xact_id()")
             assert bulk.search_stats.older_snapshots(conn, bulk.search_stats.snapshot_horizon(conn)) == 0
+
+
+RECYCLE = "SELECT setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name = 'wal_recycle'"
+
+
+def test_wal_recycling_is_off_through_a_pass_and_back_after_its_end_its_stop_or_a_start(server):
+    """``wal_recycle`` off from `begin` until `finish`'s last checkpoint (`embedded.settle_wal`),
+    and back (the server's default: no line) when a pass stops or a server starts after a kill."""
+    owner, _, admin = server
+    with psycopg.connect(owner, autocommit=True) as conn:
+        try:
+            state = bulk.begin(conn, run_id=3, drop_indexes=False)
+            assert conn.execute(RECYCLE).fetchall() == [("off",)]
+            bulk.finish(conn, state)
+            assert conn.execute(RECYCLE).fetchall() == []
+            bulk.begin(conn, run_id=4, drop_indexes=False)
+            bulk.refresh_statistics(conn)  # a stopped pass: no checkpoint waited for
+            assert conn.execute(RECYCLE).fetchall() == []
+            bulk.finish(conn, bulk.pending(conn))
+            assert embedded.widen_for_bulk(conn) is True  # then the pass is killed
+            embedded._tune(admin)
+            assert conn.execute(RECYCLE).fetchall() == []
+            assert embedded.settle_wal(conn) is False  # nothing left to settle
+        finally:
+            embedded.narrow_after_bulk(conn, keep=())

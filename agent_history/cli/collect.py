@@ -1,10 +1,11 @@
 """`collect [PATH…] [--every S] [--json]` (issue 30): thin, over `ingest.collect`.
 
-Exit 2 when a PATH argument is not a repository or does not exist (a bad argument, as every
-command's usage errors; said in one line, after the other paths are collected); 1 when a
-configured path (``[repos] paths``) was not a repository or a repository could not be read
-(each said in one line; the others are collected); 2 when the connection may not write the
-collector tables.
+A PATH inside a repository (a subdirectory, a file) reads that repository; a linked worktree is
+a repository of its own, said with its main work tree (`ingest.collect`). Exit 2 when a PATH
+argument is in no repository or does not exist (a bad argument, as every command's usage errors;
+said in one line, after the other paths are collected); 1 when a configured path (``[repos]
+paths``) was not a repository or a repository could not be read (each said in one line; the
+others are collected); 2 when the connection may not write the collector tables.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from agent_history.cli.output import console, count, fail, print_event, print_js
 @app.command("collect")
 def collect_cmd(
     paths: list[Path] = typer.Argument(
-        None, help="Checkouts to read (default: [repos] paths, else the repositories sessions ran in)."
+        None,
+        help="Checkouts to read (default: [repos] paths, else the repositories sessions ran in). A "
+        "directory or file inside one reads the checkout it is in.",
     ),
     every: float = typer.Option(
         None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
@@ -31,7 +34,9 @@ def collect_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Read repositories with git: commits, trailers, pushes, Backlog.md tasks and their status changes,
-    skills, plugins, permission rules, loop charters and closeouts. Exit 2 when a PATH is not a
+    skills, plugins, permission rules, loop charters and closeouts. A linked worktree (`git worktree
+    add`) is a repository of its own, its work-tree files its own, said with its main work tree; a
+    file is taken as the repository it is in (said in one line). Exit 2 when a PATH is in no
     repository (the others are collected), 1 when a configured path is not one or a repository
     could not be read."""
     from agent_history.db.roles import collector_role_problem
@@ -80,8 +85,9 @@ def collect_cmd(
         else:
             for r in summary.repositories:
                 if r.state == "collected":
+                    shown = r.path + (f" (a worktree of {r.worktree_of})" if r.worktree_of else "")
                     console.print(
-                        f"{r.path}: {count(r.commits, 'commit')} ({r.commits_new:,} new, {r.on_default_branch:,} on "
+                        f"{shown}: {count(r.commits, 'commit')} ({r.commits_new:,} new, {r.on_default_branch:,} on "
                         f"{r.default_branch or 'no default branch'}), {count(r.pushes, 'push', 'pushes')}, "
                         f"{count(r.tasks, 'task')}, {count(r.status_changes, 'status change')}, "
                         f"{count(r.skills, 'project skill')}, {count(r.permission_rules, 'permission rule')}, "

@@ -30,7 +30,7 @@ def why_cmd(
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Which session, tool call, prompt (and sub-agent brief) produced a commit."""
-    from agent_history.read.why import why_of
+    from agent_history.read.why import one_per_commit, why_of
 
     req = _ask(why_request, {"sha": sha})
     db = database()
@@ -42,9 +42,9 @@ def why_cmd(
         )
         _found(bool(origins or collected))
         return
-    for c in collected:
+    for c, *also in one_per_commit(collected):  # one line per commit, its other repositories named
         console.print(
-            f"{c.sha[:12]} {c.sentence(sessions=[o.session.session_uid for o in origins])}",
+            f"{c.sha[:12]} {c.sentence(sessions=[o.session.session_uid for o in origins], also=also)}",
             soft_wrap=True,
             markup=False,
         )

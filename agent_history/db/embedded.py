@@ -77,9 +77,22 @@ BULK_SETTINGS: dict[str, str] = {
     "max_wal_size": "1GB",
     # the other trigger of a checkpoint (PostgreSQL default 5min)
     "checkpoint_timeout": "30min",
+    # A checkpoint renames the segments it frees into future ones ("recycled"), as many as it
+    # estimates the next cycle will use: (1 + checkpoint_completion_target) × 1.1 × the largest
+    # recent distance between checkpoints, capped at max_wal_size (PostgreSQL's XLOGfileslop;
+    # docs: wal-configuration). A segment ahead of the insert position is never removed, so the
+    # ones a checkpoint of the pass recycled under 1GB stayed after its end: 520 MB of pg_wal
+    # after a ×100 load, 134 MB at ×30 with mid-pass checkpoints. Off, a checkpoint deletes them
+    # and a new segment is created when the WAL reaches it (`settle_wal` turns it back on).
+    "wal_recycle": "off",
 }
-"""Server settings for the length of a bulk pass (`widen_for_bulk`, `narrow_after_bulk`): crash
-safety is unchanged (a checkpoint bounds recovery time, not what survives a crash)."""
+"""Server settings for the length of a bulk pass (`widen_for_bulk`, `narrow_after_bulk`,
+`settle_wal`): crash safety is unchanged (a checkpoint bounds recovery time, not what survives a
+crash)."""
+
+KEPT_UNTIL_SETTLED: tuple[str, ...] = ("wal_recycle",)
+"""`BULK_SETTINGS` that `narrow_after_bulk` leaves for `settle_wal` to put back, after the
+checkpoint that must run with them."""
 
 BULK_SETTINGS_SWITCH = "agent_history.bulk_checkpoints"
 """A custom setting: ``'off'`` in ``postgresql.auto.conf`` keeps the checkpoint settings through
@@ -119,21 +132,42 @@ def widen_for_bulk(conn: psycopg.Connection) -> bool:
     return True
 
 
-def narrow_after_bulk(conn: psycopg.Connection) -> bool:
+def narrow_after_bulk(conn: psycopg.Connection, *, keep: tuple[str, ...] = KEPT_UNTIL_SETTLED) -> bool:
     """Undo `widen_for_bulk` (the `SERVER_SETTINGS` value again, or the server's default for a
-    setting they do not name) when ``postgresql.auto.conf`` still holds a `BULK_SETTINGS` value;
-    the next checkpoint then removes the WAL beyond ``max_wal_size``. Returns whether it changed
-    anything. `conn` is autocommit, outside a transaction. (A server started meanwhile was set
-    back by `_tune` already.)"""
+    setting they do not name) for the `BULK_SETTINGS` not in `keep` whose value
+    ``postgresql.auto.conf`` still holds; by default ``wal_recycle`` stays off until
+    `settle_wal`'s checkpoint (``keep=()``: every one, for a pass that ends without it). Returns
+    whether it changed anything. `conn` is autocommit, outside a transaction. (A server started
+    meanwhile was set back by `_tune` already.)"""
     conf = _auto_conf(conn)
-    if conf is None or not any(conf.get(name) == value for name, value in BULK_SETTINGS.items()):
+    names = [name for name, value in BULK_SETTINGS.items() if name not in keep and conf and conf.get(name) == value]
+    if not names:
         return False
-    for name in BULK_SETTINGS:
+    for name in names:
         if name in SERVER_SETTINGS:
             conn.execute(f"ALTER SYSTEM SET {name} = '{SERVER_SETTINGS[name][0]}'")
         else:
             conn.execute(f"ALTER SYSTEM RESET {name}")
     conn.execute("SELECT pg_reload_conf()")
+    return True
+
+
+def settle_wal(conn: psycopg.Connection) -> bool:
+    """After a bulk pass's end: a ``CHECKPOINT`` while ``wal_recycle`` is still off, so every
+    segment before its redo point is deleted rather than renamed into a future one — ``pg_wal``
+    keeps the segment being written and at most the one the checkpointer pre-allocates when
+    that one is ¾ full (PostgreSQL's PreallocXlogFiles), ≤ ``min_wal_size`` (2 segments of 16 MB)
+    — then every `BULK_SETTINGS` value left is put back (`narrow_after_bulk` with ``keep=()``).
+    Nothing when the pass did not widen the settings (`widen_for_bulk` returned False). Returns
+    whether it ran. `conn` is autocommit, outside a transaction."""
+    conf = _auto_conf(conn)
+    if conf is None or not any(conf.get(name) == BULK_SETTINGS[name] for name in KEPT_UNTIL_SETTLED):
+        return False
+    try:
+        conn.execute("CHECKPOINT")
+    except psycopg.errors.InsufficientPrivilege:
+        pass  # ALTER SYSTEM worked, so this is rare (a superuser-like grant without pg_checkpoint)
+    narrow_after_bulk(conn, keep=())
     return True
 
 
@@ -462,7 +496,7 @@ def _tune(admin_dsn: str) -> set[str]:
         if changed:
             conn.execute("SELECT pg_reload_conf()")
         # a bulk pass that widened the checkpoint settings and did not end (killed, crashed)
-        narrow_after_bulk(conn)
+        narrow_after_bulk(conn, keep=())
     return changed
 
 

@@ -18,9 +18,11 @@ and row ids are the bulk path's too):
   build of the whole index is cheaper than maintaining it row by row through the load;
   measured in docs/performance.md); otherwise they are kept;
 - on the embedded server, the checkpoint settings are widened for the pass
-  (`db.embedded.widen_for_bulk`: fewer checkpoints, so fewer full-page images in the WAL) and put
-  back at its end or stop (`db.embedded.narrow_after_bulk`), before the ``CHECKPOINT`` that lets
-  the WAL be recycled (docs/performance.md, decision 8).
+  (`db.embedded.widen_for_bulk`: fewer checkpoints, so fewer full-page images in the WAL; and no
+  WAL segment recycled into a future one, which would outlive the pass) and put back at its end
+  or stop (`db.embedded.narrow_after_bulk`); the last step of `finish` is the ``CHECKPOINT``
+  that deletes the pass's WAL segments (`db.embedded.settle_wal`; docs/performance.md,
+  decision 8).
 
 After the end — or beside its transaction, on a second connection when the caller has one (the
 loader's writer connection, idle by then) — a pass that rebuilt the indexes also compacts
@@ -134,7 +136,7 @@ def refresh_statistics(conn: psycopg.Connection) -> None:
     still ends it). Search ranks what was loaded correctly meanwhile. `conn` is autocommit."""
     with conn.transaction():
         recompute_statistics(conn)
-    embedded.narrow_after_bulk(conn)
+    embedded.narrow_after_bulk(conn, keep=())  # a stopping pass does not wait for a checkpoint
 
 
 COMPACT_TABLES: tuple[str, ...] = ("model_call", "session", "file_touch")
@@ -223,13 +225,16 @@ def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connectio
     second autocommit connection, idle: the loader's writer connection) the compaction runs on it
     at the same time as the end's transaction — they touch other tables (`COMPACT_TABLES` against
     the corpora, ``ah.search_*`` and ``ah.meta``) — instead of after it; the rebuilds and
-    `END_COMPACT` follow both. Returns the tables compacted.
+    `END_COMPACT` follow both. Last, on an embedded server whose settings the pass widened, the
+    checkpoint that deletes the pass's WAL segments (`db.embedded.settle_wal`). Returns the
+    tables compacted.
 
     Other passes (other hosts') may have loaded beside the bulk pass with the triggers off:
     `search_stats.LOCK_CORPORA` makes the recount see every committed row and the next batch wait for the
     enabled triggers, so the statistics equal a recount of the stored rows."""
     if not state.indexes:
         _end(conn, state)
+        embedded.settle_wal(conn)
         return []
     horizon = search_stats.snapshot_horizon(conn)
     if helper is None:
@@ -243,7 +248,9 @@ def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connectio
             finally:
                 done = compacted.result()
     reindex(conn)
-    return done + _with_lock_timeout(conn, search_stats.vacuum_full, END_COMPACT)
+    done = done + _with_lock_timeout(conn, search_stats.vacuum_full, END_COMPACT)
+    embedded.settle_wal(conn)  # the pass's WAL segments deleted, the settings all put back
+    return done
 
 
 def _end(conn: psycopg.Connection, state: BulkState) -> None:

@@ -4,6 +4,12 @@
 `db.tables.repos`), one transaction per repository:
 
 1. ``ah.repository``: the top-level path, name, default branch (`git.default_branch`), shallow flag.
+   A repository is a work tree's top level (`git.work_tree`): a directory or file inside one is
+   collected as the work tree it is in (a file given is said in one line). A linked worktree
+   (`git worktree add`) is a repository of its own — its work-tree files (Backlog tasks, loop
+   state logs, charters and closeouts, project skills) are its own, so a loop whose lane lives
+   there finds it — and its result's ``worktree_of`` names its main work tree. The two rows
+   hold the same commits (one shared history); `read.why` prints such a commit on one line.
 2. ``ah.repo_commit`` / ``ah.repo_commit_file``: every commit on a local branch (`repos.log`),
    whether and when it reached the default branch (`log.reached_default` over the first-parent
    chain); ``authored_by_me`` from `emails` (never an address). Commits no branch holds any more
@@ -32,8 +38,9 @@ tips read last; the next run reads only commits not reachable from them and the 
 status history after its old tip, and brings the stored commits to what a full read gives; a tip
 no longer an ancestor of its branch (a rewritten history) makes it read everything again.
 
-Then every known repository whose path is no longer a repository's top level is marked ``gone``
-(its rows kept). Bad input is one line in `CollectSummary.lines` and never an exception: a path
+Then every known repository whose path is no longer a work tree's top level is marked ``gone``
+(its rows kept; a linked worktree is never gone for being one). Bad input is one line in
+`CollectSummary.lines` and never an exception: a path
 that is not a repository, a shallow clone (collected, history incomplete), a git failure in one
 repository (that repository's transaction rolled back, the others go on). Every write is an
 upsert guarded by ``IS DISTINCT FROM`` or ``DO NOTHING``, so a second run changes nothing.
@@ -89,6 +96,9 @@ class RepoResult:
     """How the commit history was read: full | incremental | rewritten (re-read: a branch tip
     read before is no longer an ancestor of its ref)."""
     shallow: bool = False
+    worktree_of: str | None = None
+    """When this repository is a linked worktree (`git worktree add`): its main work tree's path
+    (`git.WorkTree.main`); None for a main work tree."""
     changed: int = 0
     """Rows inserted or updated by this run (0 on a second run over an unchanged repository)."""
 
@@ -166,10 +176,10 @@ def collect(
             summary.lines.append(f"unreadable {p.path}: {p.detail} (the rest is collected)")
             _issue(conn, None, p.path, "unreadable_config", p.detail)
         repo_rows.clear_user_config_issues(conn, [p.path for p in problems])
-    seen: set[str] = set()
+    seen: dict[Path, RepoResult] = {}
     for path in paths:
-        top = git.toplevel(path)
-        if top is None:
+        where = git.work_tree(path)
+        if where is None:
             if repo_rows.repository_known(conn, str(path)):
                 continue  # reported below as gone
             if skip_not_repositories:
@@ -182,16 +192,20 @@ def collect(
                 conn, None, str(path), "not_a_repository", "does not exist" if missing else "not inside a git work tree"
             )
             continue
-        if str(top) in seen:
+        top = where.top
+        if path.is_file():
+            summary.lines.append(f"{path} is a file: collecting the repository it is in, {top}")
+        if top in seen:
             continue
-        seen.add(str(top))
         try:
             with conn.transaction():
-                result = _collect_one(conn, top, emails, summary.lines)
+                seen[top] = _collect_one(conn, top, emails, summary.lines)
         except git.GitError as exc:
-            result = RepoResult(str(top), "failed")
+            seen[top] = RepoResult(str(top), "failed")
             summary.lines.append(f"skipped {top}: {exc}")
-        summary.repositories.append(result)
+        if where.linked:
+            seen[top].worktree_of = str(where.main)
+        summary.repositories.append(seen[top])
     skipped: dict[str, int] = {}
     for r in summary.repositories:
         if r.ci_skipped and r.ci_skipped != NO_GITHUB_REMOTE:
@@ -225,11 +239,18 @@ def _record_run(conn: psycopg.Connection, started: datetime, summary: CollectSum
 
 
 def _newly_gone(conn: psycopg.Connection) -> list[str]:
-    gone = [path for path in repo_rows.live_repository_paths(conn) if git.toplevel(Path(path)) != Path(path)]
+    gone = [path for path in repo_rows.live_repository_paths(conn) if _top_of(Path(path)) != Path(path)]
     if gone:
         with conn.transaction():
             repo_rows.mark_repositories_gone(conn, gone)
     return gone
+
+
+def _top_of(path: Path) -> Path | None:
+    """The top level of the work tree `path` is in (`git.work_tree`; a linked worktree's is its
+    own), None outside one: a collected path that is no longer a top level is gone."""
+    where = git.work_tree(path)
+    return where.top if where else None
 
 
 def _issue(conn: psycopg.Connection, repo_id: int | None, path: str, kind: str, detail: str) -> int:

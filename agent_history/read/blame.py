@@ -3,8 +3,9 @@
 - A **committed** line: its commit from ``git blame --porcelain`` (`repos.git.blame`, parsed by
   `repos.blame.parse_porcelain`); the session and git event that made the commit (`read.why.why`:
   the first *commit* event whose printed sha names it, so pushes never count), the tool call
-  that ran it and the last human prompt before it; and, when `collect` read the repository,
-  whether you authored it (`read.why.collected_commits`).
+  that ran it and the last human prompt before it; and, when `collect` read the work tree (or,
+  for a linked worktree not collected, its main work tree: `repos.git.work_tree`), whether you
+  authored it (`read.why.collected_commits`).
 - An **uncommitted** line (git's all-zero sha, or every line of an untracked file): the newest
   Edit / MultiEdit / Write / apply_patch call (a create or edit `ah.file_touch` of the file, not
   failed) whose written content (`repos.blame.lines_written`) holds the line, compared without
@@ -239,17 +240,18 @@ def blame(conn: psycopg.Connection, target: Path, first: int | None = None, last
     if not stat.S_ISREG(mode):
         raise BlameError(f"not a regular file: {target}")
     path = given.resolve()
-    top = git.toplevel(path.parent)
-    if top is None:
+    where = git.work_tree(path)
+    if where is None:
         raise BlameError(f"not in a git work tree: {target}")
-    top = top.resolve()
+    top = where.top
     paths = list(dict.fromkeys([str(given), str(path)]))
     tops = list(dict.fromkeys([str(top), *(str(p) for p in given.parents if p.resolve() == top)]))
     raw = _git_lines(top, path, first, last)
     commits: dict[str, tuple[LineOrigin | None, bool | None]] = {}
     for sha in {x.sha for x in raw if x.sha}:
-        mine = [c.authored_by_me for c in collected_commits(conn, sha) if c.repository == str(top)]
-        commits[sha] = (_commit_origin(conn, sha), mine[0] if mine else None)
+        held = {c.repository: c.authored_by_me for c in collected_commits(conn, sha)}
+        mine = next((held[p] for p in (str(where.top), str(where.main)) if p in held), None)
+        commits[sha] = (_commit_origin(conn, sha), mine)
     queries = {_query(x) for x in raw if x.text.strip() and not (x.sha and commits[x.sha][0])}
     by_call = _call_origins(conn, paths, tops, queries)
     lines = []

@@ -10,7 +10,11 @@ abbreviated shas; a user may paste the full one). For each match, commits before
   session, else whose ``spawn_uid`` is the session's ``spawn_uid`` (same agent).
 `collected_commits(sha)` adds what `collect` read from the repositories (issue 30), so `why`
 answers for a commit no agent printed: "in <repo>, authored by you/someone else at T; no
-session made it".
+session made it". Several repositories may hold one commit — a repository and its linked
+worktree (`git worktree add`, collected as a repository of its own) share their history, as do
+two clones: `why_of` names the linked worktrees among them (`repos.git.work_tree`) and
+`one_per_commit` groups them, so a commit is said once, in its main repository, naming the
+others ("in /p/project (also the worktree /p/lane), …").
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 
 from agent_history.model import classes
 from agent_history.read.requests import WhyRequest
+from agent_history.repos import git
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
 from agent_history.timestamps import minute
@@ -259,12 +265,19 @@ class CollectedCommit:
     on_default_branch: bool
     reached_default_at: datetime | None
     task_ids: list[str]
+    gone: bool = False
+    """Whether `collect` marked the repository gone (no longer a work tree here; rows kept)."""
+    worktree_of: str | None = None
+    """The path of another repository holding this commit whose linked worktree this repository
+    is (set by `why_of`; None otherwise)."""
 
-    def sentence(self, *, sessions: Sequence[str]) -> str:
+    def sentence(self, *, sessions: Sequence[str], also: Sequence[CollectedCommit] = ()) -> str:
         """``in <repo>, authored by you at <T>; made in session <uid>`` — or ``made in 2 sessions:
         <uid>, <uid>`` or ``no session made it``, from `sessions`, the session uids of the commit's
         origins (`why`; repeats counted once). The author part says "someone else", or "an
-        author not compared" without ``[identity] emails``."""
+        author not compared" without ``[identity] emails``. `also`: the other repositories
+        holding the commit (`one_per_commit`), named after the repository: ``in <repo> (also the
+        worktree <path> and <path> (gone)), …``."""
         who = {True: "you", False: "someone else", None: "an author not compared (no [identity] emails)"}
         uids = list(dict.fromkeys(sessions))
         if not uids:
@@ -273,8 +286,12 @@ class CollectedCommit:
             made = f"made in session {uids[0]}"
         else:
             made = f"made in {len(uids)} sessions: {', '.join(uids)}"
+        held = ""
+        if also:
+            places = [("the worktree " if o.worktree_of else "") + o.repository + " (gone)" * o.gone for o in also]
+            held = f" (also {places[0] if len(places) == 1 else ', '.join(places[:-1]) + ' and ' + places[-1]})"
         return (
-            f"in {self.repository}, authored by {who[self.authored_by_me]} at "
+            f"in {self.repository}{held}, authored by {who[self.authored_by_me]} at "
             f"{minute(self.committed_at.astimezone(UTC))} UTC; {made}"
         )
 
@@ -289,8 +306,8 @@ def _iso(ts: datetime | None) -> str | None:
 
 
 def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommit]:
-    """Collected commits whose sha starts with `sha` (one per repository holding it); [] before
-    migration 0019 or when none. Raises BadSha."""
+    """Collected commits whose sha starts with `sha`, one per repository holding it (gone ones
+    too), by repository path; [] before migration 0019 or when none. Raises BadSha."""
     sha = sha.strip().lower()
     if not SHA.match(sha):
         raise BadSha(f"not a commit sha: {sha!r} (7–40 hex digits)")
@@ -299,7 +316,7 @@ def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommi
     rows = conn.execute(
         """
         SELECT r.path, c.sha, c.subject, c.committed_at, c.authored_by_me, c.on_default_branch, c.reached_default_at,
-               c.task_ids
+               c.task_ids, r.gone
         FROM ah.repo_commit AS c JOIN ah.repository AS r ON r.id = c.repository_id
         WHERE c.sha LIKE %s ORDER BY r.path
         """,
@@ -308,11 +325,47 @@ def collected_commits(conn: psycopg.Connection, sha: str) -> list[CollectedCommi
     return [CollectedCommit(*r) for r in rows]
 
 
+def name_worktrees(collected: list[CollectedCommit]) -> None:
+    """Set `CollectedCommit.worktree_of` of each commit in `collected` held by a linked worktree
+    of another repository holding the same sha (`repos.git.work_tree` of each repository of a
+    sha held more than once; a path that is no longer a work tree here, or where git fails,
+    names nothing)."""
+    paths: dict[str, set[str]] = {}
+    for c in collected:
+        paths.setdefault(c.sha, set()).add(c.repository)
+    mains: dict[str, str | None] = {}
+    for c in collected:
+        if len(paths[c.sha]) < 2:
+            continue
+        if c.repository not in mains:
+            try:
+                where = git.work_tree(Path(c.repository))
+            except git.GitError:  # git too slow there: the repository names no main one
+                where = None
+            linked = where is not None and where.linked and str(where.top) == c.repository
+            mains[c.repository] = str(where.main) if linked else None
+        main = mains[c.repository]
+        c.worktree_of = main if main in paths[c.sha] else None
+
+
+def one_per_commit(collected: list[CollectedCommit]) -> list[list[CollectedCommit]]:
+    """`collected` grouped by sha (in the order first met), each group's main repository first:
+    a live repository before a gone one, then one that is no other's linked worktree, then by
+    path — the first is the one `CollectedCommit.sentence` speaks of, the rest its `also`."""
+    groups: dict[str, list[CollectedCommit]] = {}
+    for c in collected:
+        groups.setdefault(c.sha, []).append(c)
+    return [sorted(g, key=lambda c: (c.gone, c.worktree_of is not None, c.repository)) for g in groups.values()]
+
+
 def why_of(conn: psycopg.Connection, req: WhyRequest) -> tuple[list[CommitOrigin], list[CollectedCommit]]:
     """The answer to a `read.requests.WhyRequest`: ``(origins, collected)`` — `why`'s git events
     of sessions in ``req.namespaces`` (every namespace when empty) and `collected_commits` — the
-    one answer the CLI's ``why``, the MCP ``why`` tool and the web UI's ``/api/why`` give."""
+    one answer the CLI's ``why``, the MCP ``why`` tool and the web UI's ``/api/why`` give; the
+    linked worktrees among the repositories named (`name_worktrees`)."""
     origins = why(conn, req.sha)
     if req.namespaces:
         origins = [o for o in origins if o.session.namespace in req.namespaces]
-    return origins, collected_commits(conn, req.sha)
+    collected = collected_commits(conn, req.sha)
+    name_worktrees(collected)
+    return origins, collected

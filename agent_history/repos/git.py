@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT_S = 300
@@ -72,6 +73,63 @@ def toplevel(path: Path) -> Path | None:
         return None
     text = out.decode("utf-8", "surrogateescape").strip()
     return Path(text) if text else None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkTree:
+    """Where a path lies in git: `top`, the top level of the work tree holding it, and `main`,
+    the top level of its repository's main work tree — the same directory, except in a linked
+    worktree (`git worktree add`), whose history, branches and reflogs are its main repository's
+    (one ``.git`` directory: ``git rev-parse --git-common-dir``). The collector keys a
+    repository by `top` (a worktree's own files are its own) and names `main` beside a linked
+    one; `read.why` says a commit both hold once, in `main`."""
+
+    top: Path
+    main: Path
+
+    @property
+    def linked(self) -> bool:
+        """Whether `top` is a linked worktree of the repository at `main`."""
+        return self.top != self.main
+
+
+def work_tree(path: Path) -> WorkTree | None:
+    """The work tree holding `path` (a directory, or a file: its directory) and its repository's
+    main work tree, both resolved (symbolic links followed); None when `path` is not in a git
+    work tree or does not exist. A linked worktree's main work tree is the first entry of
+    ``git worktree list --porcelain`` (git lists the main one first), taken when it exists and
+    shares the worktree's common directory; a bare main repository (no main work tree) or a
+    main work tree moved without ``git worktree repair`` leaves the worktree its own `main`."""
+    folder = path if path.is_dir() else path.parent if path.is_file() else None
+    if folder is None:
+        return None
+    try:
+        out = run(folder, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", check=False)
+    except GitError:
+        return None
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) != 3:
+        return None  # outside a work tree (inside a .git directory, a bare repository)
+    # the directories may be printed relative to `folder` (git's working directory)
+    top, git_dir, common = ((folder / x).resolve() for x in lines)
+    if git_dir == common:
+        return WorkTree(top, top)
+    return WorkTree(top, _main_work_tree(top, common) or top)
+
+
+def _main_work_tree(top: Path, common: Path) -> Path | None:
+    """The main work tree of the linked worktree `top` whose common directory is `common`, or
+    None (a bare main repository, or one that is no longer where git recorded it)."""
+    out = run(top, "worktree", "list", "--porcelain", "-z", check=False)
+    first = out.decode("utf-8", "surrogateescape").split("\0\0", 1)[0].split("\0")
+    if not first[0].startswith("worktree ") or "bare" in first[1:]:
+        return None
+    main = Path(first[0].removeprefix("worktree "))
+    if not main.is_dir():
+        return None
+    shared = run(main, "rev-parse", "--git-common-dir", check=False)
+    text = shared.decode("utf-8", "surrogateescape").strip()
+    return main.resolve() if text and (main / text).resolve() == common else None
 
 
 def is_shallow(repo: Path) -> bool:

@@ -2,7 +2,9 @@
 
 Each handler is ``(request, conn, pages) -> Response`` and runs inside `app.page` (one guarded
 reader connection per request). Filters are plain GET parameters, so every page works without
-JavaScript and every view is a URL that can be bookmarked.
+JavaScript and every view is a URL that can be bookmarked. The list pages (``/search``,
+``/sessions``, ``/usage`` and its charts' ``/api/usage``) refuse a namespace no file has with
+the CLI's line, a 400 (`read.catalog.check_filter_values`, as the JSON routes of `web.api`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from agent_history.ingest.status import catalogue_status
 from agent_history.model import classes
 from agent_history.model.classes import CLASS_GROUPS
 from agent_history.read.analytics import IDLE_GAP, row_counts, server_facts, session_analytics
-from agent_history.read.catalog import catalogue_agents, catalogue_namespaces
+from agent_history.read.catalog import catalogue_agents, catalogue_namespaces, check_filter_values
 from agent_history.read.efficiency import efficiency_report, totals_of
 from agent_history.read.loops import list_loops, loops_by_session
 from agent_history.read.requests import agents_of, search_request, sessions_request, time_range, usage_request
@@ -101,8 +103,10 @@ def _int(request: Request, name: str, default: int, lo: int = 1, hi: int = 2**63
 
 
 def search_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
-    """Search: query, mode, filters; hits with highlighted snippets, provenance and a link to the hit."""
+    """Search: query, mode, filters; hits with highlighted snippets, provenance and a link to the
+    hit. A namespace no file has is a 400 with the CLI's line (as ``/api/search``)."""
     f = filters_of(request)
+    check_filter_values(conn, f.namespaces, flags=False)
     q = request.query_params
     text = q.get("q", "").strip()
     group = q.get("class", "conversational")
@@ -180,10 +184,11 @@ def _form(request: Request, agents: tuple[str, ...], namespaces: tuple[str, ...]
 def sessions_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Response:
     """Sessions: filters, sort, sub-agents nested under their parent, loop badges, paging. The
     filters build `read.requests.SessionsRequest` (`sessions_request`, as ``/api/sessions`` and
-    the CLI do): an unknown parameter, a bad time or health grade, an unknown agent or host is a
-    400 with the request's one-line error."""
+    the CLI do): an unknown parameter, a bad time or health grade, an unknown agent, host or
+    namespace is a 400 with the request's one-line error."""
     params, own = request_params(request, local=("sort", "page"))
     req = sessions_request({**params, "limit": SESSIONS_PER_PAGE}, flags=False)
+    check_filter_values(conn, req.namespaces, flags=False)
     check_hosts(conn, req.hosts, flags=False)
     sort = own.get("sort") or "date"
     n = _int(request, "page", 1, hi=(2**63 - 1) // SESSIONS_PER_PAGE)  # the offset is a bigint
@@ -274,9 +279,11 @@ def secrets_page(request: Request, conn: psycopg.Connection, pages: Pages) -> Re
 def _usage(request: Request, conn: psycopg.Connection):
     """``(request, form values, usage cells)`` for the usage page and its charts' JSON: the
     filters build `read.requests.UsageRequest` (`usage_request`, as ``/api/usage/report`` and the
-    CLI do) with the page's days in UTC (`read.usage_cells.usage_cells` buckets by UTC day)."""
+    CLI do) with the page's days in UTC (`read.usage_cells.usage_cells` buckets by UTC day); a
+    namespace no file has is a 400 with the CLI's line."""
     params, _own = request_params(request, local=("now",))
     req = usage_request({**params, "timezone": "UTC"}, flags=False)
+    check_filter_values(conn, req.namespaces, flags=False)
     cells = usage_cells(
         conn,
         agents=req.agents,

@@ -7,7 +7,8 @@ bad argument reads as it does on the command line and in the web UI.
 - `why` — the session, tool call, prompt and sub-agent brief behind a commit (`read.why.why`),
   filtered to the scope's namespaces, and the commit as `collect` read it from a repository
   (`read.why.collected_commits`) with the CLI's sentence: "in <repo>, authored by you/someone
-  else at T; no session made it" (or "made in session <uid>", "made in 2 sessions: <uid>, <uid>").
+  else at T; no session made it" (or "made in session <uid>", "made in 2 sessions: <uid>, <uid>"),
+  one entry per commit naming the other repositories that hold it ("(also the worktree <path>)").
 - `touched` — sessions that read/created/edited/deleted files matching a path or glob
   (`read.touched.touched`), newest first.
 """
@@ -26,7 +27,7 @@ from agent_history.read.resume import resume_of_ref
 from agent_history.read.sessions import is_excluded
 from agent_history.read.timeline import timeline_of
 from agent_history.read.touched import touched_of
-from agent_history.read.why import why_of
+from agent_history.read.why import one_per_commit, why_of
 from agent_history.search.summaries import summaries_for_sessions
 
 MAX_EVENTS = 100
@@ -84,13 +85,16 @@ def session_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any]
 
 def why_handler(conn: psycopg.Connection, scope: Scope, args: dict[str, Any], env: ToolEnv) -> dict[str, Any]:
     """`why` tool: ``{"sha", "origins": [{op, sha, branch, subject, ts, session, command, prompt, brief…}],
-    "collected": [{repository, sha, subject, committed_at, authored_by_me, …, sentence}]}``."""
+    "collected": [{repository, sha, subject, committed_at, authored_by_me, …, sentence, also}]}``:
+    one entry per commit (`read.why.one_per_commit`), its main repository's, ``also`` holding the
+    other repositories' entries (a linked worktree, a clone)."""
     req = why_request({**args, "namespaces": _namespaces(scope)}, flags=False)
     found, commits = why_of(conn, req)
     origins = [o.as_dict() for o in found]
+    uids = [o["session"]["session_uid"] for o in origins]
     collected = [
-        {**c.as_dict(), "sentence": c.sentence(sessions=[o["session"]["session_uid"] for o in origins])}
-        for c in commits
+        {**c.as_dict(), "sentence": c.sentence(sessions=uids, also=also), "also": [x.as_dict() for x in also]}
+        for c, *also in one_per_commit(commits)
     ]
     return {"sha": args["sha"], "origins": origins, "collected": collected}
 
