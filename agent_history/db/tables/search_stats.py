@@ -72,13 +72,18 @@ def no_message(conn: psycopg.Connection) -> bool:
 
 def gin_indexes(conn: psycopg.Connection) -> dict[str, str]:
     """The GIN indexes of the `CORPORA`'s vectors (``tsv``, ``terms``): name → definition
-    (``CREATE INDEX …``)."""
+    (``CREATE INDEX …``).
+
+    ``pg_get_indexdef`` runs only on the corpora's own indexes (picked by ``indrelid``) and the
+    definition is matched here: a ``LIKE`` on ``pg_indexes.indexdef`` let the planner call it on
+    every index of the database first, and another backend's temporary staging index dropped
+    meanwhile raised "could not open relation with OID" (seen in tests/test_bulk_load.py)."""
     rows = conn.execute(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'ah' AND tablename = ANY(%s) "
-        "AND (indexdef LIKE '%%USING gin (tsv)%%' OR indexdef LIKE '%%USING gin (terms%%') ORDER BY indexname",
-        (list(CORPORA),),
+        "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid "
+        "WHERE x.indrelid = ANY(%s::regclass[]) ORDER BY i.relname",
+        ([f"ah.{t}" for t in CORPORA],),
     ).fetchall()
-    return dict(rows)
+    return {name: d for name, d in rows if "USING gin (tsv)" in d or "USING gin (terms" in d}
 
 
 def drop_index(conn: psycopg.Connection, name: str) -> None:
