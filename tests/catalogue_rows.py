@@ -91,6 +91,22 @@ def message(
     )
 
 
+def user_message(uid: str, text: str, session: str = "s1", *, attachments: list[dict] | None = None) -> MessageRow:
+    """A Claude Code user message `uid` of session `session` with `text`, at 2026-01-02 03:04:05
+    UTC, no byte offset (the row the write-pipeline and search-vector tests encode and send);
+    `attachments` as `MessageRow.attachments` (None: unknown)."""
+    return MessageRow(
+        agent="claude",
+        message_uid=uid,
+        session_uid=session,
+        agent_id="",
+        role="user",
+        text=text,
+        ts=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        attachments=attachments,
+    )
+
+
 def tool_call(
     uid: str,
     session_uid: str,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TestDatabase, clone_database, drop_database
+from tests.conftest import TestDatabase, clone_database, drop_database, existing_database
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +23,12 @@ def corpus_db(pg_server, corpus_template) -> TestDatabase:
 
 
 @pytest.fixture
-def corpus_rw_db(pg_server, corpus_template) -> TestDatabase:
-    """A fresh database with the corpus indexed, for one test (it may write)."""
-    database = clone_database(pg_server, corpus_template, "w")
+def corpus_rw_db(pg_server, corpus_template, clone_pool) -> TestDatabase:
+    """A fresh database with the corpus indexed, for one test (it may write); copied while the
+    previous test ran and dropped while the next one runs (`conftest.clone_pool`)."""
+    database = existing_database(pg_server, clone_pool.take(corpus_template, "w"))
     yield database
-    drop_database(database)
+    clone_pool.give_back(database.name)
 
 
 def cli_environment(

@@ -10,7 +10,6 @@ import shutil
 import sys
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import psycopg
 
@@ -21,6 +20,7 @@ from agent_history.ingest.loader import Loader
 from agent_history.ingest.vectors_stage import VectorStage
 from agent_history.ingest.writer import Encoded, Part, Pending, encode_parts, send
 from agent_history.model.rows import MessageRow, ToolCallRow
+from tests.catalogue_rows import user_message
 from tests.homes import sources_for
 from tests.term_form import terms_differ
 
@@ -32,18 +32,6 @@ NAMESPACES = (
 """A small home from the shared corpus: Codex and Claude Code sessions with tool calls."""
 
 
-def _message(uid: str, text: str, session: str = "s1") -> MessageRow:
-    return MessageRow(
-        agent="claude",
-        message_uid=uid,
-        session_uid=session,
-        agent_id="",
-        role="user",
-        text=text,
-        ts=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
-    )
-
-
 def _tool_call(uid: str, inp: str, output: str) -> ToolCallRow:
     return ToolCallRow(
         agent="claude", tool_call_uid=uid, session_uid="s1", agent_id="", name="Bash", input=inp, output=output
@@ -51,11 +39,11 @@ def _tool_call(uid: str, inp: str, output: str) -> ToolCallRow:
 
 
 ROWS = [
-    _message("m1", "tab\there\nnew line back\\slash é — 中文 fooBar baz_qux"),
-    _message("m2", "the same text twice"),
-    _message("m3", "the same text twice"),
-    _message("m4", "it's a 'quoted' lexeme: O'Brien \\ C:\\path"),
-    _message("m5", ""),
+    user_message("m1", "tab\there\nnew line back\\slash é — 中文 fooBar baz_qux"),
+    user_message("m2", "the same text twice"),
+    user_message("m3", "the same text twice"),
+    user_message("m4", "it's a 'quoted' lexeme: O'Brien \\ C:\\path"),
+    user_message("m5", ""),
     _tool_call("t1", '{"command": "npm install --save-dev x"}', "added 12 packages\tok"),
     _tool_call("t2", '{"command": "ls"}', "a a a b b c"),
 ]

@@ -144,7 +144,10 @@ def test_a_data_dir_never_used_prints_the_line_and_starts_nothing(tmp_path):
                 "",
             )
         assert not (tmp_path / "data").exists()  # neither the embedded server nor the service dir
-        bad = run(fresh, "statusline", stdin="{not json")
+        # a bad payload is a usage error before any reading; with the idle timeout on, that run
+        # spawns a resident query process the `service stop` below can miss (it is not listening
+        # yet) and that lives 300 s: this run starts none
+        bad = run({**fresh, "AGENT_HISTORY_QUERY_IDLE_S": "0"}, "statusline", stdin="{not json")
         assert (bad.returncode, bad.stdout, bad.stderr) == (
             2,
             "",

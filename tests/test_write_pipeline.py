@@ -20,6 +20,7 @@ from agent_history.ingest.loader import Loader
 from agent_history.ingest.search_ready import analysis_of, ready_of
 from agent_history.ingest.writer import Part, encode_parts, send, write_parts
 from agent_history.model.rows import MessageRow, SessionRow
+from tests.catalogue_rows import user_message
 from tests.homes import copy_home, sources_for
 
 # -- the byte-bounded queue ----------------------------------------------------------------------
@@ -67,16 +68,8 @@ def test_join_waits_until_every_batch_taken_is_marked_done():
 
 
 def _message(uid: str, text: str, session: str = "s1") -> MessageRow:
-    return MessageRow(
-        agent="claude",
-        message_uid=uid,
-        session_uid=session,
-        agent_id="",
-        role="user",
-        text=text,
-        ts=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
-        attachments=[{"media_type": "image/png", "bytes": 12}],
-    )
+    """`catalogue_rows.user_message` with one attachment (the encoding carries it as JSON)."""
+    return user_message(uid, text, session, attachments=[{"media_type": "image/png", "bytes": 12}])
 
 
 def test_a_repeated_document_is_analysed_once_per_batch():
