@@ -21,6 +21,15 @@ _SKIP = {
 }
 
 
+_TERM_FORM = (
+    "(SELECT string_agg(s.lexeme || ':' || (get_byte(x.tf, u.i::int - 1) + 1), ' ' ORDER BY s.lexeme) "
+    "FROM unnest(x.terms) WITH ORDINALITY AS u(id, i) JOIN ah.search_term AS s ON s.id = u.id)"
+)
+"""A tool call's ``terms``/``tf`` (migration 0028_term_ids) as ``lexeme:tf`` pairs in lexeme order:
+the dictionary's ids depend on the order lexemes first arrived in, so two catalogues built in
+different orders compare by the words (tests/test_bulk_load.py compares the ids themselves)."""
+
+
 def snapshot(conn: psycopg.Connection, *, include_issues: bool = True) -> dict[str, list[tuple]]:
     """Every row of every row-model table, as sorted tuples; sessions referenced by natural key and
     source files by (namespace, rel_path) so two catalogues built differently compare equal."""
@@ -37,7 +46,7 @@ def snapshot(conn: psycopg.Connection, *, include_issues: bool = True) -> dict[s
             )
             if r[0] not in _SKIP
         ]
-        select = ", ".join(f"x.{c}::text" for c in cols)
+        select = ", ".join(_TERM_FORM if c == "terms" else f"x.{c}::text" for c in cols if c != "tf")
         joins = " LEFT JOIN ah.source_file f ON f.id = x.source_id"
         extra = ", f.namespace, f.rel_path"
         if t is not SessionRow and not t.PER_SOURCE:

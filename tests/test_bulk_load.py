@@ -20,6 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from agent_history.db.tables import search_stats
 from agent_history.ingest.bulk import COMPACT_TABLES, END_COMPACT, REINDEX_AFTER
 from tests.conftest import clone_database, drop_database
 from tests.term_form import terms_differ
@@ -99,10 +100,9 @@ def loose_index_pages(dsn: str) -> dict[str, int]:
 def bulk_left(conn: psycopg.Connection) -> tuple[bool, int, int]:
     """(an unfinished bulk pass is recorded, GIN vector indexes present, statistics triggers disabled)."""
     mark = conn.execute("SELECT count(*) FROM ah.meta WHERE key = 'bulk_pass'").fetchone()[0] == 1
-    gin = conn.execute(
-        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ah' "
-        "AND (indexdef LIKE '%USING gin (tsv)%' OR indexdef LIKE '%USING gin (terms%')"
-    ).fetchone()[0]
+    # not a LIKE over pg_indexes.indexdef: it reads every index's definition, another test's
+    # dropped temp index among them ("could not open relation with OID")
+    gin = len(search_stats.gin_indexes(conn))
     disabled = conn.execute(
         "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%search_stats%' AND tgenabled = 'D'"
     ).fetchone()[0]
