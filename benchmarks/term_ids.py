@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -60,7 +59,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent_history.search.fts import query_int, unquote_literal
 from benchmarks.store import SHARED, cold_load
+
+__all__ = ["decode_tf", "encode_tf", "query_int", "unquote_literal"]
+"""`query_int`/`unquote_literal` are the search's own (`search.fts`), re-exported for the tests."""
 
 SCORE_DIGITS = 9
 """Scores compare equal when they agree to this many decimals (`fts.SCORE_DIGITS`)."""
@@ -77,8 +80,6 @@ PROJECTIONS = (
 to: the ×100 home's figures from issue 27 (0.80×, ten times the ×10 home's 105.0 MB and 16,051
 tool calls), the 1 M run's from docs/performance.md "The proof at a million messages"."""
 
-_LITERAL = re.compile(r"'((?:[^'\\]|''|\\.)*)'")
-
 
 def encode_tf(tfs: list[int]) -> bytes:
     """One byte per term frequency, ``tf − 1`` (tf in 1–256, the range a positional tsvector
@@ -91,31 +92,6 @@ def encode_tf(tfs: list[int]) -> bytes:
 def decode_tf(data: bytes) -> list[int]:
     """The term frequencies `encode_tf` stored (SQL: ``get_byte(tf, i − 1) + 1``)."""
     return [b + 1 for b in data]
-
-
-def unquote_literal(body: str) -> str:
-    """The lexeme of a tsquery operand's body (the text between its quotes), undoing
-    `fts.tsquery_literal`'s escapes (``''`` → ``'``, backslash-escaped characters)."""
-    out, i = [], 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            out.append(body[i + 1])
-            i += 2
-        elif c == "'" and body[i + 1 : i + 2] == "'":
-            out.append("'")
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def query_int(tsquery: str, ids: dict[str, int]) -> str:
-    """The intarray ``query_int`` text of a tsquery text made of quoted lexemes, ``&``, ``|``
-    and parentheses (what `fts.tsquery_any` / `fts.tsquery_at_least` write): each lexeme replaced
-    by its term id. KeyError for a lexeme without an id (the search drops lexemes of df 0)."""
-    return _LITERAL.sub(lambda m: str(ids[unquote_literal(m.group(1))]), tsquery)
 
 
 SCHEMA = r"""
