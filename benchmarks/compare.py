@@ -107,6 +107,37 @@ def server_cpu(pgdata: Path) -> float:
     return total / tick
 
 
+def settled_server_cpu(pgdata: Path, timeout_s: float = 15.0) -> float:
+    """`server_cpu` once the backends a finished client leaves have been reaped: read every half
+    second until no child of the postmaster is a zombie (an exited, unreaped process shows no CPU
+    in /proc) and two readings agree within 0.05 s (at most `timeout_s`). Read at the client's
+    exit, the figure could miss the writer backend's whole CPU (a cold ×10 load: 8.59 s at exit,
+    19.71 s three seconds later; docs/performance.md, decision 16)."""
+    pid = int((pgdata / "postmaster.pid").read_text().split()[0])
+
+    def zombies() -> bool:
+        for child in Path("/proc").iterdir():
+            if child.name.isdigit():
+                try:
+                    text = (child / "stat").read_text()
+                except OSError:
+                    continue
+                f = text[text.rindex(")") + 2 :].split()
+                if f[0] == "Z" and int(f[1]) == pid:
+                    return True
+        return False
+
+    last = server_cpu(pgdata)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = server_cpu(pgdata)
+        if now - last < 0.05 and not zombies():
+            return now
+        last = now
+    return last
+
+
 def du(path: Path) -> int:
     """Bytes of the files under `path` (0 when absent)."""
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
@@ -160,7 +191,7 @@ def measure_agent_history(home: Path, work: Path, runs: int, raw_bytes: int) -> 
         cold.append(p.wall)
         cpu_client.append(p.cpu)
         rss.append(p.rss_mb)
-        cpu_server.append(server_cpu(pgdata) - before)
+        cpu_server.append(settled_server_cpu(pgdata) - before)
         with psycopg.connect(embedded.server_dsn(pgdata)) as conn:
             conn.execute("CHECKPOINT")
             db_bytes = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]

@@ -52,6 +52,7 @@ from agent_history.db.tables.merges import (
     EVENT_TYPES,
     READY_TSV,
     TERM_IDS,
+    TERM_MAP_SETTINGS,
     assign_terms_sql,
     copy_sql,
     count_sql,
@@ -386,6 +387,7 @@ def send(conn: psycopg.Connection, encoded: Encoded) -> Written:
                     written.issues["uid_conflict"] += conflicts
             if row_type in TERM_IDS:
                 cur.execute(assign_terms_sql(row_type))
+                cur.execute(TERM_MAP_SETTINGS)
             merge = merge_sql(row_type)
             cur.execute(count_sql(merge) if row_type.PER_SOURCE else dirty_sql(merge))
             new, merged = cur.fetchone()

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.compare import run, server_cpu
+from benchmarks.compare import run, server_cpu, settled_server_cpu
 from benchmarks.profile.server import PidWatch, configure, perf_categories, statement_figures
 
 
@@ -45,7 +45,7 @@ def one_run(home: Path, work: Path, i: int, use_perf: bool, settings: dict[str, 
     before = server_cpu(pgdata)
     with PidWatch(pgdata) as watch:
         p = run([sys.executable, "-m", "benchmarks.client_phases", "index"], env)
-    server = server_cpu(pgdata) - before
+    server = settled_server_cpu(pgdata) - before
     if perf is not None:
         perf.send_signal(2)
         perf.wait()

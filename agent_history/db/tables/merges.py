@@ -249,20 +249,32 @@ def assign_terms_sql(row_type: type[Row]) -> str:
     order, so a bulk and an incremental load number them alike). Lexemes already there take no id
     (a conflicting insert would consume one); ``ON CONFLICT DO NOTHING`` covers another pass adding
     the same lexeme meanwhile (this statement then waits for it, and the merge's next snapshot sees
-    its id). The statistics triggers count df when the rows are stored."""
+    its id). The statistics triggers count df when the rows are stored. Run `TERM_MAP_SETTINGS`
+    with it: the merge's mapping (`map_terms_sql`) then sorts in memory."""
     stg, corpus = staging_name(row_type), TERM_IDS[row_type]
     return (
         f"WITH filled AS (UPDATE {stg} s SET {VECTOR_COLUMN} = {READY_TSV[row_type]} "
         f"WHERE s.{VECTOR_COLUMN} IS NULL RETURNING s.{VECTOR_COLUMN}), "
         f"v AS (SELECT s.{VECTOR_COLUMN} FROM {stg} s WHERE s.{VECTOR_COLUMN} IS NOT NULL "
         f"UNION ALL SELECT filled.{VECTOR_COLUMN} FROM filled), "
-        "x AS (SELECT DISTINCT u.lexeme FROM v CROSS JOIN LATERAL unnest(v.tsv) AS u "
+        # the lexemes alone (`tsvector_to_array`): `unnest` of the vector would build each one's
+        # positions and weights arrays, which only the mapping needs (docs/performance.md, decision 16)
+        "x AS (SELECT DISTINCT u.lexeme FROM v CROSS JOIN LATERAL unnest(tsvector_to_array(v.tsv)) AS u(lexeme) "
         f"WHERE NOT EXISTS (SELECT 1 FROM ah.search_term t WHERE t.corpus = '{corpus}' AND t.lexeme = u.lexeme) "
         "ORDER BY u.lexeme) "
         f"INSERT INTO ah.search_term (corpus, lexeme, df, id) "
         f"SELECT '{corpus}', x.lexeme, 0, nextval('ah.search_term_id_seq') FROM x "
         "ON CONFLICT (corpus, lexeme) DO NOTHING"
     )
+
+
+TERM_MAP_SETTINGS = "SET LOCAL work_mem = '64MB'"
+"""Run in a batch's transaction before the merge of a `TERM_IDS` type (to the batch's end): the
+mapping (`map_terms_sql`) sorts every (row, term) pair of the batch by row and id for its ordered
+aggregates — ≈ 93 pairs per tool call, ≈ 250 k for a batch of 2,600 tool calls, ≈ 16 MB — and
+hashes the tool-call dictionary; under the default 4 MB of ``work_mem`` the sort went to disk
+(an external merge of 10 MB for 2,293 tool calls) and a large dictionary's hash would be split in
+batches. The batch's size, not the catalogue's, bounds the sort (docs/performance.md, decision 16)."""
 
 
 @cache
