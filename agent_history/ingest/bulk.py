@@ -22,7 +22,8 @@ and row ids are the bulk path's too):
   WAL segment recycled into a future one, which would outlive the pass) and put back at its end
   or stop (`db.embedded.narrow_after_bulk`); the last step of `finish` is the ``CHECKPOINT``
   that deletes the pass's WAL segments (`db.embedded.settle_wal`; docs/performance.md,
-  decision 8).
+  decision 8); a first one, on the idle writer connection while the post-passes run
+  (`start_early_checkpoint`), has written the load's dirty buffers by then (decision 17).
 
 After the end — or beside its transaction, on a second connection when the caller has one (the
 loader's writer connection, idle by then) — a pass that rebuilt the indexes also compacts
