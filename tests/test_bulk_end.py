@@ -174,3 +174,49 @@ def test_wal_recycling_is_off_through_a_pass_and_back_after_its_end_its_stop_or_
             assert embedded.settle_wal(conn) is False  # nothing left to settle
         finally:
             embedded.narrow_after_bulk(conn, keep=())
+
+
+REQUESTED = "SELECT num_requested FROM pg_stat_checkpointer"
+"""Checkpoints asked for (``CHECKPOINT`` commands included) since the statistics were reset."""
+
+
+def test_the_early_checkpoint_runs_beside_the_post_passes_only_while_the_pass_widened_the_settings(server):
+    """`bulk.start_early_checkpoint` checkpoints on the helper connection only when the pass's end
+    will settle the WAL (a widened embedded server, a superuser); `finish` then still settles it."""
+    owner, writer, _ = server
+    with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(owner, autocommit=True) as helper:
+        try:
+            assert bulk.start_early_checkpoint(conn, helper) is None  # no bulk pass: nothing to settle
+            state = bulk.begin(conn, run_id=5, drop_indexes=False)
+            assert bulk.start_early_checkpoint(conn, None) is None  # no helper connection
+            before = conn.execute(REQUESTED).fetchone()[0]
+            early = bulk.start_early_checkpoint(conn, helper)
+            assert early is not None
+            early.wait()
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            assert conn.execute(REQUESTED).fetchone()[0] == before + 1
+            assert helper.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            bulk.finish(conn, state, helper=helper)
+            assert conn.execute(RECYCLE).fetchall() == []  # the end's checkpoint ran and put it back
+            assert embedded.settle_wal(conn) is False
+        finally:
+            embedded.narrow_after_bulk(conn, keep=())
+    with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(writer, autocommit=True) as helper:
+        try:
+            state = bulk.begin(conn, run_id=6, drop_indexes=False)
+            with psycopg.connect(writer, autocommit=True) as as_writer:
+                # a role that may not read the server's settings never asks for a checkpoint
+                assert bulk.start_early_checkpoint(as_writer, helper) is None
+            bulk.finish(conn, state)
+        finally:
+            embedded.narrow_after_bulk(conn, keep=())
+
+
+def test_a_failed_early_checkpoint_is_raised_unless_the_pass_is_failing_already(server):
+    """`EarlyCheckpoint.wait` re-raises the checkpoint's failure (a lost connection); with
+    ``quiet`` (the post-passes raised: theirs is the error to report) it does not."""
+    helper = psycopg.connect(server[0], autocommit=True)
+    helper.close()
+    with pytest.raises(psycopg.OperationalError):
+        bulk.EarlyCheckpoint(helper).wait()
+    bulk.EarlyCheckpoint(helper).wait(quiet=True)

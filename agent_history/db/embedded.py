@@ -152,6 +152,14 @@ def narrow_after_bulk(conn: psycopg.Connection, *, keep: tuple[str, ...] = KEPT_
     return True
 
 
+def unsettled(conn: psycopg.Connection) -> bool:
+    """True when `settle_wal` would run: a bulk pass widened the settings (`widen_for_bulk`) and
+    its last checkpoint has not yet put back `KEPT_UNTIL_SETTLED`. False as well when the role
+    may not read ``postgresql.auto.conf``."""
+    conf = _auto_conf(conn)
+    return conf is not None and any(conf.get(name) == BULK_SETTINGS[name] for name in KEPT_UNTIL_SETTLED)
+
+
 def settle_wal(conn: psycopg.Connection) -> bool:
     """After a bulk pass's end: a ``CHECKPOINT`` while ``wal_recycle`` is still off, so every
     segment before its redo point is deleted rather than renamed into a future one — ``pg_wal``
@@ -160,8 +168,7 @@ def settle_wal(conn: psycopg.Connection) -> bool:
     — then every `BULK_SETTINGS` value left is put back (`narrow_after_bulk` with ``keep=()``).
     Nothing when the pass did not widen the settings (`widen_for_bulk` returned False). Returns
     whether it ran. `conn` is autocommit, outside a transaction."""
-    conf = _auto_conf(conn)
-    if conf is None or not any(conf.get(name) == BULK_SETTINGS[name] for name in KEPT_UNTIL_SETTLED):
+    if not unsettled(conn):
         return False
     try:
         conn.execute("CHECKPOINT")

@@ -22,7 +22,8 @@ and row ids are the bulk path's too):
   WAL segment recycled into a future one, which would outlive the pass) and put back at its end
   or stop (`db.embedded.narrow_after_bulk`); the last step of `finish` is the ``CHECKPOINT``
   that deletes the pass's WAL segments (`db.embedded.settle_wal`; docs/performance.md,
-  decision 8).
+  decision 8); a first one, on the idle writer connection while the post-passes run
+  (`start_early_checkpoint`), has written the load's dirty buffers by then (decision 17).
 
 After the end — or beside its transaction, on a second connection when the caller has one (the
 loader's writer connection, idle by then) — a pass that rebuilt the indexes also compacts
@@ -215,6 +216,41 @@ def _with_lock_timeout(
     finally:
         conn.execute("SELECT set_config('lock_timeout', %s, false)", (old,))
     return done
+
+
+class EarlyCheckpoint:
+    """A ``CHECKPOINT`` on the idle writer connection while the post-passes run on the loader's
+    (`start_early_checkpoint`): it writes and syncs the load's dirty buffers (a ×10 cold load:
+    ≈ 9,850 of them, 0.7–1.1 s of I/O wait on one backend, docs/performance.md decision 8) beside
+    the post-passes' CPU, so `settle_wal`'s checkpoint at the end of `finish` only writes what the
+    post-passes and the end changed since. The final one still runs (it is the one whose redo
+    point deletes the pass's WAL segments), so ``pg_wal`` ends as before; a checkpoint changes
+    nothing a crash keeps. `wait` before the connection is used again."""
+
+    def __init__(self, helper: psycopg.Connection) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="ah-checkpoint")
+        self._done = self._pool.submit(helper.execute, "CHECKPOINT")
+
+    def wait(self, *, quiet: bool = False) -> None:
+        """Block until the checkpoint has returned; re-raise its failure (a lost connection)
+        unless `quiet` (the pass is failing already: its own error is the one to raise)."""
+        try:
+            self._done.result()
+        except psycopg.Error:
+            if not quiet:
+                raise
+        finally:
+            self._pool.shutdown()
+
+
+def start_early_checkpoint(conn: psycopg.Connection, helper: psycopg.Connection | None) -> EarlyCheckpoint | None:
+    """Start an `EarlyCheckpoint` on `helper` when there is one and this pass's `finish` will end
+    with `settle_wal`'s checkpoint (an embedded server whose settings the pass widened: a
+    superuser, who may checkpoint); else None. `conn` (the loader's) asks; both are autocommit
+    and outside a transaction."""
+    if helper is None or not embedded.unsettled(conn):
+        return None
+    return EarlyCheckpoint(helper)
 
 
 def finish(conn: psycopg.Connection, state: BulkState, helper: psycopg.Connection | None = None) -> list[str]:

@@ -305,12 +305,26 @@ class Loader:
 
                     bulk.refresh_statistics(conn)
             else:
-                # only this pass's namespaces: another host's pass rolls up its own sessions
-                summary.sessions_rolled_up = run_postpasses(conn, namespaces=namespaces, on_issues=summary.add_issues)
-                summary.sessions_elsewhere = sessions_stored_elsewhere(conn, summary.changed_ids)
+                early = None
                 if bulk_state is not None:
                     from agent_history.ingest import bulk
 
+                    # the load's dirty buffers written on the idle writer connection while the
+                    # post-passes compute (docs/performance.md, decision 17)
+                    early = bulk.start_early_checkpoint(conn, self._writer_conn)
+                try:
+                    # only this pass's namespaces: another host's pass rolls up its own sessions
+                    summary.sessions_rolled_up = run_postpasses(
+                        conn, namespaces=namespaces, on_issues=summary.add_issues
+                    )
+                    summary.sessions_elsewhere = sessions_stored_elsewhere(conn, summary.changed_ids)
+                except BaseException:
+                    if early is not None:
+                        early.wait(quiet=True)
+                    raise
+                if bulk_state is not None:
+                    if early is not None:
+                        early.wait()
                     # and compacts after a pass that at least doubled the catalogue: on the idle
                     # writer connection, beside the end's transaction
                     bulk.finish(conn, bulk_state, helper=self._writer_conn)
