@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.cli.resident_server import ServiceCannotStart, start_service
+from agent_history.cli.resident_control import ServiceCannotStart, start_service
 from agent_history.ingest.discovery import Source, iter_files, missing_home_reason
 from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call, server_env
@@ -372,7 +372,7 @@ def test_a_client_in_the_c_locale_is_answered_in_process_not_by_a_server_in_anot
     server started in a UTF-8 locale took the client's locale and read the package's SQL files
     as ASCII: a UnicodeDecodeError traceback from every read command. The server now refuses a
     client of another UTF-8 mode (it runs in process, as it does for any refusal)."""
-    from agent_history.cli.resident_server import service_status
+    from agent_history.cli.resident_control import service_status
 
     env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=200)
     env.pop("LC_ALL", None)
