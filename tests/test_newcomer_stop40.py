@@ -173,9 +173,10 @@ def test_blame_of_a_name_too_long_a_loop_or_a_file_as_directory_is_one_line(corp
     _loop(own_tmp / "loopa", own_tmp / "loopb")
     (own_tmp / "file").write_text("x\n")
     long = "a" * 300
+    shown = f"{'a' * 200}… (300 bytes)"  # an echoed value past 200 characters is cut (cli.echo, stop 41)
     for target, said in [
-        (long, f"cannot read {long}: File name too long"),
-        (f"{long}:3", f"cannot read {long}: File name too long"),
+        (long, f"cannot read {shown}: File name too long"),
+        (f"{long}:3", f"cannot read {shown}: File name too long"),
         (str(own_tmp / "loopa"), f"cannot read {own_tmp / 'loopa'}: Too many levels of symbolic links"),
         (str(own_tmp / "file" / "x.py"), f"cannot read {own_tmp / 'file' / 'x.py'}: Not a directory"),
         (str(own_tmp / "missing.py"), f"no such file: {own_tmp / 'missing.py'}"),
