@@ -7,8 +7,8 @@ DIR is an agent-history data dir whose catalogue is already built (e.g. ``ah`` i
 directory of ``just bench-scale`` run with ``--keep``); its embedded server is started if it is
 not running, and stopped at the end if this started it. Nothing is written to the catalogue.
 
-"Before" is ``agent_history/search/fts.py`` as at REF (``git show``; default ``main``), loaded
-as a module of its own beside the working tree's; everything else (query analysis, filters,
+"Before" is the FTS backend (``agent_history/search/fts.py`` and the modules split out of it) as
+at REF (``git show``; default ``main``), loaded as a package of its own beside the working tree's; everything else (query analysis, filters,
 SQL functions) is shared, so the comparison is of the FTS candidate selection and phrase
 bonus only. Each round runs every query of ``fixtures/eval/queries.toml`` with both versions,
 the order alternating by round, after one warm-up pass. Per query: the median wall ms, the
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -41,23 +42,38 @@ from agent_history.search.query import analyze
 from agent_history.search.request import Scope, SearchRequest
 
 ROOT = Path(__file__).resolve().parents[1]
-FTS_PATH = "agent_history/search/fts.py"
+FTS_DIR = "agent_history/search"
+FTS_MODULES = ("fts", "fts_corpus", "fts_candidates", "fts_phrase", "tsquery")
+"""The FTS backend's modules (split out of ``fts.py`` at stop 41), loaded together from a ref."""
 LIMIT = 20
 
 
 def module_at(ref: str, name: str = "fts_before") -> ModuleType:
-    """`agent_history/search/fts.py` as at git `ref`, imported as module `name`. Raises
-    CalledProcessError when git cannot show it."""
-    text = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{ref}:{FTS_PATH}"], check=True, capture_output=True, text=True
-    ).stdout
-    path = Path(tempfile.mkdtemp(prefix="ah-keyword-ab-")) / f"{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
+    """The FTS backend as at git `ref`, imported as package `name` (its `FTS_MODULES` that exist
+    at `ref`, each one's imports of the others pointed into the package); returns its ``fts``
+    module. Raises CalledProcessError when git cannot show ``fts.py``."""
+    root = Path(tempfile.mkdtemp(prefix="ah-keyword-ab-"))
+    package = root / name
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for module in FTS_MODULES:
+        shown = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{ref}:{FTS_DIR}/{module}.py"], capture_output=True, text=True
+        )
+        if shown.returncode != 0:
+            if module == "fts":
+                raise subprocess.CalledProcessError(shown.returncode, shown.args, shown.stdout, shown.stderr)
+            continue  # before the split (stop 41) fts.py held them all
+        text = shown.stdout
+        for other in FTS_MODULES:
+            text = re.sub(rf"\bagent_history\.search\.{other}\b", f"{name}.{other}", text)
+            text = text.replace(f"from agent_history.search import {other}\n", f"from {name} import {other}\n")
+        (package / f"{module}.py").write_text(text)
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(f"{name}.fts")
+    finally:
+        sys.path.remove(str(root))
 
 
 def backend_cpu_ms(pid: int) -> float:

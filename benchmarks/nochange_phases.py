@@ -12,7 +12,7 @@ connection pool, then inside the pass: the pass locks, the killed-run check and 
 row, discovery with a ``stat`` per file, this host's claims and missing files, the ``source_file``
 lookup, the bulk-path check, the post-passes over dirty sessions, the run row's end; and the
 summary line. ``--resident`` measures the same phases in a child forked from a process that
-preloaded what the resident query process preloads (`cli.resident_server.preload`): what a pass
+preloaded what the resident query process preloads (`cli.resident_preload.preload`): what a pass
 through it costs besides the hand-offs. Prints the medians as a Markdown table with the load
 average before and after; the sum of the rows is the whole process (the rest is "other").
 """
@@ -109,8 +109,8 @@ def patch(name, module, targets):
 argv = ["index"]
 sys.argv = ["agent-history", *argv]
 if resident:
-    from agent_history.cli import resident_server
-    resident_server.preload()
+    from agent_history.cli import resident_preload
+    resident_preload.preload()
     from agent_history.cli import app as cli_app
     r, w = os.pipe()
     pid = os.fork()

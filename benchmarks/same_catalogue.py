@@ -6,7 +6,7 @@ every ``ah.*`` table (a check for client-side speed work, docs/performance.md de
 Each tree loads `HOME` with ``agent-history index`` on a fresh embedded server in its own data
 directory (``PYTHONPATH`` = the tree, the work directory as the working directory); then every
 row of every ``ah`` table is read as text (ids included; the columns that record when a pass ran
-and the ``index_run`` table left out, as tests/test_bulk_load.py does; ``meta`` keys ending in
+and the ``index_run`` table left out: `tests.snapshot.catalogue_rows`, as tests/test_bulk_load.py; ``meta`` keys ending in
 ``_at`` too), sorted, and hashed per table. Prints one line per table (rows, sha256 prefix per
 tree) and exits 1 when a table differs, with up to five rows found in one load only.
 """
@@ -23,43 +23,21 @@ from pathlib import Path
 
 from benchmarks.compare import run
 
-PASS_TIME_COLUMNS = {"created_at", "updated_at", "first_seen_at", "last_indexed_at", "rolled_up_at", "noticed_at"}
-"""Columns recording when a pass ran (the only ones that may differ between two loads)."""
-PASS_TABLES = {"index_run"}
-"""Tables recording the passes themselves."""
 PASS_META = "_at"
 """``ah.meta`` keys ending so record when something ran (``schema_created_at``): left out."""
 
 
 def dump(dsn: str) -> dict[str, list[tuple]]:
-    """Every row of every ``ah`` table as text, sorted (pass-time columns left out)."""
+    """Every row of every ``ah`` table as text, sorted (`tests.snapshot.catalogue_rows`: pass-time
+    columns and ``index_run`` left out), and ``meta`` keys ending in `PASS_META` too."""
     import psycopg
 
-    out = {}
+    from tests.snapshot import catalogue_rows
+
     with psycopg.connect(dsn) as conn:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ah' "
-                "AND table_type = 'BASE TABLE' ORDER BY 1"
-            )
-        ]
-        for table in tables:
-            if table in PASS_TABLES:
-                continue
-            cols = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ah' "
-                    "AND table_name = %s ORDER BY ordinal_position",
-                    (table,),
-                )
-                if r[0] not in PASS_TIME_COLUMNS
-            ]
-            rows = conn.execute(f"SELECT {', '.join(f'x.{c}::text' for c in cols)} FROM ah.{table} x").fetchall()
-            if table == "meta":
-                rows = [r for r in rows if not str(r[0]).endswith(PASS_META)]
-            out[table] = sorted(tuple("" if v is None else v for v in r) for r in rows)
+        out = catalogue_rows(conn)
+    if "meta" in out:
+        out["meta"] = [r for r in out["meta"] if not str(r[0]).endswith(PASS_META)]
     return out
 
 

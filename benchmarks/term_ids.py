@@ -30,8 +30,8 @@ statements, from /proc, so it needs the server on this machine):
    dictionary's cost (an ``int4`` column on ``ah.search_term`` — a copy of its tool-call rows
    with and without it — and the prefix B-tree); per tool call, extrapolated to ×100 and 1 M;
 2. BM25: for every eval query (``fixtures/eval/queries.toml``) over the tool-call corpus, the
-   candidate selection of `agent_history.search.fts` (rare lexemes, coordination tiers, the
-   primary-key walk and the newest-id GIN windows: its own ``_score``) run once over today's
+   candidate selection of `agent_history.search.fts_candidates` (rare lexemes, coordination tiers, the
+   primary-key walk and the newest-id GIN windows: its own `score_tiers`) run once over today's
    vectors and once over the term-id form (``terms @@ query_int``, the same tsquery text
    translated by `query_int`): the same scored ids, matched and tier-matched counts, each score
    equal to `SCORE_DIGITS` decimals, the same top 20 (no phrase bonus on either
@@ -59,14 +59,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent_history.search.fts import query_int, unquote_literal
+from agent_history.search.tsquery import query_int, unquote_literal
 from benchmarks.store import SHARED, cold_load
 
 __all__ = ["decode_tf", "encode_tf", "query_int", "unquote_literal"]
-"""`query_int`/`unquote_literal` are the search's own (`search.fts`), re-exported for the tests."""
+"""`query_int`/`unquote_literal` are the search's own (`search.tsquery`), re-exported for the tests."""
 
 SCORE_DIGITS = 9
-"""Scores compare equal when they agree to this many decimals (`fts.SCORE_DIGITS`)."""
+"""Scores compare equal when they agree to this many decimals (`fts_corpus.SCORE_DIGITS`)."""
 TOP = 20
 PREFIXES = ("migrat", "pool", "lefthook", "audio", "ts27", "select", "npm", "err")
 """Prefix queries measured (item 4): common and rare stems of the corpus."""
@@ -255,18 +255,18 @@ def sizes(conn) -> dict:
 
 
 def scorers(conn, lexemes, stats, ids: dict[str, int]):
-    """(today's `fts._Scorer`, the term-id one) for one query, built as `fts.score_candidates`
-    builds its scorer (the coordination tier: the rarest `fts.MAX_TIER_TERMS` common lexemes) but
+    """(today's `fts_candidates.Scorer`, the term-id one) for one query, built as `fts.score_candidates`
+    builds its scorer (the coordination tier: the rarest `fts_candidates.MAX_TIER_TERMS` common lexemes) but
     with no filters and no phrase bonus."""
     from psycopg import sql
 
-    from agent_history.search import fts
+    from agent_history.search import fts_candidates
 
-    tier = fts.split_rare(lexemes)[1][: fts.MAX_TIER_TERMS]
+    tier = fts_candidates.split_rare(lexemes)[1][: fts_candidates.MAX_TIER_TERMS]
     args = (conn, "tool_call", lexemes, stats, sql.SQL("true"), {}, sql.SQL("0"), {}, sql.SQL("false"), tier)
 
-    class IdScorer(fts._Scorer):
-        """`fts._Scorer` over ``td.doc``: each statement's tsquery text becomes a ``query_int``
+    class IdScorer(fts_candidates.Scorer):
+        """`fts_candidates.Scorer` over ``td.doc``: each statement's tsquery text becomes a ``query_int``
         over term ids (the GIN scan and the primary-key walk alike), ``ah.bm25_tf_terms``
         becomes ``td.bm25_id_terms``, lexemes become ids."""
 
@@ -302,13 +302,13 @@ def scorers(conn, lexemes, stats, ids: dict[str, int]):
         def _run(self, stmt, extra: dict) -> int:
             return super()._run(stmt, {**extra, "q": query_int(extra["q"], ids)})
 
-    return fts._Scorer(*args), IdScorer()
+    return fts_candidates.Scorer(*args), IdScorer()
 
 
 def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
     """Items 2 and 3 for every eval query over the tool-call corpus."""
     from agent_history.evaluation.search import load_queries
-    from agent_history.search import fts
+    from agent_history.search import fts_candidates, fts_corpus
     from agent_history.search.query import analyze
     from agent_history.search.request import SearchRequest
 
@@ -316,7 +316,7 @@ def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
     out = []
     for lq in load_queries():
         analysis = analyze(lq.q)
-        lexemes, stats = fts.lexemes_for(conn, "tool_call", analysis.term_texts(), analysis.term_weights())
+        lexemes, stats = fts_corpus.lexemes_for(conn, "tool_call", analysis.term_texts(), analysis.term_weights())
         present = [x for x in lexemes if x.df > 0]
         if not present:
             out.append({"id": lq.id, "scope": lq.scope.value, "candidates": 0, "skip": True})
@@ -328,8 +328,8 @@ def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
         for _ in range(runs):
             for form in ("today", "ids"):
                 scorer = scorers(conn, present, stats, ids)[0 if form == "today" else 1]
-                with fts.bitmap_scans_only(conn):
-                    c, w, s = meter(fts._score, conn, req, analysis, present, stats, scorer)
+                with fts_candidates.bitmap_scans_only(conn):
+                    c, w, s = meter(fts_candidates.score_tiers, conn, req, analysis, present, stats, scorer)
                 cpu[form].append(c)
                 wall[form].append(w)
                 scored[form], tiers[form] = dict(s), dict(scorer.tier_matched)
@@ -341,7 +341,7 @@ def compare_queries(conn, meter: Meter, runs: int) -> list[dict]:
         )
 
         def top(s: dict) -> list[int]:
-            return [k for k, _ in sorted(s.items(), key=lambda kv: (-fts.tie_key(kv[1][0]), -kv[0]))[:TOP]]
+            return [k for k, _ in sorted(s.items(), key=lambda kv: (-fts_corpus.tie_key(kv[1][0]), -kv[0]))[:TOP]]
 
         out.append(
             {

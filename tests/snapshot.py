@@ -1,4 +1,7 @@
-"""Full-content snapshots of the catalogue for equality tests (surrogate ids replaced by natural keys)."""
+"""Full-content snapshots of the catalogue for equality tests: `snapshot` (surrogate ids replaced
+by natural keys: two catalogues built differently compare equal) and `catalogue_rows` (every
+``ah`` table as it is, ids included: two loads of one home by two code paths or two trees —
+tests/test_bulk_load.py, ``python -m benchmarks.same_catalogue``)."""
 
 from __future__ import annotations
 
@@ -56,4 +59,40 @@ def snapshot(conn: psycopg.Connection, *, include_issues: bool = True) -> dict[s
             select = select.replace("x.detail::text", "left(x.detail, 20)")
         rows = conn.execute(f"SELECT {select}{extra} FROM ah.{t.TABLE} x{joins}").fetchall()
         out[t.TABLE] = sorted(tuple("" if v is None else str(v) for v in r) for r in rows)
+    return out
+
+
+PASS_TIME_COLUMNS = frozenset(
+    {"created_at", "updated_at", "first_seen_at", "last_indexed_at", "rolled_up_at", "noticed_at"}
+)
+"""Columns recording when a pass ran (the only ones that may differ between two loads)."""
+PASS_TABLES = frozenset({"index_run"})
+"""Tables recording the passes themselves."""
+
+
+def catalogue_rows(conn: psycopg.Connection) -> dict[str, list[tuple]]:
+    """Every row of every ``ah`` base table (ids included) as text, ``""`` for NULL, sorted; the
+    `PASS_TIME_COLUMNS` and the `PASS_TABLES` left out. Table name → rows."""
+    out = {}
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ah' "
+            "AND table_type = 'BASE TABLE' ORDER BY 1"
+        )
+    ]
+    for table in tables:
+        if table in PASS_TABLES:
+            continue
+        cols = [
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ah' AND table_name = %s "
+                "ORDER BY ordinal_position",
+                (table,),
+            )
+            if r[0] not in PASS_TIME_COLUMNS
+        ]
+        rows = conn.execute(f"SELECT {', '.join(f'x.{c}::text' for c in cols)} FROM ah.{table} x").fetchall()
+        out[table] = sorted(tuple("" if v is None else v for v in r) for r in rows)
     return out

@@ -23,6 +23,7 @@ import pytest
 from agent_history.db.tables import search_stats
 from agent_history.ingest.bulk import COMPACT_TABLES, END_COMPACT, REINDEX_AFTER
 from tests.conftest import clone_database, drop_database
+from tests.snapshot import catalogue_rows
 from tests.term_form import terms_differ
 
 PY = sys.executable
@@ -36,38 +37,7 @@ NAMESPACES = (
 )
 """A small home (≈ 4 MB): Codex and Claude Code sessions with sub-agents, from the shared corpus."""
 BATCH_LINES = "150"  # many batches from a small home
-PASS_TIME_COLUMNS = {"created_at", "updated_at", "first_seen_at", "last_indexed_at", "rolled_up_at", "noticed_at"}
-"""Columns recording when a pass ran (the only ones that may differ)."""
-PASS_TABLES = {"index_run"}
-"""Tables recording the passes themselves."""
 QUERIES = ("error", "test", "readme", "function", "npm install")
-
-
-def dump(conn: psycopg.Connection) -> dict[str, list[tuple]]:
-    """Every row of every ``ah`` table (ids included), sorted; pass-time columns left out."""
-    out = {}
-    tables = [
-        r[0]
-        for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ah' "
-            "AND table_type = 'BASE TABLE' ORDER BY 1"
-        )
-    ]
-    for table in tables:
-        if table in PASS_TABLES:
-            continue
-        cols = [
-            r[0]
-            for r in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ah' AND table_name = %s "
-                "ORDER BY ordinal_position",
-                (table,),
-            )
-            if r[0] not in PASS_TIME_COLUMNS
-        ]
-        rows = conn.execute(f"SELECT {', '.join(f'x.{c}::text' for c in cols)} FROM ah.{table} x").fetchall()
-        out[table] = sorted(tuple("" if v is None else v for v in r) for r in rows)
-    return out
 
 
 def reclaimable_pages(dsn: str) -> dict[str, int]:
@@ -162,7 +132,7 @@ def reference(pg_server, workdir):
         assert summary["bulk"] == "done" and summary["batches"] >= 5 and summary["files_failed"] == 0
         with psycopg.connect(database.dsn) as conn:
             assert bulk_left(conn) == (False, 2, 0)
-            result = dump(conn), summary["batches"], searches(env)
+            result = catalogue_rows(conn), summary["batches"], searches(env)
         # a cold bulk pass compacts the tables its post-passes rewrote (docs/performance.md, "Store")
         assert reclaimable_pages(database.dsn) == dict.fromkeys((*COMPACT_TABLES, *END_COMPACT), 0)
         # and leaves the B-trees whose keys arrive in random order packed (decision 10)
@@ -180,7 +150,7 @@ def test_a_bulk_and_an_incremental_load_give_the_same_tables_and_search_results(
     assert summary["bulk"] is None and summary["batches"] == reference[1]
     with psycopg.connect(db.dsn) as conn:
         assert bulk_left(conn) == (False, 2, 0)
-        got = dump(conn)
+        got = catalogue_rows(conn)
         assert len(got["search_term"]) > 1000 and len(got["message"]) > 500
         assert got == reference[0]  # tool_call.terms / tf and search_term.id included
         # the term dictionary (migration 0028_term_ids): ids dense (none taken for a lexeme already
@@ -229,7 +199,7 @@ def test_a_bulk_load_killed_after_n_batches_and_run_again_gives_the_same_catalog
     assert json.loads(again.stdout)["bulk"] == "done"  # continued although this pass would not start one
     with psycopg.connect(db.dsn) as conn:
         assert bulk_left(conn) == (False, 2, 0)
-        assert dump(conn) == want
+        assert catalogue_rows(conn) == want
 
 
 def test_sigterm_stops_a_bulk_load_at_a_batch_boundary_and_says_so(db, workdir, reference):
@@ -276,7 +246,7 @@ def test_sigterm_stops_a_bulk_load_at_a_batch_boundary_and_says_so(db, workdir, 
     again = cli("index", "--home", str(workdir / "home"), "--json", env=env)
     assert again.returncode == 0 and json.loads(again.stdout)["bulk"] == "done"
     with psycopg.connect(db.dsn) as conn:
-        assert dump(conn) == reference[0]
+        assert catalogue_rows(conn) == reference[0]
     assert json.loads(cli("status", "--json", env=env).stdout)["bulk_pass"] is None
 
 

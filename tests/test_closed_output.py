@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.cli.resident_server import service_status
+from agent_history.cli.resident_control import service_status
 from tests.corpus_db import corpus_db  # noqa: F401 - fixture
 
 PY = sys.executable

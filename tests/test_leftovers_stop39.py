@@ -41,7 +41,7 @@ import psycopg
 import pytest
 
 from agent_history.cli.process_identity import is_same_process, start_ticks
-from agent_history.cli.resident_server import STOPPING_FILE, paths_of, service_status
+from agent_history.cli.resident_control import STOPPING_FILE, paths_of, service_status
 from agent_history.connect import connect, disconnect
 from agent_history.connect.created import record_path
 from agent_history.mcp.sqltool import type_names

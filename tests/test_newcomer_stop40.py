@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.cli.resident_server import ServiceCannotStart, start_service
+from agent_history.cli.resident_control import ServiceCannotStart, start_service
 from agent_history.ingest.discovery import Source, iter_files, missing_home_reason
 from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call, server_env
@@ -173,9 +173,10 @@ def test_blame_of_a_name_too_long_a_loop_or_a_file_as_directory_is_one_line(corp
     _loop(own_tmp / "loopa", own_tmp / "loopb")
     (own_tmp / "file").write_text("x\n")
     long = "a" * 300
+    shown = f"{'a' * 200}… (300 bytes)"  # an echoed value past 200 characters is cut (cli.echo, stop 41)
     for target, said in [
-        (long, f"cannot read {long}: File name too long"),
-        (f"{long}:3", f"cannot read {long}: File name too long"),
+        (long, f"cannot read {shown}: File name too long"),
+        (f"{long}:3", f"cannot read {shown}: File name too long"),
         (str(own_tmp / "loopa"), f"cannot read {own_tmp / 'loopa'}: Too many levels of symbolic links"),
         (str(own_tmp / "file" / "x.py"), f"cannot read {own_tmp / 'file' / 'x.py'}: Not a directory"),
         (str(own_tmp / "missing.py"), f"no such file: {own_tmp / 'missing.py'}"),
@@ -372,7 +373,7 @@ def test_a_client_in_the_c_locale_is_answered_in_process_not_by_a_server_in_anot
     server started in a UTF-8 locale took the client's locale and read the package's SQL files
     as ASCII: a UnicodeDecodeError traceback from every read command. The server now refuses a
     client of another UTF-8 mode (it runs in process, as it does for any refusal)."""
-    from agent_history.cli.resident_server import service_status
+    from agent_history.cli.resident_control import service_status
 
     env = cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=200)
     env.pop("LC_ALL", None)

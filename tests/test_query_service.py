@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.cli import resident
-from agent_history.cli.resident_server import paths_of, service_status
+from agent_history.cli.resident_control import paths_of, service_status
 from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.procinfo import cli_on_pty, reading_stdin, signal_state
 

@@ -25,7 +25,7 @@ import psycopg
 import pytest
 
 from agent_history.cli import resident
-from agent_history.cli.resident_server import paths_of, service_status
+from agent_history.cli.resident_control import paths_of, service_status
 from agent_history.ingest.pass_locks import INDEX_LOCK
 from tests.conftest import clone_database, drop_database
 from tests.procinfo import cli_on_pty

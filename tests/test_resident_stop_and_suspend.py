@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.cli import resident
-from agent_history.cli.resident_server import paths_of, service_status, stopping_line
+from agent_history.cli.resident_control import paths_of, service_status, stopping_line
 from tests.procinfo import signal_state
 
 PY = sys.executable

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from agent_history.read.touched import path_regex
-from agent_history.search.fts import tsquery_at_least, tsquery_literal
 from agent_history.search.query import FILLER_WEIGHT, TermKind, analyze, classify
 from agent_history.search.request import HL_END, HL_START, SearchHit, parse_when
+from agent_history.search.tsquery import tsquery_at_least, tsquery_literal
 
 
 def terms(q: str) -> list[tuple[str, str, float]]:

@@ -10,7 +10,7 @@ import pytest
 
 from agent_history.db.bm25 import ensure_bm25_indexes
 from agent_history.model import classes
-from agent_history.search import fts
+from agent_history.search import fts, fts_candidates, fts_corpus, fts_phrase
 from agent_history.search.keyword import search
 from agent_history.search.query import analyze
 from agent_history.search.request import HL_END, HL_START, Scope, SearchRequest
@@ -198,8 +198,8 @@ def test_candidate_tiers_keep_all_term_matches_when_every_term_is_common(db, mon
     rows += [message(f"b{i}", "s1", "beta only here", offset=100 + i) for i in range(20)]
     rows += [message("both", "s1", "alpha and beta together", offset=50)]
     write(db.dsn, rows)
-    monkeypatch.setattr(fts, "RARE_BUDGET", 0)
-    monkeypatch.setattr(fts, "BUDGET", 5)
+    monkeypatch.setattr(fts_candidates, "RARE_BUDGET", 0)
+    monkeypatch.setattr(fts_candidates, "BUDGET", 5)
     assert uids(db, "alpha beta")[0] == "both"
     # a single common word still answers, newest matches first among equals
     assert len(uids(db, "alpha", limit=3)) == 3
@@ -240,7 +240,7 @@ def _scored(db, query: str) -> dict[int, tuple[float, int]]:
     req = SearchRequest(query, limit=2)
     with db.connect() as conn:
         analysis = analyze(query)
-        lexemes, stats = fts.lexemes_for(conn, "message", analysis.term_texts(), analysis.term_weights())
+        lexemes, stats = fts_corpus.lexemes_for(conn, "message", analysis.term_texts(), analysis.term_weights())
         return fts.score_candidates(conn, req, analysis, "message", lexemes, stats)
 
 
@@ -262,10 +262,10 @@ def _newest_with_both(db, n: int) -> set[int]:
 )
 def test_a_tier_scores_exactly_its_newest_matches_however_it_scans(db, monkeypatch, walk_rows, window_factor):
     _tier_corpus(db)
-    monkeypatch.setattr(fts, "RARE_BUDGET", 0)
-    monkeypatch.setattr(fts, "BUDGET", 5)
-    monkeypatch.setattr(fts, "WALK_ROWS", walk_rows)
-    monkeypatch.setattr(fts, "WINDOW_FACTOR", window_factor)
+    monkeypatch.setattr(fts_candidates, "RARE_BUDGET", 0)
+    monkeypatch.setattr(fts_candidates, "BUDGET", 5)
+    monkeypatch.setattr(fts_candidates, "WALK_ROWS", walk_rows)
+    monkeypatch.setattr(fts_candidates, "WINDOW_FACTOR", window_factor)
     scored = _scored(db, "alpha beta")
     # one tier (both words): the 5 newest of the 14 messages holding both, each with both matched
     assert set(scored) == _newest_with_both(db, 5)
@@ -274,8 +274,8 @@ def test_a_tier_scores_exactly_its_newest_matches_however_it_scans(db, monkeypat
 
 def test_a_tier_leaves_the_callers_bitmap_and_index_scan_settings_after_a_walk(db, monkeypatch):
     _tier_corpus(db)
-    monkeypatch.setattr(fts, "RARE_BUDGET", 0)
-    monkeypatch.setattr(fts, "BUDGET", 5)
+    monkeypatch.setattr(fts_candidates, "RARE_BUDGET", 0)
+    monkeypatch.setattr(fts_candidates, "BUDGET", 5)
     with db.connect() as conn:
         conn.execute("SET enable_bitmapscan = on")
         assert len(uids_of(search(conn, SearchRequest("alpha beta", limit=3)))) == 3
@@ -284,7 +284,7 @@ def test_a_tier_leaves_the_callers_bitmap_and_index_scan_settings_after_a_walk(d
 
 
 def test_the_known_floor_is_just_below_the_needed_newest_known_match():
-    scorer = fts._Scorer.__new__(fts._Scorer)
+    scorer = fts_candidates.Scorer.__new__(fts_candidates.Scorer)
     # scored documents → how many tier lexemes they hold
     scorer.tier_matched = {10: 3, 20: 2, 30: 1, 40: 2, 50: 3}
     assert scorer._known_floor(2, 2, 60) == 39  # (39, 60] holds 50 and 40
@@ -302,9 +302,9 @@ def test_the_deferred_phrase_bonus_decides_ties_in_the_order_of_the_final_sort(m
         checked.append(sorted(ids))
         return set(ids)
 
-    monkeypatch.setattr(fts, "phrase_holders", holders)
+    monkeypatch.setattr(fts_phrase, "phrase_holders", holders)
     scored = {1: (10.0, 2), 2: (10.0 - 1e-12, 2)}
-    fts._resolve_phrase(None, "tool_call", scored, {1, 2}, ("failed to push", 5.0), 1)
+    fts_phrase.resolve_phrase(None, "tool_call", scored, {1, 2}, ("failed to push", 5.0), 1)
     assert checked == [[2]]
     assert scored[2] == (15.0 - 1e-12, 2)
     assert scored[1] == (10.0, 2)
@@ -319,10 +319,10 @@ def test_the_deferred_phrase_checks_near_copies_in_rounds_doubling_in_size(monke
         checked.append(len(ids))
         return set()
 
-    monkeypatch.setattr(fts, "phrase_holders", holders)
+    monkeypatch.setattr(fts_phrase, "phrase_holders", holders)
     scored = {i: (10.0 + i / 1000, 3) for i in range(1, 101)}
     before = dict(scored)
-    fts._resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
+    fts_phrase.resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
     assert checked == [5, 10, 20, 40, 25]
     assert scored == before
 
@@ -335,8 +335,8 @@ def test_the_deferred_phrase_stops_once_the_top_holds_the_phrase(monkeypatch):
         checked.append(sorted(ids))
         return set(ids)
 
-    monkeypatch.setattr(fts, "phrase_holders", holders)
+    monkeypatch.setattr(fts_phrase, "phrase_holders", holders)
     scored = {i: (10.0 + i / 1000, 3) for i in range(1, 101)}
-    fts._resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
+    fts_phrase.resolve_phrase(None, "tool_call", scored, set(scored), ("failed to push", 5.0), 5)
     assert checked == [[96, 97, 98, 99, 100]]
     assert scored[100] == (15.1, 3) and scored[95] == (10.095, 3)

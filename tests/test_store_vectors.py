@@ -8,7 +8,7 @@ from __future__ import annotations
 import psycopg
 
 from agent_history.db.migrate import downgrade, upgrade
-from agent_history.search import fts
+from agent_history.search import fts, fts_corpus, fts_phrase
 from agent_history.search.keyword import search
 from agent_history.search.query import analyze
 from agent_history.search.request import Scope, SearchRequest
@@ -102,7 +102,7 @@ def _eager(conn: psycopg.Connection, req: SearchRequest) -> list[tuple[int, floa
     """The top tool calls when every document holding the phrase's words is checked (no lazy
     resolution): what the search returned when the stored vector had positions."""
     analysis = analyze(req.query)
-    lexemes, stats = fts.lexemes_for(conn, "tool_call", analysis.term_texts(), analysis.term_weights())
+    lexemes, stats = fts_corpus.lexemes_for(conn, "tool_call", analysis.term_texts(), analysis.term_weights())
     present = [x for x in lexemes if x.df > 0]
     scored = fts.score_candidates(conn, req, analysis, "tool_call", present, stats, decide_top=10**9)
     top = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[0]))[: req.limit]
@@ -160,8 +160,8 @@ def test_downgrade_restores_positional_vectors_and_upgrade_rewrites_them(corpus_
 
 
 def test_phrase_holders_decides_as_the_full_analysis_of_every_document(corpus_db):  # noqa: F811
-    """`fts.phrase_holders` (the analysis without the code-aware tail first, the full one only
-    when the tail could hold a match) finds exactly the tool calls `fts.phrase_holders_full`
+    """`fts_phrase.phrase_holders` (the analysis without the code-aware tail first, the full one only
+    when the tail could hold a match) finds exactly the tool calls `fts_phrase.phrase_holders_full`
     finds, for phrases whose words also occur in identifier parts (``refs/heads``, ``text_value``)
     and ones whose do not (candidates: the tool calls holding every word)."""
     phrases = [
@@ -183,8 +183,8 @@ def test_phrase_holders_decides_as_the_full_analysis_of_every_document(corpus_db
                 )
             ]
             fast, full = (
-                fts.phrase_holders(conn, "tool_call", ids, phrase),
-                fts.phrase_holders_full(conn, "tool_call", ids, phrase),
+                fts_phrase.phrase_holders(conn, "tool_call", ids, phrase),
+                fts_phrase.phrase_holders_full(conn, "tool_call", ids, phrase),
             )
             assert fast == full, phrase
             counts.append((phrase, len(ids), len(full)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from agent_history.search import fts
+from agent_history.search import tsquery
 from agent_history.search.keyword import search
 from agent_history.search.request import Scope, SearchRequest
 from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
@@ -15,23 +15,26 @@ from tests.corpus_db import corpus_db, corpus_rw_db  # noqa: F401 - fixtures
 
 def test_query_int_and_array_match_of_any_and_at_least():
     ids = {"pool": 7, "o'brien": 12, "npm": 3}
-    assert fts.query_int(fts.tsquery_any(["pool", "o'brien"]), ids) == "7 | 12"
-    assert fts.query_int(fts.tsquery_at_least(["pool", "o'brien", "npm"], 2), ids) == "(7 & 12) | (7 & 3) | (12 & 3)"
+    assert tsquery.query_int(tsquery.tsquery_any(["pool", "o'brien"]), ids) == "7 | 12"
     assert (
-        fts.array_match(fts.tsquery_at_least(["pool", "npm"], 2), ids)
+        tsquery.query_int(tsquery.tsquery_at_least(["pool", "o'brien", "npm"], 2), ids)
+        == "(7 & 12) | (7 & 3) | (12 & 3)"
+    )
+    assert (
+        tsquery.array_match(tsquery.tsquery_at_least(["pool", "npm"], 2), ids)
         == "((d.terms @> '{7}'::int4[] AND d.terms @> '{3}'::int4[]))"
     )
     assert (
-        fts.array_match(fts.tsquery_any(["o'brien", "npm"]), ids)
+        tsquery.array_match(tsquery.tsquery_any(["o'brien", "npm"]), ids)
         == "(d.terms @> '{12}'::int4[] OR d.terms @> '{3}'::int4[])"
     )
     with pytest.raises(KeyError):
-        fts.query_int(fts.tsquery_any(["pool", "absent"]), {"pool": 7})
+        tsquery.query_int(tsquery.tsquery_any(["pool", "absent"]), {"pool": 7})
 
 
 @pytest.mark.parametrize("lexeme", ["pool", "o'brien", "back\\slash", "a''b", "ts2739", "é'\\'"])
 def test_unquote_undoes_tsquery_literal(lexeme):
-    assert fts.unquote_literal(fts.tsquery_literal(lexeme)[1:-1]) == lexeme
+    assert tsquery.unquote_literal(tsquery.tsquery_literal(lexeme)[1:-1]) == lexeme
 
 
 QUERIES = ("npm run build", "git status", "has no exported member", "cargo test failed", "bun run test", "pyright")
@@ -54,7 +57,7 @@ def test_the_catalogue_uses_intarray_and_its_gin_index(corpus_db):  # noqa: F811
             in conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'tool_call_terms_idx'").fetchone()[0]
         )
         ids = dict(conn.execute("SELECT lexeme, id FROM ah.search_term WHERE corpus = 'tool_call'").fetchall())
-        q = fts.query_int(fts.tsquery_at_least(["npm", "run", "build"], 2), ids)
+        q = tsquery.query_int(tsquery.tsquery_at_least(["npm", "run", "build"], 2), ids)
         conn.execute("SET enable_seqscan = off")
         plan = "\n".join(
             r[0]
@@ -68,7 +71,7 @@ def test_the_catalogue_uses_intarray_and_its_gin_index(corpus_db):  # noqa: F811
 
 
 def test_without_intarray_the_search_gives_the_same_answers_over_array_clauses(corpus_rw_db):  # noqa: F811
-    """``term_index = 'array'`` (a server without the extension): the scans are `fts.array_match`
+    """``term_index = 'array'`` (a server without the extension): the scans are `tsquery.array_match`
     clauses; the same hits and scores as through ``query_int``."""
     with corpus_rw_db.connect() as conn:
         want = _answers(conn)

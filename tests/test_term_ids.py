@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_history.search.fts import tsquery_any, tsquery_at_least, tsquery_literal
+from agent_history.search.tsquery import tsquery_any, tsquery_at_least, tsquery_literal
 from benchmarks.term_ids import decode_tf, encode_tf, query_int, unquote_literal
 
 

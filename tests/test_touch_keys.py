@@ -12,11 +12,9 @@ import base64
 import hashlib
 import json
 import uuid
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
-import pytest
 from psycopg.types.json import Jsonb
 
 from agent_history.db.migrate import downgrade, upgrade
@@ -27,14 +25,12 @@ from agent_history.parsers.claude_code.parser import PARSER, uuid_digest
 from agent_history.parsers.common.shell import touch_uid
 from agent_history.read.touched import touched
 from agent_history.read.why import why
-from tests.conftest import clone_database, drop_database
 from tests.corpus_db import corpus_rw_db  # noqa: F401 - fixture
 from tests.homes import index, sources_for
 from tests.parsers.util import parse_file
+from tests.resume_copies import PROJECT, REAL, fresh, later  # noqa: F401 - fixture
 from tests.snapshot import snapshot
 
-REAL = ".claude/projects/-Users-user1-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
-PROJECT = ".claude/projects/-Users-user1-workspace-JSSoundRecorder"
 LINES = 60
 """The real transcript's first lines: they hold 11 file touches of 11 tool calls (9 reads, the
 ``create`` of CLAUDE.md, then an ``edit`` of it)."""
@@ -61,13 +57,12 @@ def _files(corpus_home: Path) -> dict[str, str]:
     session B (a resume's copies) and one prompt an hour later."""
     lines = _original_lines(corpus_home)
     prompt = next(r for r in lines if r.get("type") == "user" and isinstance(r["message"].get("content"), str))
-    later = datetime.fromisoformat(lines[-1]["timestamp"].replace("Z", "+00:00")) + timedelta(hours=1)
     more = {
         **prompt,
         "sessionId": B,
         "uuid": "0b000000-0000-4000-8000-0000000000b2",
         "parentUuid": lines[-1]["uuid"],
-        "timestamp": later.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "timestamp": later(lines[-1]["timestamp"], 1),
         "message": {**prompt["message"], "content": "now add a test for it"},
     }
     a = [{**r, "sessionId": A} if "sessionId" in r else r for r in lines]
@@ -86,19 +81,6 @@ def _expected(corpus_home: Path, tmp: Path) -> list[tuple]:
     return sorted(got, key=lambda r: (r[6], r[3], r[4]))
 
 
-@pytest.fixture
-def fresh(pg_server):
-    made = []
-
-    def make():
-        made.append(clone_database(pg_server))
-        return made[-1]
-
-    yield make
-    for d in made:
-        drop_database(d)
-
-
 def _write(home: Path, uids: list[str], files: dict[str, str]) -> None:
     project = home / PROJECT
     project.mkdir(parents=True, exist_ok=True)
@@ -107,7 +89,9 @@ def _write(home: Path, uids: list[str], files: dict[str, str]) -> None:
 
 
 def test_the_touches_of_a_real_transcript_are_stored_once_by_digest_as_the_parser_gave_them(
-    corpus_home, own_tmp, fresh
+    corpus_home,
+    own_tmp,
+    fresh,  # noqa: F811
 ):
     files, expected = _files(corpus_home), _expected(corpus_home, own_tmp)
     assert (len(expected), sorted({r[3] for r in expected})) == (11, ["create", "edit", "read"])
@@ -131,7 +115,7 @@ def test_the_touches_of_a_real_transcript_are_stored_once_by_digest_as_the_parse
     assert again.rows_merged["file_touch"] == 0
 
 
-def test_touches_copied_by_a_resume_merge_into_the_originals_rows_in_every_reading_order(corpus_home, own_tmp, fresh):
+def test_touches_copied_by_a_resume_merge_into_the_originals_rows_in_every_reading_order(corpus_home, own_tmp, fresh):  # noqa: F811
     files, expected = _files(corpus_home), _expected(corpus_home, own_tmp)
     got = {}
     for name, passes in {"one pass": [[A, B]], "A then B": [[A], [A, B]], "B then A": [[B], [A, B]]}.items():
@@ -154,7 +138,7 @@ def test_touches_copied_by_a_resume_merge_into_the_originals_rows_in_every_readi
         assert snap == got["one pass"][1], name
 
 
-def test_a_document_that_no_longer_holds_a_touch_loses_exactly_that_one(corpus_home, own_tmp, fresh):
+def test_a_document_that_no_longer_holds_a_touch_loses_exactly_that_one(corpus_home, own_tmp, fresh):  # noqa: F811
     files, expected = _files(corpus_home), _expected(corpus_home, own_tmp)
     db = fresh()
     _write(own_tmp / "home", [A], files)

@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from agent_history.ingest.discovery import Source
 from agent_history.ingest.loader import Loader
 from agent_history.ingest.rebuild import rebuild
-from tests.conftest import clone_database, drop_database
 from tests.homes import sources_for
+from tests.resume_copies import PROJECT, REAL, fresh, later  # noqa: F401 - fixture
 from tests.snapshot import snapshot
 
-REAL = ".claude/projects/-Users-user1-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
-PROJECT = ".claude/projects/-Users-user1-workspace-JSSoundRecorder"
 A = "ffffffff-ffff-4fff-8fff-00000000000a"  # the original: sorts last by uid
 B = "00000000-0000-4000-8000-00000000000b"  # its resume: sorts first by uid
-
-
-def _later(ts: str, hours: int) -> str:
-    t = datetime.fromisoformat(ts.replace("Z", "+00:00")) + timedelta(hours=hours)
-    return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _files(corpus_home: Path) -> dict[str, str]:
@@ -46,14 +37,14 @@ def _files(corpus_home: Path) -> dict[str, str]:
         **copies[0],
         "uuid": "0b000000-0000-4000-8000-000000000001",
         "parentUuid": reply["uuid"],
-        "timestamp": _later(prompt["timestamp"], 1),
+        "timestamp": later(prompt["timestamp"], 1),
         "message": {**prompt["message"], "content": "now add a test for it"},
     }
     more_reply = {
         **copies[1],
         "uuid": "0b000000-0000-4000-8000-000000000002",
         "parentUuid": more_prompt["uuid"],
-        "timestamp": _later(reply["timestamp"], 1),
+        "timestamp": later(reply["timestamp"], 1),
         "message": {**reply["message"], "id": "msg_resume0b000000000000001"},
     }
     more_reply["message"]["content"] = [
@@ -86,20 +77,7 @@ def _owners(dsn: str) -> dict[str, tuple]:
         }
 
 
-@pytest.fixture
-def fresh(pg_server):
-    made = []
-
-    def make():
-        made.append(clone_database(pg_server))
-        return made[-1]
-
-    yield make
-    for d in made:
-        drop_database(d)
-
-
-def test_a_resume_copy_stays_with_the_original_in_every_reading_order(corpus_home, own_tmp, fresh):
+def test_a_resume_copy_stays_with_the_original_in_every_reading_order(corpus_home, own_tmp, fresh):  # noqa: F811
     files = _files(corpus_home)
     got = {}
     scenarios = {"one pass": [[A, B]], "A then B": [[A], [A, B]], "B then A": [[B], [A, B]]}
@@ -126,7 +104,7 @@ def test_a_resume_copy_stays_with_the_original_in_every_reading_order(corpus_hom
         assert snap == first, name
 
 
-def test_a_copy_under_another_namespace_gets_one_owner_whatever_the_order(corpus_home, own_tmp, fresh):
+def test_a_copy_under_another_namespace_gets_one_owner_whatever_the_order(corpus_home, own_tmp, fresh):  # noqa: F811
     """A real session file copied whole (only ``sessionId`` changed) into a second namespace: the
     two sessions start and end together, so the smaller session uid owns the shared rows — in
     either source order and after `rebuild`. (The project's old-layout sub-agent file, not

@@ -19,6 +19,7 @@ from agent_history.cli.output import (
     count,
     fail,
     nothing_found_line,
+    path_option,
     print_event,
     print_json,
     print_warning,
@@ -107,19 +108,25 @@ def _check_parse_workers() -> None:
 
 @app.command("index")
 def index_cmd(
-    home: Path = typer.Option(None, "--home", help="Index a directory laid out like ~ (e.g. a copy of a home)."),
+    home_arg: str = typer.Option(
+        None, "--home", metavar="PATH", help="Index a directory laid out like ~ (e.g. a copy of a home)."
+    ),
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
     every: float = typer.Option(
         None, "--every", min=1.0, callback=every_seconds, help="Repeat every SECONDS (≥ 1) until stopped."
     ),
     json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    claude_export: Path = typer.Option(
+    claude_export_arg: str = typer.Option(
         None,
         "--claude-export",
+        metavar="PATH",
         help="Also index a claude.ai data export: its conversations.json (or the unzipped folder).",
     ),
-    file: Path = typer.Option(
-        None, "--file", help="Index just this transcript (a file under a source; e.g. from an after-turn hook)."
+    file_arg: str = typer.Option(
+        None,
+        "--file",
+        metavar="PATH",
+        help="Index just this transcript (a file under a source; e.g. from an after-turn hook).",
     ),
     verbose: bool = typer.Option(
         False,
@@ -133,6 +140,8 @@ def index_cmd(
 ) -> None:
     """Index agent homes into the catalogue (incremental; unchanged files are not read). Exit 75
     (EX_TEMPFAIL) when another index pass is running: nothing was done, try again later."""
+    home, file = path_option(home_arg, "--home"), path_option(file_arg, "--file")
+    claude_export = path_option(claude_export_arg, "--claude-export")
     if home is not None and not home.expanduser().is_dir():
         fail(f"--home {home} is not a directory", 2)
     if claude_export is not None:  # issue 16: namespace claude-ai-export

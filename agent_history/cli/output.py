@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 from rich.text import Text
 
+from agent_history.cli.echo import clip_echoes
 from agent_history.cli.terminal import TerminalConsole, escape_controls, escape_json, output_closed
 
 PIPE_WIDTH = 400
@@ -100,8 +101,9 @@ def one_line(message: str) -> str:
 
 
 def print_error(message: str) -> None:
-    """Write ``error: <message>`` to stderr as one line (`message` is text, never markup)."""
-    err_console.print(Text.assemble(("error:", "bold red"), " ", one_line(message)), highlight=False)
+    """Write ``error: <message>`` to stderr as one line (`message` is text, never markup); a value
+    it echoes longer than `echo.ECHO_LIMIT` characters is cut, saying its size (`echo.clip_echoes`)."""
+    err_console.print(Text.assemble(("error:", "bold red"), " ", clip_echoes(one_line(message))), highlight=False)
 
 
 def print_warning(message: str) -> None:
@@ -178,6 +180,17 @@ def fail(message: str, code: int = 1) -> None:
 
     print_error(message)
     raise typer.Exit(code)
+
+
+def path_option(value: str | None, option: str) -> Path | None:
+    """The path a path option (`option`, e.g. ``--file``) names; None when it was not given. An
+    empty value is a usage error (exit 2, one line): ``Path("")`` is the current directory, never
+    what an empty argument (an unset shell variable) meant."""
+    if value is None:
+        return None
+    if not value:
+        fail(f"{option}: an empty path (give a file or directory)", 2)
+    return Path(value)
 
 
 def check_limit(value: int | None, option: str = "--limit", *, high: int | None = None) -> None:

@@ -13,32 +13,30 @@ One process per user and data dir, built like the warm embedding service (`embed
 
 Started detached by the first eligible command that found none (`resident.spawn_server`, after
 that command ran in process) or by ``agent-history service start``. It imports the CLI, typer,
-rich, psycopg and the read/search/usage/ingest packages once (`PRELOAD`), then holds no
+rich, psycopg and the read/search/usage/ingest packages once (`resident_preload`), then holds no
 connection and no thread, so a `fork` per command is safe and cheap. The forked child takes the
 client's fds as 0/1/2, its cwd, environment, umask and stdio encodings, re-creates the objects
-that were sized to the server's terminal and environment at import (`_adopt`), and runs
-`agent_history.cli.app.run` — the in-process path, reading the config and resolving the
+that were sized to the server's terminal and environment at import, and runs
+`agent_history.cli.app.run` (`resident_child`) — the in-process path, reading the config and resolving the
 database as usual, the reader-role guard included. The child reports its exit code itself; the
 server reports a death by signal, forwards the client's signals to the child (Ctrl-Z's SIGTSTP as
 SIGSTOP, then SIGCONT: `SUSPEND_SIGNALS`), and sends SIGTERM to a child whose client went away.
 
 It stops listening after ``[service] query_idle_s`` seconds (`DEFAULT_IDLE_S`) with no command
 running or started, on ``agent-history service stop`` (SIGTERM), when its socket file is removed
-or replaced, and as soon as a request finds its code changed on disk (`code_stamp`: the mtime and
+or replaced, and as soon as a request finds its code changed on disk (`resident_preload.code_stamp`: the mtime and
 size of every loaded ``agent_history`` module and of the installed distribution's metadata) —
 that request is refused (the client runs it in process and starts a new server), so an upgrade is
 never served by old code. It then removes its socket and pid file, releases the start lock (a new
 server may start) and exits once the commands still running have ended, forwarding their
 clients' signals until then (`_Server.drain`: an `index` pass of minutes is never cut short or
-orphaned).
+orphaned). Starting, stopping and asking after it from outside: `resident_control`.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
-import glob
-import io
 import json
 import logging
 import os
@@ -48,14 +46,16 @@ import socket
 import struct
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent_history import __version__
 from agent_history.cli import resident
-from agent_history.cli.process_identity import is_same_process, start_ticks
-from agent_history.embed.service import SOCKET_PATH_MAX, ServicePaths, alive, read_pid_file, remove_stale
+from agent_history.cli.process_identity import start_ticks
+from agent_history.cli.resident_child import run_child
+from agent_history.cli.resident_control import STOPPING_FILE, paths_of, read_json
+from agent_history.cli.resident_preload import code_files, code_stamp, package_dir, preload
+from agent_history.embed.service import SOCKET_PATH_MAX, ServicePaths, remove_stale
 
 DEFAULT_IDLE_S = 900.0
 """``[service] query_idle_s`` when unset: seconds without a command before the process exits."""
@@ -66,57 +66,7 @@ LOCK_WAIT_S = 3.0
 exiting and releases it within this (a running one keeps it, and the new one then exits)."""
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 """A request (argv + environment as JSON) larger than this is refused."""
-PRELOAD: tuple[str, ...] = (
-    "psycopg",
-    "typer",
-    "click",
-    "rich.console",
-    "rich.table",
-    "rich.text",
-    "orjson",
-    "tzlocal",
-    "zoneinfo",
-    "agent_history.cli.statusline",
-    "agent_history.usage.statusline",
-    "agent_history.read.statusline",
-    "agent_history.db.connection",
-    "agent_history.db.embedded",
-    "agent_history.db.idle_stop",
-    "agent_history.db.migrate",
-    "agent_history.db.health",
-    "agent_history.classify.health",
-    "agent_history.db.status",
-    "agent_history.embed.status",
-    "agent_history.ingest.status",
-    "agent_history.ingest.archive.retention",
-    "agent_history.ingest.archive.status",
-    "agent_history.ingest.collect",
-    "agent_history.ingest.rebuild",
-    "agent_history.ingest.sources",
-    "agent_history.journal.status",
-    "psycopg_pool",
-    "agent_history.ingest.bulk",
-    "agent_history.ingest.chunks",
-    "agent_history.parsers.driver",
-    "agent_history.harnesses.detect",
-    "agent_history.parsers.claude_code.parser",
-    "agent_history.parsers.codex.parser",
-    "agent_history.parsers.pi.parser",
-)
-"""Modules imported before serving, besides the command modules of `resident.ELIGIBLE` and every
-module of `PRELOAD_PACKAGES` (what the eligible commands import on their way: the first-use
-check's `db.migrate` and `db.health`, and the status sources `status` imports inside its
-function — left to the child, they were ≈ 90 ms of its 109 ms of CPU, measured 2026-12-02; an
-`index` pass's connection pool and bulk-path check, and for a file that changed the chunk reader
-and the common harnesses' parsers, as `ingest.parse_pool` preloads them)."""
-PRELOAD_PACKAGES: tuple[str, ...] = ("agent_history.read", "agent_history.search", "agent_history.usage")
 log = logging.getLogger("agent_history.cli.resident_server")
-
-
-def paths_of(data_dir: Path) -> ServicePaths:
-    """The resident process's files under `data_dir`."""
-    return ServicePaths.of(data_dir, resident.SERVICE_DIR)
-
 
 FORWARDED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
 """Signals a client forwards to its command's child as they are (`resident._await`)."""
@@ -124,202 +74,6 @@ SUSPEND_SIGNALS = {signal.SIGTSTP: signal.SIGSTOP, signal.SIGCONT: signal.SIGCON
 """Ctrl-Z and the shell's continue, forwarded by a client: what the child is sent. SIGSTOP for
 SIGTSTP: the child is in the server's process group, orphaned (the server leads its own session,
 its parent is init), where the kernel discards a SIGTSTP's stop."""
-STOPPING_FILE = "service.stopping"
-"""In the service directory while a stopped server finishes the commands still running in it
-(`_Server.drain`): JSON ``{"pid", "started" (`process_identity.start_ticks`), "commands",
-"reason"}``; removed when the last one ends. Its pid and socket files are gone by then (a new
-server may start), so `service_status` reads this to say "stopping: finishing a pass (pid N)"."""
-
-
-# --- preload and code stamp ----------------------------------------------------------------------
-
-
-def preload() -> int:
-    """Import the CLI with every eligible command registered, and `PRELOAD`; returns the number
-    of modules loaded. A module that fails to import is logged and skipped (the child imports it
-    again and fails as the in-process path would)."""
-    import importlib
-    import pkgutil
-
-    from agent_history.cli import app as cli_app
-
-    for command in resident.ELIGIBLE:
-        cli_app._register(command)
-    cli_app.prepare_command()
-    names = list(PRELOAD)
-    for package in PRELOAD_PACKAGES:
-        try:
-            module = importlib.import_module(package)
-        except Exception as exc:  # noqa: BLE001 - logged; the child reports it properly
-            log.warning("preload %s: %s", package, exc)
-            continue
-        names += [m.name for m in pkgutil.iter_modules(module.__path__, f"{package}.")]
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001
-            log.warning("preload %s: %s", name, exc)
-    try:  # the revision chain and the health data key, computed once for every child (the migration files are in `code_files`)
-        from agent_history.db.health import data_key
-        from agent_history.db.migrate import revision_graph
-
-        revision_graph()
-        data_key()
-    except Exception as exc:  # noqa: BLE001 - the child reads it again and reports it
-        log.warning("preload revision_graph: %s", exc)
-    return len(sys.modules)
-
-
-def _package_dir() -> str:
-    return os.path.dirname(os.path.abspath(sys.modules["agent_history"].__file__ or ""))
-
-
-def code_files() -> list[str]:
-    """The files whose change means new code: every loaded ``agent_history`` module's source,
-    the migration files and ``sql/*.sql`` with their directories (the revision chain is read once
-    by `preload`; a file added or removed changes its directory), and the installed
-    distribution's METADATA (its version; rewritten by any reinstall)."""
-    package = _package_dir() + os.sep
-    loaded = (getattr(m, "__file__", None) for m in list(sys.modules.values()))  # this module is __main__
-    files = sorted({os.path.abspath(f) for f in loaded if f and os.path.abspath(f).startswith(package)})
-    try:
-        from agent_history.db.resources import migrations_dir, sql_dir
-
-        for directory, pattern in ((migrations_dir() / "versions", "*.py"), (sql_dir(), "*.sql")):
-            files += [str(directory), *sorted(str(p) for p in directory.glob(pattern))]
-    except FileNotFoundError:
-        pass  # an installation without them fails its first command in the child, as in process
-    for entry in sys.path:
-        files += sorted(glob.glob(os.path.join(entry or ".", "agent_history-*.dist-info", "METADATA")))
-    return files
-
-
-def code_stamp(files: list[str]) -> tuple[tuple[int, int], ...]:
-    """(mtime_ns, size) of each of `files` ((0, 0) for one that is gone)."""
-    out = []
-    for path in files:
-        try:
-            st = os.stat(path)
-            out.append((st.st_mtime_ns, st.st_size))
-        except OSError:
-            out.append((0, 0))
-    return tuple(out)
-
-
-# --- the child ----------------------------------------------------------------------------------
-
-
-def _adopt(request: dict[str, Any]) -> None:
-    """Make this forked child look like the client's own interpreter: the fds are already on
-    0/1/2; here the environment, cwd, umask, time zone, locale, stdio objects, ``__main__`` and
-    the consoles and flags that were fixed at import from the server's environment."""
-    import locale
-    import types
-
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["cwd"])
-    os.umask(int(request["umask"]))
-    time.tzset()
-    try:
-        locale.setlocale(locale.LC_CTYPE, "")
-    except locale.Error:
-        pass
-    streams = []
-    for fd, (encoding, errors, line_buffering) in enumerate(request["stdio"]):
-        raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
-        buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
-        streams.append(io.TextIOWrapper(buffered, encoding, errors, line_buffering=bool(line_buffering)))
-    sys.stdin, sys.stdout, sys.stderr = streams
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
-    sys.argv = list(request["argv"])
-    main = types.ModuleType("__main__")
-    main.__package__ = request.get("main_package")
-    sys.modules["__main__"] = main
-    for name in ("typer.rich_utils",):  # module constants read from the environment at import
-        sys.modules.pop(name, None)
-    import typer.core
-
-    typer.core.HAS_RICH = typer.core.parse_boolean_env_var(os.getenv("TYPER_USE_RICH"), default=True)
-    import rich
-
-    rich._console = None
-    try:
-        import tzlocal.unix
-
-        tzlocal.unix._cache_tz = None
-        tzlocal.unix._cache_tz_name = None
-    except (ImportError, AttributeError):
-        pass
-    from agent_history.cli import app as cli_app
-    from agent_history.cli import output
-
-    output.reset_consoles()
-    cli_app.reset_for_process()
-
-
-def _exit_code(exc: SystemExit) -> int:
-    """What the interpreter does with an uncaught SystemExit: None → 0, an int → it, anything
-    else printed to stderr → 1."""
-    code = exc.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    try:
-        sys.stderr.write(f"{code}\n")
-    except (OSError, ValueError):
-        pass
-    return 1
-
-
-def _child(conn: socket.socket, request: dict[str, Any]) -> None:
-    """Run the command in this forked child and `os._exit` with its code (never returns): what
-    the interpreter does with the command's SystemExit, KeyboardInterrupt (traceback, then death
-    by SIGINT) or any other exception (traceback, exit 1) — during the set-up as in the command."""
-    import atexit
-    import traceback
-
-    code = 1
-    try:
-        try:
-            _adopt(request)
-            from agent_history.cli.app import run
-
-            run(sys.argv[1:])
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc)
-        except KeyboardInterrupt:
-            traceback.print_exc()
-            _flush()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGINT)
-        except BaseException:  # noqa: BLE001 - printed as the interpreter would, exit 1
-            traceback.print_exc()
-            code = 1
-        atexit._run_exitfuncs()
-        if not _flush() and code == 0:
-            code = 120  # what the interpreter exits with when stdout cannot be flushed
-    finally:
-        try:
-            conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
-        except BaseException:  # noqa: BLE001, S110 - the client is gone; exit all the same
-            pass
-        os._exit(code)
-
-
-def _flush() -> bool:
-    ok = True
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            ok = False
-    return ok
-
-
-# --- the server ---------------------------------------------------------------------------------
 
 
 class _Server:
@@ -327,7 +81,7 @@ class _Server:
         self.paths, self.listener, self.lock_fd, self.idle_s = paths, listener, lock_fd, idle_s
         self.files = code_files()
         self.stamp = code_stamp(self.files)
-        self.package = _package_dir()
+        self.package = package_dir()
         self.inode = os.stat(paths.socket).st_ino
         self.children: dict[int, socket.socket] = {}  # child pid → its client's connection
         self.commands: dict[int, str] = {}  # child pid → its command (`index`, `search`, …)
@@ -456,7 +210,7 @@ class _Server:
                 conn.settimeout(None)
             except BaseException:  # noqa: BLE001
                 os._exit(1)
-            _child(conn, request)
+            run_child(conn, request)
         try:
             conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
         except OSError:
@@ -561,7 +315,7 @@ class _Server:
         """Remove `STOPPING_FILE` when it is this process's (another stopped server may have
         written its own since)."""
         path = self.paths.dir / STOPPING_FILE
-        if (_read_json(path) or {}).get("pid") == os.getpid():
+        if (read_json(path) or {}).get("pid") == os.getpid():
             try:
                 path.unlink()
             except OSError:
@@ -675,141 +429,6 @@ def serve(data_dir: Path, idle_s: float) -> int:
             server.remove_stopping()
         log.info("the last running command ended")
     return 0
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def stopping_status(data_dir: Path) -> dict[str, Any] | None:
-    """``{"pid", "commands", "reason"}`` of a stopped server still finishing its running commands
-    (`STOPPING_FILE`, its writer still running: `is_same_process`), else None."""
-    info = _read_json(paths_of(data_dir).dir / STOPPING_FILE) or {}
-    if not isinstance(info.get("pid"), int) or not is_same_process(info["pid"], info.get("started")):
-        return None
-    return {"pid": info["pid"], "commands": list(info.get("commands") or []), "reason": info.get("reason") or ""}
-
-
-def stopping_line(stopping: dict[str, Any]) -> str:
-    """``stopping: finishing a pass (pid N)`` (an `index` runs), else ``stopping: finishing 2
-    commands (search, usage) (pid N)``."""
-    commands = stopping["commands"]
-    if "index" in commands or not commands:
-        what = "a pass" if commands.count("index") <= 1 else f"{commands.count('index')} passes"
-    else:
-        what = f"{len(commands)} command{'s' if len(commands) != 1 else ''} ({', '.join(commands)})"
-    return f"stopping: finishing {what} (pid {stopping['pid']})"
-
-
-def service_status(data_dir: Path) -> dict[str, Any]:
-    """``{"running": bool, "socket", "log"}`` plus the pid file's fields (pid, idle_timeout_s,
-    started, package, version) when a live process wrote it, or ``"stale": true`` when files
-    remain of a process that is gone."""
-    paths = paths_of(data_dir)
-    out: dict[str, Any] = {"running": False, "socket": str(paths.socket), "log": str(paths.log)}
-    info = read_pid_file(paths)
-    if info is not None and alive(info["pid"]) and paths.socket.exists():
-        out.update(info, running=True)
-        out["uptime_s"] = round(time.time() - float(info.get("started", time.time())), 3)
-        out.update(resident.ask_status(str(paths.socket)) or {})
-    elif info is not None or paths.socket.exists():
-        out["stale"] = True
-    stopping = stopping_status(data_dir)
-    if stopping is not None and stopping["pid"] != out.get("pid"):
-        out["stopping"] = stopping  # a stopped server still finishing commands (maybe beside a new one)
-    return out
-
-
-def stop_service(
-    data_dir: Path,
-    wait_s: float = 30.0,
-    *,
-    until_done: bool = False,
-    on_wait: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Stop the resident process (SIGTERM: it stops listening at once and lets the commands
-    running in it finish) and wait until it is gone; stale files are removed.
-
-    Returns ``{"stopped": bool}`` (False: none was listening) plus ``"stopping": {"pid",
-    "commands", "reason"}`` (`stopping_status`) when a stopped process is still finishing
-    commands — a pass of minutes: it is not waited for beyond `wait_s` unless `until_done`,
-    which waits until it has exited (calling `on_wait` with that ``stopping`` first) and then
-    says ``"waited": {…}`` instead."""
-    paths = paths_of(data_dir)
-    info = read_pid_file(paths)
-    stopped = info is not None and alive(info["pid"])
-    if stopped:
-        os.kill(info["pid"], signal.SIGTERM)
-        deadline = time.monotonic() + wait_s
-        # gone, or draining: its stopping file says so (and a drain may last the pass)
-        while alive(info["pid"]) and time.monotonic() < deadline and stopping_status(data_dir) is None:
-            time.sleep(0.05)
-    elif paths.dir.exists():
-        _remove_if_unlocked(paths)
-    stopping = stopping_status(data_dir)
-    if not until_done or stopping is None:
-        return {"stopped": stopped} | ({"stopping": stopping} if stopping else {})
-    if on_wait is not None:
-        on_wait(stopping)
-    while stopping_status(data_dir) is not None:
-        time.sleep(0.2)
-    return {"stopped": stopped, "waited": stopping}
-
-
-def _remove_if_unlocked(paths: ServicePaths) -> None:
-    try:
-        fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        remove_stale(paths)
-    except BlockingIOError:
-        pass  # a server is starting: its files are not stale
-    finally:
-        os.close(fd)
-
-
-class ServiceCannotStart(RuntimeError):
-    """The resident process cannot start in this data dir (a configuration problem; one line)."""
-
-
-def start_service(data_dir: Path, idle_s: float, wait_s: float = 60.0) -> dict[str, Any]:
-    """Start the resident process (if none runs) and wait until it answers; returns
-    `service_status`. Raises RuntimeError (one line) when it does not come up within `wait_s`,
-    and ServiceCannotStart at once when it cannot: its directory cannot be created (a data dir
-    that is a file, a symlink loop, read-only) or its socket's path is past
-    `resident.SOCKET_PATH_MAX` bytes (`resident.spawn_server` starts nothing then, and says
-    nothing)."""
-    status = service_status(data_dir)
-    if status["running"]:
-        return status
-    where = os.path.realpath(Path(data_dir).expanduser())
-    size = len(os.fsencode(resident.socket_path(where)))
-    if size > resident.SOCKET_PATH_MAX:
-        raise ServiceCannotStart(
-            f"the resident query process cannot listen in {where}: its socket path would be {size} bytes, "
-            f"past the limit of {resident.SOCKET_PATH_MAX} (commands run in process; a shorter "
-            "AGENT_HISTORY_DATA_DIR lets it start)"
-        )
-    try:
-        os.makedirs(paths_of(data_dir).dir, mode=0o700, exist_ok=True)
-    except OSError as exc:
-        raise ServiceCannotStart(
-            f"the resident query process cannot start: {paths_of(data_dir).dir}: {exc.strerror}"
-        ) from None
-    resident.spawn_server(where, idle_s)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        status = service_status(data_dir)
-        if status["running"]:
-            return status
-        time.sleep(0.05)
-    raise RuntimeError(f"the resident query process did not start within {wait_s:.0f} s; see {status['log']}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """`agent-history service start|status|stop`: the resident query process
-(`agent_history.cli.resident_server`).
+(`agent_history.cli.resident_server`; `cli.resident_control` controls it).
 
 It starts by itself when an eligible command finds none (unless ``[service] query_idle_s`` is 0);
 `start` starts it now, `status` shows it, `stop` stops it. None of them touches the database.
@@ -22,9 +22,9 @@ _FIELDS = ("pid", "idle_timeout_s", "uptime_s", "idle_s", "requests", "running_c
 
 def _show(data: dict, json: bool) -> None:
     """`service_status` as JSON, or as lines: ``stopping: finishing a pass (pid N)`` first while a
-    stopped process finishes its commands (`resident_server.stopping_line`), then the running
+    stopped process finishes its commands (`resident_control.stopping_line`), then the running
     one's fields or "not running"."""
-    from agent_history.cli.resident_server import stopping_line
+    from agent_history.cli.resident_control import stopping_line
 
     if json:
         print_json(data)
@@ -46,7 +46,7 @@ def _show(data: dict, json: bool) -> None:
 @app.command("start")
 def start_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Start the resident query process (if none runs) and wait until it listens."""
-    from agent_history.cli.resident_server import ServiceCannotStart, start_service
+    from agent_history.cli.resident_control import ServiceCannotStart, start_service
 
     settings = database().settings
     if settings.query_idle_s == 0:
@@ -63,7 +63,7 @@ def start_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
 @app.command("status")
 def status_cmd(json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Whether the resident query process runs: pid, idle timeout, uptime, version, socket, log."""
-    from agent_history.cli.resident_server import service_status
+    from agent_history.cli.resident_control import service_status
 
     _show(service_status(database().settings.data_dir), json)
 
@@ -79,7 +79,7 @@ def stop_cmd(
     finished (an index pass is never cut short; `--wait` waits for that, `service status` says
     "stopping: …" meanwhile). It also exits after `[service] query_idle_s`."""
     from agent_history.cli.output import print_event
-    from agent_history.cli.resident_server import stop_service, stopping_line
+    from agent_history.cli.resident_control import stop_service, stopping_line
 
     def waiting(stopping: dict) -> None:
         if not json:

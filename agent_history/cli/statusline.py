@@ -1,7 +1,8 @@
 """`agent-history statusline`: the fast path, run by `cli.app.main` before typer is imported
 (Claude Code runs it at every status update). Imports only the config, the database connection
 and `read.statusline`; errors are one line on stderr: a malformed payload or option exits 2, an
-unreadable catalogue still prints a line (Claude Code's own session cost), exit 0.
+unreadable catalogue still prints a line (Claude Code's own session cost), exit 0. A usage error
+starts no resident query process.
 
 On a data dir never used (no DSN configured and no embedded server created yet) it connects to
 nothing: it prints the line with Claude Code's own session cost and ``no catalogue yet``, and
@@ -21,7 +22,13 @@ NO_CATALOGUE = "no catalogue yet"
 
 
 def _error(message: str) -> int:
-    sys.stderr.write(f"error: {message}\n")
+    """Write ``error: <message>`` to stderr; returns 2. A usage error starts no resident query
+    process after the command (nothing was read: a data dir never used stays untouched)."""
+    from agent_history.cli import resident
+    from agent_history.cli.echo import clip_echoes
+
+    resident.forgo_start()
+    sys.stderr.write(f"error: {clip_echoes(message)}\n")
     return 2
 
 

@@ -11,7 +11,7 @@ from rich.text import Text
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
 from agent_history.cli.options import _ask, _check_filter_values, _found, _namespaces
-from agent_history.cli.output import console, print_json
+from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.sessions import TITLE_WIDTH
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
@@ -105,7 +105,11 @@ def touched_cmd(
     limit: int = typer.Option(TOUCHED_DEFAULT_LIMIT, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Sessions that read, created, edited, deleted or moved matching files, newest first."""
+    """Sessions that read, created, edited, deleted or moved matching files, newest first. A
+    pattern too complex for PostgreSQL's regular expressions (e.g. a pasted megabyte) is a usage
+    error (exit 2, one line)."""
+    from psycopg.errors import InvalidRegularExpression
+
     from agent_history.read.touched import touched_of
 
     db = database()
@@ -121,7 +125,10 @@ def touched_cmd(
     with db.connect() as conn:
         warn_empty_contexts(conn, context, db.settings.contexts)
         _check_filter_values(conn, namespace)
-        rows = touched_of(conn, req)
+        try:
+            rows = touched_of(conn, req)
+        except InvalidRegularExpression as exc:
+            fail(f"touched: the pattern cannot be matched ({str(exc).strip().splitlines()[0]}); give a shorter one", 2)
     if json:
         print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
         _found(bool(rows))

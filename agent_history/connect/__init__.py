@@ -136,6 +136,7 @@ def _write(path: Path, text: str, old: str | None) -> FileChange:
     real = path.resolve() if path.is_symlink() else path
     if old is not None and not real.stat().st_mode & 0o222:
         raise ConnectError(f"{path} is read-only (mode {real.stat().st_mode & 0o777:04o}); not changed")
+    created.remember_directories(created.missing_directories(real))  # `disconnect` may remove them again
     real.parent.mkdir(parents=True, exist_ok=True)
     backup = _backup(path, real) if old is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
@@ -367,4 +368,5 @@ def disconnect(agent: str) -> ConnectResult:
             else:
                 note_change = _write(note_path, new_note, note_old)
                 note_change.action = "removed"
+    created.remove_empty_directories()  # those `connect` created, now empty (`connect.created`)
     return ConnectResult(target.name, config, note_change, None, "", warnings)

@@ -429,10 +429,12 @@ def uninstall(agent: str):
         backup = _backup(path, path.resolve())
         _unlink(path)
         created.forget(path, file_gone=True)
+        created.remove_empty_directories()
         return FileChange(path, "removed", backup)
     if created.recorded(path)[0] and (not new.strip() or (target.style != "notify" and not data)):
         _unlink(path)  # `install` created it and nothing else is in it (`connect.created`)
         created.forget(path, file_gone=True)
+        created.remove_empty_directories()  # and the directories it created for it, now empty
         return FileChange(path, "removed")
     change = _write(path, new, old)
     return FileChange(path, "removed", change.backup)

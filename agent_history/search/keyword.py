@@ -14,6 +14,7 @@ from __future__ import annotations
 import psycopg
 
 from agent_history.search import bm25, fts
+from agent_history.search.fts_corpus import tie_key
 from agent_history.search.query import analyze
 from agent_history.search.request import Scope, SearchHit, SearchRequest
 
@@ -43,5 +44,5 @@ def search(conn: psycopg.Connection, req: SearchRequest) -> list[SearchHit]:
             except psycopg.Error:
                 pass  # BM25 index missing or unusable: answer from FTS
         hits.extend(fts.search_corpus(conn, req, analysis, corpus))
-    hits.sort(key=lambda h: (-fts.tie_key(h.score), h.kind, -h.id))
+    hits.sort(key=lambda h: (-tie_key(h.score), h.kind, -h.id))
     return hits[: req.limit]

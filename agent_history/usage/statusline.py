@@ -57,8 +57,8 @@ class StatusFigures:
 
 def parse_payload(text: str) -> StatusInput:
     """The `StatusInput` of status-line JSON `text`. Raises StatusLineError (one line) when the
-    text is not a JSON object with a non-empty string ``session_id``, or a known field has the
-    wrong type."""
+    text is not a JSON object with a non-empty string ``session_id`` free of NUL characters (no
+    stored uid holds one, and PostgreSQL text cannot), or a known field has the wrong type."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -68,6 +68,8 @@ def parse_payload(text: str) -> StatusInput:
     sid = data.get("session_id")
     if not isinstance(sid, str) or not sid.strip():
         raise StatusLineError('status-line payload has no "session_id" string')
+    if "\x00" in sid:
+        raise StatusLineError('status-line payload: "session_id" holds a NUL character')
     model = data.get("model")
     name = None
     if isinstance(model, dict):
