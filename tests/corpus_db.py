@@ -1,12 +1,18 @@
 """The shared corpus catalogue (``../shared/corpus/home`` indexed by the real loader), built once
 per test session (`conftest.corpus_template`) and cloned by ``CREATE DATABASE … TEMPLATE``:
 `corpus_db` once per module that imports it (read-only tests share it), `corpus_rw_db` once per
-test (free to write); and `cli_environment`, the environment of a CLI subprocess over such a
-catalogue (or any test database)."""
+test (free to write); `cli_environment`, the environment of a CLI subprocess over such a
+catalogue (or any test database); and `resident_environment`, such an environment whose read
+commands a resident query process answers."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,3 +69,23 @@ def cli_environment(
     if columns is not None:
         env["COLUMNS"] = str(columns)
     return env
+
+
+@contextmanager
+def resident_environment(env: dict[str, str], idle_s: int = 300) -> Iterator[dict[str, str]]:
+    """`env` (a `cli_environment`) with the resident query process on: ``service start`` in its
+    data dir (``AGENT_HISTORY_QUERY_IDLE_S`` = `idle_s` seconds), yielding the environment whose
+    eligible commands (`agent_history.cli.resident.ELIGIBLE`: the read commands) the server's
+    forked child runs — the normal CLI entry, so stdout, stderr and the exit code are the in-process
+    ones byte for byte (tests/test_query_service.py compares every kind), without ≈ 0.4 s of CPU
+    per command importing psycopg, typer and rich again. For a module whose CLI subprocesses test
+    what a command prints and exits with, not how a process starts. ``service stop`` on exit.
+    Raises AssertionError when the server does not start (a data dir too deep for a socket)."""
+    on = {**env, "AGENT_HISTORY_QUERY_IDLE_S": str(idle_s)}
+    argv = [sys.executable, "-m", "agent_history", "service"]
+    started = subprocess.run([*argv, "start", "--json"], env=on, capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0 and json.loads(started.stdout)["running"] is True, started.stderr
+    try:
+        yield on
+    finally:
+        subprocess.run([*argv, "stop"], env=on, capture_output=True, timeout=120)

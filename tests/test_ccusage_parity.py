@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import clone_database, drop_database
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, resident_environment  # noqa: F401 - fixture
 
 CCUSAGE_VERSION = "20.0.24"
 CCUSAGE = shutil.which("ccusage")
@@ -79,7 +79,12 @@ def homes(corpus_home) -> Path:
 
 @pytest.fixture(scope="module")
 def ours_env(corpus_db, homes) -> dict[str, str]:  # noqa: F811
-    return cli_environment(homes, corpus_db.dsn, corpus_db.reader_dsn, home=homes / "ours-home")
+    """Our CLI's environment over the module's corpus catalogue; `usage` answered by a resident
+    query process (`resident_environment`)."""
+    with resident_environment(
+        cli_environment(homes, corpus_db.dsn, corpus_db.reader_dsn, home=homes / "ours-home")
+    ) as on:
+        yield on
 
 
 def ccusage(homes: Path, agent: str, view: str, home: Path | None = None) -> dict:
@@ -303,7 +308,8 @@ def samples_env(pg_server, sample_home) -> dict[str, str]:
     with psycopg.connect(database.dsn, autocommit=True) as conn:
         assert Loader(conn).run(sources).files_failed == 0
     root = sample_home.parent
-    yield cli_environment(root, database.dsn, database.reader_dsn, home=root / "ours-home")
+    with resident_environment(cli_environment(root, database.dsn, database.reader_dsn, home=root / "ours-home")) as on:
+        yield on
     drop_database(database)
 
 

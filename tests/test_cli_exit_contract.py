@@ -15,7 +15,7 @@ from agent_history.read.loops import list_loops
 from agent_history.read.usage import usage_calls
 from agent_history.search.request import check_range
 from agent_history.usage.report import PARTIAL_FIELDS, Call, build_report
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, resident_environment  # noqa: F401 - fixture
 
 
 def test_usage_page_role_table_and_loops_honour_until(corpus_db):  # noqa: F811
@@ -71,8 +71,11 @@ def test_usage_partial_flags_of_grouped_calls_match_single_calls(corpus_db):  # 
 
 @pytest.fixture(scope="module")
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
-    """The CLI's environment against the module's corpus catalogue (no real home or config)."""
-    return cli_environment(tmp_path_factory.mktemp("polish"), corpus_db.dsn, corpus_db.reader_dsn, columns=200)
+    """The CLI's environment against the module's corpus catalogue (no real home or config); its
+    read commands answered by a resident query process (`resident_environment`)."""
+    plain = cli_environment(tmp_path_factory.mktemp("polish"), corpus_db.dsn, corpus_db.reader_dsn, columns=200)
+    with resident_environment(plain) as env:
+        yield env
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:

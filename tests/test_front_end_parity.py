@@ -17,7 +17,7 @@ import pytest
 
 from agent_history.config import default_host
 from agent_history.harnesses import ACCEPTED_NAMES
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, resident_environment  # noqa: F401 - fixture
 from tests.mcp_client import call_tools, server_env
 from tests.test_web import Served, _env
 
@@ -35,7 +35,11 @@ def web(corpus_db, tmp_path_factory):  # noqa: F811 - the imported fixture
 
 @pytest.fixture(scope="module")
 def cli_env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
-    return cli_environment(tmp_path_factory.mktemp("parity-cli"), corpus_db.dsn, corpus_db.reader_dsn)
+    """The CLI's environment over the module's catalogue; its read commands answered by a resident
+    query process (`resident_environment`)."""
+    plain = cli_environment(tmp_path_factory.mktemp("parity-cli"), corpus_db.dsn, corpus_db.reader_dsn)
+    with resident_environment(plain) as env:
+        yield env
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:

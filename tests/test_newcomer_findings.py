@@ -10,13 +10,15 @@ import sys
 import psycopg
 import pytest
 
-from tests.corpus_db import cli_environment, corpus_db, corpus_rw_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, corpus_rw_db, resident_environment  # noqa: F401 - fixture
 
 
 @pytest.fixture(scope="module")
 def env(corpus_db, tmp_path_factory) -> dict[str, str]:  # noqa: F811
-    """The CLI's environment against the module's corpus catalogue (no real home or config)."""
-    return _fresh_env(corpus_db, tmp_path_factory.mktemp("newcomer"))
+    """The CLI's environment against the module's corpus catalogue (no real home or config); its
+    read commands answered by a resident query process (`resident_environment`)."""
+    with resident_environment(_fresh_env(corpus_db, tmp_path_factory.mktemp("newcomer"))) as on:
+        yield on
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ import pytest
 
 from agent_history.read.usage import usage_calls
 from agent_history.usage.report import build_report
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, resident_environment  # noqa: F401 - fixture
 
 PY = sys.executable
 BUCKETS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
@@ -29,7 +29,8 @@ BUCKETS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadToken
 @pytest.fixture(scope="module")
 def env(corpus_db) -> dict[str, str]:  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="ah-usage-"))
-    yield cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=80)
+    with resident_environment(cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=80)) as on:
+        yield on  # `usage` answered by a resident query process
     shutil.rmtree(tmp, ignore_errors=True)
 
 
