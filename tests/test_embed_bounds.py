@@ -197,3 +197,21 @@ def test_a_signal_ends_the_pass_cleanly(big_db, cli_env, embed_server, signum, h
         assert _count(db, "chunk_source") == 0  # stopped before chunking anything
     status = _cli("status", "--json", env=cli_env)
     assert status.returncode == 0 and json.loads(status.stdout)["embedding"]["pending"] > 0  # resumable
+
+
+def test_a_missing_local_model_path_is_said_before_torch_is_imported(tmp_path):
+    """A mistyped `embedding.local_model_path` is said at once: the directory is checked before
+    sentence-transformers (and with it torch: seconds to minutes of imports) is imported."""
+    code = (
+        "import sys\n"
+        "from agent_history.embed.errors import EmbeddingError\n"
+        "from agent_history.embed.local_model import load_local_model\n"
+        "try:\n"
+        f"    load_local_model({str(tmp_path / 'no-model')!r})\n"
+        "except EmbeddingError as e:\n"
+        "    print(e)\n"
+        "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"embedding.local_model_path {tmp_path / 'no-model'} is not a directory\n[]\n"

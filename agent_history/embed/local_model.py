@@ -7,6 +7,7 @@ imported only when a model is loaded, never by importing this module.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 
@@ -22,14 +23,16 @@ def load_local_model(path: str):
     not installed (extra ``[local]``), `path` is not a directory or holds no such model."""
     with _LOCAL_LOCK:
         if path not in _LOCAL_MODELS:
+            # both checks before the import: importing sentence-transformers imports torch
+            # (seconds to minutes of CPU), and a mistyped path must not wait for it
+            if importlib.util.find_spec("sentence_transformers") is None:
+                raise _not_installed()
+            if not os.path.isdir(path):
+                raise EmbeddingError(f"embedding.local_model_path {path} is not a directory")
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError:
-                raise EmbeddingError(
-                    "embedding.provider = \"local\" needs sentence-transformers: pip install 'agent-history[local]'"
-                ) from None
-            if not os.path.isdir(path):
-                raise EmbeddingError(f"embedding.local_model_path {path} is not a directory")
+                raise _not_installed() from None
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
                 _LOCAL_MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
@@ -39,6 +42,12 @@ def load_local_model(path: str):
                     f"embedding.local_model_path {path} is not a sentence-transformers model: {first}"
                 ) from None
         return _LOCAL_MODELS[path]
+
+
+def _not_installed() -> EmbeddingError:
+    return EmbeddingError(
+        "embedding.provider = \"local\" needs sentence-transformers: pip install 'agent-history[local]'"
+    )
 
 
 ENCODE_BATCH = 8
