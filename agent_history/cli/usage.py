@@ -12,7 +12,7 @@ from rich.table import Table
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.options import _agents, _ask, _check_filter_values, _found, _namespaces, _when
-from agent_history.cli.output import console, count, fail, print_json
+from agent_history.cli.output import console, count, fail, print_json, print_warning
 from agent_history.cli.tables import Record, compact_table, fits, print_records, print_table_or_records
 from agent_history.read.requests import USAGE_BY, usage_request
 from agent_history.usage.report import PARTIAL_FIELDS, VIEW_KEY
@@ -223,6 +223,9 @@ def usage_cmd(
         _found(bool(report[key]))
         return
     note = _unrecorded_note(report["sessionsWithoutUsage"])
+    pending = _pending_warning(report["sessionsPendingIndex"])
+    if pending:
+        print_warning(pending)
     if not report[key]:
         fail("no model calls match" + (f" in any {view}" if view in BY else "") + (f"; {note}" if note else ""), 1)
     _render(view, report, key)
@@ -252,6 +255,20 @@ def _unrecorded_note(unrecorded: dict[str, int]) -> str:
     n = sum(unrecorded.values())
     per = ", ".join(f"{agent} {k:,}" for agent, k in unrecorded.items())
     return f"model calls unknown in {count(n, 'session')} whose transcripts record no usage ({per})"
+
+
+def _pending_warning(pending: dict[str, int]) -> str:
+    """``2 sessions (claude 2) wait for the end of an index pass …``, or "": their model names are
+    not priced and their totals not rolled up until a pass completes (`read.usage.session_counts`)."""
+    if not pending:
+        return ""
+    n = sum(pending.values())
+    per = ", ".join(f"{agent} {k:,}" for agent, k in pending.items())
+    return (
+        f"{count(n, 'session')} ({per}) wait for the end of an index pass (running, or interrupted): "
+        "until it completes their models may show as unpriced and their totals as unknown — "
+        "run `agent-history index`"
+    )
 
 
 def _elsewhere_note(elsewhere: dict[str, int]) -> str:

@@ -165,9 +165,11 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
     calls (`usage_calls`; summed in the database for every view but ``blocks``), periods in the
     request's zone, the active block judged at aware `now`; ccusage's JSON shape plus
     ``"timezone"``, ``"sessionsWithoutUsage"`` (agent → sessions whose model calls are
-    unknown: `sessions_uncounted`) and ``"sessionsWithCallsElsewhere"`` (agent → sessions
-    whose calls are all another session's copies, counted there: `sessions_uncounted`). The one report the CLI's ``usage --json``, the MCP ``usage`` tool and the web
-    UI's ``/api/usage/report`` give."""
+    unknown), ``"sessionsWithCallsElsewhere"`` (agent → sessions whose calls are all another
+    session's copies, counted there) and ``"sessionsPendingIndex"`` (agent → sessions waiting
+    for the end of an index pass: totals and prices not settled yet) — `session_counts`. The one
+    report the CLI's ``usage --json``, the MCP ``usage`` tool and the web UI's
+    ``/api/usage/report`` give."""
     from agent_history.usage.plans import WINDOWS
     from agent_history.usage.report import build_report
 
@@ -190,8 +192,11 @@ def usage_report(conn: psycopg.Connection, req: UsageRequest, now: datetime) -> 
         "project": req.project,
     }
     report = build_report(req.view, calls, req.timezone, now, block_length=WINDOWS[req.window])
-    without, elsewhere = ({}, {}) if req.model else sessions_uncounted(conn, **scope)
+    without, elsewhere, pending = session_counts(conn, **scope)
+    if req.model:  # pending sessions stay named: their calls' models may have no price yet
+        without, elsewhere = {}, {}
     report["sessionsWithoutUsage"], report["sessionsWithCallsElsewhere"] = without, elsewhere
+    report["sessionsPendingIndex"] = pending
     report["timezone"] = str(req.timezone)
     return report
 
@@ -330,16 +335,43 @@ def sessions_uncounted(
     namespaces: tuple[str, ...] = (),
     project: str | None = None,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """``(without usage, with calls elsewhere)``: agent → number of sessions matching the filters
-    (`usage_calls`'s, by session start) of each kind, in one statement (two ``FILTER``ed counts
-    over one scan of the sessions; an agent with none of a kind is absent from that dict).
+    """``(without usage, with calls elsewhere)`` of `session_counts` (its first two)."""
+    without, elsewhere, _ = session_counts(
+        conn, since=since, until=until, agents=agents, namespaces=namespaces, project=project
+    )
+    return without, elsewhere
+
+
+_PENDING = "EXISTS (SELECT 1 FROM ah.dirty_session AS d WHERE d.session_id = s.id)"
+"""Session ``s`` waits for the end of an index pass (``ah.dirty_session``: the post-pass that
+resolves its model names to prices and rolls up its totals has not run yet)."""
+
+
+def session_counts(
+    conn: psycopg.Connection,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    agents: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+    project: str | None = None,
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """``(without usage, with calls elsewhere, pending)``: agent → number of sessions matching
+    the filters (`usage_calls`'s, by session start) of each kind, in one statement (``FILTER``ed
+    counts over one scan of the sessions; an agent with none of a kind is absent from that dict).
 
     - **without usage**: the model-call count is unknown (``ah.session.model_call_count`` NULL:
       replies, no usage recorded — Codex field cases E22/E23): what `usage` cannot count, named,
-      never 0 calls; not a session whose transcript's calls are all copies another session owns.
+      never 0 calls; not a session whose transcript's calls are all copies another session owns,
+      nor one still pending.
     - **with calls elsewhere**: owns no model call while its transcript records some — every
       call is a copy another session owns (a copied transcript, a resume or fork keeping its ids;
       `read.shared`); its usage is counted in that session, neither unknown nor 0.
+    - **pending**: waits for the end of an index pass (running, or interrupted: `_PENDING`) —
+      its totals are not rolled up and model names seen first in it have no price yet, so
+      `usage` would call them unpriced; the next complete `index` settles them (newcomer trial,
+      stop 42: an interrupted first index showed 2,988 priced calls as "unpriced" and 163
+      sessions as "record no usage").
     """
     where, params = _filter(
         SESSION_COLUMNS, since=since, until=until, agents=agents, namespaces=namespaces, project=project
@@ -347,13 +379,14 @@ def sessions_uncounted(
     rows = conn.execute(
         f"""
         SELECT s.agent,
-               count(*) FILTER (WHERE s.model_call_count IS NULL AND NOT x.claims),
-               count(*) FILTER (WHERE x.claims AND NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = s.id))
+               count(*) FILTER (WHERE s.model_call_count IS NULL AND NOT x.claims AND NOT x.pending),
+               count(*) FILTER (WHERE x.claims AND NOT EXISTS (SELECT 1 FROM ah.model_call AS mc WHERE mc.session_id = s.id)),
+               count(*) FILTER (WHERE x.pending)
         FROM ah.session AS s
-        CROSS JOIN LATERAL (SELECT {_CLAIMS_A_CALL} AS claims) AS x  -- once per session, read by both counts
+        CROSS JOIN LATERAL (SELECT {_CLAIMS_A_CALL} AS claims, {_PENDING} AS pending) AS x  -- once per session
         WHERE {" AND ".join(where) or "TRUE"}
         GROUP BY 1 ORDER BY 1
         """,
         params,
     ).fetchall()
-    return {a: int(n) for a, n, _ in rows if n}, {a: int(n) for a, _, n in rows if n}
+    return tuple({a: int(r[k]) for a, *r in rows if r[k]} for k in range(3))  # type: ignore[return-value]
