@@ -2,15 +2,19 @@
 per test session (`conftest.corpus_template`) and cloned by ``CREATE DATABASE … TEMPLATE``:
 `corpus_db` once per module that imports it (read-only tests share it), `corpus_rw_db` once per
 test (free to write); `cli_environment`, the environment of a CLI subprocess over such a
-catalogue (or any test database); and `resident_environment`, such an environment whose read
-commands a resident query process answers."""
+catalogue (or any test database); `resident_environment`, such an environment whose read
+commands a resident query process answers; and `corpus_resident` / `served`, one resident query
+process per module over `corpus_db` that answers the read commands of each test's own
+environment."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,3 +93,25 @@ def resident_environment(env: dict[str, str], idle_s: int = 300) -> Iterator[dic
         yield on
     finally:
         subprocess.run([*argv, "stop"], env=on, capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def corpus_resident(corpus_db) -> Iterator[dict[str, str]]:  # noqa: F811 - the fixture above
+    """A `resident_environment` over the module's `corpus_db`, its data dir in a fresh directory
+    outside pytest's basetemp (`conftest.own_tmp` says why), for `served`: one server per module,
+    stopped and removed after the module."""
+    tmp = Path(tempfile.mkdtemp(prefix="ah-test-served-"))
+    try:
+        with resident_environment(cli_environment(tmp, corpus_db.dsn, corpus_db.reader_dsn)) as on:
+            yield on
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def served(env: dict[str, str], resident: dict[str, str]) -> dict[str, str]:
+    """`env` (one test's `cli_environment`: its own config, home and columns) with its eligible
+    commands answered by the resident query process of `resident` (`corpus_resident`): that data
+    dir and ``AGENT_HISTORY_QUERY_IDLE_S``. The forked child takes this environment whole, so it
+    reads this test's config file, not the server's. For tests that only read: a command that
+    writes into the data dir would write into the module's."""
+    return {**env, **{k: resident[k] for k in ("AGENT_HISTORY_DATA_DIR", "AGENT_HISTORY_QUERY_IDLE_S")}}

@@ -15,7 +15,7 @@ import pytest
 
 from agent_history.ingest.collect import COLLECT_ISSUE_KINDS
 from agent_history.model.issues import KINDS
-from tests.corpus_db import cli_environment, corpus_db, corpus_rw_db  # noqa: F401 - fixtures
+from tests.corpus_db import cli_environment, corpus_db, corpus_resident, corpus_rw_db, served  # noqa: F401 - fixtures
 from tests.test_terminal_escapes import run_in_pty
 
 PY = sys.executable
@@ -32,8 +32,10 @@ def cli(env: dict, *args: str, stdin: str | None = None) -> subprocess.Completed
 
 
 @pytest.fixture
-def env(corpus_db, own_tmp):  # noqa: F811
-    return environment(corpus_db, own_tmp)
+def env(corpus_db, own_tmp, corpus_resident):  # noqa: F811
+    """The test's own environment over the module's catalogue; its read commands answered by the
+    module's resident query process (`served`; tests/test_query_service.py: the in-process output)."""
+    return served(environment(corpus_db, own_tmp), corpus_resident)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, corpus_resident, served  # noqa: F401 - fixtures
 from tests.test_terminal_escapes import SGR, run_in_pty
 
 PY = sys.executable
@@ -42,8 +42,10 @@ def narrow(env: dict, *args: str) -> list[str]:
 
 
 @pytest.fixture
-def env(corpus_db, own_tmp):  # noqa: F811
-    return environment(corpus_db, own_tmp)
+def env(corpus_db, own_tmp, corpus_resident):  # noqa: F811
+    """The test's own environment over the module's catalogue; its read commands answered by the
+    module's resident query process (`served`; tests/test_query_service.py: the in-process output)."""
+    return served(environment(corpus_db, own_tmp), corpus_resident)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.harnesses import ALIASES, NAMES
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, corpus_resident, served  # noqa: F401 - fixtures
 
 PY = sys.executable
 SESSION = "9e953218-585f-4692-89df-9e0747a31c68"  # claude-local: the tokenizer/submodule session
@@ -20,9 +20,14 @@ RELATIVE_RANGE = "a relative time reaches back at most 100 years (36525d, 876600
 
 
 @pytest.fixture
-def env(corpus_db, own_tmp) -> dict[str, str]:  # noqa: F811
+def env(corpus_db, own_tmp, corpus_resident) -> dict[str, str]:  # noqa: F811
+    """The test's own config over the module's catalogue; its read commands answered by the
+    module's resident query process (`served`: output and exit codes those of the in-process
+    path, tests/test_query_service.py)."""
     config = '[contexts]\ncorpus = ["claude-local", "codex-wrok"]\n'
-    return cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, config=config, columns=80)
+    return served(
+        cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, config=config, columns=80), corpus_resident
+    )
 
 
 def cli(*args: str, env: dict, columns: int = 80) -> subprocess.CompletedProcess:

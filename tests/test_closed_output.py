@@ -34,7 +34,17 @@ PRINTING = {
     "export": ("export", SESSION),
 }
 """Each printing command, with enough output that some write meets the closed pipe."""
-RESIDENT = ("session", "session --json", "sessions", "search", "usage", "usage --json")
+RESIDENT = (
+    "session",
+    "session --json",
+    "sessions",
+    "search",
+    "usage",
+    "usage --json",
+    "sql",
+    "sql --csv",
+    "sql --json",
+)
 """… those the resident query process runs (`cli.resident.ELIGIBLE`)."""
 
 

@@ -125,7 +125,27 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("statusline bad payload", ("statusline", "--timezone", "UTC"), "{not json"),
     ("statusline hostile model", ("statusline", "--timezone", "UTC", "--now", NOW), "hostile"),
     ("index --file unchanged", ("index", "--home", "{home}", "--file", "{file}", "--json"), ""),
+    ("sql", ("sql", "SELECT agent, count(*) FROM ah.session GROUP BY 1 ORDER BY 1"), ""),
+    ("sql --json", ("sql", "--json", "SELECT agent, count(*) AS n FROM ah.session GROUP BY 1 ORDER BY 1"), ""),
+    ("sql refused write", ("sql", "DELETE FROM ah.session"), ""),  # the reader role's guard, resident too
+    ("recall", ("recall", "tokenizer", "--hits", "1"), ""),
+    ("efficiency --json", ("efficiency", "--json"), ""),
+    ("loops", ("loops",), ""),
+    ("loop unknown", ("loop", "nosuch"), ""),
+    ("pricing", ("pricing",), ""),
+    ("issues --json", ("issues", "--json"), ""),
+    ("tasks", ("tasks",), ""),
+    ("task unknown", ("task", "task-999"), ""),
+    ("blame unknown file", ("blame", "nosuch/file.py"), ""),
+    ("skills", ("skills",), ""),
+    ("permissions --json", ("permissions", "--json"), ""),
+    ("closeouts", ("closeouts",), ""),
+    ("rebuild-check --json", ("rebuild-check", "--json"), ""),
 ]
+
+
+EXIT = {"sql": 0, "sql --json": 0, "sql refused write": 2, "recall": 0, "pricing": 0, "efficiency --json": 0}
+"""The exit code some cases must give (a comparison of two failures to start would pass too)."""
 
 
 @pytest.mark.parametrize(("name", "args", "stdin"), CASES, ids=[c[0] for c in CASES])
@@ -144,6 +164,8 @@ def test_resident_output_is_byte_identical_to_in_process(started, corpus_db, cor
         )
     assert (served.returncode, served.stdout, served.stderr) == (inside.returncode, inside.stdout, inside.stderr)
     assert b"Traceback" not in inside.stderr
+    if name in EXIT:
+        assert inside.returncode == EXIT[name] and (inside.stdout or inside.stderr), inside.stderr
 
 
 def test_status_lines_wrap_at_80_columns_and_json_keeps_them_whole(started):
@@ -203,6 +225,8 @@ def test_write_commands_and_help_never_go_to_the_resident_process(started):
     assert not resident.eligible(["index", "--file", "x", "--every=5"])
     assert resident.eligible(["index", "--file=x"])
     assert not resident.eligible(["--dsn", "x", "search", "q"])
+    assert resident.eligible(["sql", "SELECT 1"]) and not resident.eligible(["sql", "--help"])
+    assert not resident.eligible(["export", "abc"])  # writes files: in process
 
 
 def test_ctrl_c_in_the_client_stops_the_command_as_in_process(started):

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from agent_history.read.timeline import PAGE_EVENTS, session_timeline
-from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db, corpus_resident, served  # noqa: F401 - fixtures
 
 PY = sys.executable
 LONG = "cf4def41-21e0-4b91-adb4-5397c1492084"  # codex-local: 596 events
@@ -21,8 +21,10 @@ HEAD = re.compile(r"^ *(\d+) (?:\d{4}-\d\d-\d\d \d\d:\d\d|-) ")
 
 
 @pytest.fixture
-def env(corpus_db, own_tmp) -> dict[str, str]:  # noqa: F811
-    return cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=120)
+def env(corpus_db, own_tmp, corpus_resident) -> dict[str, str]:  # noqa: F811
+    """The test's own environment over the module's catalogue; its read commands answered by the
+    module's resident query process (`served`; tests/test_query_service.py: the in-process output)."""
+    return served(cli_environment(own_tmp, corpus_db.dsn, corpus_db.reader_dsn, columns=120), corpus_resident)
 
 
 def session(env: dict, *args: str) -> subprocess.CompletedProcess:

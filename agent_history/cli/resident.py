@@ -59,8 +59,24 @@ ELIGIBLE: dict[str, dict[str, object]] = {
     "statusline": {},
     "sessions": {"unless_any": ("exclude", "restore", "delete", "exclusions")},
     "index": {"unless_any": ("--every", "--archive")},
+    "sql": {},
+    "recall": {},
+    "efficiency": {},
+    "loops": {},
+    "loop": {},
+    "pricing": {},
+    "issues": {},
+    "tasks": {},
+    "task": {},
+    "blame": {},
+    "skills": {},
+    "permissions": {},
+    "closeouts": {},
+    "rebuild-check": {},
 }
-"""Commands the resident process runs (the read-only ones, `statusline`, and `index` — a pass, or
+"""Commands the resident process runs (the read-only ones — `sql` as in process through the
+reader role's guarded connection, `mcp.reader.guarded_connection`, a new one per command —,
+`statusline`, and `index` — a pass, or
 one file with ``--file`` from the after-turn hooks): command → the arguments that send it in
 process (``unless_any``, as a word or an ``--option=value``: the writing subcommands of
 `sessions`; `index --every`, a loop that runs for good, and `index --archive`, which writes the
