@@ -55,7 +55,7 @@ stores for a message, what a tool call's term ids are made of (``ah.search_tsv``
 TERM_IDS: dict[type[Row], str] = {ToolCallRow: "tool_call"}
 """Row types whose vector is stored as term ids (``terms int4[]``, ``tf bytea``: migration
 0028_term_ids) → their corpus in ``ah.search_term``. Before their merge, `assign_terms_sql` gives
-the batch's new lexemes an id; the merge maps each staged vector to ``(terms, tf)``."""
+the batch's new lexemes an id; the merge maps each staged vector (`TERM_LISTS`) to ``(terms, tf)``."""
 
 
 def vector_columns(row_type: type[Row]) -> tuple[tuple[str, str], ...]:
@@ -124,7 +124,7 @@ merge inserts them in that order, so new rows' ids follow the batch's fold order
 staging table does not: a row smaller than the ones before it may land in an earlier page with
 room left (the free-space map), so the scan's order — and with it a hash join's — depends on the
 rows' sizes, which differ between a batch sent with its vectors and one sent with its ready text
-(`VECTOR_COLUMN`); a bulk and an incremental load must give the same ids (tests/test_bulk_load.py)."""
+(`vector_columns`); a bulk and an incremental load must give the same ids (tests/test_bulk_load.py)."""
 
 
 def pg_type(annotation: str) -> str:
