@@ -9,13 +9,16 @@ import sys
 from agent_history.db.tables.merges import (
     READY_COLUMNS,
     READY_TSV,
+    TERM_LISTS,
     VECTOR_COLUMN,
     assign_terms_sql,
     copy_sql,
     map_terms_sql,
     merge_sql,
     staging_columns,
+    term_lists_sql,
 )
+from agent_history.db.tables.ready_vectors import vectors_copy_sql
 from agent_history.ingest.search_ready import READY
 from agent_history.model.rows import MessageRow, SessionRow, ToolCallRow
 
@@ -32,14 +35,18 @@ def test_copy_names_the_staging_columns_in_the_order_the_writer_sends_them():
     )
     assert staging_columns(MessageRow)[-5:] == ("source_id", "namespace", *READY_COLUMNS, VECTOR_COLUMN)
     assert copy_sql(MessageRow).endswith("source_id, namespace, search_text, search_symbols, tsv) FROM STDIN")
+    assert staging_columns(ToolCallRow)[-4:] == (*READY_COLUMNS, *(c for c, _ in TERM_LISTS))
+    assert copy_sql(ToolCallRow).endswith("search_text, search_symbols, lexemes, counts) FROM STDIN")
 
 
 def test_the_merge_stores_a_sent_vector_else_computes_it_from_the_ready_text():
     assert "COALESCE(s.tsv, ah.search_tsv_ready(s.search_text, s.search_symbols))" in merge_sql(MessageRow)
     # a tool call: the staged vectors filled from the ready text first (`assign_terms_sql`), then mapped
-    assert "SET tsv = ah.search_tsv_ready(s.search_text, s.search_symbols) WHERE s.tsv IS NULL" in assign_terms_sql(
-        ToolCallRow
-    )
+    # as the lexemes and their tf (`TERM_LISTS`), the expression the analysis connection runs
+    fill = f"SET (lexemes, counts) = ({term_lists_sql('ah.search_tsv_ready(s.search_text, s.search_symbols)')})"
+    assert f"{fill} WHERE s.lexemes IS NULL" in assign_terms_sql(ToolCallRow)
+    assert term_lists_sql("v") in vectors_copy_sql(ToolCallRow).replace(READY_TSV[ToolCallRow], "v")
+    assert "unnest(s.lexemes, s.counts)" in map_terms_sql(ToolCallRow) and "tsv" not in map_terms_sql(ToolCallRow)
     assert f"LEFT JOIN ({map_terms_sql(ToolCallRow)}) m ON m.n = s.staged_n" in merge_sql(ToolCallRow)
     assert "terms, tf)" in merge_sql(ToolCallRow) and " tsv" not in merge_sql(ToolCallRow).split("SELECT")[0]
 

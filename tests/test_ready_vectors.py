@@ -74,8 +74,10 @@ def test_vectors_from_the_analysis_connection_are_the_merges(db):
         encoded = encode_parts([Part(source_id, "claude-local", ROWS)], vectors_apart=True)
         vectors = compute_vectors(analysis, encoded.texts())
         assert [len(vectors[MessageRow]), len(vectors[ToolCallRow])] == [4, 2]
-        # the positional vector; the merge maps it to term ids (0028; 'a' a stop word)
-        assert vectors[ToolCallRow][1] == b"'b':7,8 'bash':1 'c':9 'command':2 'ls':3"
+        # of the vector 'b':7,8 'bash':1 'c':9 'command':2 'ls':3, the lexemes and their tf (two COPY
+        # fields): the merge maps them to term ids (0028; 'a' a stop word)
+        assert vectors[ToolCallRow][1] == b"{b,bash,c,command,ls}\t{2,1,1,1,1}"
+        assert vectors[MessageRow][1] == b"'text':3 'twice':4"  # a message's: its vector ('same' a stop word)
         complete = encoded.with_vectors(vectors)
         lines = bytes(dict(complete.tables)[MessageRow]).split(b"\n")[:-1]
         assert all(line.split(b"\t")[-3:-1] == [b"\\N", b"\\N"] for line in lines)  # no ready text sent

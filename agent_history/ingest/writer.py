@@ -61,6 +61,7 @@ from agent_history.db.tables.merges import (
     pg_type,
     staging_ddl,
     uid_conflict_sql,
+    vector_columns,
 )
 from agent_history.db.tables.merges import purge_source as purge_source  # its callers' name (curation, loader)
 from agent_history.ingest.search_ready import READY, analysis_of
@@ -141,6 +142,9 @@ class Pending:
     doc_of: list[int]
     texts: bytearray
     text_ends: list[int]
+    no_vector: bytes = b"\t\\N"
+    """COPY text after a line's ready text when it is sent without a vector: one ``\\N`` per
+    staging vector column (`merges.vector_columns`; a tool call has two)."""
 
     @property
     def nbytes(self) -> int:
@@ -150,7 +154,7 @@ class Pending:
 
 _NO_TEXT = b"\t\\N\t\\N\t"
 """COPY text between a row's values and its vector: no search text, no symbols (the merge takes
-the vector as sent)."""
+the vector as sent; a tool call's is two fields, `merges.TERM_LISTS`)."""
 
 
 def complete(pending: Pending, vectors: list[bytes] | None) -> bytearray:
@@ -181,7 +185,8 @@ def complete(pending: Pending, vectors: list[bytes] | None) -> bytearray:
             out += rows[start : end - 1]
             out += b"\t"
             out += lines[doc]
-            out += b"\t\\N\n"
+            out += pending.no_vector
+            out += b"\n"
             start = end
         texts.release()
     rows.release()
@@ -330,6 +335,7 @@ def encode_parts(
         jpos = _json_positions(row_type)
         doc_analysed = row_type in READY
         apart = vectors_apart and row_type in READY_TSV
+        no_vector = [None] * len(vector_columns(row_type)) if row_type in READY_TSV else []
         data = bytearray()
         ends: list[int] = []
         doc_of: list[int] = []
@@ -353,10 +359,12 @@ def encode_parts(
                 ends.append(len(data))
                 doc_of.append(doc)
                 continue
-            if doc_analysed:
-                values += [*analysis_of(row, analysed), None]  # no vector: the merge computes it
+            if doc_analysed:  # no vector: the merge computes it
+                values += [*analysis_of(row, analysed), *no_vector]
             format_row_text(values, tx, data)
-        tables.append((row_type, Pending(data, ends, doc_of, texts, text_ends) if apart else data))
+        tables.append(
+            (row_type, Pending(data, ends, doc_of, texts, text_ends, b"\t\\N" * len(no_vector)) if apart else data)
+        )
     return Encoded(tuple(p.source_id for p in parts), tuple(tables), shared, issues)
 
 

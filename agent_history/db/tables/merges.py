@@ -31,9 +31,16 @@ READY_COLUMNS: tuple[str, ...] = ("search_text", "search_symbols")
 """Staging columns carrying the ready analysis (text, tsvector text; `ingest.search_ready`)."""
 
 VECTOR_COLUMN = "tsv"
-"""Staging column of the `READY_TSV` types carrying the row's vector computed ahead (on the
-loader's analysis connection, `db.tables.ready_vectors`), NULL when none was sent: the merge
-then computes it from the ready text (`READY_TSV`)."""
+"""Staging column of a message carrying the row's vector computed ahead (on the loader's
+analysis connection, `db.tables.ready_vectors`), NULL when none was sent: the merge then
+computes it from the ready text (`READY_TSV`). A tool call's is `TERM_LISTS` instead."""
+
+TERM_LISTS: tuple[tuple[str, str], ...] = (("lexemes", "text[]"), ("counts", "int2[]"))
+"""Staging columns (name, type) of a `TERM_IDS` type carrying its vector computed ahead, in the
+form its merge maps to term ids: the lexemes, and each one's tf (the number of its positions, a
+lexeme without positions counts 1; 1–256) at the same index — `term_lists_sql` of the vector.
+NULL when none was sent: `assign_terms_sql` fills them from the ready text. The positional
+vector itself never crosses the server as text (docs/performance.md, decision 19)."""
 
 READY_TSV: dict[type[Row], str] = {
     MessageRow: "ah.search_tsv_ready(s.search_text, s.search_symbols)",
@@ -48,7 +55,27 @@ stores for a message, what a tool call's term ids are made of (``ah.search_tsv``
 TERM_IDS: dict[type[Row], str] = {ToolCallRow: "tool_call"}
 """Row types whose vector is stored as term ids (``terms int4[]``, ``tf bytea``: migration
 0028_term_ids) → their corpus in ``ah.search_term``. Before their merge, `assign_terms_sql` gives
-the batch's new lexemes an id; the merge maps each staged vector to ``(terms, tf)``."""
+the batch's new lexemes an id; the merge maps each staged vector (`TERM_LISTS`) to ``(terms, tf)``."""
+
+
+def vector_columns(row_type: type[Row]) -> tuple[tuple[str, str], ...]:
+    """Staging columns (name, type) of a `READY_TSV` type carrying its vector computed ahead:
+    `TERM_LISTS` for a `TERM_IDS` type, else `VECTOR_COLUMN` (a ``tsvector``)."""
+    return TERM_LISTS if row_type in TERM_IDS else ((VECTOR_COLUMN, "tsvector"),)
+
+
+def term_lists_sql(vector: str) -> str:
+    """A one-row ``SELECT`` of (``lexemes text[]``, ``counts int2[]``) — `TERM_LISTS` — of the
+    SQL ``tsvector`` expression `vector`: its lexemes in the vector's order, each one's tf at the
+    same index; two empty arrays for an empty vector. The one ``unnest`` of a positional vector
+    on the ingest path (run per distinct text on the analysis connection, else in
+    `assign_terms_sql`'s fill)."""
+    return (
+        "SELECT coalesce(array_agg(u.lexeme), '{}') AS lexemes, "
+        "coalesce(array_agg(coalesce(nullif(cardinality(u.positions), 0), 1)::int2), '{}') AS counts "
+        f"FROM unnest({vector}) AS u"
+    )
+
 
 CONTENT_COLUMNS: dict[type[Row], tuple[str, ...]] = {MessageRow: ("text", "role")}
 """Row types whose natural key (a harness's record uid) another session's file may reuse, and
@@ -97,7 +124,7 @@ merge inserts them in that order, so new rows' ids follow the batch's fold order
 staging table does not: a row smaller than the ones before it may land in an earlier page with
 room left (the free-space map), so the scan's order — and with it a hash join's — depends on the
 rows' sizes, which differ between a batch sent with its vectors and one sent with its ready text
-(`VECTOR_COLUMN`); a bulk and an incremental load must give the same ids (tests/test_bulk_load.py)."""
+(`vector_columns`); a bulk and an incremental load must give the same ids (tests/test_bulk_load.py)."""
 
 
 def pg_type(annotation: str) -> str:
@@ -146,8 +173,8 @@ def copy_sql(row_type: type[Row]) -> str:
 @cache
 def staging_columns(row_type: type[Row]) -> tuple[str, ...]:
     """Columns copied into staging: the row's fields plus ``source_id`` and ``namespace`` (and the
-    ready search text and `VECTOR_COLUMN` of `READY_TSV` types)."""
-    ready = (*READY_COLUMNS, VECTOR_COLUMN) if row_type in READY_TSV else ()
+    ready search text and `vector_columns` of `READY_TSV` types)."""
+    ready = (*READY_COLUMNS, *(c for c, _ in vector_columns(row_type))) if row_type in READY_TSV else ()
     return (*row_type.columns(), "source_id", "namespace", *ready)
 
 
@@ -161,7 +188,8 @@ def staging_ddl(row_type: type[Row]) -> str:
     # consumed by the merge, never stored: kept out of line uncompressed (pglz-compressing them
     # in staging cost the server ~1 s per 100 MB of transcripts, docs/performance.md)
     if row_type in READY_TSV:
-        cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS] + [f"{VECTOR_COLUMN} tsvector STORAGE EXTERNAL"]
+        cols += [f"{c} text STORAGE EXTERNAL" for c in READY_COLUMNS]
+        cols += [f"{c} {t} STORAGE EXTERNAL" for c, t in vector_columns(row_type)]
     return f"CREATE TEMP TABLE IF NOT EXISTS {staging_name(row_type)} ({', '.join(cols)}) ON COMMIT DELETE ROWS"
 
 
@@ -243,8 +271,9 @@ def merge_sql(row_type: type[Row]) -> str:
 
 @cache
 def assign_terms_sql(row_type: type[Row]) -> str:
-    """Before the merge of a `TERM_IDS` type: the staged rows sent without a vector get it from
-    their ready text (`READY_TSV`, into staging: computed once), and each lexeme of the batch not
+    """Before the merge of a `TERM_IDS` type: the staged rows sent without a vector get its
+    `TERM_LISTS` from their ready text (`term_lists_sql` of `READY_TSV`, into staging: the
+    expression the analysis connection runs, so the same lists), and each lexeme of the batch not
     yet in the dictionary is added with df 0 and the next id (``ah.search_term_id_seq``; in lexeme
     order, so a bulk and an incremental load number them alike). Lexemes already there take no id
     (a conflicting insert would consume one); ``ON CONFLICT DO NOTHING`` covers another pass adding
@@ -252,14 +281,13 @@ def assign_terms_sql(row_type: type[Row]) -> str:
     its id). The statistics triggers count df when the rows are stored. Run `TERM_MAP_SETTINGS`
     with it: the merge's mapping (`map_terms_sql`) then sorts in memory."""
     stg, corpus = staging_name(row_type), TERM_IDS[row_type]
+    (lexemes, _), (counts, _) = TERM_LISTS
     return (
-        f"WITH filled AS (UPDATE {stg} s SET {VECTOR_COLUMN} = {READY_TSV[row_type]} "
-        f"WHERE s.{VECTOR_COLUMN} IS NULL RETURNING s.{VECTOR_COLUMN}), "
-        f"v AS (SELECT s.{VECTOR_COLUMN} FROM {stg} s WHERE s.{VECTOR_COLUMN} IS NOT NULL "
-        f"UNION ALL SELECT filled.{VECTOR_COLUMN} FROM filled), "
-        # the lexemes alone (`tsvector_to_array`): `unnest` of the vector would build each one's
-        # positions and weights arrays, which only the mapping needs (docs/performance.md, decision 16)
-        "x AS (SELECT DISTINCT u.lexeme FROM v CROSS JOIN LATERAL unnest(tsvector_to_array(v.tsv)) AS u(lexeme) "
+        f"WITH filled AS (UPDATE {stg} s SET ({lexemes}, {counts}) = ({term_lists_sql(READY_TSV[row_type])}) "
+        f"WHERE s.{lexemes} IS NULL RETURNING s.{lexemes}), "
+        f"v AS (SELECT s.{lexemes} FROM {stg} s WHERE s.{lexemes} IS NOT NULL "
+        f"UNION ALL SELECT filled.{lexemes} FROM filled), "
+        f"x AS (SELECT DISTINCT u.lexeme FROM v CROSS JOIN LATERAL unnest(v.{lexemes}) AS u(lexeme) "
         f"WHERE NOT EXISTS (SELECT 1 FROM ah.search_term t WHERE t.corpus = '{corpus}' AND t.lexeme = u.lexeme) "
         "ORDER BY u.lexeme) "
         f"INSERT INTO ah.search_term (corpus, lexeme, df, id) "
@@ -281,13 +309,15 @@ batches. The batch's size, not the catalogue's, bounds the sort (docs/performanc
 def map_terms_sql(row_type: type[Row]) -> str:
     """Per staged row of a `TERM_IDS` type (``n``: its `STAGED_ORDER`), its vector as ``terms``
     (the lexemes' ids, ascending) and ``tf`` (one byte per term, ``tf − 1``; tf = the number of
-    positions, ≤ 256); set-based over the batch (one hash join with the dictionary). A row with
-    an empty vector has no row here (the merge stores ``'{}'`` and ``''``)."""
+    positions, ≤ 256); set-based over the batch (one hash join with the dictionary) from the
+    staged `TERM_LISTS`. A row with an empty vector has no row here (the merge stores ``'{}'``
+    and ``''``)."""
     stg, corpus = staging_name(row_type), TERM_IDS[row_type]
+    (lexemes, _), (counts, _) = TERM_LISTS
     return (
         f"SELECT s.{STAGED_ORDER} AS n, array_agg(t.id ORDER BY t.id) AS terms, "
-        "string_agg(ah.tf_byte(coalesce(nullif(cardinality(u.positions), 0), 1)), ''::bytea ORDER BY t.id) AS tf "
-        f"FROM {stg} s CROSS JOIN LATERAL unnest(s.{VECTOR_COLUMN}) AS u "
+        "string_agg(ah.tf_byte(u.tf), ''::bytea ORDER BY t.id) AS tf "
+        f"FROM {stg} s CROSS JOIN LATERAL unnest(s.{lexemes}, s.{counts}) AS u(lexeme, tf) "
         f"JOIN ah.search_term t ON t.corpus = '{corpus}' AND t.lexeme = u.lexeme GROUP BY s.{STAGED_ORDER}"
     )
 

@@ -4,11 +4,12 @@ decision 9).
 During a bulk pass the loader's *vectors* thread owns one more autocommit connection to the same
 server (`connect_like`, the writer's DSN). For each batch it sends the distinct ready search texts
 of the batch's messages and tool calls (`ingest.search_ready`: search text, symbol lexemes) and
-gets back their vectors as COPY text — ``ah.search_tsv_ready`` for both (a tool call's positional
-vector, which its merge maps to term ids: migration 0028_term_ids): the expressions of
-`merges.READY_TSV`, the ones the merge would evaluate — while the writer connection merges the
-batch before. The staged rows then
-carry the vector (staging column `merges.VECTOR_COLUMN`) and the merge stores it as it is.
+gets back their vectors as COPY text — ``ah.search_tsv_ready`` for both, the expressions of
+`merges.READY_TSV`, the ones the merge would evaluate; a tool call's as the lexemes and their tf
+(`merges.TERM_LISTS`) its merge maps to term ids (migration 0028_term_ids), so the positional
+vector is never printed nor parsed again (docs/performance.md, decision 19) — while the writer
+connection merges the batch before. The staged rows then carry the vector (staging columns
+`merges.vector_columns`) and the merge stores it as it is.
 
 Same server, same functions, same configuration (the functions name ``ah.search``): the vectors
 are the merge's by construction. This connection holds no transaction of the batch — one short
@@ -22,7 +23,7 @@ from functools import cache
 
 import psycopg
 
-from agent_history.db.tables.merges import READY_COLUMNS, READY_TSV
+from agent_history.db.tables.merges import READY_COLUMNS, READY_TSV, TERM_IDS, TERM_LISTS, term_lists_sql
 from agent_history.model.rows import Row
 
 
@@ -69,8 +70,17 @@ def texts_copy_sql(row_type: type[Row]) -> str:
 @cache
 def vectors_copy_sql(row_type: type[Row]) -> str:
     """``COPY (…) TO STDOUT`` of the vectors of the copied texts, one line each, in their order
-    (the merge's expression, `merges.READY_TSV`, over the same column names)."""
-    return f"COPY (SELECT {READY_TSV[row_type]} FROM {vector_table(row_type)} s ORDER BY s.n) TO STDOUT"
+    (the merge's expression, `merges.READY_TSV`, over the same column names): the positional
+    vector of a message; of a tool call the `merges.TERM_LISTS` its merge maps to term ids
+    (`merges.term_lists_sql`, the fill's expression), two fields."""
+    vector, table = READY_TSV[row_type], vector_table(row_type)
+    if row_type in TERM_IDS:
+        names = ", ".join(f"x.{c}" for c, _ in TERM_LISTS)
+        return (
+            f"COPY (SELECT {names} FROM {table} s CROSS JOIN LATERAL ({term_lists_sql(vector)}) AS x "
+            "ORDER BY s.n) TO STDOUT"
+        )
+    return f"COPY (SELECT {vector} FROM {table} s ORDER BY s.n) TO STDOUT"
 
 
 def compute_vectors(
@@ -78,7 +88,8 @@ def compute_vectors(
 ) -> dict[type[Row], list[bytes]]:
     """The vectors of ready texts: `texts` is row type → (COPY text data of (search text,
     symbol lexemes) lines, number of lines); returns row type → one COPY-escaped ``tsvector``
-    text per line, in order (ready to stand as a field of a COPY text line). One transaction on
+    text per line, in order (ready to stand as a field of a COPY text line; a tool call's
+    `merges.TERM_LISTS`, two fields, `vectors_copy_sql`). One transaction on
     `conn` (a `connect_like` connection). Raises psycopg errors unchanged,
     and ValueError when the server returned another number of vectors."""
     out: dict[type[Row], list[bytes]] = {}
