@@ -8,7 +8,8 @@ server the checkpoint that deletes the pass's WAL segments, `db.embedded.settle_
 the post-passes, a bulk pass's idle writer connection writes the load's dirty buffers
 (`bulk.start_early_checkpoint`; docs/performance.md, decision 17); the end waits for it before
 `finish`, and — quietly, so the post-pass's own error is the one raised — before raising a
-post-pass failure.
+post-pass failure. The summary says when `finish` settled the WAL (`PassSummary.wal_settled`),
+so the CLI asks for no checkpoint of its own after it (docs/performance.md, decision 21).
 
 A stopping pass (SIGTERM: a service manager's grace period is short) skips the post-passes —
 their marks are committed in ``ah.dirty_session``, so the next pass rolls them up — and, on the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import psycopg
 
+from agent_history.db import embedded
 from agent_history.db.tables.shared_sessions import sessions_stored_elsewhere
 from agent_history.ingest.postpass import run_postpasses
 from agent_history.ingest.strategy import PassSummary
@@ -37,8 +39,8 @@ def end_pass(
     """End a pass whose batches are all written (see the module docstring). `conn`: the pass's
     connection, `helper`: its idle writer connection or None (both autocommit, outside a
     transaction); `bulk_state`: the pass's `bulk.BulkState` or None; `stopping`: a stop signal
-    came. Sets `summary.interrupted` (stopping), `sessions_rolled_up`, `sessions_elsewhere` and
-    `bulk` ("done" once `finish` committed). Raises what the post-passes or the bulk end raise
+    came. Sets `summary.interrupted` (stopping), `sessions_rolled_up`, `sessions_elsewhere`,
+    `bulk` ("done" once `finish` committed) and `wal_settled` (its last checkpoint ran). Raises what the post-passes or the bulk end raise
     (a lost connection: ``psycopg.OperationalError``)."""
     if stopping:
         summary.interrupted = True
@@ -65,7 +67,9 @@ def end_pass(
     if bulk_state is not None:
         if early is not None:
             early.wait()
+        settles = embedded.unsettled(conn)  # `finish` ends with `settle_wal`'s checkpoint
         # and compacts after a pass that at least doubled the catalogue: on the idle writer
         # connection, beside the end's transaction
         bulk.finish(conn, bulk_state, helper=helper)
         summary.bulk = "done"
+        summary.wal_settled = settles
