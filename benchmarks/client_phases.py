@@ -20,7 +20,7 @@ add up to more than the elapsed time. Phases (DESIGN §7's pipeline):
 | fold | ``writer._fold_parts`` — merging re-observed rows across a batch |
 | send | ``Copy.write`` / end of COPY — writing the encoded rows to the socket (the writer thread) |
 | wait | ``Connection.wait`` outside a COPY — the server executing merges, commits, post-passes |
-| other | the rest of ``Loader.run`` / ``Loader._write`` (discovery, stat, state, bookkeeping) |
+| other | the rest of ``Loader.run`` / ``BatchWriter._write`` (discovery, stat, state, bookkeeping) |
 
 The wrappers cost about a microsecond per call (one per line decoded, one per row sent); the
 profile reports the whole-process CPU of the same run beside the phases.
@@ -126,11 +126,11 @@ def install(phases: Phases) -> None:
     """Wrap the phase boundaries (see the module docstring)."""
     import psycopg
 
-    from agent_history.ingest import chunks, loader, writer
+    from agent_history.ingest import batch_writer, chunks, loader, writer
     from agent_history.parsers.common import lines
 
     phases.wrap(loader.Loader, "run", "other")
-    phases.wrap(loader.Loader, "_write", "other")
+    phases.wrap(batch_writer.BatchWriter, "_write", "other")
     phases.wrap(chunks, "read_batch", "read")
     for name in ("edge_hashes", "update_windows", "extend_crc", "crc_range"):
         phases.wrap(chunks, name, "hash")

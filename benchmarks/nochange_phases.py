@@ -43,11 +43,11 @@ PHASES = (
     ("first-use check + rebuild check (one connection)", "agent_history.cli.index", "_warn_if_rebuild_interrupted"),
     ("pass locks (take + release)", "agent_history.ingest.pass_locks", "PassLocks.take|PassLocks.release"),
     ("killed-run check", "agent_history.ingest.loader", "mark_killed_runs"),
-    ("discovery (the walk; a stat per file is in other)", "agent_history.ingest.loader", "iter_files"),
+    ("discovery (the walk; a stat per file is in other)", "agent_history.ingest.pass_start", "iter_files"),
     ("claims + missing files (host_files)", "agent_history.ingest.loader", "claim|mark_missing"),
-    ("source_file lookup (one set-based query)", "agent_history.ingest.loader", "Loader._known|Loader._register"),
-    ("bulk-path check", "agent_history.ingest.loader", "Loader._begin_bulk"),
-    ("post-passes (dirty sessions, loops at now)", "agent_history.ingest.loader", "run_postpasses"),
+    ("source_file lookup (one set-based query)", "agent_history.ingest.pass_start", "known_files|register"),
+    ("bulk-path check", "agent_history.ingest.pass_start", "begin_bulk"),
+    ("post-passes (dirty sessions, loops at now)", "agent_history.ingest.pass_end", "run_postpasses"),
     ("summary line", "agent_history.cli.index", "_summary_line"),
 )
 

@@ -21,7 +21,7 @@ average. Sampling costs this process about 2 % of a core. Rows:
 |---|---|
 | start-up | process start → `Loader.run` (interpreter, imports, settings, first connection, migration check) |
 | discovery | `Loader.run` → the bulk path's choice (runs row, file walk, stat, claims, registering files) |
-| bulk begin | `Loader._begin_bulk` (the mark, indexes dropped, triggers off, settings widened) |
+| bulk begin | `pass_start.begin_bulk` (the mark, indexes dropped, triggers off, settings widened) |
 | pipeline fill | → the writer's first batch (the first batch parsed; the server idle) |
 | load | → the last batch committed (`Loader.drain` returns) |
 | post-passes | `run_postpasses` |
@@ -56,6 +56,12 @@ SPANS: tuple[tuple[str, str, str], ...] = (
     ("agent_history.ingest.loader", "run_postpasses", "postpasses"),
     ("agent_history.ingest.loader", "sessions_stored_elsewhere", "stored_elsewhere"),
     ("agent_history.ingest.loader", "finish_run", "finish_run"),
+    # the same spans after the loader's split (pass_start, append, batch_writer, pass_end)
+    ("agent_history.ingest.pass_start", "begin_bulk", "begin_bulk"),
+    ("agent_history.ingest.append", "start_pool", "start_pool"),
+    ("agent_history.ingest.batch_writer", "BatchWriter.write_batch", "write_batch"),
+    ("agent_history.ingest.pass_end", "run_postpasses", "postpasses"),
+    ("agent_history.ingest.pass_end", "sessions_stored_elsewhere", "stored_elsewhere"),
     ("agent_history.ingest.bulk", "finish", "bulk_finish"),
     ("agent_history.ingest.bulk", "_end", "bulk_end_txn"),
     ("agent_history.ingest.bulk", "compact", "compact"),

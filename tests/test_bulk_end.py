@@ -212,6 +212,48 @@ def test_the_early_checkpoint_runs_beside_the_post_passes_only_while_the_pass_wi
             embedded.narrow_after_bulk(conn, keep=())
 
 
+def test_a_pass_end_says_it_settled_the_wal_only_when_its_last_checkpoint_ran(server):
+    """`pass_end.end_pass` on the bulk path: the early checkpoint and `settle_wal`'s (two asked
+    for), then `PassSummary.wal_settled`, so the CLI asks for no third (`cli.index.wal_left_unsettled`,
+    docs/performance.md decision 21). An incremental pass, or a bulk pass on a server it did not
+    widen (`BULK_SETTINGS_SWITCH` 'off'), settles nothing: the CLI's checkpoint stays."""
+    from agent_history.cli.index import BULK_CHECKPOINT_BYTES, wal_left_unsettled
+    from agent_history.ingest.pass_end import end_pass
+    from agent_history.ingest.strategy import PassSummary
+
+    owner = server[0]
+    with psycopg.connect(owner, autocommit=True) as conn, psycopg.connect(owner, autocommit=True) as helper:
+        try:
+            state = bulk.begin(conn, run_id=8, drop_indexes=False)
+            before = conn.execute(REQUESTED).fetchone()[0]
+            summary = PassSummary(bytes_read=BULK_CHECKPOINT_BYTES)
+            end_pass(conn, helper, summary, ["nobody-here"], state, stopping=False)
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            assert conn.execute(REQUESTED).fetchone()[0] == before + 2
+            assert (summary.bulk, summary.wal_settled, summary.interrupted) == ("done", True, False)
+            assert wal_left_unsettled(summary) is False
+            assert bulk.pending(conn) is None
+
+            incremental = PassSummary(bytes_read=BULK_CHECKPOINT_BYTES)
+            end_pass(conn, helper, incremental, ["nobody-here"], None, stopping=False)
+            assert (incremental.bulk, incremental.wal_settled) == (None, False)
+            assert wal_left_unsettled(incremental) is True
+
+            conn.execute(f"ALTER SYSTEM SET {embedded.BULK_SETTINGS_SWITCH} = 'off'")
+            conn.execute("SELECT pg_reload_conf()")
+            state = bulk.begin(conn, run_id=9, drop_indexes=False)
+            unwidened = PassSummary(bytes_read=BULK_CHECKPOINT_BYTES)
+            end_pass(conn, helper, unwidened, ["nobody-here"], state, stopping=False)
+            assert (unwidened.bulk, unwidened.wal_settled) == ("done", False)
+            assert wal_left_unsettled(unwidened) is True
+            assert wal_left_unsettled(PassSummary(bytes_read=BULK_CHECKPOINT_BYTES - 1)) is False
+            assert wal_left_unsettled(PassSummary(bytes_read=BULK_CHECKPOINT_BYTES, interrupted=True)) is False
+        finally:
+            conn.execute(f"ALTER SYSTEM RESET {embedded.BULK_SETTINGS_SWITCH}")
+            conn.execute("SELECT pg_reload_conf()")
+            embedded.narrow_after_bulk(conn, keep=())
+
+
 def test_a_failed_early_checkpoint_is_raised_unless_the_pass_is_failing_already(server):
     """`EarlyCheckpoint.wait` re-raises the checkpoint's failure (a lost connection); with
     ``quiet`` (the post-passes raised: theirs is the error to report) it does not."""

@@ -75,6 +75,15 @@ def _elsewhere_lines(namespaces: dict[str, dict]) -> list[str]:
 BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
 
+def wal_left_unsettled(summary: PassSummary) -> bool:
+    """True when a finished pass read at least `BULK_CHECKPOINT_BYTES` and did not end with the
+    checkpoint that settles its WAL itself (`PassSummary.wal_settled`: a bulk pass on an embedded
+    server whose settings it widened; docs/performance.md, decision 21) — an incremental pass of
+    that size, or a bulk pass on a server it did not tune: the CLI then asks for a checkpoint.
+    False for a stopped pass (a service manager's grace period is short)."""
+    return summary.bytes_read >= BULK_CHECKPOINT_BYTES and not summary.interrupted and not summary.wal_settled
+
+
 def _claude_export_problem(path: Path) -> str | None:
     """Why `path` given to ``--claude-export`` cannot be the export (None when it can): a folder
     without ``conversations.json`` directly in it (the pass found nothing there and said
@@ -218,7 +227,7 @@ def index_cmd(
             busy.append("")  # the exit code: 75 when the last pass could not start
             return False
         interrupted = summary.interrupted
-        if db.is_embedded and summary.bytes_read >= BULK_CHECKPOINT_BYTES and not summary.interrupted:
+        if db.is_embedded and wal_left_unsettled(summary):
             from agent_history.db.embedded import checkpoint
 
             checkpoint(db.dsn)  # let the WAL of a bulk load be recycled now (issue 18: data dir size)

@@ -59,6 +59,10 @@ class PassSummary:
     bulk: str | None = None
     """The bulk path (`ingest.bulk`): None = not taken, "done" = ended by this pass,
     "unfinished" = left for the next pass (stopped or failed before its end)."""
+    wal_settled: bool = False
+    """The pass ended with the checkpoint that deletes its WAL segments (`db.embedded.settle_wal`,
+    the last step of a bulk pass's end on an embedded server whose settings it widened): the
+    caller need not ask for another checkpoint."""
     batches: int = 0
     """Batch transactions committed (JSONL and Markdown files)."""
     vectors_fallback: list[str] = field(default_factory=list)
