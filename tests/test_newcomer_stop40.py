@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.cli.resident_control import ServiceCannotStart, start_service
+from agent_history.echo import ECHO_LIMIT, clip_echoes
 from agent_history.ingest.discovery import Source, iter_files, missing_home_reason
 from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call, server_env
@@ -203,7 +204,9 @@ def test_an_mcp_error_quoting_a_huge_argument_is_clipped_saying_how_long_it_was(
     assert full.startswith("invalid mode for search: 'aaa") and len(full) > 100_000
     bad = call(server_env(corpus_db.dsn, corpus_db.reader_dsn, own_tmp), "search", {"query": "x", "mode": huge})
     assert bad.is_error
-    assert bad.text == f"{full[:1000]}… ({len(full):,} characters)"
+    assert bad.text == clip_echoes(full)  # the CLI's rule (stop 42; was: its first 1,000 characters)
+    assert bad.text.startswith(f"invalid mode for search: '{'a' * (ECHO_LIMIT - 1)}…' (100,002 bytes) is not one of ")
+    assert len(bad.text) < 500
 
 
 @pytest.mark.parametrize(
