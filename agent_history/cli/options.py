@@ -40,6 +40,15 @@ def _time_limit(seconds: float) -> float:
     return seconds
 
 
+def no_empty_directory(param: typer.CallbackParam, value: str | None) -> str | None:
+    """A typer callback for a directory option (``--project``): `value` unchanged, or exit 2 with
+    one line when it is empty — an unset shell variable would otherwise filter nothing and answer
+    for the whole catalogue, silently."""
+    if value == "":
+        fail(f"{max(param.opts, key=len)}: an empty path (give a directory)", 2)
+    return value
+
+
 def _timed_out(exc: Exception, seconds: float, what: str) -> None:
     """Exit `EXIT_TIMEOUT` with one line when `exc` is PostgreSQL cancelling a statement at the
     time limit (``QueryCanceled``); return otherwise."""

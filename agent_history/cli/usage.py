@@ -11,7 +11,15 @@ from rich.table import Table
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.options import _agents, _ask, _check_filter_values, _found, _namespaces, _when
+from agent_history.cli.options import (
+    _agents,
+    _ask,
+    _check_filter_values,
+    _found,
+    _namespaces,
+    _when,
+    no_empty_directory,
+)
 from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records, print_table_or_records
 from agent_history.read.requests import USAGE_BY, usage_request
@@ -163,7 +171,12 @@ def usage_cmd(
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
-    project: str = typer.Option(None, "--project", help="Only sessions whose working directory contains this."),
+    project: str = typer.Option(
+        None,
+        "--project",
+        callback=no_empty_directory,
+        help="Only sessions whose working directory contains this.",
+    ),
     model: str = typer.Option(None, "--model", help="Only models whose id contains this."),
     breakdown: bool = typer.Option(False, "--breakdown", help="Per-model rows under each period (table)."),
     by: str = typer.Option(
