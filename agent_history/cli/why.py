@@ -108,8 +108,7 @@ def touched_cmd(
     """Sessions that read, created, edited, deleted or moved matching files, newest first. A
     pattern too complex for PostgreSQL's regular expressions (e.g. a pasted megabyte) is a usage
     error (exit 2, one line)."""
-    from psycopg.errors import InvalidRegularExpression
-
+    from agent_history.read.requests import RequestError
     from agent_history.read.touched import touched_of
 
     db = database()
@@ -127,8 +126,8 @@ def touched_cmd(
         _check_filter_values(conn, namespace)
         try:
             rows = touched_of(conn, req)
-        except InvalidRegularExpression as exc:
-            fail(f"touched: the pattern cannot be matched ({str(exc).strip().splitlines()[0]}); give a shorter one", 2)
+        except RequestError as exc:  # a pattern too complex for PostgreSQL (`read.touched.touched_of`)
+            fail(str(exc), 2)
     if json:
         print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
         _found(bool(rows))
