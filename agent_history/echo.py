@@ -4,7 +4,7 @@ An error names the value it refuses (``unknown namespace 'x'``, ``--since: not a
 and that value is whatever the user or a harness's payload gave: a 1 MB argument was printed
 whole, a megabyte on stderr for one line. `clip_echoes` cuts every quoted value and every run of
 non-blank characters longer than `ECHO_LIMIT` characters to its first `ECHO_LIMIT`, then ``…``,
-the closing quote when it was quoted, and its size in UTF-8 bytes: ``'xxx…' (1,048,578 bytes)``.
+the closing quote when it was quoted, and its size in UTF-8 bytes (inside the quotes): ``'xxx…' (1,048,576 bytes)``.
 Every front door's error line passes through it: `cli.output.print_error` (every CLI error
 line), the status line's errors, typer's/click's own usage errors (`cli.app`) and the MCP
 server's error results (`mcp.server`); warnings and events, which name files the command met
@@ -39,7 +39,8 @@ def _clip(match: re.Match[str]) -> str:
     while not quote and end and (value[end - 1] in _TRAILING or _closes_sentence(value[:end])):
         end -= 1  # "NAME:" is NAME, then the colon; "(extra NAME)" is NAME, then the parenthesis
     value, trail = value[:end], value[end:]
-    return f"{value[:ECHO_LIMIT]}…{quote} ({len(value.encode('utf-8', 'surrogatepass')):,} bytes){trail}"
+    inner = value[1:-1] if quote else value  # the size of the value, not of its quotes
+    return f"{value[:ECHO_LIMIT]}…{quote} ({len(inner.encode('utf-8', 'surrogatepass')):,} bytes){trail}"
 
 
 def clip_echoes(message: str) -> str:

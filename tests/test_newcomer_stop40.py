@@ -205,7 +205,7 @@ def test_an_mcp_error_quoting_a_huge_argument_is_clipped_saying_how_long_it_was(
     bad = call(server_env(corpus_db.dsn, corpus_db.reader_dsn, own_tmp), "search", {"query": "x", "mode": huge})
     assert bad.is_error
     assert bad.text == clip_echoes(full)  # the CLI's rule (stop 42; was: its first 1,000 characters)
-    assert bad.text.startswith(f"invalid mode for search: '{'a' * (ECHO_LIMIT - 1)}…' (100,002 bytes) is not one of ")
+    assert bad.text.startswith(f"invalid mode for search: '{'a' * (ECHO_LIMIT - 1)}…' (100,000 bytes) is not one of ")
     assert len(bad.text) < 500
 
 

@@ -152,14 +152,14 @@ def test_a_bad_statusline_payload_in_a_data_dir_never_used_starts_nothing(tmp_pa
 def test_an_echoed_value_is_cut_to_its_first_200_characters_saying_its_size():
     huge = "é" * 100_000
     assert clip_echoes(f"--since: not a time: {huge!r}") == (
-        f"--since: not a time: '{'é' * (ECHO_LIMIT - 1)}…' (200,002 bytes)"
+        f"--since: not a time: '{'é' * (ECHO_LIMIT - 1)}…' (200,000 bytes)"
     )
     assert clip_echoes(f"no such file: {'x' * 300} (try another)") == (
         f"no such file: {'x' * ECHO_LIMIT}… (300 bytes) (try another)"
     )
     spaced = "word " * 100  # a quoted value with blanks is one value
     assert (
-        clip_echoes(f"unknown agent {spaced.strip()!r}") == f"unknown agent '{spaced[: ECHO_LIMIT - 1]}…' (501 bytes)"
+        clip_echoes(f"unknown agent {spaced.strip()!r}") == f"unknown agent '{spaced[: ECHO_LIMIT - 1]}…' (499 bytes)"
     )
     short = "unknown namespace 'abc'; known: a, b"
     assert clip_echoes(short) == short
@@ -169,7 +169,7 @@ def test_a_cli_error_naming_a_huge_argument_prints_it_cut(tmp_path):
     r = cli(fresh_env(tmp_path), "usage", "--since", "x" * 100_000)
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == (
-        f"error: --since: not a time: '{'x' * (ECHO_LIMIT - 1)}…' (100,002 bytes) "
+        f"error: --since: not a time: '{'x' * (ECHO_LIMIT - 1)}…' (100,000 bytes) "
         "(use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp)\n"
     )
 

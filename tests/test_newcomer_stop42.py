@@ -24,12 +24,13 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
+from agent_history.connect import connect, disconnect
 from agent_history.connect import hook as connect_hook
 from agent_history.echo import ECHO_LIMIT, clip_echoes
 from agent_history.web.app import WebSettings, create_app
-from tests.corpus_db import corpus_db  # noqa: F401 - fixture
+from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call, server_env
-from tests.test_newcomer_stop41 import cli, fresh_env, home  # noqa: F401 - fixture
+from tests.test_newcomer_stop41 import cli, fresh_env, home, tree  # noqa: F401 - fixture
 
 HUGE = "x" * 100_000
 """A pasted value: 100,000 characters (argv holds up to 128 kB in one argument)."""
@@ -40,8 +41,8 @@ CUT = "x" * ECHO_LIMIT
     ("args", "said"),
     [
         (("search", "q", "--limit", HUGE),
-         f"Error: Invalid value for '--limit' / '-n': '{CUT[1:]}…' (100,002 bytes) is not a valid int."),
-        ((HUGE,), f"Error: No such command '{CUT[1:]}…' (100,002 bytes)."),
+         f"Error: Invalid value for '--limit' / '-n': '{CUT[1:]}…' (100,000 bytes) is not a valid int."),
+        ((HUGE,), f"Error: No such command '{CUT[1:]}…' (100,000 bytes)."),
         (("search", "q", "--" + HUGE), f"Error: No such option: --{CUT[2:]}… (100,002 bytes)"),
         (("--dsn", "x", "--" + HUGE), f"Error: No such option: --{CUT[2:]}… (100,002 bytes)"),
         (("search", "q", "extra", HUGE), f"Error: Got unexpected extra argument(s) (extra {CUT}… (100,000 bytes))"),
@@ -116,7 +117,7 @@ def test_a_web_error_line_cuts_the_value_it_echoes(web):
     r = web.get("/api/search", params={"q": "x", "mode": "m" * 5_000})
     assert r.status_code == 400
     assert r.json() == {"error": clip_echoes(f"unknown search mode {'m' * 5_000!r} (known: keyword, vector, hybrid)")}
-    assert f"'{'m' * (ECHO_LIMIT - 1)}…' (5,002 bytes)" in r.json()["error"]
+    assert f"'{'m' * (ECHO_LIMIT - 1)}…' (5,000 bytes)" in r.json()["error"]
 
 
 def test_disconnect_cursor_hook_restores_a_users_hooks_json_without_our_entry(home):  # noqa: F811
@@ -137,3 +138,64 @@ def test_disconnect_vscode_hook_keeps_a_backup_of_a_hook_file_connect_did_not_cr
     change = connect_hook.uninstall("vscode")
     assert (change.action, change.backup) == ("removed", path.with_name("agent-history.json.bak.1"))  # .bak: "{}"
     assert not path.exists() and json.loads(change.backup.read_text())["hooks"]["Stop"]  # a copy, never lost
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "qwen-code"])
+@pytest.mark.parametrize("hook_first", [False, True])
+def test_connect_and_connect_hook_then_both_disconnects_leave_a_fresh_home_as_found(home, agent, hook_first):  # noqa: F811
+    """Both write one config file `connect` created: its edits back up nothing of the user's, so no
+    ``.bak`` of our own text is left behind (trial 42: ``config.toml.bak`` + ``.bak.1`` were)."""
+    steps = [lambda: connect(agent), lambda: connect_hook.install(agent)]
+    for step in steps[::-1] if hook_first else steps:
+        step()
+    assert not [p for p in tree(home) if ".bak" in p]
+    disconnect(agent)
+    connect_hook.uninstall(agent)
+    assert tree(home) == []
+
+
+def test_a_users_config_keeps_its_backup_through_both_connects(home):  # noqa: F811
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n')
+    connect("codex")
+    connect_hook.install("codex")
+    disconnect("codex")
+    connect_hook.uninstall("codex")
+    assert config.read_text() == 'model = "o3"\n'
+    assert (home / ".codex" / "config.toml.bak").read_text() == 'model = "o3"\n'  # the user's, kept
+
+
+def test_hook_log_shows_control_characters_and_cuts_a_long_agent_name(tmp_path):
+    env = fresh_env(tmp_path)
+    for name in ("\x1b]0;pwned\x07\x1b[2J", "a" * 3_000):
+        r = cli(env, "hook", name, stdin="")
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    lines = (tmp_path / "data" / "hook.log").read_text().splitlines()
+    assert [line.split(" ", 1)[1] for line in lines] == [
+        "hook ^[]0;pwned^G^[[2J: no after-turn hook for agent '\\x1b]0;pwned\\x07\\x1b[2J' (known: claude, codex, "
+        "gemini, cursor, vscode, qwen-code, droid)",
+        f"hook {'a' * ECHO_LIMIT}… (3,000 bytes): no after-turn hook for agent '{'a' * (ECHO_LIMIT - 1)}…' "
+        "(3,000 bytes) (known: claude, codex, gemini, cursor, vscode, qwen-code, droid)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("loop", ""), "loop: give a loop id or its closeout path (got '')"),
+        (("task", " "), "task: give a Backlog.md task id, e.g. task-12 (got ' ')"),
+        (("search", "x", "--timeout", "99999999"),
+         "--timeout must be 0 (no limit) or up to 2147483 seconds (got 99999999)"),
+    ],
+)  # fmt: skip
+def test_trial42_usage_lines(tmp_path, args, said):
+    r = cli(fresh_env(tmp_path), *args)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", f"error: {said}\n")
+    assert not (tmp_path / "data").exists()
+
+
+def test_touched_nothing_found_cuts_a_pasted_pattern(corpus_db, tmp_path):  # noqa: F811
+    r = cli(cli_environment(tmp_path, corpus_db.dsn), "touched", "a/" * 3_000)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout == f"no session touched {('a/' * 100)}… (6,000 bytes)\n"

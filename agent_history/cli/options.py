@@ -36,7 +36,7 @@ def _time_limit(seconds: float) -> float:
     """``--timeout`` checked: 0 (no limit) … `MAX_TIMEOUT_S` seconds; else exit 2 (NaN, a
     negative number, ``inf`` or more than the server's limit)."""
     if not 0 <= seconds <= MAX_TIMEOUT_S:
-        fail(f"--timeout must be 0 (no limit) or up to {MAX_TIMEOUT_S:.0f} seconds (got {seconds:g})", 2)
+        fail(f"--timeout must be 0 (no limit) or up to {MAX_TIMEOUT_S:.0f} seconds (got {seconds:.15g})", 2)
     return seconds
 
 

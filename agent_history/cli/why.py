@@ -15,6 +15,7 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.sessions import TITLE_WIDTH
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
+from agent_history.echo import clip_echoes
 from agent_history.read.requests import TOUCHED_DEFAULT_LIMIT, touched_request, why_request
 from agent_history.search.request import MAX_LIMIT
 
@@ -133,7 +134,7 @@ def touched_cmd(
         _found(bool(rows))
         return
     if not rows:
-        console.print(f"no session touched {pattern}", highlight=False)
+        console.print(f"no session touched {clip_echoes(pattern)}", highlight=False)  # a pasted page: cut
         _found(False)
     records = []
     for r in rows:

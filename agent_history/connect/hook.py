@@ -262,11 +262,19 @@ def _newest(ident: Any, root: Path, patterns: tuple[str, ...], no_id: str, what:
 
 
 def log_line(data_dir: Path, message: str) -> None:
-    """Append one timestamped line to ``<data_dir>/hook.log`` (best effort)."""
+    """Append one timestamped line to ``<data_dir>/hook.log`` (best effort). What a harness passed
+    (an agent name, a payload's path) is shown, never obeyed: control characters visibly
+    (`bidi.escape_controls`: ``tail hook.log`` must not set the terminal's title or clear it), and
+    a value past 200 characters cut, saying its size (`echo.clip_echoes`)."""
+    from agent_history.bidi import escape_controls
+    from agent_history.echo import clip_echoes
+
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         with (data_dir / LOG_NAME).open("a") as fh:
-            fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} {' '.join(message.split())}\n")
+            fh.write(
+                f"{datetime.now(UTC).isoformat(timespec='seconds')} {clip_echoes(escape_controls(' '.join(message.split())))}\n"
+            )
     except OSError:
         pass
 
