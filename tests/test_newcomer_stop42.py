@@ -199,3 +199,18 @@ def test_touched_nothing_found_cuts_a_pasted_pattern(corpus_db, tmp_path):  # no
     r = cli(cli_environment(tmp_path, corpus_db.dsn), "touched", "a/" * 3_000)
     assert (r.returncode, r.stderr) == (1, "")
     assert r.stdout == f"no session touched {('a/' * 100)}… (6,000 bytes)\n"
+
+
+def test_the_retention_warning_does_not_name_a_settings_file_that_is_not_there(tmp_path):
+    from agent_history.ingest.archive.retention import retention_warnings
+    from agent_history.ingest.discovery import Source
+
+    claude = tmp_path / ".claude"
+    (claude / "projects").mkdir(parents=True)
+    [missing] = retention_warnings([Source("claude-local", "claude", claude)])
+    assert "cleanupPeriodDays is unset (there is no " + str(claude / "settings.json") + ") (default 30 days)" in (
+        missing.line()
+    )
+    (claude / "settings.json").write_text("{}")
+    [unset] = retention_warnings([Source("claude-local", "claude", claude)])
+    assert f"cleanupPeriodDays is unset in {claude / 'settings.json'} (default 30 days)" in unset.line()
