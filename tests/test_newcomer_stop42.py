@@ -214,3 +214,19 @@ def test_the_retention_warning_does_not_name_a_settings_file_that_is_not_there(t
     (claude / "settings.json").write_text("{}")
     [unset] = retention_warnings([Source("claude-local", "claude", claude)])
     assert f"cleanupPeriodDays is unset in {claude / 'settings.json'} (default 30 days)" in unset.line()
+
+
+def test_the_mcp_sql_tool_refuses_a_nul_in_one_line(corpus_db, tmp_path):  # noqa: F811
+    env = server_env(corpus_db.dsn, corpus_db.reader_dsn, tmp_path)
+    for statement in ("select \u0000", "select 'a\u0000b' as x"):  # were: no rows / "unterminated quoted string"
+        bad = call(env, "sql", {"statement": statement})
+        assert (bad.is_error, bad.text) == (
+            True,
+            "statement holds a NUL character (no SQL text or catalogue text does)",
+        )
+
+
+def test_exclusions_export_into_a_missing_directory_is_one_plain_line(corpus_db, tmp_path):  # noqa: F811
+    target = tmp_path / "missing" / "x.json"
+    r = cli(cli_environment(tmp_path, corpus_db.dsn), "sessions", "exclusions", "export", str(target))
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", f"error: cannot write {target}: No such file or directory\n")

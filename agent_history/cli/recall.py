@@ -316,7 +316,10 @@ def export_cmd(file_arg: str = typer.Argument(None, metavar="FILE", help="Write 
     if file is None:
         print_json(data)
     else:
-        file.write_text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        try:
+            file.write_text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        except OSError as exc:  # a missing directory, a directory, no permission: one plain line
+            fail(f"cannot write {file}: {exc.strerror or exc}", 2)
         console.print(f"{count(len(data), 'exclusion')} written to {file}", highlight=False, soft_wrap=True)
 
 
