@@ -9,17 +9,10 @@ from datetime import UTC, datetime, tzinfo
 import typer
 from rich.table import Table
 
+from agent_history.cli import options
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.options import (
-    _agents,
-    _ask,
-    _check_filter_values,
-    _found,
-    _namespaces,
-    _when,
-    no_empty_directory,
-)
+from agent_history.cli.options import _agents, _ask, _check_filter_values, _found, _namespaces, _when
 from agent_history.cli.output import console, count, fail, print_json
 from agent_history.cli.tables import Record, compact_table, fits, print_records, print_table_or_records
 from agent_history.read.requests import USAGE_BY, usage_request
@@ -174,7 +167,7 @@ def usage_cmd(
     project: str = typer.Option(
         None,
         "--project",
-        callback=no_empty_directory,
+        callback=options.no_empty_directory,
         help="Only sessions whose working directory contains this.",
     ),
     model: str = typer.Option(None, "--model", help="Only models whose id contains this."),
