@@ -67,8 +67,9 @@ def test_cursor_hook_into_a_missing_file_gets_version_1(fake_home):
     assert hooks.install("cursor").action == "created"
     data = json.loads(path.read_text())
     assert data["version"] == 1 and list(data["hooks"]) == ["stop"] and len(data["hooks"]["stop"]) == 1
-    assert hooks.uninstall("cursor").action == "removed"
-    assert json.loads(path.read_text()) == {"version": 1}
+    change = hooks.uninstall("cursor")
+    assert (change.action, change.backup) == ("removed", None)
+    assert not path.parent.exists()  # the file install created, only {"version": 1} left: gone (stop 42)
 
 
 def test_vscode_stop_hook_is_a_file_of_its_own_in_the_user_hook_dir(fake_home):
@@ -85,8 +86,8 @@ def test_vscode_stop_hook_is_a_file_of_its_own_in_the_user_hook_dir(fake_home):
     assert hooks.install("vscode").action == "unchanged"
 
     change = hooks.uninstall("vscode")
-    assert change.action == "removed" and not path.exists()
-    assert json.loads(change.backup.read_text())["hooks"]["Stop"] == entries
+    assert (change.action, change.backup) == ("removed", None)  # install created it: no backup (stop 42)
+    assert sorted(p.name for p in hook_dir.iterdir()) == ["security.json"]
     assert other.read_text() == other_text
     assert hooks.uninstall("vscode").action == "absent"
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from agent_history.cli.resident_control import ServiceCannotStart, start_service
+from agent_history.echo import ECHO_LIMIT, clip_echoes
 from agent_history.ingest.discovery import Source, iter_files, missing_home_reason
 from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.mcp_client import call, server_env
@@ -189,7 +190,8 @@ def test_the_mcp_blame_tool_answers_a_name_too_long_with_one_line(corpus_db, own
     env = server_env(corpus_db.dsn, corpus_db.reader_dsn, own_tmp)
     bad = call(env, "blame", {"path": "/" + "a" * 300})
     assert bad.is_error
-    assert bad.text.endswith(f"cannot read {'/' + 'a' * 300}: File name too long"), bad.text
+    # the path cut past 200 characters as the CLI's blame line cuts it (one rule, stop 42)
+    assert bad.text.endswith(f"cannot read {('/' + 'a' * 300)[:ECHO_LIMIT]}… (301 bytes): File name too long"), bad.text
 
 
 def test_an_mcp_error_quoting_a_huge_argument_is_clipped_saying_how_long_it_was(corpus_db, own_tmp):  # noqa: F811
@@ -203,7 +205,9 @@ def test_an_mcp_error_quoting_a_huge_argument_is_clipped_saying_how_long_it_was(
     assert full.startswith("invalid mode for search: 'aaa") and len(full) > 100_000
     bad = call(server_env(corpus_db.dsn, corpus_db.reader_dsn, own_tmp), "search", {"query": "x", "mode": huge})
     assert bad.is_error
-    assert bad.text == f"{full[:1000]}… ({len(full):,} characters)"
+    assert bad.text == clip_echoes(full)  # the CLI's rule (stop 42; was: its first 1,000 characters)
+    assert bad.text.startswith(f"invalid mode for search: '{'a' * (ECHO_LIMIT - 1)}…' (100,000 bytes) is not one of ")
+    assert len(bad.text) < 500
 
 
 @pytest.mark.parametrize(

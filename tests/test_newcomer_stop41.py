@@ -5,8 +5,8 @@ CLI's error lines. Each finding is pinned with its exact output:
   directories behind (``~/.codex``, ``~/.claude/skills``, the data dir that held the record of
   what `connect` created): now `connect` lists the directories it creates (`connect.created`) and
   `disconnect` removes them when empty — the home is left as it was. (``disconnect cursor --hook``
-  keeps ``hooks.json`` as ``{"version": 1}`` with a backup, ``disconnect vscode --hook`` its hook
-  file's backup, as their own tests pin: said here, left for the lead.)
+  kept ``hooks.json`` as ``{"version": 1}`` with a backup, ``disconnect vscode --hook`` its hook
+  file's backup: left here, removed in stop 42.)
 - ``statusline`` with a NUL character in the payload's ``session_id`` said "catalogue not read:
   PostgreSQL text fields cannot contain NUL" and printed a line: now one line, exit 2.
 - ``statusline`` with a malformed payload in a data dir never used started the resident query
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_history.cli.echo import ECHO_LIMIT, clip_echoes
 from agent_history.connect import connect, disconnect
 from agent_history.connect import hook as connect_hook
 from agent_history.connect.created import DIRECTORIES_NAME, record_path
+from agent_history.echo import ECHO_LIMIT, clip_echoes
 from tests.corpus_db import cli_environment, corpus_db  # noqa: F401 - fixture
 from tests.test_newcomer_stop40 import _no_server_env
 
@@ -74,7 +74,7 @@ def test_disconnect_leaves_a_fresh_home_as_connect_found_it(home, agent):
     assert tree(home) == []
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "cursor", "vscode"])
 def test_disconnect_hook_leaves_a_fresh_home_as_connect_hook_found_it(home, agent):
     connect_hook.install(agent)
     assert tree(home) != []
@@ -82,23 +82,17 @@ def test_disconnect_hook_leaves_a_fresh_home_as_connect_hook_found_it(home, agen
     assert tree(home) == []
 
 
-def test_disconnect_hook_says_what_it_leaves_of_cursor_and_vscode(home):
-    """Cursor's ``hooks.json`` keeps ``{"version": 1}`` (the hook's version beside it as a backup)
-    and VS Code's own hook file leaves its backup (tests/test_hooks_cursor_vscode.py): their
-    directories stay with them."""
+def test_disconnect_hook_of_cursor_and_vscode_leaves_no_backup_of_what_connect_created(home):
+    """Cursor's ``hooks.json`` kept ``{"version": 1}`` with a backup and VS Code's own hook file
+    left its backup until stop 41 (said there); since stop 42 a file `connect --hook` created and
+    that holds only what it put there is removed without a backup, its directories with it."""
     for agent in ("cursor", "vscode"):
         connect_hook.install(agent)
-    assert connect_hook.uninstall("cursor").action == "removed"
-    change = connect_hook.uninstall("vscode")
-    assert (change.action, change.backup) == ("removed", home / ".copilot/hooks/agent-history.json.bak")
-    assert [p for p in tree(home) if not p.startswith(".local")] == [
-        ".copilot",
-        ".copilot/hooks",
-        ".copilot/hooks/agent-history.json.bak",
-        ".cursor",
-        ".cursor/hooks.json",
-        ".cursor/hooks.json.bak",
+    assert [(c.action, c.backup) for c in map(connect_hook.uninstall, ("cursor", "vscode"))] == [
+        ("removed", None),
+        ("removed", None),
     ]
+    assert tree(home) == []
 
 
 def test_a_directory_connect_created_that_now_holds_the_users_file_stays_listed(home):
@@ -158,14 +152,14 @@ def test_a_bad_statusline_payload_in_a_data_dir_never_used_starts_nothing(tmp_pa
 def test_an_echoed_value_is_cut_to_its_first_200_characters_saying_its_size():
     huge = "é" * 100_000
     assert clip_echoes(f"--since: not a time: {huge!r}") == (
-        f"--since: not a time: '{'é' * (ECHO_LIMIT - 1)}…' (200,002 bytes)"
+        f"--since: not a time: '{'é' * (ECHO_LIMIT - 1)}…' (200,000 bytes)"
     )
     assert clip_echoes(f"no such file: {'x' * 300} (try another)") == (
         f"no such file: {'x' * ECHO_LIMIT}… (300 bytes) (try another)"
     )
     spaced = "word " * 100  # a quoted value with blanks is one value
     assert (
-        clip_echoes(f"unknown agent {spaced.strip()!r}") == f"unknown agent '{spaced[: ECHO_LIMIT - 1]}…' (501 bytes)"
+        clip_echoes(f"unknown agent {spaced.strip()!r}") == f"unknown agent '{spaced[: ECHO_LIMIT - 1]}…' (499 bytes)"
     )
     short = "unknown namespace 'abc'; known: a, b"
     assert clip_echoes(short) == short
@@ -175,7 +169,7 @@ def test_a_cli_error_naming_a_huge_argument_prints_it_cut(tmp_path):
     r = cli(fresh_env(tmp_path), "usage", "--since", "x" * 100_000)
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == (
-        f"error: --since: not a time: '{'x' * (ECHO_LIMIT - 1)}…' (100,002 bytes) "
+        f"error: --since: not a time: '{'x' * (ECHO_LIMIT - 1)}…' (100,000 bytes) "
         "(use 7d, 12h, 30m, 2w, YYYY-MM-DD or an ISO timestamp)\n"
     )
 

@@ -153,6 +153,42 @@ def _call_app() -> None:
         raise
 
 
+def _clipping_group():
+    """The root command's click class: typer's group, with every click usage error raised while
+    parsing or running a command (``'x…' is not a valid integer``, ``No such option: --x…``, a
+    ``typer.BadParameter``) cut by `echo.clip_echoes` before typer shows it — an echoed value past
+    200 characters says its size instead of filling stderr, as our own error lines do. Sub-groups
+    and commands run inside the root's `invoke`, so this one class covers them all."""
+    from typer.core import TyperGroup
+
+    from agent_history.echo import clip_echoes
+
+    try:  # typer vendors click as `typer._click` (0.2x) and raises its exceptions, not click's
+        from typer._click.exceptions import ClickException
+    except ImportError:  # an older typer (pyproject allows ≥ 0.12) uses click itself
+        from click.exceptions import ClickException
+
+    def clipped(exc: ClickException) -> None:
+        exc.message = clip_echoes(exc.message)  # type: ignore[misc] - what click's format_message() shows
+
+    class ClippingGroup(TyperGroup):
+        def make_context(self, info_name, args, parent=None, **extra):  # the root's own options
+            try:
+                return super().make_context(info_name, args, parent=parent, **extra)
+            except ClickException as exc:
+                clipped(exc)
+                raise
+
+        def invoke(self, ctx):  # every sub-command's parsing and run
+            try:
+                return super().invoke(ctx)
+            except ClickException as exc:
+                clipped(exc)
+                raise
+
+    return ClippingGroup
+
+
 def _build():
     import typer
 
@@ -161,6 +197,7 @@ def _build():
     root = typer.Typer(
         name="agent-history",
         help="A PostgreSQL catalogue of coding-agent transcripts.",
+        cls=_clipping_group(),
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=_markup_mode(),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-from pathlib import Path
 
 import psycopg
 import typer
@@ -11,7 +10,16 @@ import typer
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import BUSY_EXIT, INTERRUPTED_EXIT, every_seconds, run_every, stop_on_signals
-from agent_history.cli.output import console, count, fail, nothing_found_line, print_event, print_json, print_warning
+from agent_history.cli.output import (
+    console,
+    count,
+    fail,
+    nothing_found_line,
+    path_option,
+    print_event,
+    print_json,
+    print_warning,
+)
 
 
 def summary_line(s) -> str:
@@ -92,8 +100,8 @@ def run_archive_pass(
 
 @app.command("archive")
 def archive_cmd(
-    home: Path = typer.Option(
-        None, "--home", help="Archive a directory laid out like ~ instead of the configured homes."
+    home_arg: str = typer.Option(
+        None, "--home", metavar="PATH", help="Archive a directory laid out like ~ instead of the configured homes."
     ),
     source: list[str] = typer.Option(None, "--source", help="Add a source: NAMESPACE=PATH (repeatable)."),
     every: float = typer.Option(
@@ -113,6 +121,7 @@ def archive_cmd(
     from agent_history.ingest.archive.run import ArchiveUnwritable, check_writable
     from agent_history.ingest.sources import resolve_sources
 
+    home = path_option(home_arg, "--home", "a directory")
     if home is not None and not home.expanduser().is_dir():
         fail(f"--home {home} is not a directory", 2)
     db = database()

@@ -9,14 +9,13 @@ text goes through the terminal-safe console (`cli.terminal`).
 from __future__ import annotations
 
 from itertools import groupby
-from pathlib import Path
 
 import typer
 from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_json
+from agent_history.cli.output import console, fail, path_option, print_json
 from agent_history.cli.tables import shorten_end, shown
 from agent_history.timestamps import minute
 
@@ -56,8 +55,9 @@ def blame_cmd(
 
     try:
         name, first, last = parse_target(target)
+        path = path_option(name, "TARGET", "a file, FILE:LINE or FILE:FIRST-LAST")
         with database().connect() as conn:
-            result = blame(conn, Path(name), first, last)
+            result = blame(conn, path, first, last)
     except BlameError as exc:
         fail(str(exc), 2)
     if json:

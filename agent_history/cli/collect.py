@@ -11,20 +11,20 @@ others are collected); 2 when the connection may not write the collector tables.
 from __future__ import annotations
 
 import signal
-from pathlib import Path
 
 import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.loop import INTERRUPTED_EXIT, every_seconds, run_every, start_metrics, stop_on_signals
-from agent_history.cli.output import console, count, fail, print_event, print_json
+from agent_history.cli.output import console, count, fail, path_arguments, print_event, print_json
 
 
 @app.command("collect")
 def collect_cmd(
-    paths: list[Path] = typer.Argument(
+    path_args: list[str] = typer.Argument(
         None,
+        metavar="PATHS",
         help="Checkouts to read (default: [repos] paths, else the repositories sessions ran in). A "
         "directory or file inside one reads the checkout it is in.",
     ),
@@ -43,6 +43,7 @@ def collect_cmd(
     from agent_history.ingest.collect import collect, expand_paths, linked_paths
     from agent_history.ingest.collect_installed import default_homes
 
+    paths = path_arguments(path_args, "PATHS")
     db = database()
     settings = db.settings
     stop = stop_on_signals()

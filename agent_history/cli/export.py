@@ -13,7 +13,7 @@ import typer
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database
-from agent_history.cli.output import console, fail, print_event, write_stdout
+from agent_history.cli.output import console, fail, path_option, print_event, write_stdout
 from agent_history.cli.terminal import escape_controls, escape_json
 
 SUFFIX = {"md": ".md", "html": ".html", "json": ".json"}
@@ -23,7 +23,9 @@ SUFFIX = {"md": ".md", "html": ".html", "json": ".json"}
 def export_cmd(
     uid: str = typer.Argument(..., help="Session uid or a unique prefix (≥ 6 characters)."),
     fmt: str = typer.Option("md", "--format", "-f", help="md (for a pull request) | html (one offline file) | json."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write to this file (default, or `-`: stdout)."),
+    out_arg: str = typer.Option(
+        None, "--out", "-o", metavar="PATH", help="Write to this file (default, or `-`: stdout)."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
     no_redact: bool = typer.Option(
         False, "--no-redact", help="Keep secret-shaped text (default: replaced by [REDACTED])."
@@ -40,6 +42,7 @@ def export_cmd(
     if fmt not in FORMATS:
         fail(f"unknown --format {fmt!r} (known: {', '.join(FORMATS)})", 2)
     uid = _session_arg(uid, "UID") or ""
+    out = path_option(out_arg, "--out", "a file, or - for stdout")
     if out is not None and str(out) == "-":
         out = None  # the usual spelling of stdout
     if out is not None and out.is_dir():

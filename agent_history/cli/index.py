@@ -682,7 +682,7 @@ def _print_rebuild_check(data: dict) -> None:
 
 @app.command("rebuild")
 def rebuild_cmd(
-    home: Path = typer.Option(None, "--home", help="Also read these hot homes, laid out like ~."),
+    home_arg: str = typer.Option(None, "--home", metavar="PATH", help="Also read these hot homes, laid out like ~."),
     source: list[str] = typer.Option(None, "--source", help="Also read a hot source: NAMESPACE=PATH."),
     allow_missing: bool = typer.Option(
         False, "--allow-missing", help="Drop transcripts gone from both tiers instead of refusing."
@@ -694,6 +694,7 @@ def rebuild_cmd(
     from agent_history.ingest.rebuild import RebuildRefused, rebuild, rebuild_interrupted
     from agent_history.ingest.sources import cold_sources
 
+    home = path_option(home_arg, "--home", "a directory")
     db = database()
     try:
         hot = resolve_sources(db.settings, home=home, extra=source) if home or source else []

@@ -89,6 +89,8 @@ def loop_cmd(
 
     if usage and json:
         fail("--usage and --json are exclusive", 2)
+    if not ref.strip():
+        fail(f"loop: give a loop id or its closeout path (got {ref!r})", 2)
     with database().connect() as conn:
         try:
             ids = resolve_loops(conn, ref)

@@ -36,8 +36,17 @@ def _time_limit(seconds: float) -> float:
     """``--timeout`` checked: 0 (no limit) … `MAX_TIMEOUT_S` seconds; else exit 2 (NaN, a
     negative number, ``inf`` or more than the server's limit)."""
     if not 0 <= seconds <= MAX_TIMEOUT_S:
-        fail(f"--timeout must be 0 (no limit) or up to {MAX_TIMEOUT_S:.0f} seconds (got {seconds:g})", 2)
+        fail(f"--timeout must be 0 (no limit) or up to {MAX_TIMEOUT_S:.0f} seconds (got {seconds:.15g})", 2)
     return seconds
+
+
+def no_empty_directory(param: typer.CallbackParam, value: str | None) -> str | None:
+    """A typer callback for a directory option (``--project``): `value` unchanged, or exit 2 with
+    one line when it is empty — an unset shell variable would otherwise filter nothing and answer
+    for the whole catalogue, silently."""
+    if value == "":
+        fail(f"{max(param.opts, key=len)}: an empty path (give a directory)", 2)
+    return value
 
 
 def _timed_out(exc: Exception, seconds: float, what: str) -> None:

@@ -25,8 +25,8 @@ from typing import Any
 import orjson
 from rich.text import Text
 
-from agent_history.cli.echo import clip_echoes
 from agent_history.cli.terminal import TerminalConsole, escape_controls, escape_json, output_closed
+from agent_history.echo import clip_echoes
 
 PIPE_WIDTH = 400
 """Columns `console` lays out for when stdout is not a terminal (a pipe or file) and COLUMNS is
@@ -182,15 +182,22 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def path_option(value: str | None, option: str) -> Path | None:
-    """The path a path option (`option`, e.g. ``--file``) names; None when it was not given. An
-    empty value is a usage error (exit 2, one line): ``Path("")`` is the current directory, never
-    what an empty argument (an unset shell variable) meant."""
+def path_option(value: str | None, option: str, give: str = "a file or directory") -> Path | None:
+    """The path a path option or argument (`option`, e.g. ``--file``, ``PATHS``) names; None when
+    it was not given. An empty value is a usage error (exit 2, one line, saying to `give` what it
+    takes): ``Path("")`` is the current directory, never what an empty argument (an unset shell
+    variable) meant. Every path parameter of the CLI is read as text and passes through here (a
+    typer ``Path`` parameter turns ``""`` into ``.`` before any check could see it)."""
     if value is None:
         return None
     if not value:
-        fail(f"{option}: an empty path (give a file or directory)", 2)
+        fail(f"{option}: an empty path (give {give})", 2)
     return Path(value)
+
+
+def path_arguments(values: list[str] | None, argument: str) -> list[Path]:
+    """`path_option` over each value of a repeatable path argument (e.g. ``PATHS``); [] when none."""
+    return [path_option(value, argument) for value in values or ()]  # type: ignore[misc] - never None
 
 
 def check_limit(value: int | None, option: str = "--limit", *, high: int | None = None) -> None:

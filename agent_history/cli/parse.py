@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from agent_history.cli.app import app
-from agent_history.cli.output import console, count, err_console, fail, print_event, print_json
+from agent_history.cli.output import console, count, err_console, fail, path_arguments, print_event, print_json
 from agent_history.cli.tables import Record, compact_table, flow, print_table_or_records
 from agent_history.ingest.parse_files import parse_paths
 from agent_history.parsers import AGENTS
@@ -33,7 +33,9 @@ def _totals_line(label: Text | str, items: list[str]) -> None:
 
 @app.command("parse")
 def parse_cmd(
-    paths: list[Path] = typer.Argument(..., help="Files or directories (*.jsonl found recursively)."),
+    path_args: list[str] = typer.Argument(
+        ..., metavar="PATHS", help="Files or directories (*.jsonl found recursively)."
+    ),
     agent: str = typer.Option(None, "--agent", help=" | ".join(AGENTS) + " (default: detect)."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
     per_file: bool = typer.Option(True, "--per-file/--totals-only", help="Show a row per file."),
@@ -41,7 +43,7 @@ def parse_cmd(
     """Parse transcript files (no database) and report sessions, messages, calls, tokens, issues."""
     if agent is not None and agent not in AGENTS:
         fail(f"--agent must be one of {', '.join(AGENTS)}", 2)
-    reports, totals = _parse_with_progress(paths, agent)
+    reports, totals = _parse_with_progress(path_arguments(path_args, "PATHS"), agent)
     if not reports:
         fail("no files found", 2)
     if json:

@@ -12,7 +12,6 @@ import csv
 import io
 import sys
 from decimal import Decimal
-from pathlib import Path
 
 import orjson
 import typer
@@ -31,8 +30,9 @@ from agent_history.cli.options import (
     _session_arg,
     _time_limit,
     _timed_out,
+    no_empty_directory,
 )
-from agent_history.cli.output import console, count, fail, print_event, print_json, write_document
+from agent_history.cli.output import console, count, fail, path_option, print_event, print_json, write_document
 from agent_history.cli.sessions import sessions_app
 from agent_history.cli.tables import flow, path_line
 from agent_history.cli.text import _body, _short_ts
@@ -54,7 +54,13 @@ def recall_cmd(
     ),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context from the config; repeatable."),
-    project: str = typer.Option(None, "--project", "-p", help="Only sessions whose cwd is this directory or below."),
+    project: str = typer.Option(
+        None,
+        "--project",
+        "-p",
+        callback=no_empty_directory,
+        help="Only sessions whose cwd is this directory or below.",
+    ),
     context_project: str = typer.Option(None, "--context-project", help="Prefer this project's sessions (× 1.5)."),
     source_type: list[str] = typer.Option(None, "--source-type", help="session | memory; repeatable."),
     since: str = typer.Option(None, "--since", help="From: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
@@ -300,8 +306,9 @@ def delete_cmd(
 
 
 @exclusions_app.command("export")
-def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdout).")) -> None:
+def export_cmd(file_arg: str = typer.Argument(None, metavar="FILE", help="Write here (default: stdout).")) -> None:
     """Write every exclusion as JSON: [{agent, session_uid, reason, excluded_at}]."""
+    file = path_option(file_arg, "FILE", "a file")
     from agent_history.ingest.curation import export_exclusions
 
     with database().connect() as conn:
@@ -309,13 +316,19 @@ def export_cmd(file: Path = typer.Argument(None, help="Write here (default: stdo
     if file is None:
         print_json(data)
     else:
-        file.write_text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        try:
+            file.write_text(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        except OSError as exc:  # a missing directory, a directory, no permission: one plain line
+            fail(f"cannot write {file}: {exc.strerror or exc}", 2)
         console.print(f"{count(len(data), 'exclusion')} written to {file}", highlight=False, soft_wrap=True)
 
 
 @exclusions_app.command("import")
-def import_cmd(file: Path = typer.Argument(..., help="A file written by `sessions exclusions export`.")) -> None:
+def import_cmd(
+    file_arg: str = typer.Argument(..., metavar="FILE", help="A file written by `sessions exclusions export`."),
+) -> None:
     """Add the exclusions of FILE (existing ones are kept); an excluded_at without an offset is UTC."""
+    file = path_option(file_arg, "FILE", "a file")
     from agent_history.ingest.curation import import_exclusions
 
     try:

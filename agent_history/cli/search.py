@@ -20,6 +20,7 @@ from agent_history.cli.options import (
     _search_params,
     _time_limit,
     _timed_out,
+    no_empty_directory,
 )
 from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import flow, path_line
@@ -79,7 +80,13 @@ def search_cmd(
     message_class: list[str] = typer.Option(None, "--class", help="Only these message classes; repeatable."),
     since: str = typer.Option(None, "--since", help="From: 7d, 12h, 2w, YYYY-MM-DD or an ISO timestamp."),
     until: str = typer.Option(None, "--until", help="Until (exclusive; a date means its end)."),
-    project: str = typer.Option(None, "--project", "-p", help="Only sessions whose cwd is this directory or below."),
+    project: str = typer.Option(
+        None,
+        "--project",
+        "-p",
+        callback=no_empty_directory,
+        help="Only sessions whose cwd is this directory or below.",
+    ),
     session: str = typer.Option(
         None, "--session", "-s", help="Only this session uid (or a unique prefix of ≥ 6 characters)."
     ),

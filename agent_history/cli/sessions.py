@@ -9,7 +9,7 @@ from rich.text import Text
 
 from agent_history.cli.app import app
 from agent_history.cli.context import database, warn_empty_contexts
-from agent_history.cli.options import _ask, _check_filter_values, _found, _namespaces
+from agent_history.cli.options import _ask, _check_filter_values, _found, _namespaces, no_empty_directory
 from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.tables import Record, compact_table, print_table_or_records
 from agent_history.cli.text import _short_ts
@@ -45,7 +45,9 @@ def sessions_cmd(
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
     since: str = typer.Option(None, "--since", help="Started since: 7d, 12h, YYYY-MM-DD …"),
     until: str = typer.Option(None, "--until", help="Started before (a date means its end)."),
-    project: str = typer.Option(None, "--project", "-p", help="cwd is this directory or below."),
+    project: str = typer.Option(
+        None, "--project", "-p", callback=no_empty_directory, help="cwd is this directory or below."
+    ),
     subagents: bool = typer.Option(False, "--subagents", help="List sub-agent threads too."),
     limit: int = typer.Option(20, "--limit", "-n", help=f"Sessions to list (1–{MAX_LIMIT})."),
     health: str = typer.Option(

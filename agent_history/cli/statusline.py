@@ -25,7 +25,7 @@ def _error(message: str) -> int:
     """Write ``error: <message>`` to stderr; returns 2. A usage error starts no resident query
     process after the command (nothing was read: a data dir never used stays untouched)."""
     from agent_history.cli import resident
-    from agent_history.cli.echo import clip_echoes
+    from agent_history.echo import clip_echoes
 
     resident.forgo_start()
     sys.stderr.write(f"error: {clip_echoes(message)}\n")

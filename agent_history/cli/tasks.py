@@ -56,6 +56,8 @@ def task_cmd(
     """One Backlog task: status history, commits with its Task: trailer (and the sessions that made them), loops."""
     from agent_history.read.tasks import TaskNotFound, task_detail
 
+    if not task_id.strip():
+        fail(f"task: give a Backlog.md task id, e.g. task-12 (got {task_id!r})", 2)
     with database().connect() as conn:
         try:
             details = task_detail(conn, task_id, repo=repo)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, tzinfo
 import typer
 from rich.table import Table
 
+from agent_history.cli import options
 from agent_history.cli.app import app
 from agent_history.cli.context import database
 from agent_history.cli.options import _agents, _ask, _check_filter_values, _found, _namespaces, _when
@@ -163,7 +164,12 @@ def usage_cmd(
     agent: list[str] = typer.Option(None, "--agent", "-a", help="Only this harness; repeatable."),
     namespace: list[str] = typer.Option(None, "--namespace", "-N", help="Only this namespace; repeatable."),
     context: list[str] = typer.Option(None, "--context", "-c", help="A named context; repeatable."),
-    project: str = typer.Option(None, "--project", help="Only sessions whose working directory contains this."),
+    project: str = typer.Option(
+        None,
+        "--project",
+        callback=options.no_empty_directory,
+        help="Only sessions whose working directory contains this.",
+    ),
     model: str = typer.Option(None, "--model", help="Only models whose id contains this."),
     breakdown: bool = typer.Option(False, "--breakdown", help="Per-model rows under each period (table)."),
     by: str = typer.Option(

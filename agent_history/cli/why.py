@@ -15,6 +15,7 @@ from agent_history.cli.output import console, fail, print_json
 from agent_history.cli.sessions import TITLE_WIDTH
 from agent_history.cli.tables import Record, compact_table, flow, path_line, print_table_or_records
 from agent_history.cli.text import _body, _first_line, _short_ts
+from agent_history.echo import clip_echoes
 from agent_history.read.requests import TOUCHED_DEFAULT_LIMIT, touched_request, why_request
 from agent_history.search.request import MAX_LIMIT
 
@@ -108,8 +109,7 @@ def touched_cmd(
     """Sessions that read, created, edited, deleted or moved matching files, newest first. A
     pattern too complex for PostgreSQL's regular expressions (e.g. a pasted megabyte) is a usage
     error (exit 2, one line)."""
-    from psycopg.errors import InvalidRegularExpression
-
+    from agent_history.read.requests import RequestError
     from agent_history.read.touched import touched_of
 
     db = database()
@@ -127,14 +127,14 @@ def touched_cmd(
         _check_filter_values(conn, namespace)
         try:
             rows = touched_of(conn, req)
-        except InvalidRegularExpression as exc:
-            fail(f"touched: the pattern cannot be matched ({str(exc).strip().splitlines()[0]}); give a shorter one", 2)
+        except RequestError as exc:  # a pattern too complex for PostgreSQL (`read.touched.touched_of`)
+            fail(str(exc), 2)
     if json:
         print_json({"pattern": pattern, "sessions": [r.as_dict() for r in rows]})
         _found(bool(rows))
         return
     if not rows:
-        console.print(f"no session touched {pattern}", highlight=False)
+        console.print(f"no session touched {clip_echoes(pattern)}", highlight=False)  # a pasted page: cut
         _found(False)
     records = []
     for r in rows:

@@ -127,7 +127,10 @@ def _backup(path: Path, real: Path) -> Path:
 
 
 def _write(path: Path, text: str, old: str | None) -> FileChange:
-    """Write `text` atomically; back up `old` first. `old` None = the file did not exist.
+    """Write `text` atomically; back up `old` first. `old` None = the file did not exist; no
+    backup either of a file `connect` created (`created.recorded`: what is in it is ours or was
+    written there since, and the edit keeps the latter — a ``.bak`` of it would be a leftover
+    `disconnect` cannot tell from the user's).
 
     A symlinked config (dotfiles) is written where the link points, so the link stays (the backup
     goes beside the link, not into the dotfiles directory). A file with no write permission bit
@@ -138,7 +141,7 @@ def _write(path: Path, text: str, old: str | None) -> FileChange:
         raise ConnectError(f"{path} is read-only (mode {real.stat().st_mode & 0o777:04o}); not changed")
     created.remember_directories(created.missing_directories(real))  # `disconnect` may remove them again
     real.parent.mkdir(parents=True, exist_ok=True)
-    backup = _backup(path, real) if old is not None else None
+    backup = _backup(path, real) if old is not None and not created.recorded(path)[0] else None
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

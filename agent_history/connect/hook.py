@@ -262,11 +262,19 @@ def _newest(ident: Any, root: Path, patterns: tuple[str, ...], no_id: str, what:
 
 
 def log_line(data_dir: Path, message: str) -> None:
-    """Append one timestamped line to ``<data_dir>/hook.log`` (best effort)."""
+    """Append one timestamped line to ``<data_dir>/hook.log`` (best effort). What a harness passed
+    (an agent name, a payload's path) is shown, never obeyed: control characters visibly
+    (`bidi.escape_controls`: ``tail hook.log`` must not set the terminal's title or clear it), and
+    a value past 200 characters cut, saying its size (`echo.clip_echoes`)."""
+    from agent_history.bidi import escape_controls
+    from agent_history.echo import clip_echoes
+
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         with (data_dir / LOG_NAME).open("a") as fh:
-            fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} {' '.join(message.split())}\n")
+            fh.write(
+                f"{datetime.now(UTC).isoformat(timespec='seconds')} {clip_echoes(escape_controls(' '.join(message.split())))}\n"
+            )
     except OSError:
         pass
 
@@ -425,16 +433,19 @@ def uninstall(agent: str):
         raise
     if not removed:
         return FileChange(path, "absent")
-    if target.own_file and not data:  # our own hook file, nothing else in it: remove it (backup kept)
+    only_ours = not new.strip() if target.style == "notify" else data in ({}, dict(target.top))
+    if created.recorded(path)[0] and only_ours:
+        # `install` created it and nothing but what it put there is left (Cursor's
+        # ``{"version": 1}`` too): removed, no backup — the home is as `install` found it
+        _unlink(path)
+        created.forget(path, file_gone=True)
+        created.remove_empty_directories()  # and the directories it created for it, now empty
+        return FileChange(path, "removed")
+    if target.own_file and not data:  # our own hook file, not recorded as created: removed, backup kept
         backup = _backup(path, path.resolve())
         _unlink(path)
         created.forget(path, file_gone=True)
         created.remove_empty_directories()
         return FileChange(path, "removed", backup)
-    if created.recorded(path)[0] and (not new.strip() or (target.style != "notify" and not data)):
-        _unlink(path)  # `install` created it and nothing else is in it (`connect.created`)
-        created.forget(path, file_gone=True)
-        created.remove_empty_directories()  # and the directories it created for it, now empty
-        return FileChange(path, "removed")
     change = _write(path, new, old)
     return FileChange(path, "removed", change.backup)

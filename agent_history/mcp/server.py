@@ -5,7 +5,8 @@ handler). Every ``tools/call`` runs in a worker thread through `ToolEnv.call`, w
 arguments, opens a fresh guarded read-only connection as the reader role, runs the handler and
 closes the connection. Any failure — invalid arguments, the role guard, a SQL error, an
 unreachable server — comes back as an error result (``is_error``) whose one line says why
-(at most `ERROR_MAX_CHARS`); the server itself keeps running.
+(a value it echoes cut past `echo.ECHO_LIMIT` characters, saying its size: the CLI's rule,
+`echo.clip_echoes`); the server itself keeps running.
 
 `run()` resolves the reader DSN lazily (first call; `db.connection.Database.reader_dsn`: env
 ``AGENT_HISTORY_READER_DSN``, config ``database.reader_dsn``, or the embedded server's
@@ -27,6 +28,7 @@ from agent_history import __version__
 from agent_history.config import ConfigError, Settings, load_settings
 from agent_history.db.connection import Database
 from agent_history.db.errors import DatabaseError
+from agent_history.echo import clip_echoes
 from agent_history.harnesses import products
 from agent_history.mcp.guard import GuardRefused
 from agent_history.mcp.sqltool import SqlError
@@ -71,19 +73,6 @@ INSTRUCTIONS = (
 EXPECTED_FAILURES = (ToolFailure, GuardRefused, SqlError, DatabaseError, ConfigError)
 """Failures whose message says it all (anything else is also logged to stderr with a traceback)."""
 
-ERROR_MAX_CHARS = 1_000
-"""An error result's longest text: a message quoting a 100 kB argument back (``invalid mode for
-search: 'aaaa…' is not one of …``) is clipped, saying how long it was, instead of filling the
-agent's context with its own input."""
-
-
-def clip_error(message: str) -> str:
-    """`message` whole up to `ERROR_MAX_CHARS`, else its start and ``… (N characters)``."""
-    if len(message) <= ERROR_MAX_CHARS:
-        return message
-    return f"{message[:ERROR_MAX_CHARS]}… ({len(message):,} characters)"
-
-
 READ_ONLY = types.ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -113,14 +102,16 @@ def build_server(env: ToolEnv, tools: tuple[ToolSpec, ...] = TOOLS) -> Server:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = by_name.get(params.name)
         if spec is None:
-            return _text(f"unknown tool {params.name!r} (tools: {', '.join(by_name)})", error=True)
+            return _text(clip_echoes(f"unknown tool {params.name!r} (tools: {', '.join(by_name)})"), error=True)
         try:
             text = await anyio.to_thread.run_sync(env.call, spec, dict(params.arguments or {}))
         except Exception as exc:  # every failure becomes an error result, never a dead server
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not isinstance(exc, EXPECTED_FAILURES):
                 log.exception("tool %s failed", spec.name)
-            return _text(clip_error(message), error=True)
+            # a message quoting a 100 kB argument back (``invalid mode for search: 'aaaa…' is not
+            # one of …``) says its size instead of filling the agent's context with its own input
+            return _text(clip_echoes(message), error=True)
         return _text(text)
 
     return Server(

@@ -130,6 +130,7 @@ def _fail(message: str) -> SqlError:
 
 
 EMPTY = "empty statement: pass exactly one SQL statement"
+"""What `run_sql` says of an empty statement (a NUL in one is refused as well, in one line)."""
 
 
 def _describe(conn: psycopg.Connection, statement: str) -> tuple[list[dict[str, str]], list[int]]:
@@ -224,6 +225,8 @@ def run_sql(conn: psycopg.Connection, statement: str, *, exact_numeric: bool = F
     as PostgreSQL does, `number_text`) instead of the MCP tool's floats."""
     if not statement or not statement.strip():
         raise SqlError(EMPTY)
+    if "\x00" in statement:  # the server reads a statement up to its first NUL: refuse, never run the rest
+        raise SqlError("statement holds a NUL character (no SQL text or catalogue text does)")
     columns, oids = _describe(conn, statement)
     rows: list[list[Any]] = []
     cut = 0

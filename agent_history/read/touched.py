@@ -21,7 +21,7 @@ from datetime import datetime
 import psycopg
 
 from agent_history.model.rows import FILE_OPS
-from agent_history.read.requests import TouchedRequest
+from agent_history.read.requests import RequestError, TouchedRequest
 from agent_history.session.exclusions import not_excluded
 from agent_history.session.refs import SESSION_REF_COLUMNS, SESSION_REF_JOINS, SessionRef, session_ref
 
@@ -220,14 +220,21 @@ def touched(
 
 def touched_of(conn: psycopg.Connection, req: TouchedRequest) -> list[TouchedSession]:
     """The answer to a `read.requests.TouchedRequest` (`touched`): the one listing the CLI's
-    ``touched``, the MCP ``touched`` tool and the web UI's ``/api/touched`` give."""
-    return touched(
-        conn,
-        req.pattern,
-        ops=req.ops,
-        agents=req.agents,
-        namespaces=req.namespaces,
-        since=req.since,
-        limit=req.limit,
-        touches_per_session=req.touches_per_session,
-    )
+    ``touched``, the MCP ``touched`` tool and the web UI's ``/api/touched`` give. A pattern too
+    complex for PostgreSQL's regular expressions (e.g. a pasted megabyte) raises `RequestError`
+    with one line — the CLI's exit 2, the MCP tool's error, the web UI's 400 — and leaves `conn`'s
+    transaction failed (roll back to use it again)."""
+    try:
+        return touched(
+            conn,
+            req.pattern,
+            ops=req.ops,
+            agents=req.agents,
+            namespaces=req.namespaces,
+            since=req.since,
+            limit=req.limit,
+            touches_per_session=req.touches_per_session,
+        )
+    except psycopg.errors.InvalidRegularExpression as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise RequestError(f"touched: the pattern cannot be matched ({first}); give a shorter one") from None

@@ -17,7 +17,8 @@ Middleware, outermost first (`WebSettings` decides):
 
 Failures become a page with one line and a status: 400 (bad filter, a NUL byte in a URL
 parameter), 404 (no such session),
-503 (role guard refused / database unreachable), 500 (anything else; logged to stderr).
+503 (role guard refused / database unreachable), 500 (anything else; logged to stderr). A value
+the line echoes is cut past 200 characters, saying its size (`echo.clip_echoes`, the CLI's rule).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from agent_history.echo import clip_echoes
 from agent_history.web import api, routes
 from agent_history.web.bind import is_loopback
 from agent_history.web.pages import PageError, Pages, WebSettings
@@ -123,6 +125,7 @@ def page(pages: Pages, handler: Callable) -> Callable:
         role = None
 
         def error(status: int, message: str) -> Response:  # a JSON route fails in JSON
+            message = clip_echoes(message)  # a value it echoes: cut past 200 characters (the CLI's rule)
             if request.url.path.startswith("/api/"):
                 return JSONResponse({"error": message}, status_code=status)
             return pages.error(status, message)

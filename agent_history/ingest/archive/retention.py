@@ -29,11 +29,15 @@ class RetentionWarning:
     days: int | None
     """The configured value; None when unset (the harness keeps `default_days`)."""
     default_days: int
+    file_exists: bool = True
+    """False when there is no settings file at all (the line says so rather than name a file as
+    if it were there)."""
 
     def line(self) -> str:
         """The warning as one line."""
         if self.days is None:
-            why = f"{self.key} is unset in {self.file} (default {self.default_days} days)"
+            where = f"in {self.file}" if self.file_exists else f"(there is no {self.file})"
+            why = f"{self.key} is unset {where} (default {self.default_days} days)"
         else:
             why = f"{self.key} = {self.days} in {self.file}"
         return (
@@ -80,5 +84,7 @@ def retention_warnings(sources: list[Source], *, need_file: bool = False) -> lis
         except (OSError, ValueError):
             days = None
         if days is None or days < MIN_DAYS:
-            out.append(RetentionWarning(s.namespace, row.product, rule.key, str(path), days, rule.default_days))
+            out.append(
+                RetentionWarning(s.namespace, row.product, rule.key, str(path), days, rule.default_days, path.is_file())
+            )
     return out
