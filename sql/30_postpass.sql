@@ -96,7 +96,9 @@ BEGIN
     WITH pairs AS (
         SELECT leaf.session_id, sm.text, sm.source_id, sm.byte_offset
         FROM ah.message AS sm
-        JOIN ah.message AS leaf ON leaf.agent = sm.agent AND leaf.message_uid = sm.parent_uid
+        -- digests compared too: the natural key indexes (agent, ah.key_digest(message_uid)) (0030_key_digests)
+        JOIN ah.message AS leaf ON leaf.agent = sm.agent AND ah.key_digest(leaf.message_uid) = ah.key_digest(sm.parent_uid)
+                               AND leaf.message_uid = sm.parent_uid
         WHERE sm.agent = 'claude' AND sm.message_uid LIKE 'summary:%' AND sm.session_id = ANY (given)
         UNION ALL
         SELECT leaf.session_id, sm.text, sm.source_id, sm.byte_offset

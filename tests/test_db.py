@@ -13,7 +13,7 @@ import pytest
 
 from agent_history.db.migrate import current_revision, downgrade, head_revision, upgrade
 from agent_history.db.status import CORE_TABLES
-from agent_history.db.tables.merges import pg_type, stored_column
+from agent_history.db.tables.merges import conflict_target, pg_type, stored_column
 from agent_history.model.rows import ROW_TYPES
 
 PY = sys.executable
@@ -36,25 +36,34 @@ def test_migrations_run_up_from_empty_and_down_again(db):
 
 
 def test_every_core_table_has_its_natural_key_constraint(db):
-    # a key column the table keeps as its digest (`merges.KEY_DIGESTS`) is keyed by that column
+    # a key column the table keeps as its digest (`merges.KEY_DIGESTS`) is keyed by that column; one
+    # it keeps as text under an expression key, by the column's digest (a unique index, no constraint)
     expected = {
-        t.TABLE: (["source_id"] if t.PER_SOURCE else []) + [stored_column(t, c) for c in t.key_columns()]
+        t.TABLE: (["source_id"] if t.PER_SOURCE else [])
+        + [conflict_target(t, c).removeprefix("(").removesuffix(")") for c in t.key_columns()]
         for t in ROW_TYPES
     }
     assert expected["file_touch"] == ["agent", "touch_key"]
+    assert expected["message"] == ["agent", "ah.key_digest(message_uid)"]
     with db.connect() as conn:
         rows = conn.execute(
             """
-            SELECT c.conrelid::regclass::text, array_agg(a.attname ORDER BY k.ord)
-            FROM pg_constraint c
-            CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY k(attnum, ord)
-            JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
-            WHERE c.contype = 'u' AND c.connamespace = 'ah'::regnamespace AND c.conname LIKE '%natural_key'
-            GROUP BY c.conrelid, c.conname
+            SELECT i.indrelid::regclass::text, array_agg(pg_get_indexdef(i.indexrelid, k.ord::int, true) ORDER BY k.ord),
+                   bool_or(c.oid IS NOT NULL)
+            FROM pg_index i
+            JOIN pg_class x ON x.oid = i.indexrelid
+            CROSS JOIN LATERAL generate_series(1, i.indnkeyatts) AS k(ord)
+            LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.contype = 'u'
+            WHERE i.indisunique AND x.relnamespace = 'ah'::regnamespace AND x.relname LIKE '%natural_key'
+            GROUP BY i.indrelid, i.indexrelid
             """
         ).fetchall()
-    found = {table.removeprefix("ah."): cols for table, cols in rows}
+    found = {table.removeprefix("ah."): cols for table, cols, _ in rows}
     assert found == expected
+    # the plain keys are constraints; the expression keys cannot be
+    constraints = {table.removeprefix("ah.") for table, _, is_constraint in rows if is_constraint}
+    assert constraints == {t for t, cols in expected.items() if not any("(" in c for c in cols)}
+    assert {"message", "tool_call", "model_call"}.isdisjoint(constraints)
 
 
 def test_every_row_field_has_a_column_of_the_same_type(db):

@@ -12,7 +12,7 @@ def test_the_chain_read_from_the_files_is_alembics():
     from alembic.script import ScriptDirectory
 
     script = ScriptDirectory.from_config(_config())
-    assert head_revision() == script.get_current_head() == "0029_touch_keys"
+    assert head_revision() == script.get_current_head() == "0030_key_digests"
     assert known_revisions() == {s.revision for s in script.walk_revisions()}
     assert revision_graph() == {s.revision: s.down_revision for s in script.walk_revisions()}
     assert revision_graph()["0001_core"] is None and revision_graph()["0009_source_type"] == "0008_journal"

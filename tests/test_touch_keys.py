@@ -162,9 +162,12 @@ TOUCHES_BY_ID = (
 )
 
 
-def _answers(conn: psycopg.Connection) -> tuple[list[dict], dict[str, list[dict]]]:
-    """`touched` over every path (``**``) and `why` of every commit or push sha the catalogue holds."""
+def _answers(conn: psycopg.Connection, commits: bool = True) -> tuple[list[dict], dict[str, list[dict]] | None]:
+    """`touched` over every path (``**``) and `why` of every commit or push sha the catalogue holds
+    (None without `commits`)."""
     listing = [t.as_dict() for t in touched(conn, "**", limit=10_000, touches_per_session=10_000)]
+    if not commits:
+        return listing, None
     shas = [r[0] for r in conn.execute("SELECT DISTINCT sha FROM ah.git_event WHERE sha IS NOT NULL ORDER BY 1")]
     return listing, {sha: [o.as_dict() for o in why(conn, sha)] for sha in shas}
 
@@ -190,7 +193,9 @@ def test_the_migration_keys_a_catalogue_with_rows_by_digest_and_the_answers_stay
         # the text key comes back as the parsers build it, the digest of which head stored
         assert [(i, k) for i, k, *_ in keys] == [(i, touch_uid(t, o, p)) for i, _, t, o, p in keys]
         assert [key_digest(k) for _, k, *_ in keys] == [r[2] for r in at_head]
-        assert _answers(conn) == answers
+        # `touched` here; `why` reads a commit's tool call by ``ah.key_digest`` (0030_key_digests),
+        # which this revision does not have yet: its answers are compared at 0029_touch_keys below
+        assert _answers(conn, commits=False) == (listing, None)
         # a Claude Code file's state as saved before: its last record uuids as JSON strings
         state = conn.execute("SELECT parser_state FROM ah.source_file WHERE id = %s", (claude_file,)).fetchone()[0]
         assert state["seen"] == []  # the digests could not be turned back into uuids
@@ -199,6 +204,10 @@ def test_the_migration_keys_a_catalogue_with_rows_by_digest_and_the_answers_stay
             "UPDATE ah.source_file SET parser_state = %s WHERE id = %s", (Jsonb({**state, "seen": seen}), claude_file)
         )
         conn.commit()
+    upgrade(db.dsn, "0029_touch_keys")
+    with db.connect() as conn:
+        assert conn.execute(TOUCHES_BY_ID).fetchall() == at_head
+        assert _answers(conn) == answers
     upgrade(db.dsn)
     with db.connect() as conn:
         assert conn.execute(TOUCHES_BY_ID).fetchall() == at_head

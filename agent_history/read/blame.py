@@ -32,6 +32,8 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.db.tables.merges import key_match
+from agent_history.model.rows import ToolCallRow
 from agent_history.read.why import Excerpt, collected_commits, prompt_and_brief, why
 from agent_history.repos import blame as porcelain
 from agent_history.repos import git
@@ -150,6 +152,11 @@ def _suffixes(path: str) -> list[str]:
     return [path] + ["/".join(parts[i:]) for i in range(len(parts))]
 
 
+_TOOL_CALL_OF_TOUCH = key_match(ToolCallRow, "t", lambda c: f"f.{c}")
+"""Join condition: tool call ``t`` is the one file touch ``f`` names (digests compared too, so the
+lookup uses the natural key's index: `merges.KEY_DIGESTS`)."""
+
+
 def _writing_calls(conn: psycopg.Connection, paths: list[str], tops: list[str]) -> list[tuple]:
     """File-writing calls of the file named by `paths` (as given, and with symlinks resolved),
     newest first: (name, input, ts, byte_offset, source_id, tool_call_uid, *session ref columns)."""
@@ -159,7 +166,7 @@ def _writing_calls(conn: psycopg.Connection, paths: list[str], tops: list[str]) 
         SELECT t.name, t.input, coalesce(t.started_at, f.ts), t.byte_offset, t.source_id, t.tool_call_uid,
                {SESSION_REF_COLUMNS}
         FROM ah.file_touch AS f
-        JOIN ah.tool_call AS t ON t.agent = f.agent AND t.tool_call_uid = f.tool_call_uid
+        JOIN ah.tool_call AS t ON {_TOOL_CALL_OF_TOUCH}
         JOIN ah.session AS s ON s.id = f.session_id
         {SESSION_REF_JOINS}
         WHERE f.path = ANY (%(names)s) AND f.op = ANY (%(ops)s) AND t.is_error IS NOT TRUE

@@ -27,7 +27,9 @@ from pathlib import Path
 
 import psycopg
 
+from agent_history.db.tables.merges import key_match
 from agent_history.model import classes
+from agent_history.model.rows import ToolCallRow
 from agent_history.read.requests import WhyRequest
 from agent_history.repos import git
 from agent_history.session.exclusions import not_excluded
@@ -206,6 +208,11 @@ def prompt_and_brief(
     return _origin(conn, ref, byte_offset, source_id)
 
 
+_TOOL_CALL_OF_EVENT = key_match(ToolCallRow, "t", lambda c: f"g.{c}")
+"""Join condition: tool call ``t`` is the one git event ``g`` names (digests compared too, so the
+lookup uses the natural key's index: `merges.KEY_DIGESTS`)."""
+
+
 def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
     """Every git event matching `sha`, commits first, then by time; events of curated-out sessions
     (`search.filters.not_excluded`) are left out. Raises BadSha."""
@@ -220,7 +227,7 @@ def why(conn: psycopg.Connection, sha: str) -> list[CommitOrigin]:
         FROM ah.git_event AS g
         JOIN ah.session AS s ON s.id = g.session_id
         {SESSION_REF_JOINS}
-        LEFT JOIN ah.tool_call AS t ON t.agent = g.agent AND t.tool_call_uid = g.tool_call_uid
+        LEFT JOIN ah.tool_call AS t ON {_TOOL_CALL_OF_EVENT}
         WHERE (g.sha LIKE %(like)s OR g.sha = ANY(%(prefixes)s)) AND {not_excluded("s")}
         ORDER BY (g.op = 'commit') DESC, g.ts NULLS LAST, g.id
         """,

@@ -153,7 +153,12 @@ def _centroid(conn: psycopg.Connection, model: str, dims: int, where: str, param
 
 def find_message(conn: psycopg.Connection, ref: str) -> int | None:
     """The message id of uid `ref` (newest when several agents share it), else None."""
-    row = conn.execute("SELECT id FROM ah.message WHERE message_uid = %s ORDER BY id DESC LIMIT 1", (ref,)).fetchone()
+    # digests compared too: the natural key indexes (agent, ah.key_digest(message_uid)) (`merges.KEY_DIGESTS`)
+    row = conn.execute(
+        "SELECT id FROM ah.message WHERE ah.key_digest(message_uid) = ah.key_digest(%(r)s) AND message_uid = %(r)s "
+        "ORDER BY id DESC LIMIT 1",
+        {"r": ref},
+    ).fetchone()
     return row[0] if row else None
 
 

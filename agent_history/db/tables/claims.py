@@ -60,11 +60,15 @@ def fold_claim_sql(row_type: type[Row]) -> str:
     one within a batch, `ingest.writer`); parameters: source_id, byte_offset, line_number,
     agent, session_uid, agent_id, then the key columns."""
     table = row_type.TABLE
-    on = key_match(row_type, "t", lambda c: "%s")
+    # the key's values named once (`key_match` may compare a value twice: digest, then text)
+    cols = row_type.key_columns()
+    key = ", ".join(f"%s::text AS {c}" for c in cols)
+    on = key_match(row_type, "t", lambda c: f"k.{c}")
     return (
         "INSERT INTO ah.row_claim (row_table, row_id, session_id, source_id, byte_offset, line_number) "
         f"SELECT '{table}', t.id, ses.id, %s, %s, %s FROM ah.{table} t JOIN ah.session ses "
-        f"ON ses.agent = %s AND ses.session_uid = %s AND ses.agent_id = %s WHERE {on} ON CONFLICT DO NOTHING"
+        f"ON ses.agent = %s AND ses.session_uid = %s AND ses.agent_id = %s CROSS JOIN (SELECT {key}) AS k "
+        f"WHERE {on} ON CONFLICT DO NOTHING"
     )
 
 

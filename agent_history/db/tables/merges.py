@@ -23,7 +23,7 @@ from functools import cache
 import psycopg
 
 from agent_history.model.policy import Merge
-from agent_history.model.rows import ROW_TYPES, FileTouchRow, MessageRow, Row, SessionRow, ToolCallRow
+from agent_history.model.rows import ROW_TYPES, FileTouchRow, MessageRow, ModelCallRow, Row, SessionRow, ToolCallRow
 
 _SESSION_REF = ("session_uid", "agent_id")
 
@@ -86,16 +86,37 @@ copies merge, counted once (owned by one session, `db.tables.claims`). A row of 
 whose content differs is a *uid conflict*: the stored row is kept and a `uid_conflict` parse
 issue names both sessions."""
 
-KEY_DIGESTS: dict[type[Row], dict[str, str]] = {FileTouchRow: {"touch_uid": "touch_key"}}
-"""Row types whose natural key holds a long derived text that the table stores only as its
-digest: row column → the table's ``uuid`` column holding ``ah.key_digest(value)`` (the first 16
-bytes of the value's SHA-256; migration 0029_touch_keys). A touch's ``touch_uid`` is
-``<tool call uid>:<op>:<path>`` (`parsers.common.shell.touch_uid`, 106 bytes on average), whose
-three parts are columns of the row already: the 16-byte key cut ``ah.file_touch`` by 1.74 MB of
-a ×10 cold load (docs/performance.md, decision 15). Two keys of one agent share a digest with
-probability ≈ n² / 2¹²⁹ (≈ 7 × 10⁻²⁸ for the ≈ 680 k touches of 1 M messages). Staging keeps
-the row's text; the merge, the purge and the claims compare digests (`stored_column`,
-`key_match`)."""
+KEY_DIGESTS: dict[type[Row], dict[str, str]] = {
+    FileTouchRow: {"touch_uid": "touch_key"},
+    MessageRow: {"message_uid": "message_uid"},
+    ToolCallRow: {"tool_call_uid": "tool_call_uid"},
+    ModelCallRow: {"call_uid": "call_uid"},
+}
+"""Row types whose natural key is unique by the digest of a text key column, ``ah.key_digest(value)``
+(the first 16 bytes of the value's SHA-256; migration 0029_touch_keys): row column → the table
+column it is stored in. Two forms:
+
+- **digest column** (mapped to another name): the table stores only the digest, a ``uuid``
+  column. A touch's ``touch_uid`` is ``<tool call uid>:<op>:<path>``
+  (`parsers.common.shell.touch_uid`, 106 bytes on average), whose three parts are columns of the
+  row already; the 16-byte key cut ``ah.file_touch`` by 1.74 MB of a ×10 cold load
+  (docs/performance.md, decision 15).
+- **expression key** (mapped to itself): the table keeps the text — the harness's record id,
+  which readers return and other rows name — and the natural key is the unique index
+  ``(agent, ah.key_digest(column))`` (migration 0030_key_digests; −0.95 MB at ×10, decision 20).
+  A lookup by the column uses the index only when it compares digests too:
+  ``ah.key_digest(t.c) = ah.key_digest(x) AND t.c = x`` (`key_match`; the readers' own lookups,
+  tests/test_key_digests.py).
+
+Two keys of one agent share a digest with probability ≈ n² / 2¹²⁹ (≈ 7 × 10⁻²⁸ for the ≈ 680 k
+touches of 1 M messages); the second would merge into the first. Staging keeps the row's text;
+the merge (`conflict_target`), the purge and the claims compare digests (`stored_column`,
+`stored_value`, `key_match`)."""
+
+
+def _expression_key(row_type: type[Row], column: str) -> bool:
+    """Whether `column` of `row_type` is kept as text under a unique index of its digest (`KEY_DIGESTS`)."""
+    return KEY_DIGESTS.get(row_type, {}).get(column) == column
 
 
 def stored_column(row_type: type[Row], column: str) -> str:
@@ -105,17 +126,29 @@ def stored_column(row_type: type[Row], column: str) -> str:
 
 def stored_value(row_type: type[Row], column: str, value: str) -> str:
     """SQL for the stored form of the SQL expression `value` of row column `column`: its
-    ``ah.key_digest`` when the table keeps the digest (`KEY_DIGESTS`), else `value` itself."""
-    return f"ah.key_digest({value})" if column in KEY_DIGESTS.get(row_type, {}) else value
+    ``ah.key_digest`` when the table keeps a digest column (`KEY_DIGESTS`), else `value` itself."""
+    stored = stored_column(row_type, column)
+    return f"ah.key_digest({value})" if stored != column else value
+
+
+def conflict_target(row_type: type[Row], column: str) -> str:
+    """The ``ON CONFLICT`` target element of key column `column`: its stored column, or the
+    indexed expression ``(ah.key_digest(column))`` of an expression key (`KEY_DIGESTS`)."""
+    return f"(ah.key_digest({column}))" if _expression_key(row_type, column) else stored_column(row_type, column)
 
 
 def key_match(row_type: type[Row], stored: str, value: Callable[[str], str]) -> str:
     """SQL condition: the row aliased `stored` of ``ah.<table>`` has the natural key whose key
-    columns' values are the SQL expressions ``value(column)`` (a staged row's ``s.<column>``,
-    a parameter ``%s``) — digests compared where the table keeps one."""
-    return " AND ".join(
-        f"{stored}.{stored_column(row_type, c)} = {stored_value(row_type, c, value(c))}" for c in row_type.key_columns()
-    )
+    columns' values are the SQL expressions ``value(column)`` (a staged row's ``s.<column>``, a
+    joined row's column) — digests compared where the table keeps one, and digests then texts
+    for an expression key (so the lookup uses its index; `value(column)` appears twice)."""
+    conds = []
+    for c in row_type.key_columns():
+        if _expression_key(row_type, c):
+            conds.append(f"ah.key_digest({stored}.{c}) = ah.key_digest({value(c)}) AND {stored}.{c} = {value(c)}")
+        else:
+            conds.append(f"{stored}.{stored_column(row_type, c)} = {stored_value(row_type, c, value(c))}")
+    return " AND ".join(conds)
 
 
 STAGED_ORDER = "staged_n"
@@ -242,7 +275,7 @@ def merge_sql(row_type: type[Row]) -> str:
             f"{stg} s JOIN ah.session ses ON ses.agent = s.agent "
             f"AND ses.session_uid = s.session_uid AND ses.agent_id = s.agent_id{ids} ORDER BY s.{STAGED_ORDER}"
         )
-        conflict = [stored_column(row_type, c) for c in key]
+        conflict = [conflict_target(row_type, c) for c in key]
         extra = {"source_id": Merge.KEEP_FIRST}
         returning = " RETURNING t.session_id, (t.xmax = 0) AS inserted"
     sets, olds, news = [], [], []
@@ -358,7 +391,11 @@ def uid_conflict_sql(row_type: type[Row]) -> str:
         "coalesce(s.byte_offset, 0) AS byte_offset, s.line_number, "
         f"format('%s %s of session %s was already stored for session %s with other content: kept the stored one', "
         f"'{uid}', s.{uid}, s.session_uid, ses.session_uid) AS detail "
-        f"FROM {stg} s JOIN ah.{table} t ON {on} JOIN ah.session ses ON ses.id = t.session_id "
+        # the stored row looked up per staged row (the natural key's index, one digest each):
+        # a join would let the planner hash the whole table by its digests for every batch
+        # (13,063 messages at ×10: 0.42 s against 0.06, docs/performance.md decision 20)
+        f"FROM {stg} s CROSS JOIN LATERAL (SELECT t.session_id, {', '.join(f't.{c}' for c in CONTENT_COLUMNS[row_type])} "
+        f"FROM ah.{table} t WHERE {on} LIMIT 1) AS t JOIN ah.session ses ON ses.id = t.session_id "
         f"WHERE (ses.agent, ses.session_uid, ses.agent_id) IS DISTINCT FROM (s.agent, s.session_uid, s.agent_id) "
         f"AND NOT {same_content(row_type, 't', 's')} ORDER BY 1, 2, s.{uid}), "
         "ins AS (INSERT INTO ah.parse_issue (source_id, kind, byte_offset, line_number, detail) "
