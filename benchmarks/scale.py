@@ -42,7 +42,7 @@ from pathlib import Path
 
 import orjson
 
-from benchmarks.compare import Proc, server_cpu
+from benchmarks.compare import Proc, server_cpu, settled_server_cpu
 from benchmarks.profile import write_section
 
 REPO = Path(__file__).resolve().parents[1]
@@ -281,7 +281,7 @@ def measure(bench: Bench, raw_bytes: int, runs: int, embed: int, model: Path | N
     fig["cold ingest (s)"] = p.wall
     fig["cold ingest (MB/s)"] = raw_bytes / 1e6 / p.wall
     fig["CPU of cold ingest, client (s)"] = p.cpu
-    fig["CPU of cold ingest, server (s)"] = server_cpu(pgdata) - before
+    fig["CPU of cold ingest, server (s)"] = settled_server_cpu(pgdata) - before
     fig["load average during the cold ingest"] = os.getloadavg()[1]
     with psycopg.connect(bench.dsn(), autocommit=True) as conn:
         conn.execute("CHECKPOINT")

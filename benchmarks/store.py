@@ -100,21 +100,10 @@ def _cpu_children() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def server_cpu(pgdata: Path) -> float:
-    """CPU seconds (user + system) of the postmaster and its reaped children, from /proc."""
-    pid_file = pgdata / "postmaster.pid"
-    if not pid_file.exists():
-        return 0.0
-    pid = pid_file.read_text().split()[0]
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    # utime, stime, cutime, cstime are fields 14-17 of stat; after the ')' split, indexes 11-14
-    return sum(int(x) for x in fields[11:15]) / ticks
-
-
 def cold_load(home: Path, work: Path) -> tuple[str, dict]:
     """Index `home` cold into a private data dir under `work`; (superuser DSN, load figures)."""
     from agent_history.db import embedded
+    from benchmarks.compare import server_cpu, settled_server_cpu
 
     data = work / "data"
     (work / "config.toml").touch()
@@ -131,7 +120,7 @@ def cold_load(home: Path, work: Path) -> tuple[str, dict]:
     figures = {
         "cold load wall (s)": time.perf_counter() - start,
         "cold load CPU, client (s)": _cpu_children() - client_before,
-        "cold load CPU, server (s)": server_cpu(pgdata) - server_before,
+        "cold load CPU, server (s)": settled_server_cpu(pgdata) - server_before,
         "load average (1 min) before · after": f"{load_before:.1f} · {os.getloadavg()[0]:.1f}",
     }
     return embedded.server_dsn(pgdata), figures
