@@ -46,7 +46,7 @@ from tests.test_web import Served, _env
 @pytest.mark.parametrize("timeout", ["inf", "1e10", "2147484"])
 def test_a_timeout_past_the_servers_limit_is_a_usage_error(corpus_db, own_tmp, command, timeout):  # noqa: F811
     r = cli(environment(corpus_db, own_tmp), command, "tokenizer", "--timeout", timeout)
-    shown = f"{float(timeout):g}"
+    shown = f"{float(timeout):.15g}"  # the value in full (stop 42: 99999999 was shown as 1e+08)
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert r.stderr == f"error: --timeout must be 0 (no limit) or up to 2147483 seconds (got {shown})\n"
 
