@@ -194,8 +194,13 @@ def embed_server() -> EmbedServer:
 
 @pytest.fixture
 def embed_settings(embed_server) -> EmbeddingSettings:
-    """Settings pointing at the loopback server."""
-    return EmbeddingSettings(provider="openai", model=MODEL_NAME, base_url=embed_server.base_url, batch_size=16)
+    """Settings pointing at the loopback server. The query embedding may take 60 s (the default
+    budget is 3 s): under a suite's load the loopback server's answer can take longer than 3 s,
+    and hybrid search then answered keyword-only — a test about the fusion failing on the clock
+    (seen once at a load average of 19). The test of the budget sets its own."""
+    return EmbeddingSettings(
+        provider="openai", model=MODEL_NAME, base_url=embed_server.base_url, batch_size=16, query_timeout_s=60.0
+    )
 
 
 @pytest.fixture

@@ -81,9 +81,10 @@ def test_hybrid_answers_keyword_only_when_the_embedding_stalls(embedded_db, embe
         release.wait(120)
 
     embed_server.on_request = hold
+    budget = embed_settings.__class__(**{**embed_settings.__dict__, "query_timeout_s": 3.0})  # the default
     t0 = time.monotonic()
     try:
-        result = _search(db, "how long should entries stay in the redis cache", "hybrid", embed_settings)
+        result = _search(db, "how long should entries stay in the redis cache", "hybrid", budget)
         elapsed = time.monotonic() - t0
         assert held.is_set() and not release.is_set()  # asked, and still unanswered
     finally:
