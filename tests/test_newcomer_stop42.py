@@ -230,3 +230,19 @@ def test_exclusions_export_into_a_missing_directory_is_one_plain_line(corpus_db,
     target = tmp_path / "missing" / "x.json"
     r = cli(cli_environment(tmp_path, corpus_db.dsn), "sessions", "exclusions", "export", str(target))
     assert (r.returncode, r.stdout, r.stderr) == (2, "", f"error: cannot write {target}: No such file or directory\n")
+
+
+def test_index_file_names_a_fifo_for_what_it_is(tmp_path):
+    """`index --file` on a FIFO where a transcript would be: a pass skips it as "not a regular
+    file (a FIFO)"; --file said no discovery rule matched (trial 42), though one does."""
+    import os
+
+    fifo = tmp_path / "home" / ".claude" / "projects" / "-x" / "ffffffff-1111-2222-3333-444444444444.jsonl"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    r = cli(fresh_env(tmp_path), "index", "--file", str(fifo))
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2,
+        "",
+        f"error: --file {fifo} is not a regular file (a FIFO, a socket or a device)\n",
+    )

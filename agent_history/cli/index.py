@@ -327,6 +327,8 @@ def _index_one(db, sources, path: Path, *, json: bool) -> None:
 
     if not path.exists():
         fail(f"--file {path}: no such file", 2)
+    if not path.is_file() and not path.is_dir():  # a pass skips these by name; so does --file
+        fail(f"--file {path} is not a regular file (a FIFO, a socket or a device)", 2)
     ref = file_ref(sources, path)
     if ref is None:
         fail(f"--file {path} is not a transcript of any source (no discovery rule of a configured home matches it)", 2)
