@@ -8,10 +8,10 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 # (tests/conftest.py) and spreads the rest test by test: on 2 cores shared at a load average of 11
 # it took 32.9 min where --dist load took 35.6 (module fixtures built on both workers) and loadfile
 # was at 96 % after 31 min (a tail of big modules on one worker). pytest exits non-zero on
-# failures and when no test ran. One file: just test tests/test_x.py
+# failures and when no test ran; --durations=30 lists the slowest tests (the suite has a 15-minute goal).
 [doc("Run the whole test suite on every core (one file: just test tests/test_x.py)")]
 test *ARGS:
-    python -m pytest -q -n auto --dist loadgroup {{ARGS}}
+    python -m pytest -q -n auto --dist loadgroup --durations=30 {{ARGS}}
 
 # Build the wheel and sdist of the distribution `agent-history-catalogue` into dist/.
 [doc("Build the wheel and sdist of agent-history-catalogue into dist/")]
